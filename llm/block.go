@@ -1,0 +1,124 @@
+package llm
+
+import "encoding/json"
+
+// Block is one piece of a message's content. The concrete types are [Text],
+// [Image], [Audio], [File], [ToolUse], [ToolResult], [Thinking],
+// [RedactedThinking] and [Extension]; the set is closed, so a type switch over
+// them can be exhaustive (use [Extension] for anything else).
+type Block interface {
+	// BlockType returns the block's storage tag ("text", "image", ...).
+	BlockType() string
+	isBlock()
+}
+
+// Block type tags, as they appear in the storage JSON.
+const (
+	TypeText             = "text"
+	TypeImage            = "image"
+	TypeAudio            = "audio"
+	TypeFile             = "file"
+	TypeToolUse          = "tool_use"
+	TypeToolResult       = "tool_result"
+	TypeThinking         = "thinking"
+	TypeRedactedThinking = "redacted_thinking"
+	TypeExtension        = "extension"
+)
+
+// Text is plain text.
+type Text struct {
+	Text string `json:"text"`
+}
+
+// Image is an image given inline (Data with MediaType) or by URL.
+type Image struct {
+	Data      []byte `json:"data,omitempty"`       // raw bytes; base64 in JSON
+	URL       string `json:"url,omitempty"`        // http(s) or data: URL
+	MediaType string `json:"media_type,omitempty"` // e.g. "image/png"
+	Detail    string `json:"detail,omitempty"`     // "auto", "low", "high" (OpenAI)
+}
+
+// Audio is audio given inline or by URL.
+type Audio struct {
+	Data      []byte `json:"data,omitempty"`
+	URL       string `json:"url,omitempty"`
+	MediaType string `json:"media_type,omitempty"` // e.g. "audio/wav"
+}
+
+// File is a document (PDF, text, ...) given inline, by URL, or by a
+// provider-side file id.
+type File struct {
+	Data      []byte `json:"data,omitempty"`
+	URL       string `json:"url,omitempty"`
+	FileID    string `json:"file_id,omitempty"`
+	MediaType string `json:"media_type,omitempty"`
+	Name      string `json:"name,omitempty"`
+}
+
+// ToolUse is the model's request to call a tool. Input is a JSON object; an
+// empty Input means "{}".
+type ToolUse struct {
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+// ToolResult is a tool's answer nested inside another message, for providers
+// that nest it (Anthropic puts tool_result blocks in user messages). At the
+// message level agcore uses a [Message] with [RoleTool] instead; adapters
+// convert between the two.
+type ToolResult struct {
+	ToolUseID string  `json:"tool_use_id"`
+	Content   []Block `json:"content"`
+	IsError   bool    `json:"is_error"`
+}
+
+// Thinking is the model's visible reasoning. Signature, when a provider gives
+// one (Anthropic), must be sent back unchanged with the text.
+type Thinking struct {
+	Text      string `json:"text"`
+	Signature string `json:"signature,omitempty"`
+}
+
+// RedactedThinking is reasoning the provider returned encrypted; Data is
+// opaque and is sent back unchanged.
+type RedactedThinking struct {
+	Data string `json:"data"`
+}
+
+// Extension is the escape hatch for content agcore has no block for. Kind
+// names it; Data holds it as raw JSON. An unknown block type found while
+// decoding becomes an Extension whose Kind is the unknown type and whose Data
+// is the whole original object.
+type Extension struct {
+	Kind string          `json:"kind"`
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+func (Text) BlockType() string             { return TypeText }
+func (Image) BlockType() string            { return TypeImage }
+func (Audio) BlockType() string            { return TypeAudio }
+func (File) BlockType() string             { return TypeFile }
+func (ToolUse) BlockType() string          { return TypeToolUse }
+func (ToolResult) BlockType() string       { return TypeToolResult }
+func (Thinking) BlockType() string         { return TypeThinking }
+func (RedactedThinking) BlockType() string { return TypeRedactedThinking }
+func (Extension) BlockType() string        { return TypeExtension }
+
+func (Text) isBlock()             {}
+func (Image) isBlock()            {}
+func (Audio) isBlock()            {}
+func (File) isBlock()             {}
+func (ToolUse) isBlock()          {}
+func (ToolResult) isBlock()       {}
+func (Thinking) isBlock()         {}
+func (RedactedThinking) isBlock() {}
+func (Extension) isBlock()        {}
+
+// InputOrEmpty returns Input, or "{}" when Input is empty.
+func (t ToolUse) InputOrEmpty() json.RawMessage {
+	if len(t.Input) == 0 {
+		return json.RawMessage("{}")
+	}
+	return t.Input
+}

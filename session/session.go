@@ -1,0 +1,101 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/agcore/agcore/llm"
+)
+
+// Session is one conversation as a Store holds it.
+type Session struct {
+	ID        string
+	Messages  []llm.Message
+	State     map[string]json.RawMessage // the providers' state bag; see GetState and SetState
+	Usage     llm.Usage                  // summed over every stored turn
+	CostUSD   float64                    // summed over turns whose cost was known
+	Prefix    PrefixStats                // request-hash (prompt-cache prefix) statistics
+	Hashes    []uint64                   // prefix hashes of the last tracked request
+	Turns     int                        // number of stored turns
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// PrefixStats is the request-hash statistic of a session (the seed's
+// touch_request_hash): how often a new request extended the previous one
+// byte-for-byte, which is when a provider's prompt cache can hit.
+type PrefixStats struct {
+	Requests     int `json:"requests"`      // requests tracked
+	PrefixStable int `json:"prefix_stable"` // requests that extended the previous request unchanged
+	// LastDivergence is the index of the first message of the last request
+	// that differed from the previous request; -1 when it extended it (or
+	// when there was no previous request).
+	LastDivergence int `json:"last_divergence"`
+}
+
+// Turn is what one agent run adds to a session, appended atomically.
+type Turn struct {
+	// ID identifies the run. Appending a turn whose ID the session already
+	// holds is a no-op that returns nil, so a retried append never
+	// duplicates.
+	ID string
+	// Messages are the caller's input messages followed by the turn's
+	// transcript (assistant and tool-result messages).
+	Messages []llm.Message
+	Usage    llm.Usage
+	CostUSD  float64 // 0 when unknown
+	// State holds state-bag keys this turn sets; a nil value deletes the key.
+	State map[string]json.RawMessage
+	// Prefix and Hashes, when Hashes is non-nil, replace the session's
+	// request-hash statistic and last request hashes.
+	Prefix PrefixStats
+	Hashes []uint64
+	Time   time.Time
+}
+
+// Info is a session's summary, as List returns it.
+type Info struct {
+	ID        string    `json:"id"`
+	Messages  int       `json:"messages"`
+	Turns     int       `json:"turns"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// ListOptions pages through sessions, newest UpdatedAt first (ties by ID).
+type ListOptions struct {
+	Limit  int    // most sessions to return; 0 means 100
+	Cursor string // from the previous Page.Next; empty for the first page
+}
+
+// Page is one page of a session listing.
+type Page struct {
+	Sessions []Info
+	Next     string // cursor of the next page; empty when this is the last
+}
+
+// Store keeps sessions. Implementations are safe for concurrent use. Every
+// implementation must pass the contract suite in package sessiontest.
+type Store interface {
+	// Create makes an empty session; ErrExists if id is taken.
+	Create(ctx context.Context, id string) (*Session, error)
+	// Load returns the session; ErrNotFound if there is none.
+	Load(ctx context.Context, id string) (*Session, error)
+	// Append adds a turn atomically: after a crash either all of its
+	// messages are stored or none. It creates the session if it does not
+	// exist. An already stored turn ID makes it a no-op.
+	Append(ctx context.Context, id string, turn Turn) error
+	// List returns one page of session summaries.
+	List(ctx context.Context, opts ListOptions) (Page, error)
+	// Delete removes the session; ErrNotFound if there is none.
+	Delete(ctx context.Context, id string) error
+}
+
+// Errors a Store returns (wrapped); test them with errors.Is.
+var (
+	ErrNotFound  = errors.New("session: not found")
+	ErrExists    = errors.New("session: already exists")
+	ErrInvalidID = errors.New("session: invalid id")
+)
