@@ -157,7 +157,9 @@ func (p *partialBlock) build() (Block, error) {
 }
 
 // Finish builds the Response: the assistant message from every started
-// block in index order. If the finish reason was not set it is
+// block in index order. A tool call whose arguments are not valid JSON is an
+// error, except when the finish reason is FinishLength: then the cut-off call
+// is dropped. If the finish reason was not set it is
 // FinishToolUse when the message holds tool calls, else FinishStop.
 func (a *Assembler) Finish() (*Response, error) {
 	resp := a.resp
@@ -172,6 +174,12 @@ func (a *Assembler) Finish() (*Response, error) {
 		}
 		b, err := p.build()
 		if err != nil {
+			// A response cut off by the length limit may end inside a tool
+			// call's arguments; such a call can never run, so it is dropped
+			// rather than failing the whole response.
+			if _, isTool := p.start.(ToolUse); isTool && resp.FinishReason == FinishLength {
+				continue
+			}
 			return nil, err
 		}
 		resp.Message.Content = append(resp.Message.Content, b)
