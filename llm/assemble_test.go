@@ -1,0 +1,140 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestAssemblerRebuildsEveryStreamedBlock(t *testing.T) {
+	want := &Response{
+		ID: "msg_1", Model: "m",
+		Message: Message{Role: RoleAssistant, Content: []Block{
+			Thinking{Text: "hmm", Signature: "sig"},
+			Text{Text: "Let me check."},
+			ToolUse{ID: "call_1", Name: "weather", Input: json.RawMessage(`{"city":"Paris"}`)},
+			ToolUse{ID: "call_2", Name: "time", Input: json.RawMessage(`{}`)},
+			RedactedThinking{Data: "opaque"},
+		}},
+		FinishReason: FinishToolUse,
+		Usage:        Usage{InputTokens: 10, OutputTokens: 5},
+	}
+	var a Assembler
+	for _, ev := range Events(want) {
+		if ev.Type == EventComplete {
+			continue
+		}
+		if err := a.Add(ev); err != nil {
+			t.Fatalf("Add(%v): %v", ev.Type, err)
+		}
+	}
+	got, err := a.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %#v\nwant %#v", got, want)
+	}
+}
+
+func TestAssemblerRules(t *testing.T) {
+	start := func(i int, b Block) Event { return Event{Type: EventBlockStart, Index: i, Block: b} }
+	tests := []struct {
+		name    string
+		events  []Event
+		finish  FinishReason
+		wantErr bool
+		want    []Block
+	}{
+		{"delta for a block never started is an error", []Event{{Type: EventTextDelta, Index: 0, Delta: "x"}}, "", true, nil},
+		{"text delta into a tool block is an error", []Event{start(0, ToolUse{ID: "a", Name: "b"}), {Type: EventTextDelta, Index: 0, Delta: "x"}}, "", true, nil},
+		{"block started twice is an error", []Event{start(0, Text{}), start(0, Text{})}, "", true, nil},
+		{"tool input split over deltas is joined", []Event{start(0, ToolUse{ID: "a", Name: "b"}), {Type: EventToolInputDelta, Delta: `{"x"`}, {Type: EventToolInputDelta, Delta: `:1}`}}, "", false,
+			[]Block{ToolUse{ID: "a", Name: "b", Input: json.RawMessage(`{"x":1}`)}}},
+		{"tool with no input gets an empty object", []Event{start(0, ToolUse{ID: "a", Name: "b"})}, "", false,
+			[]Block{ToolUse{ID: "a", Name: "b", Input: json.RawMessage(`{}`)}}},
+		{"invalid tool JSON is an error", []Event{start(0, ToolUse{ID: "a", Name: "b"}), {Type: EventToolInputDelta, Delta: `{"x":`}}, FinishToolUse, true, nil},
+		{"cut-off tool call is dropped when the length limit was hit", []Event{start(0, Text{}), {Type: EventTextDelta, Delta: "hi"}, start(1, ToolUse{ID: "a", Name: "b"}), {Type: EventToolInputDelta, Index: 1, Delta: `{"x":`}}, FinishLength, false,
+			[]Block{Text{Text: "hi"}}},
+		{"sparse indexes keep order", []Event{start(2, Text{}), {Type: EventTextDelta, Index: 2, Delta: "b"}, start(0, Text{}), {Type: EventTextDelta, Index: 0, Delta: "a"}}, "", false,
+			[]Block{Text{Text: "a"}, Text{Text: "b"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var a Assembler
+			var err error
+			for _, ev := range tc.events {
+				if err = a.Add(ev); err != nil {
+					break
+				}
+			}
+			if err == nil {
+				a.SetFinishReason(tc.finish)
+				var r *Response
+				r, err = a.Finish()
+				if err == nil && !reflect.DeepEqual(r.Message.Content, tc.want) {
+					t.Errorf("content = %#v, want %#v", r.Message.Content, tc.want)
+				}
+			}
+			if (err != nil) != tc.wantErr {
+				t.Errorf("err = %v, wantErr %v", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestCollect(t *testing.T) {
+	resp := &Response{Message: AssistantText("hi"), FinishReason: FinishStop}
+	got, err := Collect(StreamOf(resp))
+	if err != nil || got != resp {
+		t.Fatalf("Collect = %v, %v", got, err)
+	}
+	_, err = Collect(func(yield func(Event, error) bool) { yield(Event{Type: EventMessageStart}, nil) })
+	if !errors.Is(err, ErrIncompleteStream) || !errors.Is(err, ErrNetwork) {
+		t.Fatalf("stream without completion: err = %v", err)
+	}
+}
+
+func TestErrorsAreInspectable(t *testing.T) {
+	err := error(&Error{Kind: KindRateLimited, Provider: "openai", StatusCode: 429, Message: "slow down", RetryAfter: 2 * time.Second})
+	wrapped := errors.Join(errors.New("context"), err)
+	if !errors.Is(wrapped, ErrRateLimited) || errors.Is(wrapped, ErrAuth) {
+		t.Error("errors.Is does not match the kind")
+	}
+	var e *Error
+	if !errors.As(wrapped, &e) || e.StatusCode != 429 || e.Message != "slow down" {
+		t.Errorf("errors.As = %+v", e)
+	}
+	if RetryAfterOf(wrapped) != 2*time.Second || !IsRetryable(wrapped) {
+		t.Error("retry helpers")
+	}
+	c := Cancelled("x", context.Canceled)
+	if !errors.Is(c, context.Canceled) || !errors.Is(c, ErrCancelled) || KindOf(context.DeadlineExceeded) != KindCancelled {
+		t.Error("cancellation is not inspectable")
+	}
+	for _, k := range []ErrorKind{KindAuth, KindInvalidRequest, KindContextLength, KindCancelled} {
+		if k.Retryable() {
+			t.Errorf("%v must not be retryable", k)
+		}
+	}
+}
+
+func TestInputBudget(t *testing.T) {
+	tests := []struct {
+		info ModelInfo
+		want int
+	}{
+		{ModelInfo{}, 0},
+		{ModelInfo{ContextWindow: 128000, MaxOutputTokens: 16384}, 128000 - 16384 - 6400},
+		{ModelInfo{ContextWindow: 8000, MaxOutputTokens: 8000}, 8000 - 2000 - 400},
+		{ModelInfo{ContextWindow: 32000, ReservedOutput: 1000, SafetyMargin: 1000}, 30000},
+	}
+	for _, tc := range tests {
+		if got := tc.info.InputBudget(); got != tc.want {
+			t.Errorf("%+v: InputBudget = %d, want %d", tc.info, got, tc.want)
+		}
+	}
+}
