@@ -1,0 +1,248 @@
+package agent
+
+import (
+	"context"
+	"iter"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/session"
+)
+
+// Response is the result of a successful run.
+type Response struct {
+	RunID     string
+	Agent     string // the agent's Name
+	SessionID string // empty for a run without a session
+	Model     string // the model that answered
+	// Message is the final assistant message.
+	Message llm.Message
+	// Messages are what the turn added after the caller's messages: the
+	// assistant messages and tool results, in order.
+	Messages     []llm.Message
+	FinishReason llm.FinishReason
+	// Usage is summed over every model call of the turn.
+	Usage llm.Usage
+	// CostUSD is the turn's price; meaningful only when CostKnown.
+	CostUSD   float64
+	CostKnown bool
+
+	post *postInvocation
+}
+
+type postInvocation struct {
+	done chan struct{} // closed when the post-invocation phase is over
+	err  error         // set before done is closed
+}
+
+// Text returns the text of the final assistant message.
+func (r *Response) Text() string { return r.Message.Text() }
+
+// PersistErr waits for the run's post-invocation phase to finish and
+// returns the error that kept the turn from being stored (a
+// *[PersistError]), or nil when it was stored or there was nothing to
+// store.
+func (r *Response) PersistErr() error {
+	if r.post == nil {
+		return nil
+	}
+	<-r.post.done
+	return r.post.err
+}
+
+// Stream is one run in progress, made by [Agent.RunStream]. Range over
+// Updates once; Wait returns the run's result after its post-invocation
+// phase. A Stream is for one run: it cannot be restarted.
+type Stream struct {
+	agent   *Agent
+	ctx     context.Context
+	input   []llm.Message
+	opts    *RunOptions
+	started atomic.Bool
+	done    chan struct{} // closed when the run is entirely over
+	resp    *Response     // set before done is closed, on success
+	err     error         // set before done is closed, on failure
+}
+
+// Updates runs the turn and yields its updates as they arrive; on success
+// the last is the UpdateFinish, on failure the last item carries the error.
+// Breaking out of the range before the finish update abandons the run: the
+// model call is cancelled and nothing is persisted. The turn is persisted
+// in the background once the model has finished; use Wait (or
+// Response.PersistErr) to wait for it. Ranging a second time yields
+// ErrStreamUsed.
+func (s *Stream) Updates() iter.Seq2[Update, error] {
+	return func(yield func(Update, error) bool) {
+		if !s.started.CompareAndSwap(false, true) {
+			yield(Update{}, ErrStreamUsed)
+			return
+		}
+		s.run(yield)
+	}
+}
+
+// Wait returns the run's response, or the error that ended it, once the run
+// is entirely over: the stream consumed and the post-invocation phase
+// (providers' Invoked, persistence) finished. If nobody has ranged over
+// Updates, Wait runs the turn itself, discarding the updates. Do not call
+// Wait from inside the range loop over Updates: it would wait forever.
+func (s *Stream) Wait() (*Response, error) {
+	if s.started.CompareAndSwap(false, true) {
+		s.run(func(Update, error) bool { return true })
+	}
+	<-s.done
+	return s.resp, s.err
+}
+
+func (s *Stream) run(yield func(Update, error) bool) {
+	a := s.agent
+	ctx, cancel := context.WithCancel(s.ctx)
+	defer cancel()
+
+	r, err := a.prepare(ctx, s.input, s.opts)
+	if err != nil {
+		s.fail(ctx, nil, err)
+		yield(Update{}, err)
+		return
+	}
+	over := false
+	defer func() {
+		if !over { // the caller broke out of the range (or panicked)
+			s.fail(ctx, r, ErrAbandoned)
+		}
+	}()
+
+	conv := converter{agent: a.Name, runID: r.id}
+	var final *llm.Response
+	for ev, err := range a.Model.Stream(ctx, r.req) {
+		if err != nil {
+			over = true
+			s.fail(ctx, r, err)
+			yield(Update{}, err)
+			return
+		}
+		if ev.Type == llm.EventComplete {
+			final = ev.Response
+		}
+		for _, u := range conv.consume(ev) {
+			if !yield(u, nil) {
+				return
+			}
+		}
+	}
+	if final == nil {
+		over = true
+		err := &llm.Error{Kind: llm.KindNetwork, Message: "model stream ended without a completion event", Err: llm.ErrIncompleteStream}
+		s.fail(ctx, r, err)
+		yield(Update{}, err)
+		return
+	}
+
+	resp := r.response(final, &conv, s.done)
+	s.resp = resp
+	over = true
+	// The post-invocation phase runs beside the caller, who already has
+	// every update but the finish (the seed's channel fork). The caller's
+	// cancellation cannot stop it: the model has answered, and the turn must
+	// not be lost.
+	go func() {
+		defer close(s.done)
+		defer r.release()
+		pctx := context.WithoutCancel(ctx)
+		r.invoked(pctx, &Outcome{Request: r.req, Response: resp})
+		resp.post.err = r.persist(pctx, resp)
+	}()
+
+	u := conv.update(UpdateFinish)
+	u.FinishReason = resp.FinishReason
+	u.Usage = &resp.Usage
+	u.Response = resp
+	yield(u, nil)
+}
+
+// fail ends a run that produced no response: providers learn why, the
+// session is released untouched.
+func (s *Stream) fail(ctx context.Context, r *run, err error) {
+	if r != nil {
+		r.invoked(context.WithoutCancel(ctx), &Outcome{Request: r.req, Err: err})
+		r.release()
+	}
+	s.err = err
+	close(s.done)
+}
+
+func (r *run) response(final *llm.Response, conv *converter, done chan struct{}) *Response {
+	resp := &Response{
+		RunID:        r.id,
+		Agent:        r.agent.Name,
+		Model:        final.Model,
+		Message:      final.Message,
+		Messages:     conv.transcript(final),
+		FinishReason: final.FinishReason,
+		Usage:        final.Usage,
+		post:         &postInvocation{done: done},
+	}
+	if r.sess != nil {
+		resp.SessionID = r.sess.ID
+	}
+	if resp.Model == "" {
+		resp.Model = r.agent.modelInfo().Name
+	}
+	resp.CostUSD, resp.CostKnown = r.agent.cost(resp.Model, resp.Usage)
+	return resp
+}
+
+// invoked calls every provider's Invoked (runs with a session only).
+func (r *run) invoked(ctx context.Context, out *Outcome) {
+	if r.sess == nil {
+		return
+	}
+	for _, p := range r.agent.Providers {
+		if err := p.Invoked(ctx, r.inv, out); err != nil {
+			r.agent.report(ctx, "agent: context provider's Invoked failed", &ProviderError{Provider: providerName(p), Phase: "invoked", RunID: r.id, Err: err}, slog.String("run_id", r.id))
+		}
+	}
+}
+
+func (r *run) release() {
+	if r.unlock != nil {
+		r.unlock()
+	}
+}
+
+// persist stores the turn: the caller's messages and the transcript as one
+// atomic append keyed by the run id, then (for an in-memory session) the
+// same turn applied to the caller's session.
+func (r *run) persist(ctx context.Context, resp *Response) error {
+	if r.sess == nil {
+		return nil
+	}
+	a := r.agent
+	msgs := make([]llm.Message, 0, len(r.input)+len(resp.Messages))
+	msgs = append(msgs, r.input...)
+	msgs = append(msgs, resp.Messages...)
+	turn := session.Turn{
+		ID:       r.id,
+		Messages: msgs,
+		Usage:    resp.Usage,
+		State:    session.StateDelta(r.stateBefore, r.sess.State),
+		Prefix:   r.sess.Prefix,
+		Hashes:   r.sess.Hashes,
+		Time:     a.now(),
+	}
+	if resp.CostKnown {
+		turn.CostUSD = resp.CostUSD
+	}
+	if a.Store != nil && r.sess.ID != "" {
+		if err := a.Store.Append(ctx, r.sess.ID, turn); err != nil {
+			perr := &PersistError{SessionID: r.sess.ID, RunID: r.id, Err: err}
+			a.report(ctx, "agent: turn not persisted", perr, slog.String("run_id", r.id), slog.String("session", r.sess.ID))
+			return perr
+		}
+	}
+	if r.opts.Session != nil {
+		r.opts.Session.Apply(turn)
+	}
+	return nil
+}

@@ -1,0 +1,76 @@
+// Package compact keeps a conversation inside a model's context window: it
+// counts tokens, compresses long histories, and validates and repairs
+// message sequences.
+//
+// # Counting
+//
+// A [TokenCounter] counts messages and tool definitions. [CounterFor] picks
+// one for a model id: [OpenAICounter] counts exactly for OpenAI models
+// (o200k_base, cl100k_base; vocabularies compiled in) with OpenAI's
+// documented per-message and per-tool overheads; [Estimator] estimates for
+// every other model without a vocabulary, aware that Chinese, Japanese and
+// Korean text, source code and JSON tokenize very differently from English
+// prose (the calibration test holds it within ±15% of o200k_base on each).
+// Images, audio and files get documented fixed estimates ([ImageTokens],
+// [AudioTokens], [FileTokens]).
+//
+// # Compressing
+//
+// A [Strategy] returns messages whose count is within a budget, or an error
+// ([ErrCannotFit] when it cannot). The budget covers messages only: subtract
+// the tools' count ([TokenCounter.CountTools]) from the model's input budget
+// first. Strategies never modify their input, and their output always
+// validates: every tool call keeps its result, in order, in the message
+// right after it; the last assistant message with tool calls keeps its
+// thinking blocks (Anthropic requires them back unchanged).
+//
+//   - [Microcompact] replaces old tool results with a one-line placeholder
+//     naming the tool and the original size; never error results.
+//   - [Truncate] drops whole groups (an assistant message with its tool
+//     results, a user message), oldest first, keeping the system messages,
+//     the first user message and the last groups.
+//   - [Summarize] has a model summarize the oldest groups into one message,
+//     with a circuit breaker and thrash detection.
+//   - [Pipeline] tries strategies cheapest first and stops when the
+//     conversation fits; [DefaultPipeline] builds the usual one.
+//
+// [Apply] runs any strategy and returns a [Report] of what it did.
+//
+// # Prompt caches
+//
+// Providers cache the longest prefix a request shares with a recent one
+// (OpenAI and DeepSeek automatically, Anthropic at marked breakpoints), and
+// bill cached tokens at a tenth of the price or less. Every compression
+// changes the conversation somewhere, and the cache misses from that point
+// on. An agent compresses the full stored history again before every
+// request, so a strategy that cut at a new place each time would miss the
+// cache on every request. The strategies here therefore choose cut points
+// that stay put:
+//
+//   - the system messages and the first user message are never changed, so
+//     they stay a cached prefix whatever happens after them;
+//   - [Microcompact] moves its boundary in steps of several messages and
+//     acts only when it frees enough to be worth a cache miss;
+//   - [Truncate] and [Summarize] quantize their cut to steps of a fifth of
+//     the budget (measured on the history, which only grows at its end), so
+//     the same groups are dropped, and the same remembered summary is
+//     reused, request after request until the history has grown by a step.
+//
+// The trade-off is deliberate: each strategy removes somewhat more than the
+// minimum (up to one step) in exchange for a prefix that stays
+// byte-identical between cuts, so most requests hit the cache. A strategy
+// that removed the exact minimum would keep a little more context but pay
+// full price for the whole conversation on every request. [Report.KeptPrefix]
+// and [Report.BreaksPrefix] tell how much of the input a compression kept;
+// the agent's request-hash statistic shows the effect across requests.
+//
+// # Validation
+//
+// [Check] and [Validate] apply the rules providers enforce on message order
+// (the seed's validate_messages); [Repair] fixes tool pairing in a history
+// loaded after a crash, adding an error result for each call that has none.
+//
+// This package imports only package llm, the standard library and the
+// tokenizer library github.com/tiktoken-go/tokenizer; it must not import
+// other agcore packages.
+package compact

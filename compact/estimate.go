@@ -1,0 +1,304 @@
+package compact
+
+import (
+	"math"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agcore/agcore/llm"
+)
+
+// Estimator is a fast token estimate for models whose tokenizer agcore does
+// not embed (Anthropic, DeepSeek, Qwen, Llama, Mistral, ...). It needs no
+// vocabulary: it splits text the way byte-pair-encoding tokenizers pre-split
+// it (words, number groups, punctuation runs, whitespace, CJK runs) and
+// charges each piece a cost fitted against the o200k_base vocabulary, so it
+// tracks the exact count on English prose, Chinese and Japanese text, source
+// code and JSON alike (the calibration test holds it within 15% on each).
+//
+// Non-text blocks get fixed estimates (see [ImageTokens], [AudioTokens],
+// [FileTokens]). Message and tool overheads follow OpenAI's documented
+// format, which is close to what other chat templates add.
+//
+// The zero value is ready to use and safe for concurrent use.
+type Estimator struct {
+	// Scale multiplies every estimate; 0 means 1. Use it for a model whose
+	// tokenizer is known to be less efficient than o200k_base.
+	Scale float64
+}
+
+// Fixed estimates for content whose size in tokens the text cannot tell.
+const (
+	// ImageTokens is charged for an image whose dimensions are unknown (a
+	// URL, or bytes that are not PNG, JPEG or GIF): the cost of a
+	// high-detail 1024×1024 image on OpenAI models (85 + 4×170 = 765) and
+	// close to Anthropic's (1024×1024/750 ≈ 1398) rounded up to stay on the
+	// safe side. Images with known dimensions are priced by the providers'
+	// formulas (OpenAI: 85 + 170 per 512-pixel tile after
+	// scaling; Anthropic: width×height/750), taking the larger.
+	ImageTokens = 1600
+	// ImageLowTokens is an OpenAI image sent with detail "low".
+	ImageLowTokens = 85
+	// AudioTokens is charged for an audio block given by URL. Inline audio
+	// is charged by size at [AudioBytesPerToken].
+	AudioTokens = 1500
+	// AudioBytesPerToken converts inline audio bytes to tokens: 16 kHz
+	// 16-bit mono PCM is 32,000 bytes a second, and audio models bill about
+	// 10 tokens a second, so ~3,200 bytes a token (compressed formats carry
+	// more seconds per byte; their estimate is low by the compression
+	// ratio).
+	AudioBytesPerToken = 3200
+	// FileTokens is charged for a document given by URL or file id, or
+	// inline in a binary format (PDF): about one page of text plus the
+	// page's image as providers render PDFs. Inline text documents
+	// (text/*, JSON, XML, ...) are counted as text instead.
+	FileTokens = 3000
+)
+
+// Overheads added around content, following OpenAI's published counting
+// recipe for chat models (3 tokens per message, 3 to prime the reply).
+const (
+	perMessageTokens = 3
+	replyPrimeTokens = 3
+	perToolCallTokens = 4 // wrapper of one tool call in an assistant message
+	perToolDefTokens = 8 // wrapper of one tool definition
+	toolsEndTokens   = 12
+)
+
+func (e Estimator) scale() float64 {
+	if e.Scale <= 0 {
+		return 1
+	}
+	return e.Scale
+}
+
+// CountText returns the estimated tokens of s alone.
+func (e Estimator) CountText(s string) int {
+	return ceilScaled(estimateText(s), e.scale())
+}
+
+// CountMessages implements [TokenCounter]. The count is additive: the count
+// of a slice equals the count of an empty slice plus the count of each
+// message alone minus that base.
+func (e Estimator) CountMessages(msgs []llm.Message) int {
+	n := replyPrimeTokens
+	for i := range msgs {
+		n += e.countMessage(&msgs[i])
+	}
+	return n
+}
+
+func (e Estimator) countMessage(m *llm.Message) int {
+	n := perMessageTokens
+	if m.Role == llm.RoleTool {
+		n += e.CountText(m.ToolCallID) / 2 // ids are not shown verbatim by every template
+	}
+	for _, b := range m.Content {
+		n += e.countBlock(b)
+	}
+	return n
+}
+
+// countBlock is exhaustive over the closed set of block kinds: a new kind
+// must be priced here deliberately (FIX-C), so there is no default case.
+func (e Estimator) countBlock(b llm.Block) int {
+	switch b := b.(type) {
+	case llm.Text:
+		return e.CountText(b.Text)
+	case llm.Thinking:
+		return e.CountText(b.Text)
+	case llm.RedactedThinking:
+		// Opaque base64-like data: about 4 bytes a token.
+		return (len(b.Data) + 3) / 4
+	case llm.ToolUse:
+		return perToolCallTokens + e.CountText(b.Name) + e.CountText(string(b.InputOrEmpty()))
+	case llm.ToolResult:
+		n := perMessageTokens
+		for _, c := range b.Content {
+			n += e.countBlock(c)
+		}
+		return n
+	case llm.Image:
+		return imageCost(b, false)
+	case llm.Audio:
+		return audioCost(b)
+	case llm.File:
+		if text, ok := fileText(b); ok {
+			return e.CountText(b.Name) + e.CountText(text)
+		}
+		return FileTokens
+	case llm.Extension:
+		return e.CountText(b.Kind) + e.CountText(string(b.Data))
+	}
+	// Unreachable for the closed set; a nil Block costs nothing.
+	return 0
+}
+
+// CountTools implements [TokenCounter]: the name, description and JSON
+// schema of each tool plus a fixed wrapper.
+func (e Estimator) CountTools(tools []llm.ToolDefinition) int {
+	if len(tools) == 0 {
+		return 0
+	}
+	n := toolsEndTokens
+	for _, t := range tools {
+		n += perToolDefTokens + e.CountText(t.Name) + e.CountText(t.Description) + e.CountText(string(t.ParametersOrEmpty()))
+	}
+	return n
+}
+
+func ceilScaled(x, scale float64) int {
+	if x <= 0 {
+		return 0
+	}
+	return int(math.Ceil(x * scale))
+}
+
+// Piece costs, fitted against o200k_base on the calibration corpus (see
+// calibration_test.go). A "word" is what the pre-tokenizer keeps together: an
+// optional leading space or punctuation mark, a run of upper-case letters and
+// a run of lower-case letters.
+const (
+	costWordShort   = 1.0  // a word of up to wordShortLen letters
+	wordShortLen    = 7    // most such words are one token
+	lettersPerExtra = 3.2  // letters per extra token beyond wordShortLen
+	lettersInBlob   = 1.6  // letters per token in letter-digit mixes (hashes, ids)
+	costDigits      = 1.0  // per group of up to three digits
+	costPunctRun    = 1.0  // a punctuation run of up to punctRunLen bytes
+	punctRunLen     = 2.6  // bytes per token in longer punctuation runs
+	costNewline     = 1.0  // a run of line breaks
+	costSpaces      = 1.0  // a run of spaces or tabs not attached to a word
+	costCJK         = 0.86 // per Han, kana or Hangul character
+	costCJKPunct    = 0.86 // per full-width punctuation mark
+	costOtherRune   = 0.5  // per letter of other non-Latin scripts (Cyrillic, Greek, ...)
+	costSymbolRune  = 1.5  // per emoji or other symbol outside the BMP letters
+)
+
+// estimateText scans s once. It never allocates.
+func estimateText(s string) float64 {
+	var tokens float64
+	i := 0
+	n := len(s)
+	for i < n {
+		c := s[i]
+		switch {
+		case isASCIILetter(c):
+			j := i
+			for j < n && isUpper(s[j]) {
+				j++
+			}
+			for j < n && isLower(s[j]) {
+				j++
+			}
+			if j == i { // cannot happen: c is a letter
+				j++
+			}
+			if (i > 0 && isDigit(s[i-1])) || (j < n && isDigit(s[j])) {
+				// Letters glued to digits are hashes, ids or base64,
+				// which no vocabulary covers: they split into short
+				// tokens.
+				tokens += float64(j-i) / lettersInBlob
+			} else {
+				tokens += wordCost(j - i)
+			}
+			i = j
+		case isDigit(c):
+			j := i
+			for j < n && isDigit(s[j]) {
+				j++
+			}
+			tokens += costDigits * float64((j-i+2)/3)
+			i = j
+		case c == '\n' || c == '\r':
+			j := i
+			for j < n && (s[j] == '\n' || s[j] == '\r') {
+				j++
+			}
+			tokens += costNewline
+			i = j
+		case c == ' ' || c == '\t':
+			j := i
+			for j < n && (s[j] == ' ' || s[j] == '\t') {
+				j++
+			}
+			// A single space (or the last one of a run) belongs to the
+			// word or punctuation that follows; the rest is one token.
+			// Digits take no leading space, so a space before them is a
+			// token of its own.
+			if j-i > 1 || j == n || s[j] == '\n' || s[j] == '\r' || isDigit(s[j]) {
+				tokens += costSpaces
+			}
+			i = j
+		case c < utf8.RuneSelf:
+			// ASCII punctuation and control characters.
+			j := i
+			for j < n && s[j] < utf8.RuneSelf && isPunct(s[j]) {
+				j++
+			}
+			if j == i {
+				j++
+			}
+			switch run := float64(j - i); {
+			case run == 1 && j < n && isASCIILetter(s[j]) && (i == 0 || (s[i-1] != ' ' && s[i-1] != '\t')):
+				// A lone mark before a word is the word's leading
+				// character: ".Err" is one piece (but ` "Err` is ` "` +
+				// "Err": the space already claimed the mark).
+			case run <= punctRunLen:
+				tokens += costPunctRun
+			default:
+				tokens += math.Ceil(run / punctRunLen)
+			}
+			// Line breaks (and slashes) right after punctuation join it:
+			// ")\n" and "}\n\n//" are single pieces.
+			for j < n && (s[j] == '\n' || s[j] == '\r' || s[j] == '/') {
+				j++
+			}
+			i = j
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			tokens += runeCost(r)
+			i += size
+		}
+	}
+	return tokens
+}
+
+func wordCost(letters int) float64 {
+	if letters <= wordShortLen {
+		return costWordShort
+	}
+	return costWordShort + float64(letters-wordShortLen)/lettersPerExtra
+}
+
+func runeCost(r rune) float64 {
+	switch {
+	case r == utf8.RuneError:
+		return 1
+	case isCJK(r):
+		return costCJK
+	case r >= 0x3000 && r <= 0x303F, r >= 0xFF00 && r <= 0xFFEF:
+		return costCJKPunct // CJK symbols and full-width forms
+	case unicode.IsLetter(r), unicode.IsMark(r), unicode.IsDigit(r):
+		return costOtherRune
+	case unicode.IsSpace(r):
+		return 0.5
+	case r > 0xFFFF:
+		return costSymbolRune
+	default:
+		return 1
+	}
+}
+
+func isCJK(r rune) bool {
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
+		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
+}
+
+func isASCIILetter(c byte) bool { return isUpper(c) || isLower(c) }
+func isUpper(c byte) bool       { return c >= 'A' && c <= 'Z' }
+func isLower(c byte) bool       { return c >= 'a' && c <= 'z' }
+func isDigit(c byte) bool       { return c >= '0' && c <= '9' }
+
+func isPunct(c byte) bool {
+	return !isASCIILetter(c) && !isDigit(c) && c != ' ' && c != '\t' && c != '\n' && c != '\r'
+}

@@ -1,0 +1,272 @@
+package compact
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/agcore/agcore/llm"
+	"github.com/tiktoken-go/tokenizer"
+)
+
+// Encoding names an OpenAI byte-pair encoding.
+type Encoding string
+
+// The encodings of OpenAI's current chat models.
+const (
+	// O200kBase is the encoding of gpt-4o, gpt-4.1, gpt-5 and the o-series.
+	O200kBase Encoding = "o200k_base"
+	// Cl100kBase is the encoding of gpt-4, gpt-4-turbo and gpt-3.5-turbo.
+	Cl100kBase Encoding = "cl100k_base"
+)
+
+// OpenAICounter counts tokens exactly as OpenAI's tokenizer does, with the
+// per-message and per-tool overheads from OpenAI's published counting recipe
+// ("How to count tokens with tiktoken"): 3 tokens per message, 3 to prime
+// the reply, and the function-definition format for tools. Parts the recipe
+// does not cover (tool calls and results in history, images, files) are
+// counted as their text plus a small wrapper, or by the fixed estimates the
+// [Estimator] uses; the error there is a few tokens per message.
+//
+// The vocabularies are compiled into the binary (no download at run time);
+// the first use of an encoding builds its tables, which takes a moment. A
+// counter remembers the counts of long texts it has seen (bounded), because
+// strategies and agents count the same history again on every turn.
+//
+// An OpenAICounter is safe for concurrent use.
+type OpenAICounter struct {
+	enc   Encoding
+	codec tokenizer.Codec
+	// funcInit is the per-function overhead of the tools format, 7 for
+	// o200k models and 10 for cl100k models in OpenAI's recipe.
+	funcInit int
+
+	mu         sync.Mutex
+	cache      map[string]int
+	cacheBytes int
+}
+
+// Text at least this long is cached; shorter text is cheaper to count again
+// than to hash and look up.
+const (
+	cacheMinLen   = 64
+	cacheMaxBytes = 16 << 20
+)
+
+var (
+	o200kOnce  = sync.OnceValues(func() (*OpenAICounter, error) { return NewOpenAICounter(O200kBase) })
+	cl100kOnce = sync.OnceValues(func() (*OpenAICounter, error) { return NewOpenAICounter(Cl100kBase) })
+)
+
+// O200k returns the shared o200k_base counter.
+func O200k() *OpenAICounter {
+	c, err := o200kOnce()
+	if err != nil {
+		panic(err) // the encoding is compiled in; this cannot fail
+	}
+	return c
+}
+
+// Cl100k returns the shared cl100k_base counter.
+func Cl100k() *OpenAICounter {
+	c, err := cl100kOnce()
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// NewOpenAICounter returns a counter for enc, which must be [O200kBase] or
+// [Cl100kBase]. Most callers want the shared [O200k] or [Cl100k] instead.
+func NewOpenAICounter(enc Encoding) (*OpenAICounter, error) {
+	var (
+		te       tokenizer.Encoding
+		funcInit int
+	)
+	switch enc {
+	case O200kBase:
+		te, funcInit = tokenizer.O200kBase, 7
+	case Cl100kBase:
+		te, funcInit = tokenizer.Cl100kBase, 10
+	default:
+		return nil, fmt.Errorf("compact: unsupported encoding %q", enc)
+	}
+	codec, err := tokenizer.Get(te)
+	if err != nil {
+		return nil, fmt.Errorf("compact: encoding %s: %w", enc, err)
+	}
+	return &OpenAICounter{enc: enc, codec: codec, funcInit: funcInit, cache: make(map[string]int)}, nil
+}
+
+// Encoding returns the counter's encoding.
+func (c *OpenAICounter) Encoding() Encoding { return c.enc }
+
+// CountText returns the exact number of tokens of s, without any overhead
+// and without consulting the cache.
+func (c *OpenAICounter) CountText(s string) int {
+	if s == "" {
+		return 0
+	}
+	n, err := c.codec.Count(s)
+	if err != nil {
+		// The codec fails only on a matcher error; fall back to the
+		// estimate rather than reporting an impossible zero.
+		return Estimator{}.CountText(s)
+	}
+	return n
+}
+
+// text counts s through the cache.
+func (c *OpenAICounter) text(s string) int {
+	if len(s) < cacheMinLen {
+		return c.CountText(s)
+	}
+	c.mu.Lock()
+	n, ok := c.cache[s]
+	c.mu.Unlock()
+	if ok {
+		return n
+	}
+	n = c.CountText(s)
+	c.mu.Lock()
+	if c.cacheBytes+len(s) > cacheMaxBytes {
+		clear(c.cache)
+		c.cacheBytes = 0
+	}
+	c.cache[s] = n
+	c.cacheBytes += len(s)
+	c.mu.Unlock()
+	return n
+}
+
+// CountMessages implements [TokenCounter]. Like the [Estimator], the count
+// is additive over messages.
+func (c *OpenAICounter) CountMessages(msgs []llm.Message) int {
+	n := replyPrimeTokens
+	for i := range msgs {
+		n += c.countMessage(&msgs[i])
+	}
+	return n
+}
+
+func (c *OpenAICounter) countMessage(m *llm.Message) int {
+	n := perMessageTokens + 1 // the role name
+	for _, b := range m.Content {
+		n += c.countBlock(b)
+	}
+	return n
+}
+
+// countBlock is exhaustive over the closed set of block kinds (no default
+// case, FIX-C).
+func (c *OpenAICounter) countBlock(b llm.Block) int {
+	switch b := b.(type) {
+	case llm.Text:
+		return c.text(b.Text)
+	case llm.Thinking:
+		// OpenAI does not take reasoning back as text, but other adapters
+		// may send it; counting it keeps the budget safe.
+		return c.text(b.Text)
+	case llm.RedactedThinking:
+		return (len(b.Data) + 3) / 4
+	case llm.ToolUse:
+		return perToolCallTokens + c.text(b.Name) + c.text(string(b.InputOrEmpty()))
+	case llm.ToolResult:
+		n := perMessageTokens
+		for _, inner := range b.Content {
+			n += c.countBlock(inner)
+		}
+		return n
+	case llm.Image:
+		return imageCost(b, true)
+	case llm.Audio:
+		return audioCost(b)
+	case llm.File:
+		if text, ok := fileText(b); ok {
+			return c.text(b.Name) + c.text(text)
+		}
+		return FileTokens
+	case llm.Extension:
+		return c.text(b.Kind) + c.text(string(b.Data))
+	}
+	return 0
+}
+
+// CountTools implements [TokenCounter] with OpenAI's recipe for function
+// definitions: per function 7 tokens (10 for cl100k), the tokens of
+// "name:description", then per property 3 tokens plus "key:type:description"
+// and 3 per enum value plus the value, and 12 at the end. Nested schemas,
+// which the recipe does not cover, add the tokens of their compact JSON.
+func (c *OpenAICounter) CountTools(tools []llm.ToolDefinition) int {
+	if len(tools) == 0 {
+		return 0
+	}
+	n := toolsEndTokens
+	for _, t := range tools {
+		n += c.funcInit
+		n += c.text(t.Name + ":" + strings.TrimSuffix(t.Description, "."))
+		n += c.countSchema(t.ParametersOrEmpty())
+	}
+	return n
+}
+
+type schemaProp struct {
+	Type        json.RawMessage `json:"type"`
+	Description string          `json:"description"`
+	Enum        []any           `json:"enum"`
+	Properties  json.RawMessage `json:"properties"`
+	Items       json.RawMessage `json:"items"`
+}
+
+func (c *OpenAICounter) countSchema(params json.RawMessage) int {
+	var schema struct {
+		Properties map[string]schemaProp `json:"properties"`
+	}
+	if err := json.Unmarshal(params, &schema); err != nil {
+		// Not an object schema: count it as text.
+		return c.text(string(params))
+	}
+	if len(schema.Properties) == 0 {
+		return 0
+	}
+	n := 3 // start of the properties
+	for key, p := range schema.Properties {
+		n += 3
+		if len(p.Enum) > 0 {
+			n -= 3
+			for _, v := range p.Enum {
+				n += 3 + c.text(fmt.Sprint(v))
+			}
+		}
+		n += c.text(key + ":" + schemaType(p.Type) + ":" + strings.TrimSuffix(p.Description, "."))
+		if len(p.Properties) > 0 {
+			n += c.text(compactJSON(p.Properties))
+		}
+		if len(p.Items) > 0 {
+			n += c.text(compactJSON(p.Items))
+		}
+	}
+	return n
+}
+
+func schemaType(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var list []string
+	if json.Unmarshal(raw, &list) == nil {
+		return strings.Join(list, "|")
+	}
+	return ""
+}
+
+func compactJSON(raw json.RawMessage) string {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return string(raw)
+	}
+	return buf.String()
+}

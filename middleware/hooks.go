@@ -1,0 +1,305 @@
+package middleware
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"time"
+
+	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/tool"
+)
+
+// DefaultHookTimeout is how long one hook may run unless Hooks.Timeout says
+// otherwise.
+const DefaultHookTimeout = 10 * time.Second
+
+// Hook is one named hook; the name appears in block errors and logs.
+type Hook[F any] struct {
+	Name string
+	Func F
+}
+
+// Hook functions, one type per event. Each returns nil to let things go on,
+// [Block] to stop them, or (PreToolUse only) [Deny] to refuse one tool call.
+// Any other error, a panic or a timeout is logged and ignored: hooks fail
+// open.
+type (
+	// PreRequestFunc sees each model request before it is sent and may
+	// change it in place: its own copy, whose slices and maps it may
+	// change, but whose messages' blocks are shared, so replace a message
+	// rather than edit its Content in place.
+	PreRequestFunc func(ctx context.Context, req *llm.Request) error
+	// PostRequestFunc sees each successful model response; it must not
+	// change req or resp.
+	PostRequestFunc func(ctx context.Context, req *llm.Request, resp *llm.Response) error
+	// ErrorFunc is told about each failed model call. Its error is only
+	// logged.
+	ErrorFunc func(ctx context.Context, req *llm.Request, err error) error
+	// PreToolUseFunc sees each tool call before it runs and may change its
+	// arguments (call.Input).
+	PreToolUseFunc func(ctx context.Context, call *tool.Call) error
+	// PostToolUseFunc sees each tool call's result and may replace it.
+	PostToolUseFunc func(ctx context.Context, call tool.Call, result *ToolResult) error
+)
+
+// ToolResult is a tool call's outcome as PostToolUse hooks see it: the text
+// the model will read, or the error that becomes an error result.
+type ToolResult struct {
+	Text string
+	Err  error
+}
+
+// Hooks runs user hooks at five events: around each model call (PreRequest,
+// PostRequest, OnError, through [Hooks.Middleware]) and around each tool
+// call (PreToolUse, PostToolUse, through [Hooks.ToolMiddleware]). Hooks of
+// one event run in order; each sees the changes of the ones before.
+//
+// A hook that returns [Block] stops the model call or the turn with an
+// *llm.Error of KindBlocked naming the event, the hook and the reason. A
+// hook that returns another error, panics or runs past Timeout is logged
+// and skipped (fail open). A hook that ignores its context's end keeps
+// running in the background; what it does then is discarded.
+//
+// A Hooks must not be changed once in use. The zero value has no hooks.
+type Hooks struct {
+	PreRequest  []Hook[PreRequestFunc]
+	PostRequest []Hook[PostRequestFunc]
+	OnError     []Hook[ErrorFunc]
+	PreToolUse  []Hook[PreToolUseFunc]
+	PostToolUse []Hook[PostToolUseFunc]
+	// Timeout limits each hook run; 0 means DefaultHookTimeout.
+	Timeout time.Duration
+	// Logger records failing hooks; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// hookVerdict is what Block and Deny return.
+type hookVerdict struct {
+	deny   bool
+	reason string
+}
+
+func (v *hookVerdict) Error() string {
+	if v.deny {
+		return "denied: " + v.reason
+	}
+	return "blocked: " + v.reason
+}
+
+// Block returns the error a hook returns to stop what it sees: the model
+// call (PreRequest, PostRequest) or the turn (PreToolUse, PostToolUse).
+func Block(reason string) error { return &hookVerdict{reason: reason} }
+
+// Deny returns the error a PreToolUse hook returns to refuse one tool call:
+// the call does not run and the model reads message as its error result;
+// the turn goes on.
+func Deny(message string) error { return &hookVerdict{deny: true, reason: message} }
+
+// blocked builds the KindBlocked error for a hook's block.
+func blocked(event, name, what, reason string) *llm.Error {
+	return &llm.Error{Kind: llm.KindBlocked, Code: event,
+		Message: fmt.Sprintf("%s hook %q blocked the %s: %s", event, name, what, reason)}
+}
+
+// run runs one hook with the timeout, recovering a panic. It returns the
+// hook's verdict (nil when it passed or failed open) and whether the hook
+// returned nil in time, so that its changes may be adopted.
+func (h *Hooks) run(ctx context.Context, event, name string, fn func(ctx context.Context) error) (*hookVerdict, bool) {
+	timeout := h.Timeout
+	if timeout <= 0 {
+		timeout = DefaultHookTimeout
+	}
+	hctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				done <- fmt.Errorf("panic: %v", v)
+			}
+		}()
+		done <- fn(hctx)
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-hctx.Done():
+		err = fmt.Errorf("did not return within %s: %w", timeout, hctx.Err())
+	}
+	if err == nil {
+		return nil, true
+	}
+	var v *hookVerdict
+	if errors.As(err, &v) {
+		return v, false
+	}
+	if ctx.Err() == nil { // a cancelled turn is not the hook's failure
+		h.logger().WarnContext(ctx, "hook failed; ignored", "event", event, "hook", name, "error", err.Error())
+	}
+	return nil, false
+}
+
+func (h *Hooks) logger() *slog.Logger {
+	if h.Logger != nil {
+		return h.Logger
+	}
+	return slog.Default()
+}
+
+// RunPreRequest runs the PreRequest hooks and returns the request to send:
+// req itself when there are none, else a changed copy. It returns a
+// KindBlocked error if a hook blocked.
+func (h *Hooks) RunPreRequest(ctx context.Context, req *llm.Request) (*llm.Request, error) {
+	for _, hk := range h.PreRequest {
+		c := req.Clone() // each hook works on its own copy, adopted only if it returns in time
+		v, ok := h.run(ctx, "PreRequest", hk.Name, func(ctx context.Context) error { return hk.Func(ctx, c) })
+		if v != nil {
+			return nil, blocked("PreRequest", hk.Name, "request", v.reason)
+		}
+		if ok {
+			req = c
+		}
+	}
+	return req, nil
+}
+
+// RunPostRequest runs the PostRequest hooks; it returns a KindBlocked error
+// if a hook blocked.
+func (h *Hooks) RunPostRequest(ctx context.Context, req *llm.Request, resp *llm.Response) error {
+	for _, hk := range h.PostRequest {
+		if v, _ := h.run(ctx, "PostRequest", hk.Name, func(ctx context.Context) error { return hk.Func(ctx, req, resp) }); v != nil {
+			return blocked("PostRequest", hk.Name, "response", v.reason)
+		}
+	}
+	return nil
+}
+
+// RunOnError tells the OnError hooks about err. The agent calls it for
+// failures outside the model pipeline (or when it has no Hooks middleware).
+func (h *Hooks) RunOnError(ctx context.Context, req *llm.Request, err error) {
+	for _, hk := range h.OnError {
+		h.run(ctx, "OnError", hk.Name, func(ctx context.Context) error { return hk.Func(ctx, req, err) })
+	}
+}
+
+// RunPreToolUse runs the PreToolUse hooks on call, which they may change.
+// It returns a *DeniedError if a hook denied the call, or a fatal
+// KindBlocked error (see tool.Fatal) if one blocked it.
+func (h *Hooks) RunPreToolUse(ctx context.Context, call *tool.Call) error {
+	for _, hk := range h.PreToolUse {
+		c := *call
+		c.Input = append(json.RawMessage(nil), call.Input...)
+		v, ok := h.run(ctx, "PreToolUse", hk.Name, func(ctx context.Context) error { return hk.Func(ctx, &c) })
+		switch {
+		case v == nil:
+			if ok {
+				*call = c
+			}
+		case v.deny:
+			return &DeniedError{Tool: call.Name, By: fmt.Sprintf("hook %q", hk.Name), Reason: v.reason}
+		default:
+			return tool.Fatal(blocked("PreToolUse", hk.Name, fmt.Sprintf("call to tool %q", call.Name), v.reason))
+		}
+	}
+	return nil
+}
+
+// RunPostToolUse runs the PostToolUse hooks on result, which they may
+// replace. It returns a fatal KindBlocked error if a hook blocked.
+func (h *Hooks) RunPostToolUse(ctx context.Context, call tool.Call, result *ToolResult) error {
+	for _, hk := range h.PostToolUse {
+		r := *result
+		v, ok := h.run(ctx, "PostToolUse", hk.Name, func(ctx context.Context) error { return hk.Func(ctx, call, &r) })
+		if v != nil {
+			return tool.Fatal(blocked("PostToolUse", hk.Name, fmt.Sprintf("result of tool %q", call.Name), v.reason))
+		}
+		if ok {
+			*result = r
+		}
+	}
+	return nil
+}
+
+// ToolMiddleware returns the tool middleware that runs the PreToolUse and
+// PostToolUse hooks around each call. Give it to the tool loop's invoker.
+func (h *Hooks) ToolMiddleware() tool.Middleware {
+	return func(next tool.Handler) tool.Handler {
+		if len(h.PreToolUse) == 0 && len(h.PostToolUse) == 0 {
+			return next
+		}
+		return func(ctx context.Context, call tool.Call) (string, error) {
+			if err := h.RunPreToolUse(ctx, &call); err != nil {
+				return "", err
+			}
+			text, err := next(ctx, call)
+			if len(h.PostToolUse) == 0 || tool.IsFatal(err) || ctx.Err() != nil {
+				return text, err
+			}
+			res := ToolResult{Text: text, Err: err}
+			if herr := h.RunPostToolUse(ctx, call, &res); herr != nil {
+				return "", herr
+			}
+			return res.Text, res.Err
+		}
+	}
+}
+
+// Middleware returns the model middleware that runs PreRequest before each
+// model call, PostRequest after each success and OnError after each
+// failure.
+func (h *Hooks) Middleware() Middleware {
+	return func(next llm.Model) llm.Model { return &hooked{next: next, h: h} }
+}
+
+type hooked struct {
+	next llm.Model
+	h    *Hooks
+}
+
+func (m *hooked) Info() llm.ModelInfo { return m.next.Info() }
+
+func (m *hooked) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	req, err := m.h.RunPreRequest(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := m.next.Generate(ctx, req)
+	if err != nil {
+		m.h.RunOnError(ctx, req, err)
+		return nil, err
+	}
+	if err := m.h.RunPostRequest(ctx, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (m *hooked) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		req, err := m.h.RunPreRequest(ctx, req)
+		if err != nil {
+			yield(llm.Event{}, err)
+			return
+		}
+		for ev, err := range m.next.Stream(ctx, req) {
+			if err != nil {
+				m.h.RunOnError(ctx, req, err)
+				yield(llm.Event{}, err)
+				return
+			}
+			if ev.Type == llm.EventComplete {
+				if err := m.h.RunPostRequest(ctx, req, ev.Response); err != nil {
+					yield(llm.Event{}, err)
+					return
+				}
+			}
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,297 @@
+package middleware
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"slices"
+
+	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/tool"
+)
+
+// DefaultMaxSteps is the most model calls one turn of the tool loop makes
+// unless ToolLoop.MaxSteps says otherwise.
+const DefaultMaxSteps = 20
+
+// ToolLoop configures [FunctionInvocation]. The zero value is usable.
+type ToolLoop struct {
+	// MaxSteps is the most model calls per turn; 0 means DefaultMaxSteps.
+	MaxSteps int
+	// Invoker runs each batch of tool calls: concurrency, per-tool timeout,
+	// result size limit, tool middleware (hooks, logging) and runner.
+	Invoker tool.Invoker
+	// Approver decides calls to tools that need approval. With none, such
+	// calls are denied. It must be safe for concurrent use: the calls of
+	// one batch are decided in parallel.
+	Approver Approver
+}
+
+// Approver decides whether a tool call that needs approval may run. It sees
+// the call as it will run (after any tool middleware changed it).
+type Approver interface {
+	Approve(ctx context.Context, call tool.Call) (Decision, error)
+}
+
+// Decision is an approver's answer. The zero value denies.
+type Decision struct {
+	Approved bool
+	// Reason, for a denial, is told to the model.
+	Reason string
+}
+
+// ApproverFunc adapts a function to [Approver].
+type ApproverFunc func(ctx context.Context, call tool.Call) (Decision, error)
+
+// Approve calls f.
+func (f ApproverFunc) Approve(ctx context.Context, call tool.Call) (Decision, error) {
+	return f(ctx, call)
+}
+
+// DeniedError is the error result of a tool call that was not allowed to
+// run: the approver or a hook denied it. The model reads its text.
+type DeniedError struct {
+	Tool   string // the tool called
+	By     string // who denied: "the approver", `hook "name"`
+	Reason string // why, when given
+}
+
+func (e *DeniedError) Error() string {
+	s := fmt.Sprintf("the call to tool %q was denied by %s and did not run", e.Tool, e.By)
+	if e.Reason != "" {
+		s += ": " + e.Reason
+	}
+	return s
+}
+
+// FunctionInvocation returns the tool-loop middleware. A turn calls the
+// model; while the answer asks for tool calls of tools in Request.Tools that
+// have a Func, it runs them (in parallel, through cfg.Invoker), appends the
+// assistant message and the results to the conversation and calls the model
+// again. The Response carries the turn's Transcript (every assistant and
+// tool-result message in order), Message is the last assistant message and
+// Usage is summed over every model call.
+//
+// The rules:
+//   - text, thinking and tool calls of one answer stay in one assistant
+//     message, in the model's order;
+//   - an answer without tool calls ends the turn;
+//   - a call to a declared-only tool (a definition without Func) ends the
+//     turn with that answer (FinishToolUse) and runs none of its calls: they
+//     are the caller's to answer;
+//   - the calls of an answer cut off by the length limit are not run: each
+//     gets an error result saying so and the turn ends with FinishLength;
+//   - at most cfg.MaxSteps model calls: if the last one still asks for
+//     tools, they are not run, each gets an error result saying so, and the
+//     turn ends with FinishMaxSteps, so every tool_use has its tool_result;
+//   - a call to a tool the model invented gets a `tool "x" not found` error
+//     result and the loop goes on;
+//   - a tool that needs approval runs only if the Approver approves; a
+//     denial becomes an error result telling the model it was denied;
+//   - a fatal tool error or the context's cancellation ends the turn with
+//     that error, after every running tool has returned;
+//   - after the first model call a "required" or named tool choice becomes
+//     auto, so a forced tool call cannot loop forever.
+//
+// The streaming call forwards each inner event as it arrives, except that
+// each inner EventComplete becomes an EventStepComplete; tool calls run only
+// after their model call's stream has completed; each tool result is sent as
+// an EventToolResult (in call order, after the batch); the stream ends with
+// exactly one EventComplete carrying the turn's Response. Block indexes
+// restart at each model call.
+func FunctionInvocation(cfg ToolLoop) Middleware {
+	return func(next llm.Model) llm.Model {
+		l := &toolLoop{next: next, maxSteps: cfg.MaxSteps, approver: cfg.Approver}
+		if l.maxSteps <= 0 {
+			l.maxSteps = DefaultMaxSteps
+		}
+		l.inv = cfg.Invoker
+		l.inv.Middleware = append(slices.Clip(cfg.Invoker.Middleware), l.approve)
+		return l
+	}
+}
+
+type toolLoop struct {
+	next     llm.Model
+	maxSteps int
+	approver Approver
+	inv      tool.Invoker
+}
+
+func (l *toolLoop) Info() llm.ModelInfo { return l.next.Info() }
+
+// approve is the innermost tool middleware: it runs after every other tool
+// middleware, so the approver sees the arguments that will really be used.
+func (l *toolLoop) approve(next tool.Handler) tool.Handler {
+	return func(ctx context.Context, call tool.Call) (string, error) {
+		if call.Tool == nil || !tool.NeedsApproval(call.Tool) {
+			return next(ctx, call)
+		}
+		if l.approver == nil {
+			return "", &DeniedError{Tool: call.Name, By: "the tool loop", Reason: "the tool needs approval and no approver is configured"}
+		}
+		d, err := l.approver.Approve(ctx, call)
+		if err != nil {
+			if ctx.Err() != nil {
+				return "", ctx.Err()
+			}
+			return "", &DeniedError{Tool: call.Name, By: "the approver", Reason: "approval failed: " + err.Error()}
+		}
+		if !d.Approved {
+			return "", &DeniedError{Tool: call.Name, By: "the approver", Reason: d.Reason}
+		}
+		return next(ctx, call)
+	}
+}
+
+func (l *toolLoop) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	t := newTurn(l, req)
+	for {
+		resp, err := l.next.Generate(ctx, t.request())
+		if err != nil {
+			return nil, err
+		}
+		_, done, err := t.step(ctx, resp)
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			return t.final(), nil
+		}
+	}
+}
+
+func (l *toolLoop) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		t := newTurn(l, req)
+		for {
+			var resp *llm.Response
+			for ev, err := range l.next.Stream(ctx, t.request()) {
+				if err != nil {
+					yield(llm.Event{}, err)
+					return
+				}
+				if ev.Type == llm.EventComplete {
+					resp = ev.Response
+					ev.Type = llm.EventStepComplete
+				}
+				if !yield(ev, nil) {
+					return
+				}
+			}
+			if resp == nil {
+				yield(llm.Event{}, &llm.Error{Kind: llm.KindNetwork, Message: "model stream ended without a completion event", Err: llm.ErrIncompleteStream})
+				return
+			}
+			results, done, err := t.step(ctx, resp)
+			if err != nil {
+				yield(llm.Event{}, err)
+				return
+			}
+			for i := range results {
+				if !yield(llm.Event{Type: llm.EventToolResult, Message: &results[i]}, nil) {
+					return
+				}
+			}
+			if done {
+				yield(llm.Event{Type: llm.EventComplete, Response: t.final()}, nil)
+				return
+			}
+		}
+	}
+}
+
+// turn is the state of one tool-loop turn.
+type turn struct {
+	l          *toolLoop
+	req        *llm.Request
+	msgs       []llm.Message // the request's messages, then the transcript
+	transcript []llm.Message
+	usage      llm.Usage
+	steps      int
+	last       *llm.Response
+	finish     llm.FinishReason
+}
+
+func newTurn(l *toolLoop, req *llm.Request) *turn {
+	// Clip so that appending never writes into the caller's array.
+	return &turn{l: l, req: req, msgs: slices.Clip(req.Messages)}
+}
+
+// request returns the request for the next model call.
+func (t *turn) request() *llm.Request {
+	r := *t.req
+	r.Messages = t.msgs
+	if t.steps > 0 && (r.ToolChoice.Mode == llm.ToolChoiceRequired || r.ToolChoice.Mode == llm.ToolChoiceTool) {
+		r.ToolChoice = llm.ToolChoice{}
+	}
+	return &r
+}
+
+// step records one model answer, runs its tool calls when the loop goes on,
+// and returns the tool results it added and whether the turn is over.
+func (t *turn) step(ctx context.Context, resp *llm.Response) ([]llm.Message, bool, error) {
+	t.steps++
+	t.usage.Add(resp.Usage)
+	t.last = resp
+	t.finish = resp.FinishReason
+	t.add(resp.Message)
+
+	calls := resp.Message.ToolUses()
+	if len(calls) == 0 {
+		return nil, true, nil
+	}
+	defs := tool.Definitions(t.req.Tools)
+	switch {
+	case resp.FinishReason == llm.FinishLength:
+		return t.notRun(calls, "the answer was cut off by the output token limit"), true, nil
+	case declaredOnly(defs, calls):
+		t.finish = llm.FinishToolUse
+		return nil, true, nil
+	case t.steps >= t.l.maxSteps:
+		t.finish = llm.FinishMaxSteps
+		return t.notRun(calls, fmt.Sprintf("the tool loop reached its limit of %d model calls", t.l.maxSteps)), true, nil
+	}
+	results, err := t.l.inv.Invoke(ctx, defs.Get, calls)
+	if err != nil {
+		return nil, true, err
+	}
+	for _, m := range results {
+		t.add(m)
+	}
+	return results, false, nil
+}
+
+func (t *turn) add(m llm.Message) {
+	t.transcript = append(t.transcript, m)
+	t.msgs = append(t.msgs, m)
+}
+
+// notRun answers each call with an error result saying why it did not run.
+func (t *turn) notRun(calls []llm.ToolUse, why string) []llm.Message {
+	out := make([]llm.Message, len(calls))
+	for i, c := range calls {
+		out[i] = llm.ToolResultText(c.ID, fmt.Sprintf("tool %q was not run: %s", c.Name, why), true)
+		t.add(out[i])
+	}
+	return out
+}
+
+// final returns the turn's Response.
+func (t *turn) final() *llm.Response {
+	r := *t.last
+	r.Usage = t.usage
+	r.FinishReason = t.finish
+	r.Transcript = t.transcript
+	return &r
+}
+
+// declaredOnly reports whether a call names a tool defined without a Func.
+func declaredOnly(defs tool.Definitions, calls []llm.ToolUse) bool {
+	for _, c := range calls {
+		if tl, ok := defs.Get(c.Name); ok && tool.IsDeclaredOnly(tl) {
+			return true
+		}
+	}
+	return false
+}

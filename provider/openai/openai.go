@@ -1,0 +1,374 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agcore/agcore/internal/httpx"
+	"github.com/agcore/agcore/internal/sse"
+	"github.com/agcore/agcore/llm"
+)
+
+// DefaultBaseURL is OpenAI's API base URL, used when neither an option nor
+// OPENAI_BASE_URL gives one.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// DefaultIdleTimeout is how long a stream may go without a byte before it
+// fails with llm.ErrIdleTimeout.
+const DefaultIdleTimeout = 120 * time.Second
+
+// Model is a chat model behind a Chat Completions endpoint. It implements
+// llm.Model and is safe for concurrent use.
+type Model struct {
+	cfg      config
+	endpoint string // {base}/chat/completions
+	err      error  // a configuration error, returned by every call
+}
+
+var _ llm.Model = (*Model)(nil)
+
+// config is what the options set.
+type config struct {
+	provider       string
+	apiKey         string
+	apiKeySet      bool
+	keyEnv         string
+	baseURL        string
+	baseEnv        string
+	defaultBase    string
+	model          string
+	headers        http.Header
+	client         *http.Client
+	idle           time.Duration
+	maxEvent       int
+	maxBody        int64
+	maxTokensParam string
+	sendReasoning  bool
+}
+
+// Option configures a Model.
+type Option func(*config)
+
+// New returns a Model for OpenAI, or for any OpenAI-compatible server when
+// an option or OPENAI_BASE_URL names another base URL. Options apply in
+// order, so a preset ([DeepSeek], [Ollama], ...) goes first and explicit
+// options after it override it.
+//
+// The API key is, in order: WithAPIKey, the preset's environment variable
+// (OPENAI_API_KEY by default). The base URL is, in order: WithBaseURL, the
+// preset's environment variable (OPENAI_BASE_URL by default), the preset's
+// default ([DefaultBaseURL]). Requests go to {base}/chat/completions, as the
+// official SDKs send them, so a base URL ends in "/v1" (or whatever version
+// path the server uses). No key means no Authorization header: local
+// servers (Ollama, vLLM) need none.
+//
+// New never fails; a malformed base URL is reported by every call.
+func New(opts ...Option) *Model {
+	cfg := config{
+		provider:    "openai",
+		keyEnv:      "OPENAI_API_KEY",
+		baseEnv:     "OPENAI_BASE_URL",
+		defaultBase: DefaultBaseURL,
+	}
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	if !cfg.apiKeySet && cfg.keyEnv != "" {
+		cfg.apiKey = os.Getenv(cfg.keyEnv)
+	}
+	base := cfg.baseURL
+	if base == "" && cfg.baseEnv != "" {
+		base = os.Getenv(cfg.baseEnv)
+	}
+	if base == "" {
+		base = cfg.defaultBase
+	}
+	cfg.baseURL = base
+	if cfg.client == nil {
+		cfg.client = http.DefaultClient
+	}
+	if cfg.idle <= 0 {
+		cfg.idle = DefaultIdleTimeout
+	}
+	if cfg.maxEvent <= 0 {
+		cfg.maxEvent = sse.DefaultMaxEventSize
+	}
+	if cfg.maxBody <= 0 {
+		cfg.maxBody = httpx.DefaultMaxBodySize
+	}
+	m := &Model{cfg: cfg}
+	m.endpoint, m.err = endpointURL(base)
+	if m.err != nil {
+		m.err = &llm.Error{Kind: llm.KindInvalidRequest, Provider: cfg.provider, Message: m.err.Error()}
+	}
+	return m
+}
+
+// endpointURL appends /chat/completions to the base URL's path, keeping a
+// query string (Azure's api-version) in place.
+func endpointURL(base string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return "", fmt.Errorf("invalid base URL %q: want an absolute http(s) URL such as %s", redactQuery(base), DefaultBaseURL)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("invalid base URL scheme %q: want http or https", u.Scheme)
+	}
+	u.Path = strings.TrimRight(u.Path, "/") + "/chat/completions"
+	u.RawPath = ""
+	return u.String(), nil
+}
+
+func redactQuery(s string) string {
+	if i := strings.IndexByte(s, '?'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// WithAPIKey sets the API key, sent as "Authorization: Bearer <key>". An
+// empty key sends no Authorization header (and stops the environment
+// variable from being read).
+func WithAPIKey(key string) Option {
+	return func(c *config) { c.apiKey, c.apiKeySet = key, true }
+}
+
+// WithBaseURL sets the base URL, e.g. "http://localhost:11434/v1";
+// requests go to {base}/chat/completions.
+func WithBaseURL(base string) Option {
+	return func(c *config) { c.baseURL = base }
+}
+
+// WithModel sets the model used when a Request names none; Info describes
+// it.
+func WithModel(model string) Option {
+	return func(c *config) { c.model = model }
+}
+
+// WithHeader adds a header to every request (OpenRouter's HTTP-Referer,
+// OpenAI-Organization, a gateway's own auth, ...). It may be given several
+// times. Headers set here replace the adapter's own, except Authorization
+// when an API key is set.
+func WithHeader(key, value string) Option {
+	return func(c *config) {
+		if c.headers == nil {
+			c.headers = make(http.Header)
+		}
+		c.headers.Add(key, value)
+	}
+}
+
+// WithHTTPClient sets the HTTP client (http.DefaultClient by default). Its
+// Timeout, if any, bounds whole streams, so leave it zero and rely on
+// contexts and the idle timeout instead.
+func WithHTTPClient(client *http.Client) Option {
+	return func(c *config) { c.client = client }
+}
+
+// WithIdleTimeout sets how long a response may go without a byte
+// ([DefaultIdleTimeout] by default); a stalled stream then fails with
+// llm.ErrIdleTimeout. For streams it also bounds the wait for the response
+// headers.
+func WithIdleTimeout(d time.Duration) Option {
+	return func(c *config) { c.idle = d }
+}
+
+// WithMaxEventSize bounds one server-sent event (8 MiB by default); a larger
+// one fails the stream with llm.ErrTooLarge.
+func WithMaxEventSize(n int) Option {
+	return func(c *config) { c.maxEvent = n }
+}
+
+// WithMaxBodySize bounds a non-streamed response body (32 MiB by default);
+// a larger one fails with llm.ErrTooLarge.
+func WithMaxBodySize(n int64) Option {
+	return func(c *config) { c.maxBody = n }
+}
+
+// WithMaxTokensParam names the body field Request.MaxTokens is sent in:
+// "max_tokens" or "max_completion_tokens". By default the adapter picks per
+// model: OpenAI's reasoning families (o1, o3, o4-mini, gpt-5 and later,
+// also behind a "vendor/" prefix as OpenRouter names them) reject
+// max_tokens and get max_completion_tokens; every other model gets
+// max_tokens, which every compatible server understands. Use this for an
+// Azure deployment whose name hides the model family.
+func WithMaxTokensParam(name string) Option {
+	return func(c *config) { c.maxTokensParam = name }
+}
+
+// WithReasoningContent makes assistant messages carry their thinking back
+// to the server as "reasoning_content", the way DeepSeek requires it during
+// a tool loop (see [DeepSeek] for the exact rule). The DeepSeek preset turns
+// it on; use it for another server that hosts a model with the same rule.
+func WithReasoningContent(on bool) Option {
+	return func(c *config) { c.sendReasoning = on }
+}
+
+// Info describes the default model (WithModel): its provider and name.
+// Context window and output limits are not known to this package and are
+// left zero.
+func (m *Model) Info() llm.ModelInfo {
+	return llm.ModelInfo{Provider: m.cfg.provider, Name: m.cfg.model}
+}
+
+// Generate sends req without streaming and returns the whole answer.
+func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	if m.err != nil {
+		return nil, m.err
+	}
+	body, err := m.encodeRequest(req, false)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := m.send(ctx, body, nil)
+	if err != nil {
+		return nil, err
+	}
+	rc := httpx.Stream(resp.Body, m.cfg.idle)
+	defer rc.Close()
+	data, err := httpx.ReadBody(m.cfg.provider, rc, m.cfg.maxBody)
+	if err != nil {
+		return nil, m.transportError(ctx, err)
+	}
+	return m.decodeResponse(data, resp.StatusCode)
+}
+
+// Stream sends req with streaming on. Ranging over the result yields events
+// as chunks arrive and ends with one llm.EventComplete, or with an error.
+// The iterator reads the response body itself (no goroutine); breaking out
+// of the range cancels the request and closes the body. The sequence may be
+// ranged over once.
+func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		if m.err != nil {
+			yield(llm.Event{}, m.err)
+			return
+		}
+		body, err := m.encodeRequest(req, true)
+		if err != nil {
+			yield(llm.Event{}, err)
+			return
+		}
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		resp, err := m.send(ctx, body, cancel)
+		if err != nil {
+			yield(llm.Event{}, err)
+			return
+		}
+		rc := httpx.Stream(resp.Body, m.cfg.idle)
+		defer rc.Close()
+		if !isEventStream(resp.Header.Get("Content-Type")) {
+			// A server that ignored "stream": true answers with one JSON
+			// document; replay it as a stream.
+			data, err := httpx.ReadBody(m.cfg.provider, rc, m.cfg.maxBody)
+			if err != nil {
+				yield(llm.Event{}, m.transportError(ctx, err))
+				return
+			}
+			r, err := m.decodeResponse(data, resp.StatusCode)
+			if err != nil {
+				yield(llm.Event{}, err)
+				return
+			}
+			for ev, err := range llm.StreamOf(r) {
+				if !yield(ev, err) {
+					return
+				}
+			}
+			return
+		}
+		s := newStreamReader(m.cfg.provider, rc, m.cfg.maxEvent)
+		for {
+			ev, err := s.next()
+			if err != nil {
+				if err != errStreamDone {
+					yield(llm.Event{}, m.transportError(ctx, err))
+				}
+				return
+			}
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}
+}
+
+func isEventStream(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		// No or a malformed Content-Type: assume the stream we asked for.
+		return true
+	}
+	return mt != "application/json"
+}
+
+// errHeaderTimeout is the cancellation cause when response headers did not
+// arrive within the idle timeout.
+var errHeaderTimeout = errors.New("no response headers within the idle timeout")
+
+// send posts body and returns a 2xx response; any other status becomes a
+// typed error. A stream passes the cancel function of its context: the idle
+// timeout then also bounds the wait for the response headers (a blocking
+// call's headers come only when the whole answer is ready, so there only
+// ctx bounds the wait).
+func (m *Model) send(ctx context.Context, body []byte, cancel context.CancelCauseFunc) (*http.Response, error) {
+	stream := cancel != nil
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, m.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, &llm.Error{Kind: llm.KindInvalidRequest, Provider: m.cfg.provider, Message: err.Error()}
+	}
+	h := hreq.Header
+	h.Set("Content-Type", "application/json")
+	if stream {
+		h.Set("Accept", "text/event-stream")
+	} else {
+		h.Set("Accept", "application/json")
+	}
+	h.Set("User-Agent", "agcore")
+	for k, vs := range m.cfg.headers {
+		h[k] = append([]string(nil), vs...)
+	}
+	if m.cfg.apiKey != "" {
+		h.Set("Authorization", "Bearer "+m.cfg.apiKey)
+	}
+	var timer *time.Timer
+	if stream {
+		timer = time.AfterFunc(m.cfg.idle, func() { cancel(errHeaderTimeout) })
+	}
+	resp, err := m.cfg.client.Do(hreq)
+	if timer != nil {
+		timer.Stop()
+	}
+	if err != nil {
+		return nil, m.transportError(ctx, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer resp.Body.Close()
+		data, _ := httpx.ReadBody(m.cfg.provider, resp.Body, 1<<20)
+		return nil, m.httpError(resp, data)
+	}
+	return resp, nil
+}
+
+// transportError classifies a failure to send or read: the header timer's
+// cause is an idle timeout; the rest is httpx's classification. The message
+// never holds the key: it is only ever in a header, and URLs lose their
+// query strings.
+func (m *Model) transportError(ctx context.Context, err error) error {
+	if errors.Is(context.Cause(ctx), errHeaderTimeout) {
+		return &llm.Error{Kind: llm.KindIdleTimeout, Provider: m.cfg.provider, Message: errHeaderTimeout.Error(), Err: sse.ErrIdleTimeout}
+	}
+	return m.redact(httpx.TransportError(ctx, m.cfg.provider, err))
+}

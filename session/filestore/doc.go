@@ -1,0 +1,62 @@
+// Package filestore is a [session.Store] that keeps each session in its own
+// append-only JSON Lines file in one directory, durable across crashes.
+//
+// # Files
+//
+// Session id X lives in X.jsonl (the log, the only source of truth) and
+// X.meta.json (a summary cache for List). Ids are checked with
+// [session.ValidateID], so no id names a file outside the directory.
+// Files are created with mode 0600, the directory with 0700.
+//
+// The first line of a log is its header; every further line is one whole
+// turn:
+//
+//	{"agcore_session":1,"id":"X","created_at":"2026-01-05T14:30:12.123456789Z"}
+//	{"turn":"run-1","time":"2026-01-05T14:30:15Z","messages":[{"type":"user","content":[...]},...],"usage":{"input_tokens":120,"output_tokens":30},"cost_usd":0.0021,"state":{"memory":{"n":1}},"state_del":["old"],"prefix":{"requests":1,"prefix_stable":0,"last_divergence":-1,"keep":0,"hashes":[...]}}
+//
+// Messages are in their storage JSON (see package llm). "usage", "cost_usd",
+// "state", "state_del" and "prefix" are left out when empty. "state" sets
+// keys of the state bag, "state_del" deletes them. "prefix" replaces the
+// request-hash statistic; because the hashes are cumulative prefix hashes,
+// it stores only the hashes after the first "keep" ones of the previous
+// list, so a log grows with the conversation, not with its square.
+//
+// # Durability
+//
+// A session file is created whole (header, and on Append the first turn)
+// in a temporary file that is fsync'd and then linked into place, after
+// which the directory is fsync'd: a session exists completely or not at
+// all. Each later Append writes its turn as one line with one write and
+// fsyncs the file before returning, so a turn whose Append returned nil
+// survives a crash, and a turn is stored whole or not at all: a line is a
+// turn only when it ends in a newline and decodes. A torn last line (a
+// crash mid-write) is dropped with a log/slog warning when the session is
+// read, and cut off by the next Append, so the log stays valid. A bad line
+// followed by good ones is not a torn write but corruption, and Load
+// reports it as an error instead of guessing.
+//
+// The .meta.json file records the summary List shows together with the log
+// size it describes; it is written after the log and never fsync'd, and
+// List rebuilds it from the log whenever the sizes disagree, so it can be
+// stale or missing after a crash but never wrong.
+//
+// # Concurrency
+//
+// A Store is safe for concurrent use: operations on one session are
+// serialized, different sessions proceed in parallel. The store assumes it
+// is the only writer of its directory: do not open one directory with two
+// Stores at once, in one process or in several. On case-insensitive file
+// systems (macOS and Windows defaults), ids that differ only in case name
+// the same files; use ids from [session.NewID], which are lower case.
+//
+// # Cost
+//
+// Append costs one write and one fsync (plus the small summary file).
+// Load reads and decodes the whole log. List reads the directory and one
+// small summary file per session, so it is linear in the number of
+// sessions; use the sqlite store for many thousands of sessions.
+//
+// This package imports only the standard library, llm and session (and
+// session's internal helpers), and must never import another store or
+// anything above the session layer.
+package filestore

@@ -1,0 +1,49 @@
+package session
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+)
+
+// MaxIDLen is the longest session id, in bytes, that ValidateID accepts.
+const MaxIDLen = 128
+
+// ValidateID reports whether id may name a session. Every Store checks ids
+// with it, so an id that passes is safe to use as a file name in any
+// directory: it is 1 to MaxIDLen bytes of ASCII letters, digits, '.', '_'
+// and '-', and is neither "." nor "..". Anything else (path separators,
+// NUL, spaces, non-ASCII, an empty id) fails with an error wrapping
+// ErrInvalidID.
+func ValidateID(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: empty", ErrInvalidID)
+	case len(id) > MaxIDLen:
+		return fmt.Errorf("%w: %d bytes, longer than %d", ErrInvalidID, len(id), MaxIDLen)
+	case id == "." || id == "..":
+		return fmt.Errorf("%w: %q", ErrInvalidID, id)
+	}
+	for i := 0; i < len(id); i++ {
+		if !idByte(id[i]) {
+			return fmt.Errorf("%w: %q has %q at byte %d (allowed: A-Z a-z 0-9 . _ -)", ErrInvalidID, id, id[i], i)
+		}
+	}
+	return nil
+}
+
+func idByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '.' || c == '_' || c == '-'
+}
+
+// NewID returns a fresh random session id that passes ValidateID. Ids sort
+// by creation time (to the millisecond, UTC) as plain strings, e.g.
+// "20260105T143012.123Z-9f86d081884c7d65d6d4f5e2"; the 96 random bits make
+// a collision practically impossible.
+func NewID() string {
+	var r [12]byte
+	_, _ = rand.Read(r[:]) // crypto/rand.Read never fails (it crashes the program instead)
+	return time.Now().UTC().Format("20060102T150405.000Z") + "-" + hex.EncodeToString(r[:])
+}

@@ -1,0 +1,302 @@
+// Package stored holds what agcore's session stores share: a turn checked
+// and encoded to the storage JSON before anything is written, the running
+// totals a session keeps, and the listing order and its cursor. It exists
+// so the stores agree to the byte; it is internal because its shapes are
+// not a promise.
+//
+// It imports only the standard library, llm and session.
+package stored
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/session"
+)
+
+// MaxTurnIDLen is the longest turn id a store accepts, in bytes.
+const MaxTurnIDLen = 512
+
+// Turn is a session.Turn checked and encoded: everything that can fail has
+// failed (or not) before a store writes a byte, which is half of what makes
+// an append atomic.
+type Turn struct {
+	ID       string
+	Time     time.Time         // UTC, never zero
+	Messages []json.RawMessage // each message's storage JSON
+	Usage    llm.Usage
+	CostUSD  float64
+	Set      map[string]json.RawMessage // state keys set, values compact JSON
+	Del      []string                   // state keys deleted, sorted
+	Prefix   *Prefix                    // nil when the turn leaves the statistic as it was
+}
+
+// Prefix is a turn's replacement of the request-hash statistic.
+type Prefix struct {
+	session.PrefixStats
+	Hashes []uint64 `json:"hashes"`
+}
+
+// EncodeTurn checks and encodes tr. A zero tr.Time becomes now. The result
+// shares no memory with tr.
+func EncodeTurn(ctx context.Context, tr session.Turn, now time.Time) (*Turn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := CheckTurnID(tr.ID); err != nil {
+		return nil, err
+	}
+	out := &Turn{ID: tr.ID, Time: tr.Time, Usage: tr.Usage, CostUSD: tr.CostUSD}
+	if out.Time.IsZero() {
+		out.Time = now
+	}
+	out.Time = out.Time.UTC().Round(0)
+	out.Messages = make([]json.RawMessage, len(tr.Messages))
+	for i, m := range tr.Messages {
+		data, err := json.Marshal(m) // encoding/json returns a fresh, compact buffer
+		if err != nil {
+			return nil, fmt.Errorf("session: turn %q: message %d: %w", tr.ID, i, err)
+		}
+		out.Messages[i] = data
+	}
+	for k, v := range tr.State {
+		if v == nil {
+			out.Del = append(out.Del, k)
+			continue
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, v); err != nil {
+			return nil, fmt.Errorf("session: turn %q: state %q is not valid JSON: %w", tr.ID, k, err)
+		}
+		if out.Set == nil {
+			out.Set = make(map[string]json.RawMessage, len(tr.State))
+		}
+		out.Set[k] = buf.Bytes()
+	}
+	slices.Sort(out.Del)
+	if tr.Hashes != nil {
+		out.Prefix = &Prefix{PrefixStats: tr.Prefix, Hashes: slices.Clone(tr.Hashes)}
+	}
+	return out, nil
+}
+
+// CheckTurnID reports whether id can key a turn: non-empty (an append
+// without a key could never be retried safely) and at most MaxTurnIDLen
+// bytes.
+func CheckTurnID(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: turn has no ID", session.ErrInvalidID)
+	case len(id) > MaxTurnIDLen:
+		return fmt.Errorf("%w: turn ID of %d bytes, longer than %d", session.ErrInvalidID, len(id), MaxTurnIDLen)
+	}
+	return nil
+}
+
+// DecodeMessages decodes messages from their storage JSON, spreading a
+// long session over the available CPUs.
+func DecodeMessages(raws []json.RawMessage) ([]llm.Message, error) {
+	if len(raws) == 0 {
+		return nil, nil
+	}
+	out := make([]llm.Message, len(raws))
+	err := Parallel(len(raws), 512, func(lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			if err := DecodeMessage(raws[i], &out[i]); err != nil {
+				return fmt.Errorf("session: stored message %d: %w", i, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Parallel calls fn on consecutive ranges [lo, hi) covering [0, n), on up
+// to GOMAXPROCS goroutines when n is at least 2*minChunk, else on the
+// caller's goroutine. It returns when every call has returned, with the
+// error of the lowest failing range.
+func Parallel(n, minChunk int, fn func(lo, hi int) error) error {
+	workers := min(runtime.GOMAXPROCS(0), n/max(minChunk, 1))
+	if workers <= 1 {
+		return fn(0, n)
+	}
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := n*w/workers, n*(w+1)/workers
+		wg.Go(func() { errs[w] = fn(lo, hi) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Totals is what a session sums up over its turns.
+type Totals struct {
+	Created  time.Time
+	Updated  time.Time
+	Turns    int
+	Messages int
+	Usage    llm.Usage
+	CostUSD  float64
+	State    map[string]json.RawMessage
+	Prefix   session.PrefixStats
+	Hashes   []uint64
+}
+
+// Add adds the turn tr to t. The first turn of a session without a creation
+// time sets it. Updated never moves back. t keeps references to tr's
+// buffers, which must not change afterwards.
+func (t *Totals) Add(tr *Turn) {
+	if t.Created.IsZero() {
+		t.Created, t.Updated = tr.Time, tr.Time
+	}
+	if tr.Time.After(t.Updated) {
+		t.Updated = tr.Time
+	}
+	t.Turns++
+	t.Messages += len(tr.Messages)
+	t.Usage.Add(tr.Usage)
+	t.CostUSD += tr.CostUSD
+	for _, k := range tr.Del {
+		delete(t.State, k)
+	}
+	if len(tr.Set) > 0 && t.State == nil {
+		t.State = make(map[string]json.RawMessage, len(tr.Set))
+	}
+	for k, v := range tr.Set {
+		t.State[k] = v
+	}
+	if tr.Prefix != nil {
+		t.Prefix = tr.Prefix.PrefixStats
+		t.Hashes = tr.Prefix.Hashes
+	}
+}
+
+// Session returns the session id with these totals and messages. It copies
+// the state bag and the hashes, so the caller may change the result freely.
+func (t *Totals) Session(id string, msgs []llm.Message) *session.Session {
+	s := &session.Session{
+		ID:        id,
+		Messages:  msgs,
+		State:     make(map[string]json.RawMessage, len(t.State)),
+		Usage:     t.Usage,
+		CostUSD:   t.CostUSD,
+		Prefix:    t.Prefix,
+		Hashes:    slices.Clone(t.Hashes),
+		Turns:     t.Turns,
+		CreatedAt: t.Created,
+		UpdatedAt: t.Updated,
+	}
+	for k, v := range t.State {
+		s.State[k] = slices.Clone(v)
+	}
+	return s
+}
+
+// Info returns the listing summary of session id.
+func (t *Totals) Info(id string) session.Info {
+	return session.Info{ID: id, Messages: t.Messages, Turns: t.Turns, CreatedAt: t.Created, UpdatedAt: t.Updated}
+}
+
+// DefaultLimit is the page size of a ListOptions without a positive Limit.
+const DefaultLimit = 100
+
+// Limit returns the page size opts asks for.
+func Limit(opts session.ListOptions) int {
+	if opts.Limit <= 0 {
+		return DefaultLimit
+	}
+	return opts.Limit
+}
+
+// Cursor is a position in the listing order: UpdatedAt descending, then ID
+// descending. A page holds the sessions strictly after its cursor.
+type Cursor struct {
+	Updated time.Time
+	ID      string
+}
+
+// ErrBadCursor is returned (wrapped) for a cursor no store made.
+var ErrBadCursor = errors.New("session: invalid list cursor")
+
+// String encodes c as an opaque, URL-safe token.
+func (c Cursor) String() string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.Updated.UnixNano(), 10) + ":" + c.ID))
+}
+
+// ParseCursor decodes a cursor made by Cursor.String; the empty string is
+// the zero Cursor (the start of the listing).
+func ParseCursor(s string) (Cursor, error) {
+	if s == "" {
+		return Cursor{}, nil
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return Cursor{}, fmt.Errorf("%w: %v", ErrBadCursor, err)
+	}
+	nanos, id, ok := strings.Cut(string(raw), ":")
+	if !ok {
+		return Cursor{}, ErrBadCursor
+	}
+	n, err := strconv.ParseInt(nanos, 10, 64)
+	if err != nil {
+		return Cursor{}, fmt.Errorf("%w: %v", ErrBadCursor, err)
+	}
+	if session.ValidateID(id) != nil {
+		return Cursor{}, ErrBadCursor
+	}
+	return Cursor{Updated: time.Unix(0, n).UTC(), ID: id}, nil
+}
+
+// NewestFirst orders session summaries as List returns them.
+func NewestFirst(a, b session.Info) int {
+	if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+		return c
+	}
+	return strings.Compare(b.ID, a.ID)
+}
+
+// Page sorts infos into the listing order and returns the page opts asks
+// for. It reorders infos.
+func Page(infos []session.Info, opts session.ListOptions) (session.Page, error) {
+	cur, err := ParseCursor(opts.Cursor)
+	if err != nil {
+		return session.Page{}, err
+	}
+	slices.SortFunc(infos, NewestFirst)
+	start := 0
+	if opts.Cursor != "" {
+		pos := session.Info{ID: cur.ID, UpdatedAt: cur.Updated}
+		start, _ = slices.BinarySearchFunc(infos, pos, NewestFirst)
+		if start < len(infos) && NewestFirst(infos[start], pos) == 0 {
+			start++ // the cursor's own session was on the previous page
+		}
+	}
+	limit := Limit(opts)
+	rest := infos[start:]
+	if len(rest) <= limit {
+		return session.Page{Sessions: slices.Clone(rest)}, nil
+	}
+	page := slices.Clone(rest[:limit])
+	last := page[len(page)-1]
+	return session.Page{Sessions: page, Next: Cursor{Updated: last.UpdatedAt, ID: last.ID}.String()}, nil
+}

@@ -1,0 +1,13 @@
+// Package memstore is an in-memory [session.Store], for tests, examples and
+// short-lived programs: nothing survives the process.
+//
+// It behaves like the durable stores in every observable way: ids are
+// checked with [session.ValidateID], a turn is encoded to the storage JSON
+// when it is appended (so a turn another store would reject is rejected
+// here too, and nothing of it is kept), and Load decodes fresh copies, so
+// neither the caller's later changes to an appended turn nor its changes to
+// a loaded session reach the stored state.
+//
+// This package imports only the standard library, llm and session, and
+// must never import another store or anything above the session layer.
+package memstore

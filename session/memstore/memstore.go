@@ -1,0 +1,200 @@
+package memstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/session"
+	"github.com/agcore/agcore/session/internal/stored"
+)
+
+// Store is an in-memory session.Store. The zero value is not usable; make
+// one with New. It is safe for concurrent use.
+type Store struct {
+	mu       sync.RWMutex
+	sessions map[string]*record
+}
+
+// record is one stored session. Stored messages are never changed in
+// place (only appended to), so Load can copy them after releasing the lock.
+type record struct {
+	totals   stored.Totals
+	messages []llm.Message // decoded from the storage JSON, so normalized as a durable store would
+	turnIDs  map[string]struct{}
+}
+
+var _ session.Store = (*Store)(nil)
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{sessions: make(map[string]*record)}
+}
+
+// Create makes an empty session created now; ErrExists if id is taken.
+func (s *Store) Create(ctx context.Context, id string) (*session.Session, error) {
+	if err := check(ctx, id); err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC().Round(0)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.sessions[id]; ok {
+		return nil, fmt.Errorf("memstore: create %q: %w", id, session.ErrExists)
+	}
+	r := &record{totals: stored.Totals{Created: now, Updated: now}, turnIDs: map[string]struct{}{}}
+	s.sessions[id] = r
+	return r.totals.Session(id, nil), nil
+}
+
+// Load returns a copy of the session; ErrNotFound if there is none.
+func (s *Store) Load(ctx context.Context, id string) (*session.Session, error) {
+	if err := check(ctx, id); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	r, ok := s.sessions[id]
+	if !ok {
+		s.mu.RUnlock()
+		return nil, fmt.Errorf("memstore: load %q: %w", id, session.ErrNotFound)
+	}
+	sess := r.totals.Session(id, nil)
+	msgs := r.messages[:len(r.messages):len(r.messages)]
+	s.mu.RUnlock()
+
+	sess.Messages = cloneMessages(msgs)
+	return sess, nil
+}
+
+// Append adds the turn, creating the session if needed. The turn is encoded
+// first; if that fails nothing is stored. A turn ID the session already
+// holds makes it a no-op.
+func (s *Store) Append(ctx context.Context, id string, turn session.Turn) error {
+	if err := session.ValidateID(id); err != nil {
+		return fmt.Errorf("memstore: append: %w", err)
+	}
+	tr, err := stored.EncodeTurn(ctx, turn, time.Now())
+	if err != nil {
+		return fmt.Errorf("memstore: append to %q: %w", id, err)
+	}
+	// Decoding what was just encoded gives a private copy in exactly the
+	// form a durable store would give back.
+	msgs, err := stored.DecodeMessages(tr.Messages)
+	if err != nil {
+		return fmt.Errorf("memstore: append to %q: %w", id, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.sessions[id]
+	if !ok {
+		r = &record{turnIDs: map[string]struct{}{}}
+		s.sessions[id] = r
+	}
+	if _, dup := r.turnIDs[tr.ID]; dup {
+		return nil
+	}
+	r.turnIDs[tr.ID] = struct{}{}
+	r.messages = append(r.messages, msgs...)
+	r.totals.Add(tr)
+	return nil
+}
+
+// List returns one page of session summaries, newest UpdatedAt first, ties
+// by ID descending.
+func (s *Store) List(ctx context.Context, opts session.ListOptions) (session.Page, error) {
+	if err := ctx.Err(); err != nil {
+		return session.Page{}, err
+	}
+	s.mu.RLock()
+	infos := make([]session.Info, 0, len(s.sessions))
+	for id, r := range s.sessions {
+		infos = append(infos, r.totals.Info(id))
+	}
+	s.mu.RUnlock()
+	page, err := stored.Page(infos, opts)
+	if err != nil {
+		return session.Page{}, fmt.Errorf("memstore: list: %w", err)
+	}
+	return page, nil
+}
+
+// Delete removes the session; ErrNotFound if there is none.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	if err := check(ctx, id); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.sessions[id]; !ok {
+		return fmt.Errorf("memstore: delete %q: %w", id, session.ErrNotFound)
+	}
+	delete(s.sessions, id)
+	return nil
+}
+
+func check(ctx context.Context, id string) error {
+	if err := session.ValidateID(id); err != nil {
+		return fmt.Errorf("memstore: %w", err)
+	}
+	return ctx.Err()
+}
+
+// cloneMessages returns a deep copy of msgs: no byte slice or block slice
+// is shared with them.
+func cloneMessages(msgs []llm.Message) []llm.Message {
+	if len(msgs) == 0 {
+		return nil
+	}
+	out := make([]llm.Message, len(msgs))
+	for i, m := range msgs {
+		m.Content = cloneBlocks(m.Content)
+		out[i] = m
+	}
+	return out
+}
+
+func cloneBlocks(bs []llm.Block) []llm.Block {
+	if bs == nil {
+		return nil
+	}
+	out := make([]llm.Block, len(bs))
+	for i, b := range bs {
+		switch b := b.(type) {
+		case llm.Text, llm.Thinking, llm.RedactedThinking: // strings only
+			out[i] = b
+		case llm.Image:
+			b.Data = bytes.Clone(b.Data)
+			out[i] = b
+		case llm.Audio:
+			b.Data = bytes.Clone(b.Data)
+			out[i] = b
+		case llm.File:
+			b.Data = bytes.Clone(b.Data)
+			out[i] = b
+		case llm.ToolUse:
+			b.Input = json.RawMessage(bytes.Clone(b.Input))
+			out[i] = b
+		case llm.ToolResult:
+			b.Content = cloneBlocks(b.Content)
+			out[i] = b
+		case llm.Extension:
+			b.Data = json.RawMessage(bytes.Clone(b.Data))
+			out[i] = b
+		default: // a block kind this package predates: copy it through its JSON
+			data, err := llm.MarshalBlock(b)
+			if err != nil {
+				panic(fmt.Sprintf("memstore: stored block %T no longer encodes: %v", b, err))
+			}
+			c, err := llm.UnmarshalBlock(data)
+			if err != nil {
+				panic(fmt.Sprintf("memstore: stored block %T no longer decodes: %v", b, err))
+			}
+			out[i] = c
+		}
+	}
+	return out
+}

@@ -1,0 +1,69 @@
+package sessiontest
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agcore/agcore/session"
+)
+
+// BenchAppend measures Append of a 10-message turn (a realistic tool-using
+// exchange, about 2.5 KB of JSON) to one growing session. Besides the mean
+// (ns/op) it reports the median and the 99th percentile latency as
+// "p50-ns" and "p99-ns". newStore is called once.
+func BenchAppend(b *testing.B, newStore func(b *testing.B) session.Store) {
+	s := newStore(b)
+	ctx := b.Context()
+	msgs := Conversation("bench", 10)
+	lat := make([]time.Duration, 0, 1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		tr := session.Turn{ID: fmt.Sprintf("turn-%d", len(lat)), Messages: msgs}
+		start := time.Now()
+		if err := s.Append(ctx, "bench", tr); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	reportPercentiles(b, lat)
+}
+
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	pct := func(p float64) float64 { return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))]) }
+	b.ReportMetric(pct(0.50), "p50-ns")
+	b.ReportMetric(pct(0.99), "p99-ns")
+}
+
+// LoadMessages is the size of the session BenchLoad loads.
+const LoadMessages = 10_000
+
+// BenchLoad measures Load of a session of LoadMessages messages, stored as
+// 1,000 turns of 10 messages each. newStore is called once; filling the
+// store is not timed.
+func BenchLoad(b *testing.B, newStore func(b *testing.B) session.Store) {
+	s := newStore(b)
+	ctx := b.Context()
+	const perTurn = 10
+	for i := range LoadMessages / perTurn {
+		tag := fmt.Sprintf("t%d", i)
+		if err := s.Append(ctx, "big", session.Turn{ID: tag, Messages: Conversation(tag, perTurn)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		sess, err := s.Load(ctx, "big")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(sess.Messages) != LoadMessages {
+			b.Fatalf("loaded %d messages, want %d", len(sess.Messages), LoadMessages)
+		}
+	}
+}

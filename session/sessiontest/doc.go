@@ -1,0 +1,29 @@
+// Package sessiontest is the contract every [session.Store] must pass, as a
+// test suite any store (agcore's own or a third party's) can run:
+//
+//	func TestContract(t *testing.T) {
+//		sessiontest.Run(t, func(t *testing.T) session.Store {
+//			s, err := mystore.Open(t.TempDir())
+//			if err != nil {
+//				t.Fatal(err)
+//			}
+//			t.Cleanup(func() { s.Close() })
+//			return s
+//		})
+//	}
+//
+// Run checks, each in a named subtest: the round trip of every content
+// block kind and of tool-result messages, message order across turns,
+// atomicity (a turn that cannot be encoded stores nothing), idempotent
+// append, isolation between sessions, paging (newest first, no duplicates
+// or skips), delete, the sentinel errors (ErrExists, ErrNotFound,
+// ErrInvalidID for every unsafe id), the running totals (usage, cost, state
+// bag, request-hash statistics), defensive copies, and concurrent appends.
+//
+// [BenchAppend] and [BenchLoad] measure a store the same way for every
+// implementation: the p50 and p99 latency of appending a 10-message turn,
+// and the time to load a 10,000-message session.
+//
+// This package imports only the standard library, llm and session; it must
+// never import a store implementation.
+package sessiontest

@@ -1,0 +1,40 @@
+// Package sqlite is the embedded default [session.Store]: one SQLite
+// database file through the pure-Go driver modernc.org/sqlite (no cgo).
+//
+// # Durability
+//
+// The database runs in WAL mode with synchronous=FULL: every Append is one
+// transaction whose commit fsyncs the write-ahead log before Append
+// returns, so a turn whose Append returned nil survives a crash or a power
+// cut, and a turn is stored whole or not at all. (synchronous=NORMAL would
+// skip that fsync and could lose the last turns on power loss, which a
+// session store must not.) Writes are serialized on one connection, so
+// they never wait in SQLite's busy handler; readers use their own
+// connections and run beside the writer. A busy timeout covers another
+// process holding the database.
+//
+// # Schema
+//
+// The schema is versioned with PRAGMA user_version and upgraded on Open by
+// an ordered list of migrations, each in its own transaction; a database
+// newer than this code is refused. Version 1:
+//
+//	sessions (id TEXT PRIMARY KEY, created_at, updated_at INTEGER (Unix ns, UTC),
+//	          turns, messages INTEGER, usage TEXT (JSON llm.Usage), cost_usd REAL,
+//	          prefix TEXT (JSON session.PrefixStats, NULL when untracked),
+//	          hashes BLOB (little-endian uint64s))
+//	          index (updated_at DESC, id DESC) for List
+//	turns    (session_id, seq) PRIMARY KEY, UNIQUE (session_id, turn_id),
+//	          time INTEGER, messages INTEGER, usage TEXT, cost_usd REAL
+//	messages (session_id, seq) PRIMARY KEY, turn_seq INTEGER, json TEXT
+//	          (the message's storage JSON; see package llm)
+//	state    (session_id, key) PRIMARY KEY, value TEXT (JSON)
+//
+// Session totals live in the sessions row and are updated in the same
+// transaction as the turn, so they cannot disagree with the turns. The
+// unique (session_id, turn_id) makes Append idempotent.
+//
+// This package imports only the standard library, the SQLite driver, llm
+// and session (and session's internal helpers), and must never import
+// another store or anything above the session layer.
+package sqlite

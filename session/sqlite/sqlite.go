@@ -1,0 +1,459 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/agcore/agcore/session"
+	"github.com/agcore/agcore/session/internal/stored"
+)
+
+// Store is a session.Store in one SQLite database. Make one with Open and
+// release it with Close. It is safe for concurrent use, and several
+// processes may share the database file.
+type Store struct {
+	w    *sql.DB // one connection, for every write
+	r    *sql.DB // reads, beside the writer (WAL)
+	path string
+}
+
+var _ session.Store = (*Store)(nil)
+
+// Option configures a Store.
+type Option func(*options)
+
+type options struct {
+	busyTimeout time.Duration
+	readers     int
+}
+
+// WithBusyTimeout sets how long an operation waits for another process
+// that holds the database (default 10s).
+func WithBusyTimeout(d time.Duration) Option {
+	return func(o *options) { o.busyTimeout = d }
+}
+
+// WithReaders sets the most connections used for reads at once (default
+// max(4, GOMAXPROCS)).
+func WithReaders(n int) Option {
+	return func(o *options) {
+		if n > 0 {
+			o.readers = n
+		}
+	}
+}
+
+// Open opens the database at path, creating it (mode 0600) and its schema
+// if needed and migrating an older schema.
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
+	o := options{busyTimeout: 10 * time.Second, readers: max(4, runtime.GOMAXPROCS(0))}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open: %w", err)
+	}
+	// SQLite would create the file world-readable; sessions are private.
+	if f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+		return nil, fmt.Errorf("sqlite: open: %w", err)
+	} else {
+		f.Close()
+	}
+	name := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
+	if !strings.HasPrefix(name, "file:///") { // a Windows path "C:/x" needs the third slash too
+		name = "file:///" + strings.TrimPrefix(name, "file:")
+	}
+	busy := fmt.Sprint(o.busyTimeout.Milliseconds())
+	w, err := sql.Open("sqlite", name+"?_busy_timeout="+busy+"&_journal_mode=WAL&_synchronous=FULL&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetConnMaxIdleTime(0)
+	r, err := sql.Open("sqlite", name+"?_busy_timeout="+busy+"&_query_only=1")
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: open: %w", err)
+	}
+	r.SetMaxOpenConns(o.readers)
+	r.SetMaxIdleConns(o.readers)
+	s := &Store{w: w, r: r, path: abs}
+	if err := migrate(ctx, w); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
+	}
+	return s, nil
+}
+
+// Path returns the database file's absolute path.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database. The store must not be used after.
+func (s *Store) Close() error {
+	// Let SQLite refresh its query-planner statistics if they are stale.
+	_, _ = s.w.Exec(`PRAGMA optimize`)
+	return errors.Join(s.r.Close(), s.w.Close())
+}
+
+// Create makes an empty session created now; ErrExists if id is taken.
+func (s *Store) Create(ctx context.Context, id string) (*session.Session, error) {
+	if err := check(ctx, id); err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC().Round(0)
+	res, err := s.w.ExecContext(ctx,
+		`INSERT INTO sessions (id, created_at, updated_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		id, now.UnixNano(), now.UnixNano())
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: create %q: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return nil, fmt.Errorf("sqlite: create %q: %w", id, err)
+	} else if n == 0 {
+		return nil, fmt.Errorf("sqlite: create %q: %w", id, session.ErrExists)
+	}
+	t := stored.Totals{Created: now, Updated: now}
+	return t.Session(id, nil), nil
+}
+
+// Load reads the session in one read transaction, so it sees whole turns
+// only; ErrNotFound if there is none.
+func (s *Store) Load(ctx context.Context, id string) (_ *session.Session, err error) {
+	if err := check(ctx, id); err != nil {
+		return nil, err
+	}
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
+	}
+	defer tx.Rollback() // read-only: nothing to commit
+
+	t, err := loadTotals(ctx, tx, id)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
+	}
+	raws := make([]json.RawMessage, 0, t.Messages)
+	rows, err := tx.QueryContext(ctx, `SELECT json FROM messages WHERE session_id = ? ORDER BY seq`, id)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
+	}
+	for rows.Next() {
+		var raw sql.RawBytes
+		if err := rows.Scan(&raw); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
+		}
+		raws = append(raws, json.RawMessage(append([]byte(nil), raw...)))
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
+	}
+	rows, err = tx.QueryContext(ctx, `SELECT key, value FROM state WHERE session_id = ?`, id)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
+	}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
+		}
+		if t.State == nil {
+			t.State = make(map[string]json.RawMessage)
+		}
+		t.State[k] = json.RawMessage(v)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
+	}
+	if len(raws) != t.Messages {
+		return nil, fmt.Errorf("sqlite: load %q: %d messages stored, %d counted", id, len(raws), t.Messages)
+	}
+	msgs, err := stored.DecodeMessages(raws)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
+	}
+	return t.Session(id, msgs), nil
+}
+
+// queryer is what *sql.DB and *sql.Tx share.
+type queryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// loadTotals reads the sessions row; ErrNotFound if there is none.
+func loadTotals(ctx context.Context, q queryer, id string) (*stored.Totals, error) {
+	var (
+		created, updated int64
+		usage            string
+		prefix           sql.NullString
+		hashes           []byte
+		t                stored.Totals
+	)
+	err := q.QueryRowContext(ctx,
+		`SELECT created_at, updated_at, turns, messages, usage, cost_usd, prefix, hashes FROM sessions WHERE id = ?`, id).
+		Scan(&created, &updated, &t.Turns, &t.Messages, &usage, &t.CostUSD, &prefix, &hashes)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, session.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	t.Created = time.Unix(0, created).UTC()
+	t.Updated = time.Unix(0, updated).UTC()
+	if err := json.Unmarshal([]byte(usage), &t.Usage); err != nil {
+		return nil, fmt.Errorf("stored usage: %w", err)
+	}
+	if prefix.Valid {
+		if err := json.Unmarshal([]byte(prefix.String), &t.Prefix); err != nil {
+			return nil, fmt.Errorf("stored prefix statistic: %w", err)
+		}
+		t.Hashes, err = decodeHashes(hashes)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return &t, nil
+}
+
+// Append adds the turn in one transaction (one fsync of the log on
+// commit), creating the session if needed. A turn ID the session already
+// holds makes it a no-op.
+func (s *Store) Append(ctx context.Context, id string, turn session.Turn) (err error) {
+	if err := session.ValidateID(id); err != nil {
+		return fmt.Errorf("sqlite: append: %w", err)
+	}
+	tr, err := stored.EncodeTurn(ctx, turn, time.Now())
+	if err != nil {
+		return fmt.Errorf("sqlite: append to %q: %w", id, err)
+	}
+	if err := s.appendTx(ctx, id, tr); err != nil {
+		return fmt.Errorf("sqlite: append to %q: %w", id, err)
+	}
+	return nil
+}
+
+func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) (err error) {
+	tx, err := s.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	var dup int
+	switch err := tx.QueryRowContext(ctx, `SELECT 1 FROM turns WHERE session_id = ? AND turn_id = ?`, id, tr.ID).Scan(&dup); {
+	case err == nil:
+		return tx.Rollback() // already stored: a retry
+	case !errors.Is(err, sql.ErrNoRows):
+		return err
+	}
+	t, err := loadTotals(ctx, tx, id)
+	isNew := errors.Is(err, session.ErrNotFound)
+	if isNew {
+		t, err = &stored.Totals{}, nil
+	}
+	if err != nil {
+		return err
+	}
+	turnSeq, firstMsg := t.Turns, t.Messages
+	t.Add(tr)
+
+	usage, err := json.Marshal(tr.Usage)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx,
+		`INSERT INTO turns (session_id, seq, turn_id, time, messages, usage, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		id, turnSeq, tr.ID, tr.Time.UnixNano(), len(tr.Messages), string(usage), tr.CostUSD); err != nil {
+		return err
+	}
+	if err := insertMessages(ctx, tx, id, turnSeq, firstMsg, tr.Messages); err != nil {
+		return err
+	}
+	for _, k := range tr.Del {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM state WHERE session_id = ? AND key = ?`, id, k); err != nil {
+			return err
+		}
+	}
+	for k, v := range tr.Set {
+		if _, err := tx.ExecContext(ctx,
+			`INSERT INTO state (session_id, key, value) VALUES (?, ?, ?)
+			 ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value`, id, k, string(v)); err != nil {
+			return err
+		}
+	}
+
+	totalUsage, err := json.Marshal(t.Usage)
+	if err != nil {
+		return err
+	}
+	var prefix, hashes any // NULL unless this turn tracks requests
+	if tr.Prefix != nil {
+		p, err := json.Marshal(tr.Prefix.PrefixStats)
+		if err != nil {
+			return err
+		}
+		prefix, hashes = string(p), encodeHashes(tr.Prefix.Hashes)
+	}
+	if isNew {
+		_, err = tx.ExecContext(ctx,
+			`INSERT INTO sessions (id, created_at, updated_at, turns, messages, usage, cost_usd, prefix, hashes)
+			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			id, t.Created.UnixNano(), t.Updated.UnixNano(), t.Turns, t.Messages, string(totalUsage), t.CostUSD, prefix, hashes)
+	} else {
+		_, err = tx.ExecContext(ctx,
+			`UPDATE sessions SET updated_at = ?, turns = ?, messages = ?, usage = ?, cost_usd = ?,
+			 prefix = coalesce(?, prefix), hashes = CASE WHEN ? IS NULL THEN hashes ELSE ? END
+			 WHERE id = ?`,
+			t.Updated.UnixNano(), t.Turns, t.Messages, string(totalUsage), t.CostUSD, prefix, prefix, hashes, id)
+	}
+	if err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// insertMessages inserts msgs, numbered from first, in as few statements as
+// SQLite's parameter limit allows.
+func insertMessages(ctx context.Context, tx *sql.Tx, id string, turnSeq, first int, msgs []json.RawMessage) error {
+	const perRow, maxRows = 4, 200
+	for len(msgs) > 0 {
+		n := min(len(msgs), maxRows)
+		var sb strings.Builder
+		sb.WriteString(`INSERT INTO messages (session_id, seq, turn_seq, json) VALUES `)
+		args := make([]any, 0, n*perRow)
+		for i, m := range msgs[:n] {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			sb.WriteString(`(?,?,?,?)`)
+			args = append(args, id, first+i, turnSeq, string(m))
+		}
+		if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
+			return err
+		}
+		msgs, first = msgs[n:], first+n
+	}
+	return nil
+}
+
+// List returns one page of session summaries, newest UpdatedAt first, ties
+// by ID descending, from the index on (updated_at, id).
+func (s *Store) List(ctx context.Context, opts session.ListOptions) (session.Page, error) {
+	cur, err := stored.ParseCursor(opts.Cursor)
+	if err != nil {
+		return session.Page{}, fmt.Errorf("sqlite: list: %w", err)
+	}
+	limit := stored.Limit(opts)
+	var rows *sql.Rows
+	if opts.Cursor == "" {
+		rows, err = s.r.QueryContext(ctx,
+			`SELECT id, messages, turns, created_at, updated_at FROM sessions
+			 ORDER BY updated_at DESC, id DESC LIMIT ?`, limit+1)
+	} else {
+		rows, err = s.r.QueryContext(ctx,
+			`SELECT id, messages, turns, created_at, updated_at FROM sessions
+			 WHERE (updated_at, id) < (?, ?)
+			 ORDER BY updated_at DESC, id DESC LIMIT ?`, cur.Updated.UnixNano(), cur.ID, limit+1)
+	}
+	if err != nil {
+		return session.Page{}, fmt.Errorf("sqlite: list: %w", err)
+	}
+	defer rows.Close()
+	var page session.Page
+	for rows.Next() {
+		var info session.Info
+		var created, updated int64
+		if err := rows.Scan(&info.ID, &info.Messages, &info.Turns, &created, &updated); err != nil {
+			return session.Page{}, fmt.Errorf("sqlite: list: %w", err)
+		}
+		info.CreatedAt, info.UpdatedAt = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
+		page.Sessions = append(page.Sessions, info)
+	}
+	if err := rows.Err(); err != nil {
+		return session.Page{}, fmt.Errorf("sqlite: list: %w", err)
+	}
+	if len(page.Sessions) > limit {
+		page.Sessions = page.Sessions[:limit]
+		last := page.Sessions[limit-1]
+		page.Next = stored.Cursor{Updated: last.UpdatedAt, ID: last.ID}.String()
+	}
+	return page, nil
+}
+
+// Delete removes the session, its turns, messages and state in one
+// transaction; ErrNotFound if there is none.
+func (s *Store) Delete(ctx context.Context, id string) (err error) {
+	if err := check(ctx, id); err != nil {
+		return err
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: delete %q: %w", id, err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
+	if err != nil {
+		return fmt.Errorf("sqlite: delete %q: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("sqlite: delete %q: %w", id, err)
+	} else if n == 0 {
+		return fmt.Errorf("sqlite: delete %q: %w", id, session.ErrNotFound)
+	}
+	for _, table := range []string{"turns", "messages", "state"} {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE session_id = ?`, id); err != nil {
+			return fmt.Errorf("sqlite: delete %q: %w", id, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: delete %q: %w", id, err)
+	}
+	return nil
+}
+
+func encodeHashes(h []uint64) []byte {
+	b := make([]byte, 0, 8*len(h))
+	for _, x := range h {
+		b = binary.LittleEndian.AppendUint64(b, x)
+	}
+	return b
+}
+
+func decodeHashes(b []byte) ([]uint64, error) {
+	if len(b)%8 != 0 {
+		return nil, fmt.Errorf("stored prefix hashes: %d bytes is not a whole number of uint64s", len(b))
+	}
+	h := make([]uint64, len(b)/8)
+	for i := range h {
+		h[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return h, nil
+}
+
+func check(ctx context.Context, id string) error {
+	if err := session.ValidateID(id); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,42 @@
+package sqlite_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/agcore/agcore/session"
+	"github.com/agcore/agcore/session/sessiontest"
+	"github.com/agcore/agcore/session/sqlite"
+)
+
+func open(tb testing.TB, path string) *sqlite.Store {
+	tb.Helper()
+	s, err := sqlite.Open(tb.Context(), path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
+	return s
+}
+
+func TestContract(t *testing.T) {
+	sessiontest.Run(t, func(t *testing.T) session.Store {
+		return open(t, filepath.Join(t.TempDir(), "sessions.db"))
+	})
+}
+
+func BenchmarkStoreAppend(b *testing.B) {
+	sessiontest.BenchAppend(b, func(b *testing.B) session.Store {
+		return open(b, filepath.Join(b.TempDir(), "sessions.db"))
+	})
+}
+
+func BenchmarkSessionLoad(b *testing.B) {
+	sessiontest.BenchLoad(b, func(b *testing.B) session.Store {
+		return open(b, filepath.Join(b.TempDir(), "sessions.db"))
+	})
+}
