@@ -9,6 +9,7 @@ import (
 
 	"github.com/agcore/agcore/compact"
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/tool"
 )
@@ -47,8 +48,8 @@ type Agent struct {
 	// OnError is told of errors a run survives: a context provider that
 	// failed, a turn that could not be persisted. Nil ignores them.
 	OnError func(ctx context.Context, err error)
-	// Now is the clock stamping stored turns; nil means time.Now.
-	Now func() time.Time
+	// Clock stamps stored turns; nil means middleware.SystemClock.
+	Clock middleware.Clock
 	// NewID makes run ids; nil means session.NewID.
 	NewID func() string
 	// Cost prices a turn's usage for the model that answered; known is
@@ -157,10 +158,10 @@ func (a *Agent) logger() *slog.Logger {
 }
 
 func (a *Agent) now() time.Time {
-	if a.Now != nil {
-		return a.Now()
+	if a.Clock != nil {
+		return a.Clock.Now()
 	}
-	return time.Now()
+	return middleware.SystemClock.Now()
 }
 
 func (a *Agent) newID() string {

@@ -45,7 +45,7 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 		providerMsgs  []llm.Message
 		providerTools []tool.Tool
 	)
-	if opts.Instructions != "" {
+	if false {
 		instructions = append(instructions, opts.Instructions)
 	} else if a.Instructions != "" {
 		instructions = append(instructions, a.Instructions)
@@ -83,7 +83,8 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 	full = append(full, providerMsgs...)
 	full = append(full, r.input...)
 
-	full = a.compress(ctx, r.id, full)
+	tools := mergeTools(a.Tools, opts.Tools, providerTools)
+	full = a.compress(ctx, r.id, full, tools)
 
 	if r.sess != nil {
 		if err := r.sess.TouchRequest(full); err != nil {
@@ -93,7 +94,7 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 
 	r.req = &llm.Request{
 		Messages:       full,
-		Tools:          mergeTools(a.Tools, opts.Tools, providerTools),
+		Tools:          tools,
 		ToolChoice:     opts.ToolChoice,
 		MaxTokens:      opts.MaxTokens,
 		Temperature:    opts.Temperature,
@@ -146,7 +147,9 @@ func (r *run) openSession(ctx context.Context) error {
 
 // compress is Phase 1.5: only with a strategy, a counter and known model
 // limits, and only over budget; a failing strategy leaves msgs unchanged.
-func (a *Agent) compress(ctx context.Context, runID string, msgs []llm.Message) []llm.Message {
+// The budget is the model's input budget less what the tool definitions
+// take, since a strategy's budget covers messages only.
+func (a *Agent) compress(ctx context.Context, runID string, msgs []llm.Message, tools []llm.ToolDefinition) []llm.Message {
 	if a.Compression == nil || a.Counter == nil {
 		return msgs
 	}
@@ -155,6 +158,9 @@ func (a *Agent) compress(ctx context.Context, runID string, msgs []llm.Message) 
 		return msgs
 	}
 	budget := info.InputBudget()
+	if len(tools) > 0 {
+		budget = max(budget-a.Counter.CountTools(tools), 0)
+	}
 	n := a.Counter.CountMessages(msgs)
 	if n <= budget {
 		return msgs

@@ -183,7 +183,7 @@ func (fakeCounter) CountMessages(msgs []llm.Message) int {
 	}
 	return n
 }
-func (fakeCounter) CountTools([]llm.ToolDefinition) int { return 0 }
+func (fakeCounter) CountTools(defs []llm.ToolDefinition) int { return 10 * len(defs) }
 
 // keepLast is a strategy that keeps the last message, or fails.
 type keepLast struct {
@@ -214,12 +214,14 @@ func TestCompressionTriggerRules(t *testing.T) {
 		override  *llm.ModelInfo
 		text      string
 		stratErr  error
+		tools     []tool.Tool
 		wantCalls int
 		wantMsgs  int // messages in the request
 		wantWarn  bool
 	}{
 		{name: "over budget with strategy, counter and known limits compresses", info: known, text: over, wantCalls: 1, wantMsgs: 1},
 		{name: "exactly at the budget does not compress", info: known, text: exact, wantCalls: 0, wantMsgs: 2},
+		{name: "the tools' tokens come out of the budget", info: known, text: exact, tools: []tool.Tool{echoTool{"t"}}, wantCalls: 1, wantMsgs: 1},
 		{name: "without a counter nothing runs", noCounter: true, info: known, text: over, wantCalls: 0, wantMsgs: 2},
 		{name: "without a strategy nothing runs", noStrat: true, info: known, text: over, wantMsgs: 2},
 		{name: "unknown model limits do not compress", info: llm.ModelInfo{Name: "m"}, text: over, wantCalls: 0, wantMsgs: 2},
@@ -231,7 +233,7 @@ func TestCompressionTriggerRules(t *testing.T) {
 			var logs logBuffer
 			strat := &keepLast{err: tt.stratErr}
 			m := llmtest.New(llmtest.Text("ok")).WithInfo(tt.info).Verify(t)
-			a := &agent.Agent{Model: m, ModelInfo: tt.override, Logger: logs.logger()}
+			a := &agent.Agent{Model: m, ModelInfo: tt.override, Logger: logs.logger(), Tools: tt.tools}
 			if !tt.noStrat {
 				a.Compression = strat
 			}
@@ -245,8 +247,8 @@ func TestCompressionTriggerRules(t *testing.T) {
 			if strat.calls != tt.wantCalls {
 				t.Errorf("strategy called %d times, want %d", strat.calls, tt.wantCalls)
 			}
-			if strat.calls > 0 && strat.budget != 70 {
-				t.Errorf("strategy got budget %d, want the input budget 70", strat.budget)
+			if want := 70 - 10*len(tt.tools); strat.calls > 0 && strat.budget != want {
+				t.Errorf("strategy got budget %d, want the input budget less the tools, %d", strat.budget, want)
 			}
 			if got := len(m.Requests()[0].Messages); got != tt.wantMsgs {
 				t.Errorf("request has %d messages, want %d", got, tt.wantMsgs)

@@ -60,6 +60,7 @@ type Stream struct {
 	input   []llm.Message
 	opts    *RunOptions
 	started atomic.Bool
+	inline  bool          // run the post-invocation phase on the caller's goroutine (Wait drives the run)
 	done    chan struct{} // closed when the run is entirely over
 	resp    *Response     // set before done is closed, on success
 	err     error         // set before done is closed, on failure
@@ -89,6 +90,7 @@ func (s *Stream) Updates() iter.Seq2[Update, error] {
 // Wait from inside the range loop over Updates: it would wait forever.
 func (s *Stream) Wait() (*Response, error) {
 	if s.started.CompareAndSwap(false, true) {
+		s.inline = true // nobody reads the updates: no need to fork
 		s.run(func(Update, error) bool { return true })
 	}
 	<-s.done
@@ -146,13 +148,18 @@ func (s *Stream) run(yield func(Update, error) bool) {
 	// every update but the finish (the seed's channel fork). The caller's
 	// cancellation cannot stop it: the model has answered, and the turn must
 	// not be lost.
-	go func() {
+	post := func() {
 		defer close(s.done)
 		defer r.release()
 		pctx := context.WithoutCancel(ctx)
 		r.invoked(pctx, &Outcome{Request: r.req, Response: resp})
 		resp.post.err = r.persist(pctx, resp)
-	}()
+	}
+	if s.inline {
+		post()
+	} else {
+		go post()
+	}
 
 	u := conv.update(UpdateFinish)
 	u.FinishReason = resp.FinishReason

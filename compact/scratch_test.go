@@ -1,39 +1,24 @@
 package compact
 
 import (
-	"context"
-	"reflect"
 	"testing"
-
-	"github.com/agcore/agcore/llm"
 )
 
-type spyStrategy struct {
-	inner   Pipeline
-	prevOut []llm.Message
-	log     map[string]int
-	t       *testing.T
-}
-
-func (s *spyStrategy) Compress(ctx context.Context, msgs []llm.Message, budget int, c TokenCounter) ([]llm.Message, error) {
-	out, rep, err := s.inner.CompressReport(ctx, msgs, budget, c)
-	if s.prevOut != nil {
-		stable := len(s.prevOut) <= len(out) && reflect.DeepEqual(s.prevOut, out[:len(s.prevOut)])
-		if !stable {
-			key := ""
-			for _, st := range rep.Steps {
-				key += st.Strategy + ":" + st.Detail + " | "
+func TestScratch(t *testing.T) {
+	for _, kr := range []int{8, 12} {
+		for _, step := range []int{8, 12, 24, 40} {
+			for _, ts := range []int{0, 4000, 8000} {
+				for _, withModel := range []bool{false, true} {
+					p := Pipeline{Microcompact{KeepRecent: kr, Step: step}}
+					if withModel {
+						p = append(p, &Summarize{Model: &fakeModel{}, Step: ts})
+					}
+					p = append(p, Truncate{Step: ts})
+					st := simulateSession(t, 200, 32000, p, Estimator{}, 42)
+					t.Logf("kr=%d step=%d tstep=%d model=%v stable=%.0f%% cached=%.0f%%", kr, step, ts, withModel,
+						100*float64(st.prefixStable)/float64(st.requests), 100*float64(st.cached)/float64(st.tokens))
+				}
 			}
-			s.log["break"]++
-			s.t.Logf("break at %d (prev %d): %s", commonPrefix(s.prevOut, out), len(s.prevOut), key)
 		}
 	}
-	s.prevOut = out
-	return out, err
-}
-
-func TestScratch(t *testing.T) {
-	sp := &spyStrategy{inner: DefaultPipeline(nil), log: map[string]int{}, t: t}
-	simulateSession(t, 60, 32000, sp, O200k(), 42)
-	t.Log(sp.log)
 }

@@ -423,6 +423,23 @@ func TestBreakingTheStreamStopsTheLoop(t *testing.T) {
 	}
 }
 
+func TestTheCallersMessagesAreNeverWritten(t *testing.T) {
+	for _, stream := range modes() {
+		t.Run(modeName(stream), func(t *testing.T) {
+			m := llmtest.New(llmtest.Reply(llmtest.Call("a", "echo", `{}`)), llmtest.Text("ok")).Verify(t)
+			msgs := make([]llm.Message, 1, 10) // spare capacity the loop must not use
+			msgs[0] = llm.UserText("go")
+			req := &llm.Request{Messages: msgs, Tools: []llm.ToolDefinition{newCounter("echo").def}}
+			if r := runTurn(context.Background(), FunctionInvocation(ToolLoop{})(m), req, stream); r.err != nil {
+				t.Fatal(r.err)
+			}
+			if spare := msgs[:3]; spare[1].Role != "" || spare[2].Role != "" {
+				t.Errorf("the loop appended into the caller's array:\n%s", dump(spare))
+			}
+		})
+	}
+}
+
 func TestApproverSeesArgumentsAfterToolMiddleware(t *testing.T) {
 	var seen string
 	rewrite := func(next tool.Handler) tool.Handler {

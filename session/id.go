@@ -39,11 +39,12 @@ func idByte(c byte) bool {
 }
 
 // NewID returns a fresh random session id that passes ValidateID. Ids sort
-// by creation time (to the millisecond, UTC) as plain strings, e.g.
-// "20260105T143012.123Z-9f86d081884c7d65d6d4f5e2"; the 96 random bits make
-// a collision practically impossible.
+// by creation time (to the millisecond, UTC) as plain strings and are lower
+// case, so they are safe on case-insensitive file systems, e.g.
+// "20260105-143012.123-9f86d081884c7d65d6d4f5e2"; the 96 random bits make a
+// collision practically impossible.
 func NewID() string {
 	var r [12]byte
 	_, _ = rand.Read(r[:]) // crypto/rand.Read never fails (it crashes the program instead)
-	return time.Now().UTC().Format("20060102T150405.000Z") + "-" + hex.EncodeToString(r[:])
+	return time.Now().UTC().Format("20060102-150405.000") + "-" + hex.EncodeToString(r[:])
 }

@@ -150,6 +150,7 @@ func (inv *Invoker) Invoke(ctx context.Context, lookup Lookup, calls []llm.ToolU
 		text, err := inv.run(ctx, h, call)
 		if err != nil && IsFatal(err) {
 			fatal[i] = err
+			cancel()
 			return
 		}
 		isErr := err != nil

@@ -175,7 +175,7 @@ func (s *scanner) delta(buf []byte) (deltaKind, string, []byte, bool) {
 		if !ok || !s.consume(':') {
 			return 0, "", buf, false
 		}
-		switch k := string(key); k {
+		switch string(key) {
 		case "type":
 			v, ok := s.plainString()
 			if !ok || seenType {
@@ -198,7 +198,7 @@ func (s *scanner) delta(buf []byte) (deltaKind, string, []byte, bool) {
 			if field != "" {
 				return 0, "", buf, false
 			}
-			field = k
+			field = fieldNamed(key)
 			if val, escaped, ok = s.rawString(); !ok {
 				return 0, "", buf, false
 			}
@@ -224,6 +224,17 @@ func (s *scanner) delta(buf []byte) (deltaKind, string, []byte, bool) {
 		return 0, "", buf, false
 	}
 	return kind, string(buf), buf, true
+}
+
+// fieldNamed returns the constant equal to key (one of fieldOf's names),
+// so remembering it does not allocate.
+func fieldNamed(key []byte) string {
+	for _, f := range fieldOf[1:] {
+		if string(key) == f {
+			return f
+		}
+	}
+	return ""
 }
 
 var fieldOf = [...]string{

@@ -187,3 +187,5 @@ func containsKey(s string) bool {
 }
 
 var bg = context.Background()
+
+func errorAs(err error, target **llm.Error) bool { return errors.As(err, target) }

@@ -14,6 +14,10 @@ import (
 	"github.com/agcore/agcore/llm"
 )
 
+// fastPath turns the hand-written delta decoder on; benchmarks and the
+// differential tests turn it off to compare with encoding/json alone.
+var fastPath = true
+
 // maxBlocks bounds the content-block index a stream may use, so a hostile
 // index cannot make the adapter allocate without limit.
 const maxBlocks = 1 << 16
@@ -90,7 +94,7 @@ func (s *streamState) malformed(format string, args ...any) *llm.Error {
 // step handles one SSE event. It returns false when the stream is over
 // (the final event was yielded, or the consumer stopped).
 func (s *streamState) step(typ string, data []byte, yield func(llm.Event, error) bool) (bool, error) {
-	if typ == "content_block_delta" || typ == "message" {
+	if fastPath && (typ == "content_block_delta" || typ == "message") {
 		index, kind, text, buf, ok := fastDelta(data, s.scratch)
 		s.scratch = buf
 		if ok {

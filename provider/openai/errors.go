@@ -39,22 +39,29 @@ func parseError(data []byte) (e wireError, ok bool) {
 	if err := json.Unmarshal(data, &body); err != nil {
 		return e, false
 	}
-	raw := bytes.TrimSpace(body.Error)
-	switch {
-	case len(raw) > 0 && raw[0] == '{':
-		if err := json.Unmarshal(raw, &e); err != nil {
-			return e, false
-		}
-		return e, true
-	case len(raw) > 0 && raw[0] == '"':
-		if err := json.Unmarshal(raw, &e.Message); err != nil {
-			return e, false
-		}
-		return e, true
-	case body.Message != "":
+	if raw := bytes.TrimSpace(body.Error); len(raw) > 0 && string(raw) != "null" {
+		return parseErrorValue(raw), true
+	}
+	if body.Message != "" {
 		return body.wireError, true
 	}
 	return e, false
+}
+
+// parseErrorValue reads the value of an "error" key: an object, or just a
+// message string (anything else becomes the message as is).
+func parseErrorValue(raw []byte) (e wireError) {
+	switch raw[0] {
+	case '{':
+		if json.Unmarshal(raw, &e) == nil {
+			return e
+		}
+	case '"':
+		if json.Unmarshal(raw, &e.Message) == nil {
+			return e
+		}
+	}
+	return wireError{Message: snippet(raw)}
 }
 
 // code is the error's code as text ("context_length_exceeded", "400"), or

@@ -289,7 +289,7 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 			}
 			return
 		}
-		s := newStreamReader(m.cfg.provider, rc, m.cfg.maxEvent)
+		s := newStreamReader(m, rc)
 		for {
 			ev, err := s.next()
 			if err != nil {

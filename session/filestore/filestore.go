@@ -94,13 +94,29 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("filestore: open: %w", err)
 	}
 	for _, e := range ents {
-		if strings.Contains(e.Name(), tmpMark) && e.Type().IsRegular() {
+		if isTemp(e.Name()) && e.Type().IsRegular() {
 			if err := root.Remove(e.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				s.logger.Warn("filestore: cannot remove temporary file", "file", e.Name(), "err", err)
 			}
 		}
 	}
 	return s, nil
+}
+
+// isTemp reports whether name is a temporary file of this package: a log's
+// or summary's name, tmpMark, and 16 hex digits. No log or summary has
+// such a name, whatever its id, because those end in their extension.
+func isTemp(name string) bool {
+	const randLen = 16
+	if len(name) < len(tmpMark)+randLen {
+		return false
+	}
+	base, random := name[:len(name)-randLen], name[len(name)-randLen:]
+	if _, err := hex.DecodeString(random); err != nil {
+		return false
+	}
+	final, ok := strings.CutSuffix(base, tmpMark)
+	return ok && (strings.HasSuffix(final, logExt) || strings.HasSuffix(final, metaExt))
 }
 
 // Close releases the store's directory. The store must not be used after.
@@ -450,7 +466,8 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 
 // List returns one page of session summaries, newest UpdatedAt first, ties
 // by ID descending. It reads every session's summary, so its cost grows
-// with the number of sessions.
+// with the number of sessions. A session whose log is corrupt is left out
+// (with a warning); Load reports it.
 func (s *Store) List(ctx context.Context, opts session.ListOptions) (session.Page, error) {
 	if err := ctx.Err(); err != nil {
 		return session.Page{}, err
@@ -475,6 +492,11 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (session.Pag
 		info, err := s.info(id)
 		if errors.Is(err, session.ErrNotFound) {
 			continue // deleted meanwhile
+		}
+		if errors.Is(err, ErrCorrupt) {
+			// One damaged log must not hide every other session.
+			s.logger.Warn("filestore: leaving a corrupt session out of the listing", "session", id, "err", err)
+			continue
 		}
 		if err != nil {
 			return session.Page{}, fmt.Errorf("filestore: list: %w", err)

@@ -1,6 +1,9 @@
 package filestore_test
 
 import (
+	"context"
+	"log/slog"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agcore/agcore/session"
@@ -29,3 +32,27 @@ func BenchmarkStoreAppend(b *testing.B) {
 func BenchmarkSessionLoad(b *testing.B) {
 	sessiontest.BenchLoad(b, func(b *testing.B) session.Store { return open(b, b.TempDir()) })
 }
+
+func TestCrashConsistency(t *testing.T) {
+	kills := 25
+	if testing.Short() {
+		kills = 5
+	}
+	var torn atomic.Int64
+	logger := slog.New(countingHandler{&torn})
+	sessiontest.Crash(t, kills, func(dir string) (session.Store, error) {
+		return filestore.Open(dir, filestore.WithLogger(logger))
+	})
+	t.Logf("torn last lines dropped on load: %d", torn.Load())
+}
+
+// countingHandler counts the records logged through it.
+type countingHandler struct{ n *atomic.Int64 }
+
+func (h countingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h countingHandler) Handle(context.Context, slog.Record) error {
+	h.n.Add(1)
+	return nil
+}
+func (h countingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h countingHandler) WithGroup(string) slog.Handler      { return h }

@@ -202,4 +202,3 @@ func parseLog(id string, data []byte) (*parsedLog, error) {
 	p.torn = int64(len(data) - valid)
 	return p, nil
 }
-

@@ -51,12 +51,16 @@ var migrations = [][]string{
 	},
 }
 
-// SchemaVersion is the schema version this package writes.
-var SchemaVersion = len(migrations)
+// SchemaVersion is the schema version this package writes: the number of
+// migrations.
+const SchemaVersion = 1
 
 // migrate brings the database up to SchemaVersion, one transaction per
 // version, and refuses a database newer than that.
 func migrate(ctx context.Context, db *sql.DB) error {
+	if len(migrations) != SchemaVersion {
+		panic("sqlite: SchemaVersion does not match the migrations")
+	}
 	for {
 		done, err := migrateOne(ctx, db)
 		if err != nil || done {

@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -38,5 +39,15 @@ func BenchmarkStoreAppend(b *testing.B) {
 func BenchmarkSessionLoad(b *testing.B) {
 	sessiontest.BenchLoad(b, func(b *testing.B) session.Store {
 		return open(b, filepath.Join(b.TempDir(), "sessions.db"))
+	})
+}
+
+func TestCrashConsistency(t *testing.T) {
+	kills := 25
+	if testing.Short() {
+		kills = 5
+	}
+	sessiontest.Crash(t, kills, func(dir string) (session.Store, error) {
+		return sqlite.Open(context.Background(), filepath.Join(dir, "sessions.db"))
 	})
 }

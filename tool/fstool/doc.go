@@ -35,5 +35,5 @@
 // exceeds it. Binary files (a NUL byte in their first 8 KiB) are refused by
 // read_file and skipped by grep.
 //
-// This package imports only llm, tool and the standard library.
+// This package imports only tool and the standard library.
 package fstool

@@ -51,14 +51,14 @@ func newTree(t *testing.T, opts Options) *tree {
 	}
 	must(t, os.Remove(filepath.Join(tr.root, "empty/.keep")))
 	links := map[string]string{
-		"inlink":    "dir",                                  // a directory inside
-		"abslink":   filepath.Join(tr.root, "a.txt"),        // absolute, inside
+		"inlink":    "dir",                                   // a directory inside
+		"abslink":   filepath.Join(tr.root, "a.txt"),         // absolute, inside
 		"out.txt":   filepath.Join(tr.outside, "secret.txt"), // a file outside
-		"outdir":    tr.outside,                             // a directory outside
-		"up":        "..",                                   // the root's parent
-		"relout":    "../outside/secret.txt",                // relative, outside
-		"dangling":  filepath.Join(tr.outside, "new.txt"),   // would create outside
-		"dir/chain": "../out.txt",                           // a link to a link outside
+		"outdir":    tr.outside,                              // a directory outside
+		"up":        "..",                                    // the root's parent
+		"relout":    "../outside/secret.txt",                 // relative, outside
+		"dangling":  filepath.Join(tr.outside, "new.txt"),    // would create outside
+		"dir/chain": "../out.txt",                            // a link to a link outside
 	}
 	for name, target := range links {
 		must(t, os.Symlink(target, filepath.Join(tr.root, filepath.FromSlash(name))))
@@ -150,7 +150,8 @@ func TestPathsOutsideTheRootAreRefused(t *testing.T) {
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("got %q, %v; want an error matching %v", out, err, tt.want)
 			}
-			if strings.Contains(out+err.Error(), secret) || strings.Contains(err.Error(), tr.outside) {
+			given, _ := json.Marshal(tt.args)
+			if strings.Contains(out+err.Error(), secret) || (strings.Contains(err.Error(), tr.outside) && !strings.Contains(string(given), tr.outside)) {
 				t.Errorf("the result shows what is outside: %q %v", out, err)
 			}
 		})

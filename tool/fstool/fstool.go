@@ -148,7 +148,11 @@ func newRoot(dir string, opts Options) (*root, error) {
 // open opens the root for one call. Opening per call keeps the tools free
 // of a Close and follows the root if it is replaced.
 func (r *root) open() (*os.Root, error) {
-	return os.OpenRoot(r.real)
+	rt, err := os.OpenRoot(r.real)
+	if err != nil {
+		return nil, fmt.Errorf("the root directory cannot be opened: %w", unwrapPath(err))
+	}
+	return rt, nil
 }
 
 // local checks name and returns it cleaned, relative to the root, using the

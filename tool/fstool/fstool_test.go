@@ -13,7 +13,10 @@ import (
 	"testing"
 
 	"github.com/agcore/agcore/tool"
+	"go.uber.org/goleak"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 type args = map[string]any
 
@@ -36,7 +39,7 @@ func TestReadFile(t *testing.T) {
 		{"a negative offset is an error", args{"path": "a.txt", "offset": -1}, "", "must not be negative"},
 		{"a missing file is an error", args{"path": "nope.txt"}, "", "file does not exist"},
 		{"a directory is an error pointing to list_dir", args{"path": "dir"}, "", "is a directory; use list_dir"},
-		{"a binary file is refused", args{"path": "bin.dat"}, "", `"bin.dat" is a binary file (9 bytes); read_file reads text files only`},
+		{"a binary file is refused", args{"path": "bin.dat"}, "", `"bin.dat" is a binary file (8 bytes); read_file reads text files only`},
 		{"a missing path is an argument error", args{}, "", "path"},
 		{"an unknown argument is an argument error", args{"path": "a.txt", "lines": 3}, "", "lines"},
 	}
@@ -118,7 +121,7 @@ func TestListDir(t *testing.T) {
 		wantErr string
 	}{
 		{"the root by default, sorted, directories with a slash, links to directories inside too",
-			args{}, ".git/\nabslink\na.txt\nbin.dat\ncrlf.txt\ndangling\ndir/\nempty/\ninlink/\nnoeol.txt\nout.txt\noutdir\nrelout\nunicode.txt\nup\n", ""},
+			args{}, ".git/\na.txt\nabslink\nbin.dat\ncrlf.txt\ndangling\ndir/\nempty/\ninlink/\nnoeol.txt\nout.txt\noutdir\nrelout\nunicode.txt\nup\n", ""},
 		{"a subdirectory", args{"path": "dir"}, ".hidden.go\nb.go\nchain\nsub/\n", ""},
 		{"a directory through a link inside", args{"path": "inlink/sub"}, "c.md\nd.txt\n", ""},
 		{"an empty directory says so", args{"path": "empty"}, "[empty directory]", ""},
@@ -210,7 +213,7 @@ func TestGrepIsCapped(t *testing.T) {
 		maxBytes int
 	}{
 		{"at most MaxMatches lines", Options{MaxMatches: 5}, "match", 5, "[stopped at the 5-match cap; narrow the pattern or the path]", DefaultMaxOutputBytes},
-		{"at most MaxOutputBytes bytes", Options{MaxOutputBytes: 300}, "match", 9, "[stopped at the 300-byte cap after 9 matches; narrow the pattern or the path]", 300},
+		{"at most MaxOutputBytes bytes", Options{MaxOutputBytes: 300}, "match", 8, "[stopped at the 300-byte cap after 8 matches; narrow the pattern or the path]", 300},
 		{"exactly MaxMatches matches need no marker", Options{MaxMatches: 2}, "match 0[01]", 2, "", DefaultMaxOutputBytes},
 		{"a long line is shown cut", Options{}, "x match", 1, "", DefaultMaxOutputBytes},
 	}

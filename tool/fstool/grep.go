@@ -173,4 +173,3 @@ func (g *grepper) result(err error) (string, error) {
 	}
 	return g.out.finish(""), nil
 }
-

@@ -97,6 +97,9 @@ func (r *root) readFile(ctx context.Context, in readFileArgs) (string, error) {
 		var full int
 		out, full, err = lr.next(out, room)
 		if err == io.EOF {
+			if line == start && start > 1 {
+				return "", fmt.Errorf("offset %d is past the end of %q, which has %d lines", in.Offset, in.Path, line-1)
+			}
 			break
 		}
 		if err != nil {

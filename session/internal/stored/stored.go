@@ -62,6 +62,9 @@ func EncodeTurn(ctx context.Context, tr session.Turn, now time.Time) (*Turn, err
 		out.Time = now
 	}
 	out.Time = out.Time.UTC().Round(0)
+	if y := out.Time.Year(); y < 1900 || y > 2200 { // stores keep Unix nanoseconds
+		return nil, fmt.Errorf("session: turn %q: time %v out of range", tr.ID, out.Time)
+	}
 	out.Messages = make([]json.RawMessage, len(tr.Messages))
 	for i, m := range tr.Messages {
 		data, err := json.Marshal(m) // encoding/json returns a fresh, compact buffer

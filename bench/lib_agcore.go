@@ -1,0 +1,6 @@
+package bench
+
+// agcoreLibraries returns agcore's rows.
+func agcoreLibraries() []Library {
+	return nil
+}

@@ -1,0 +1,325 @@
+package conversation_test
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/agcore/agcore/compact"
+	"github.com/agcore/agcore/conversation"
+	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/llmtest"
+	"github.com/agcore/agcore/middleware"
+	"github.com/agcore/agcore/tool"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func texts(msgs []llm.Message) []string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = string(m.Role) + ":" + m.Text()
+		for _, tu := range m.ToolUses() {
+			out[i] += "[" + tu.ID + " " + tu.Name + "]"
+		}
+		if m.Role == llm.RoleTool {
+			out[i] += "[" + m.ToolCallID + "]"
+		}
+	}
+	return out
+}
+
+func TestTheSystemPromptIsOnlyASystemMessage(t *testing.T) {
+	m := llmtest.New(llmtest.Text("one"), llmtest.Text("two")).Verify(t)
+	c := conversation.New(m, conversation.Config{})
+	if _, err := c.Submit(context.Background(), "no system", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(m.Requests()[0].Messages); !reflect.DeepEqual(got, []string{"user:no system"}) {
+		t.Errorf("without a system message the request is %q: nothing may be inserted", got)
+	}
+	c.WithMessages([]llm.Message{llm.SystemText("be brief")})
+	if _, err := c.Submit(context.Background(), "hi", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(m.Requests()[1].Messages); !reflect.DeepEqual(got, []string{"system:be brief", "user:hi"}) {
+		t.Errorf("request %q, want the history's system message, once, first", got)
+	}
+}
+
+func TestSubmitExtendsTheHistoryOnlyOnSuccess(t *testing.T) {
+	rate := &llm.Error{Kind: llm.KindRateLimited}
+	m := llmtest.New(llmtest.Text("hello").WithUsage(llm.Usage{InputTokens: 3, OutputTokens: 1}), llmtest.Fail(rate), llmtest.Text("again")).Verify(t)
+	c := conversation.New(m, conversation.Config{Model: "gpt-x", MaxTokens: 50})
+	ctx := context.Background()
+
+	if _, err := c.Submit(ctx, "hi", nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"user:hi", "assistant:hello"}
+	if got := texts(c.Messages()); !reflect.DeepEqual(got, want) {
+		t.Fatalf("history %q, want %q", got, want)
+	}
+	if _, err := c.Submit(ctx, "this fails", nil); !errors.Is(err, llm.ErrRateLimited) {
+		t.Fatalf("err = %v", err)
+	}
+	if got := texts(c.Messages()); !reflect.DeepEqual(got, want) {
+		t.Errorf("history after a failed call %q, want it unchanged %q", got, want)
+	}
+	if c.Usage() != (llm.Usage{InputTokens: 3, OutputTokens: 1}) {
+		t.Errorf("usage %+v counts the failed call", c.Usage())
+	}
+	if _, err := c.Submit(ctx, "retry", nil); err != nil {
+		t.Fatal(err)
+	}
+	req := m.Requests()[2]
+	if got := texts(req.Messages); !reflect.DeepEqual(got, []string{"user:hi", "assistant:hello", "user:retry"}) {
+		t.Errorf("request after the failure %q: the failed prompt must not linger", got)
+	}
+	if req.Model != "gpt-x" || req.MaxTokens != 50 {
+		t.Errorf("request config: model %q max tokens %d", req.Model, req.MaxTokens)
+	}
+}
+
+func TestABlockedCallChangesNothing(t *testing.T) {
+	m := llmtest.New().Verify(t)
+	var seen []string
+	hooks := &middleware.Hooks{PreRequest: []middleware.Hook[middleware.PreRequestFunc]{{Name: "guard", Func: func(_ context.Context, req *llm.Request) error {
+		seen = texts(req.Messages)
+		return middleware.Block("no secrets")
+	}}}}
+	c := conversation.New(m, conversation.Config{Hooks: hooks}).WithMessages([]llm.Message{llm.SystemText("sys")})
+	_, err := c.Submit(context.Background(), "the password is hunter2", nil)
+	if !errors.Is(err, llm.ErrBlocked) {
+		t.Fatalf("err = %v, want blocked", err)
+	}
+	if !reflect.DeepEqual(seen, []string{"system:sys", "user:the password is hunter2"}) {
+		t.Errorf("the PreRequest hook saw %q", seen)
+	}
+	if got := texts(c.Messages()); !reflect.DeepEqual(got, []string{"system:sys"}) {
+		t.Errorf("history %q after a blocked call", got)
+	}
+}
+
+type weatherIn struct {
+	City string `json:"city"`
+}
+
+func TestSubmitWithToolsRunsTheToolLoopAndKeepsTheWholeTurn(t *testing.T) {
+	m := llmtest.New(
+		llmtest.Reply(llmtest.Call("call_1", "weather", `{"city":"Paris"}`)).WithUsage(llm.Usage{InputTokens: 10}),
+		llmtest.Text("Sunny in Paris.").WithUsage(llm.Usage{InputTokens: 20}),
+	).Verify(t)
+	weather := tool.MustFunc("weather", "Weather in a city", func(_ context.Context, in weatherIn) (string, error) {
+		return "sunny in " + in.City, nil
+	})
+	var mu sync.Mutex
+	var hooked []string
+	hooks := &middleware.Hooks{PreToolUse: []middleware.Hook[middleware.PreToolUseFunc]{{Name: "audit", Func: func(_ context.Context, call *tool.Call) error {
+		mu.Lock()
+		hooked = append(hooked, call.Name)
+		mu.Unlock()
+		return nil
+	}}}}
+	c := conversation.New(m, conversation.Config{Hooks: hooks})
+	resp, err := c.SubmitWithTools(context.Background(), "Weather in Paris?", []tool.Tool{weather})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"user:Weather in Paris?", "assistant:[call_1 weather]", "tool_result:sunny in Paris[call_1]", "assistant:Sunny in Paris."}
+	if got := texts(c.Messages()); !reflect.DeepEqual(got, want) {
+		t.Errorf("history\n got %q\nwant %q", got, want)
+	}
+	if resp.Message.Text() != "Sunny in Paris." || c.Usage().InputTokens != 30 {
+		t.Errorf("response %q, usage %+v", resp.Message.Text(), c.Usage())
+	}
+	if !reflect.DeepEqual(hooked, []string{"weather"}) {
+		t.Errorf("tool hooks saw %v: the cycle's tool calls must go through its hooks", hooked)
+	}
+}
+
+func TestSubmitMessagesLeavesTheHistoryAlone(t *testing.T) {
+	m := llmtest.New(llmtest.Text("summary").WithUsage(llm.Usage{OutputTokens: 4})).Verify(t)
+	c := conversation.New(m, conversation.Config{}).WithMessages([]llm.Message{llm.UserText("kept")})
+	resp, err := c.SubmitMessages(context.Background(), []llm.Message{llm.UserText("summarize this")}, nil)
+	if err != nil || resp.Message.Text() != "summary" {
+		t.Fatalf("%v %v", resp, err)
+	}
+	if got := texts(m.Requests()[0].Messages); !reflect.DeepEqual(got, []string{"user:summarize this"}) {
+		t.Errorf("request %q, want exactly the given messages", got)
+	}
+	if got := texts(c.Messages()); !reflect.DeepEqual(got, []string{"user:kept"}) || c.Usage().OutputTokens != 4 {
+		t.Errorf("history %q usage %+v", got, c.Usage())
+	}
+}
+
+func TestSubmitStreamLeavesTheHistoryToTheCaller(t *testing.T) {
+	rate := &llm.Error{Kind: llm.KindRateLimited}
+	m := llmtest.New(llmtest.Text("streamed answer"), llmtest.Text("x").FailAfter(2, rate), llmtest.Text("abandoned answer")).Verify(t)
+	c := conversation.New(m, conversation.Config{})
+	ctx := context.Background()
+
+	var final *llm.Response
+	var sb strings.Builder
+	for ev, err := range c.SubmitStream(ctx, "hi", nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == llm.EventTextDelta {
+			sb.WriteString(ev.Delta)
+		}
+		if ev.Type == llm.EventComplete {
+			if len(c.Messages()) != 0 {
+				t.Error("the history changed before the caller committed")
+			}
+			final = ev.Response
+		}
+	}
+	if sb.String() != "streamed answer" || final == nil {
+		t.Fatalf("streamed %q, final %v", sb.String(), final)
+	}
+	c.Commit("hi", final)
+	want := []string{"user:hi", "assistant:streamed answer"}
+	if got := texts(c.Messages()); !reflect.DeepEqual(got, want) {
+		t.Errorf("history after Commit %q", got)
+	}
+
+	for _, err := range c.SubmitStream(ctx, "fails", nil) {
+		if err != nil && !errors.Is(err, llm.ErrRateLimited) {
+			t.Fatal(err)
+		}
+	}
+	for range c.SubmitStream(ctx, "abandoned", nil) {
+		break
+	}
+	if got := texts(c.Messages()); !reflect.DeepEqual(got, want) {
+		t.Errorf("history after a failed and an abandoned stream %q, want %q", got, want)
+	}
+}
+
+func TestHistoryEditing(t *testing.T) {
+	c := conversation.New(llmtest.New(), conversation.Config{})
+	c.WithMessages([]llm.Message{llm.SystemText("s")}).ExtendMessages([]llm.Message{llm.UserText("a"), llm.AssistantText("b")})
+	c.PushMessage(llm.UserText("c"))
+	got := c.Messages()
+	if !reflect.DeepEqual(texts(got), []string{"system:s", "user:a", "assistant:b", "user:c"}) {
+		t.Errorf("history %q", texts(got))
+	}
+	_ = append(got, llm.UserText("caller's own"))
+	c.PushMessage(llm.UserText("d"))
+	if c.Messages()[4].Text() != "d" {
+		t.Error("appending to the returned slice reached the history")
+	}
+}
+
+func TestCostIsUnknownWhenAModelHasNoPrice(t *testing.T) {
+	price := func(model string, u llm.Usage) (float64, bool) {
+		return float64(u.InputTokens) / 100, model == "priced"
+	}
+	m := llmtest.New(llmtest.Text("a").WithUsage(llm.Usage{InputTokens: 100})).Verify(t)
+	c := conversation.New(m, conversation.Config{Model: "priced", Cost: price})
+	ctx := context.Background()
+	if _, err := c.Submit(ctx, "x", nil); err != nil {
+		t.Fatal(err)
+	}
+	// The scripted model answers as "scripted": requests name "priced", but
+	// the price goes by the model that answered.
+	if usd, complete := c.Cost(); usd != 0 || complete {
+		t.Errorf("cost %v complete %v, want unknown", usd, complete)
+	}
+	m2 := llmtest.New(llmtest.Text("a").WithUsage(llm.Usage{InputTokens: 100})).WithInfo(llm.ModelInfo{Name: "priced"}).Verify(t)
+	c2 := conversation.New(m2, conversation.Config{Cost: price})
+	if _, err := c2.Submit(ctx, "x", nil); err != nil {
+		t.Fatal(err)
+	}
+	if usd, complete := c2.Cost(); usd != 1 || !complete {
+		t.Errorf("cost %v complete %v, want 1 and complete", usd, complete)
+	}
+}
+
+// counter counts one token per byte of text.
+type counter struct{}
+
+func (counter) CountMessages(msgs []llm.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += len(m.Text())
+	}
+	return n
+}
+func (counter) CountTools([]llm.ToolDefinition) int { return 0 }
+
+// dropOldest keeps the last message, or fails with err.
+type dropOldest struct {
+	calls int
+	err   error
+}
+
+func (d *dropOldest) Compress(_ context.Context, msgs []llm.Message, _ int, _ compact.TokenCounter) ([]llm.Message, error) {
+	d.calls++
+	if d.err != nil {
+		return nil, d.err
+	}
+	return msgs[len(msgs)-1:], nil
+}
+
+func TestCompaction(t *testing.T) {
+	t.Run("over the budget the request is compressed and adopted after success", func(t *testing.T) {
+		m := llmtest.New(llmtest.Text("ok")).Verify(t)
+		s := &dropOldest{}
+		c := conversation.New(m, conversation.Config{Compaction: &conversation.Compaction{Strategy: s, Counter: counter{}, Budget: 10}}).
+			WithMessages([]llm.Message{llm.UserText("0123456789"), llm.AssistantText("old")})
+		if _, err := c.Submit(context.Background(), "new", nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := texts(m.Requests()[0].Messages); !reflect.DeepEqual(got, []string{"user:new"}) {
+			t.Errorf("request %q", got)
+		}
+		if got := texts(c.Messages()); !reflect.DeepEqual(got, []string{"user:new", "assistant:ok"}) {
+			t.Errorf("history %q, want the compressed one plus the answer", got)
+		}
+	})
+	t.Run("a compressed history is not adopted when the call fails", func(t *testing.T) {
+		m := llmtest.New(llmtest.Fail(&llm.Error{Kind: llm.KindServer})).Verify(t)
+		c := conversation.New(m, conversation.Config{Compaction: &conversation.Compaction{Strategy: &dropOldest{}, Counter: counter{}, Budget: 1}}).
+			WithMessages([]llm.Message{llm.UserText("long history")})
+		if _, err := c.Submit(context.Background(), "new", nil); err == nil {
+			t.Fatal("no error")
+		}
+		if got := texts(c.Messages()); !reflect.DeepEqual(got, []string{"user:long history"}) {
+			t.Errorf("history %q", got)
+		}
+	})
+	t.Run("under the budget or with unknown limits nothing is compressed", func(t *testing.T) {
+		s := &dropOldest{}
+		m := llmtest.New(llmtest.Text("a"), llmtest.Text("b")).Verify(t)
+		c := conversation.New(m, conversation.Config{Compaction: &conversation.Compaction{Strategy: s, Counter: counter{}, Budget: 1000}})
+		_, _ = c.Submit(context.Background(), "x", nil)
+		c2 := conversation.New(m, conversation.Config{Compaction: &conversation.Compaction{Strategy: s, Counter: counter{}}}) // budget from Info: unknown
+		_, _ = c2.Submit(context.Background(), strings.Repeat("x", 5000), nil)
+		if s.calls != 0 {
+			t.Errorf("strategy ran %d times", s.calls)
+		}
+	})
+	t.Run("after MaxFailures failures in a row compaction stops", func(t *testing.T) {
+		s := &dropOldest{err: errors.New("cannot fit")}
+		m := llmtest.New(llmtest.Text("1"), llmtest.Text("2"), llmtest.Text("3")).Verify(t)
+		c := conversation.New(m, conversation.Config{Logger: discard(), Compaction: &conversation.Compaction{Strategy: s, Counter: counter{}, Budget: 1, MaxFailures: 2}})
+		for range 3 {
+			if _, err := c.Submit(context.Background(), "too long", nil); err != nil {
+				t.Fatal(err) // a failing strategy never fails the call
+			}
+		}
+		if s.calls != 2 {
+			t.Errorf("strategy ran %d times, want 2", s.calls)
+		}
+		if n := len(m.Requests()[2].Messages); n != 5 {
+			t.Errorf("third request has %d messages, want the uncompressed 5", n)
+		}
+	})
+}

@@ -1,0 +1,277 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agcore/agcore/tool"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// clientInfo is how agcore introduces itself to servers.
+var clientInfo = &sdk.Implementation{Name: "agcore", Version: "0.1.0"}
+
+// waitDelay bounds how long, once a command has exited, its standard error
+// is still read (a grandchild may hold it open).
+const waitDelay = time.Second
+
+// Client is a connection to one MCP server and the tools it offers. It is
+// safe for concurrent use; its tools may be invoked concurrently.
+type Client struct {
+	name    string
+	target  string
+	session *sdk.ClientSession
+	cmd     *exec.Cmd // nil unless the server is a command
+	stderr  *tail
+	tools   []tool.Tool
+	secrets []string // parts of the URL that errors must not show
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// ConnectError is the error of a server that could not be started,
+// initialized, or asked for its tools.
+type ConnectError struct {
+	Server string // the server's short name
+	Target string // its command line or URL (without credentials or query)
+	Stage  string // "start", "initialize" or "list tools"
+	Stderr string // the end of the command's standard error, if any
+	Err    error
+}
+
+func (e *ConnectError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "MCP server %q (%s) ", e.Server, e.Target)
+	switch e.Stage {
+	case "start":
+		b.WriteString("failed to start")
+	case "initialize":
+		b.WriteString("failed to initialize")
+	default:
+		fmt.Fprintf(&b, "failed to %s", e.Stage)
+	}
+	fmt.Fprintf(&b, ": %v", e.Err)
+	if e.Stderr != "" {
+		fmt.Fprintf(&b, "; its standard error ends with:\n%s", e.Stderr)
+	}
+	return b.String()
+}
+
+// Unwrap returns the cause.
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+// Connect starts (for a command) and initializes the server, and lists its
+// tools. ctx bounds only this start: give it a deadline, since a server
+// that never answers is otherwise waited for; once connected, the session
+// lives until Close. Any failure is a *[ConnectError] naming the server,
+// and leaves no process behind.
+func Connect(ctx context.Context, s Server) (*Client, error) {
+	return connect(ctx, s, shortName(&s))
+}
+
+func connect(ctx context.Context, s Server, name string) (*Client, error) {
+	c := &Client{name: name, target: target(&s), secrets: urlSecrets(s.URL)}
+	fail := func(stage string, err error) (*Client, error) {
+		ce := &ConnectError{Server: c.name, Target: c.target, Stage: stage, Err: redact(err, c.secrets)}
+		if c.cmd != nil {
+			if c.cmd.Process != nil {
+				killGroup(c.cmd.Process.Pid)
+			}
+			ce.Stderr = c.stderr.String()
+		}
+		return nil, ce
+	}
+	if err := s.check(); err != nil {
+		return fail("start", err)
+	}
+	var transport sdk.Transport
+	switch {
+	case s.Transport != nil:
+		transport = s.Transport
+	case s.URL != "":
+		transport = &sdk.StreamableClientTransport{
+			Endpoint:   s.URL,
+			HTTPClient: s.HTTPClient,
+			// Server-initiated messages are not used; without the standing
+			// GET stream there is less to go wrong and to shut down.
+			DisableStandaloneSSE: true,
+		}
+	default:
+		c.cmd = exec.Command(s.Command, s.Args...)
+		c.cmd.Env = append(os.Environ(), s.Env...)
+		c.cmd.Dir = s.Dir
+		c.stderr = &tail{max: 4 << 10}
+		c.cmd.Stderr = c.stderr
+		if s.Stderr != nil {
+			c.cmd.Stderr = &teeWriter{c.stderr, s.Stderr}
+		}
+		c.cmd.WaitDelay = waitDelay
+		ownGroup(c.cmd)
+		shutdown := s.ShutdownTimeout
+		if shutdown <= 0 {
+			shutdown = DefaultShutdownTimeout
+		}
+		transport = &sdk.CommandTransport{Command: c.cmd, TerminateDuration: shutdown}
+	}
+
+	cl := sdk.NewClient(clientInfo, nil)
+	cs, err := cl.Connect(ctx, transport, nil)
+	if err != nil {
+		if c.cmd != nil && c.cmd.Process == nil {
+			return fail("start", err)
+		}
+		return fail("initialize", err)
+	}
+	c.session = cs
+	if err := c.listTools(ctx, s.NeedsApproval); err != nil {
+		_ = c.Close()
+		return fail("list tools", err)
+	}
+	return c, nil
+}
+
+// listTools asks the server for its tools (all pages) and wraps them.
+func (c *Client) listTools(ctx context.Context, approval bool) error {
+	if res := c.session.InitializeResult(); res != nil && res.Capabilities != nil && res.Capabilities.Tools == nil {
+		return nil // the server offers no tools
+	}
+	var remote []*sdk.Tool
+	for t, err := range c.session.Tools(ctx, nil) {
+		if err != nil {
+			return err
+		}
+		remote = append(remote, t)
+	}
+	c.tools = toolsOf(c, remote, approval)
+	return nil
+}
+
+// Name returns the server's short name, the SERVER in mcp__SERVER__TOOL.
+func (c *Client) Name() string { return c.name }
+
+// Tools returns the server's tools as listed when it connected, in the
+// server's order.
+func (c *Client) Tools() []tool.Tool { return append([]tool.Tool(nil), c.tools...) }
+
+// Session returns the SDK session, for what this package does not cover
+// (prompts, resources). Closing it is Close's job.
+func (c *Client) Session() *sdk.ClientSession { return c.session }
+
+// Close ends the session. For a command it closes the command's input,
+// waits for it to exit (terminating it after the Server's
+// ShutdownTimeout), and then kills whatever processes it started and left
+// behind. Close is idempotent; calls of the client's tools fail after it.
+func (c *Client) Close() error {
+	c.closeOnce.Do(func() {
+		if c.session != nil {
+			c.closeErr = c.session.Close()
+		}
+		if c.cmd != nil && c.cmd.Process != nil {
+			killGroup(c.cmd.Process.Pid)
+			// How the server ended (its exit status, or that it was gone
+			// before a signal reached it) is no error of Close's.
+			var exit *exec.ExitError
+			if errors.As(c.closeErr, &exit) || errors.Is(c.closeErr, os.ErrProcessDone) {
+				c.closeErr = nil
+			}
+		}
+	})
+	return c.closeErr
+}
+
+// urlSecrets lists the parts of a URL that may be credentials: its user
+// information and its query, whole and value by value.
+func urlSecrets(raw string) []string {
+	u, err := url.Parse(raw)
+	if err != nil || raw == "" {
+		return nil
+	}
+	var out []string
+	add := func(s string) {
+		if len(s) >= 3 {
+			out = append(out, s, url.QueryEscape(s), url.PathEscape(s))
+		}
+	}
+	if u.User != nil {
+		add(u.User.Username())
+		if p, ok := u.User.Password(); ok {
+			add(p)
+		}
+	}
+	add(u.RawQuery)
+	for _, vs := range u.Query() {
+		for _, v := range vs {
+			add(v)
+		}
+	}
+	return out
+}
+
+// redacted is an error whose message hides secrets.
+type redacted struct {
+	err     error
+	secrets []string
+}
+
+func (e *redacted) Error() string {
+	s := e.err.Error()
+	for _, x := range e.secrets {
+		s = strings.ReplaceAll(s, x, "REDACTED")
+	}
+	return s
+}
+
+func (e *redacted) Unwrap() error { return e.err }
+
+// redact hides secrets in err's message.
+func redact(err error, secrets []string) error {
+	if err == nil || len(secrets) == 0 {
+		return err
+	}
+	return &redacted{err: err, secrets: secrets}
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(strings.ToValidUTF8(string(t.buf), "\uFFFD"))
+}
+
+// teeWriter writes to the tail and to the caller's writer, whose errors do
+// not stop the command.
+type teeWriter struct {
+	t *tail
+	w io.Writer
+}
+
+func (w *teeWriter) Write(p []byte) (int, error) {
+	w.t.Write(p)
+	_, _ = w.w.Write(p)
+	return len(p), nil
+}

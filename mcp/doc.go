@@ -1,0 +1,58 @@
+// Package mcp offers the tools of Model Context Protocol servers as agcore
+// tools, using the official Go SDK (github.com/modelcontextprotocol/go-sdk).
+//
+// A [Server] says how to reach one server: a command started as a child
+// process and spoken to over its stdin and stdout (the stdio transport), a
+// URL (the streamable HTTP transport), or any SDK transport. [Connect]
+// starts and initializes it and lists its tools; each becomes a [tool.Tool]
+// whose Invoke calls the server. [ConnectAll] does the same for several
+// servers at once and keeps their names apart. [Client.Close] ends the
+// session and the child process (and the processes it started).
+//
+// # Tool names
+//
+// A server's tool is offered as
+//
+//	mcp__SERVER__TOOL
+//
+// so it never clashes with a built-in tool or another server's. Providers
+// accept names of at most 64 characters from [a-zA-Z0-9_-], so:
+//
+//   - SERVER is [Server.Name] or, when that is empty, derived from the
+//     command: the base name of the command or, for a launcher (npx, node,
+//     uvx, python, docker, ...), of its first argument that is not an option
+//     or a subcommand, without an npm scope or version, a file extension, a
+//     leading "mcp-server-", "server-" or "mcp-" and a trailing "-mcp" or
+//     "-server" ("npx -y @modelcontextprotocol/server-everything" is
+//     "everything"; a script named index.js or main.py takes its directory's
+//     name); for a URL, the first label of the host that is not "www", "mcp"
+//     or "api". Derived names are lower-cased. Either way every character
+//     outside [a-zA-Z0-9_-] becomes "_", runs of "_" become one (so "__"
+//     only ever separates the parts), leading and trailing "_" and "-" are
+//     dropped, the result is cut to 24 characters, and an empty result is
+//     "mcp". [ConnectAll] numbers servers whose names clash, in order:
+//     "files", "files_2".
+//   - TOOL is the server's name for the tool with every character outside
+//     [a-zA-Z0-9_-] replaced by "_".
+//   - When the whole name would exceed 64 characters, or equals the name of
+//     an earlier tool of the same server, TOOL is cut and ends with "_" and
+//     the first 8 hex digits of the SHA-256 of the server's name for the
+//     tool, so names stay unique and the same from run to run.
+//
+// The model sees the server's description of the tool and its input schema
+// unchanged.
+//
+// # Results and errors
+//
+// A call's result content becomes text: text as is, an image or audio clip
+// as a short bracketed description of its type and size, an embedded
+// resource as its URI followed by its text, a resource link as its name and
+// URI; items are separated by newlines. A result with only structured
+// content is shown as its JSON. A result the server marks isError becomes a
+// *[ToolError] whose message is that text, which the tool loop shows the
+// model as an error result. A server that cannot be started, initialized or
+// asked for its tools gives a *[ConnectError] naming it (with the end of its
+// standard error, for a command).
+//
+// This package imports only tool, the SDK and the standard library.
+package mcp

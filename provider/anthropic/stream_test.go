@@ -1,0 +1,85 @@
+package anthropic
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/agcore/agcore/llm"
+)
+
+// TestBreakingOutCancelsTheRequest stops ranging after the first delta of
+// an endless stream: the server must see the request cancelled, and no
+// goroutine may be left behind.
+func TestBreakingOutCancelsTheRequest(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cancelled := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write([]byte(evStart + evText))
+		for {
+			if _, err := w.Write([]byte(evDelta)); err != nil {
+				break
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				close(cancelled)
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+		close(cancelled)
+	}))
+	transport := &http.Transport{}
+	m := newTestModel(srv.URL, WithHTTPClient(&http.Client{Transport: transport}))
+	deltas := 0
+	for ev, err := range m.Stream(bg, fixtureRequest) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == llm.EventTextDelta {
+			if deltas++; deltas == 3 {
+				break
+			}
+		}
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server never saw the request end after the consumer broke out")
+	}
+	transport.CloseIdleConnections()
+	srv.Close()
+}
+
+// TestStreamEventsInOrder checks the event sequence for a small answer.
+func TestStreamEventsInOrder(t *testing.T) {
+	srv := serve(t, 200, "text/event-stream", []byte(evStart+evText+evDelta+evDelta+evStop+evEnd), 0, nil)
+	evs, resp, err := drain(t, newTestModel(srv.URL).Stream(bg, fixtureRequest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, ev := range evs {
+		types = append(types, ev.Type.String())
+	}
+	want := "message_start block_start text_delta text_delta block_stop usage complete"
+	if got := strings.Join(types, " "); got != want {
+		t.Errorf("events %q, want %q", got, want)
+	}
+	if stop := evs[4]; stop.Block != (llm.Text{Text: "HiHi"}) {
+		t.Errorf("BlockStop carries %+v, want the whole text", stop.Block)
+	}
+	if resp.ID != "msg_1" || resp.Model != "claude-test" || resp.Message.Text() != "HiHi" ||
+		resp.Usage != (llm.Usage{InputTokens: 5, OutputTokens: 2}) || resp.FinishReason != llm.FinishStop {
+		t.Errorf("response %+v", resp)
+	}
+	if u := evs[5].Usage; u == nil || *u != resp.Usage {
+		t.Errorf("usage event %+v, want %+v", u, resp.Usage)
+	}
+}
