@@ -12,6 +12,7 @@ import (
 	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/tool"
+	"github.com/agcore/agcore/usage"
 )
 
 // Agent runs turns of a conversation against a model. Set the fields before
@@ -46,15 +47,23 @@ type Agent struct {
 	// failed persistence); nil means slog.Default().
 	Logger *slog.Logger
 	// OnError is told of errors a run survives: a context provider that
-	// failed, a turn that could not be persisted. Nil ignores them.
+	// failed (*ProviderError), a turn that could not be persisted
+	// (*PersistError). Nil ignores them. To hand them to middleware hooks:
+	//	OnError: func(ctx context.Context, err error) { hooks.RunOnError(ctx, nil, err) }
 	OnError func(ctx context.Context, err error)
 	// Clock stamps stored turns; nil means middleware.SystemClock.
 	Clock middleware.Clock
 	// NewID makes run ids; nil means session.NewID.
 	NewID func() string
 	// Cost prices a turn's usage for the model that answered; known is
-	// false when the model has no price. Nil means usage.Cost.
+	// false when the model has no price (the cost is then unknown, not
+	// zero). Nil means the Tracker's prices when a Tracker is set, else
+	// usage.Cost.
 	Cost func(model string, u llm.Usage) (usd float64, known bool)
+	// Tracker, when set, records the usage of every run that got a
+	// response, by session and model: the agent's running totals. It prices
+	// with its own table.
+	Tracker *usage.Tracker
 
 	locks sessionLocks
 }
@@ -67,10 +76,11 @@ type RunOptions struct {
 	// appended to it; without one, the run has the session's identity (for
 	// context providers) but no stored history.
 	SessionID string
-	// Session is an in-memory session the run continues instead: its
-	// messages are the history, and a successful turn is applied to it in
-	// place (and appended to the Store under Session.ID when the agent has a
-	// Store). The caller must not use it while the run is in progress.
+	// Session is an in-memory session the run continues instead (it wins
+	// over SessionID): its messages are the history, and a successful turn
+	// is applied to it in place, after being appended to the Store under
+	// Session.ID when the agent has a Store and the session an ID. The
+	// caller must not use it while the run is in progress.
 	Session *session.Session
 	// Instructions, when not empty, replace the agent's instructions for
 	// this run (the seed's with_instructions). Providers' instructions still
@@ -143,6 +153,12 @@ func (a *Agent) Run(ctx context.Context, msgs []llm.Message, opts *RunOptions) (
 // the caller ranges over [Stream.Updates] (or calls [Stream.Wait]). msgs are
 // the caller's new messages; opts may be nil. The Stream keeps msgs and
 // opts: do not change them until the run is over.
+//
+// A run on a session that another run of this Agent is using waits, when
+// it starts, until that run is entirely over (persistence included), or
+// until its context ends. Runs never interleave on a session, so each sees
+// the previous one's turn. (Two Agent values, or two processes, sharing a
+// store are not coordinated.)
 func (a *Agent) RunStream(ctx context.Context, msgs []llm.Message, opts *RunOptions) *Stream {
 	if opts == nil {
 		opts = &RunOptions{}
@@ -178,11 +194,19 @@ func (a *Agent) modelInfo() llm.ModelInfo {
 	return a.Model.Info()
 }
 
-func (a *Agent) cost(model string, u llm.Usage) (float64, bool) {
-	if a.Cost != nil {
-		return a.Cost(model, u)
+// price records a turn's usage with the Tracker and prices it.
+func (a *Agent) price(sessionID, model string, u llm.Usage) (usd float64, known bool) {
+	if a.Tracker != nil {
+		t := a.Tracker.Record(sessionID, model, u)
+		usd, known = t.CostUSD, t.Known
 	}
-	return defaultCost(model, u)
+	switch {
+	case a.Cost != nil:
+		return a.Cost(model, u)
+	case a.Tracker != nil:
+		return usd, known
+	}
+	return usage.Cost(model, u)
 }
 
 // report logs err as a warning and hands it to OnError.

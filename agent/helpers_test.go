@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -245,3 +246,10 @@ func texts(msgs []llm.Message) []string {
 }
 
 func user(text string) []llm.Message { return []llm.Message{llm.UserText(text)} }
+
+// fixedClock is a middleware.Clock stopped at one instant.
+type fixedClock struct{ t time.Time }
+
+func (c fixedClock) Now() time.Time { return c.t }
+
+func (c fixedClock) Sleep(ctx context.Context, _ time.Duration) error { return ctx.Err() }

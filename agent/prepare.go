@@ -45,7 +45,7 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 		providerMsgs  []llm.Message
 		providerTools []tool.Tool
 	)
-	if false {
+	if opts.Instructions != "" {
 		instructions = append(instructions, opts.Instructions)
 	} else if a.Instructions != "" {
 		instructions = append(instructions, a.Instructions)
@@ -116,6 +116,9 @@ func (r *run) openSession(ctx context.Context) error {
 			key = opts.Session.ID
 		}
 	case opts.SessionID != "":
+		if err := session.ValidateID(opts.SessionID); err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
 		key = opts.SessionID
 	default:
 		return nil

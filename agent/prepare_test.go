@@ -101,13 +101,16 @@ func TestPreInvocationAssembly(t *testing.T) {
 
 func TestProvidersAreInvokedInOrderAroundTheModelCall(t *testing.T) {
 	log := &callLog{}
-	a := &agent.Agent{Providers: []agent.ContextProvider{
-		&provider{name: "A", log: log}, &provider{name: "B", log: log}, &provider{name: "C", log: log},
-	}}
-	firstRequest(t, a, user("hi"), withSession("s"))
+	c := &provider{name: "C", log: log}
+	a := &agent.Agent{Providers: []agent.ContextProvider{&provider{name: "A", log: log}, &provider{name: "B", log: log}, c}}
+	req := firstRequest(t, a, user("hi"), withSession("s"))
 	want := []string{"A.Invoking", "B.Invoking", "C.Invoking", "A.Invoked", "B.Invoked", "C.Invoked"}
 	if got := log.get(); !reflect.DeepEqual(got, want) {
 		t.Errorf("calls = %v, want %v", got, want)
+	}
+	out := c.lastOutcome(t)
+	if out.Err != nil || out.Response == nil || out.Response.Text() != "ok" || out.Request == nil || !reflect.DeepEqual(texts(out.Request.Messages), texts(req.Messages)) {
+		t.Errorf("Invoked got %+v, want the request sent and the response", out)
 	}
 }
 
@@ -323,6 +326,14 @@ func TestRunOptionsReachTheRequest(t *testing.T) {
 	if req.Temperature == nil || *req.Temperature != 0.2 || req.MaxTokens != 77 || req.ToolChoice.Mode != llm.ToolChoiceRequired ||
 		req.ResponseFormat == nil || req.ResponseFormat.Type != "json_object" || req.Metadata["user"] != "u1" {
 		t.Errorf("request = %+v", req)
+	}
+}
+
+func TestAnInvalidSessionIDFailsTheRun(t *testing.T) {
+	a := &agent.Agent{Model: llmtest.New().Verify(t)}
+	_, err := a.Run(context.Background(), user("hi"), withSession("../escape"))
+	if !errors.Is(err, session.ErrInvalidID) {
+		t.Errorf("err = %v, want ErrInvalidID", err)
 	}
 }
 

@@ -196,7 +196,7 @@ func (r *run) response(final *llm.Response, conv *converter, done chan struct{})
 	if resp.Model == "" {
 		resp.Model = r.agent.modelInfo().Name
 	}
-	resp.CostUSD, resp.CostKnown = r.agent.cost(resp.Model, resp.Usage)
+	resp.CostUSD, resp.CostKnown = r.agent.price(resp.SessionID, resp.Model, resp.Usage)
 	return resp
 }
 

@@ -58,11 +58,11 @@ const (
 // Overheads added around content, following OpenAI's published counting
 // recipe for chat models (3 tokens per message, 3 to prime the reply).
 const (
-	perMessageTokens = 3
-	replyPrimeTokens = 3
+	perMessageTokens  = 3
+	replyPrimeTokens  = 3
 	perToolCallTokens = 4 // wrapper of one tool call in an assistant message
-	perToolDefTokens = 8 // wrapper of one tool definition
-	toolsEndTokens   = 12
+	perToolDefTokens  = 8 // wrapper of one tool definition
+	toolsEndTokens    = 12
 )
 
 func (e Estimator) scale() float64 {
@@ -174,26 +174,57 @@ const (
 	costSymbolRune  = 1.5  // per emoji or other symbol outside the BMP letters
 )
 
+// Byte classes of the scanner.
+const (
+	clsPunct   uint8 = iota // ASCII punctuation and control characters
+	clsUpper                // A-Z
+	clsLower                // a-z
+	clsDigit                // 0-9
+	clsSpace                // space, tab
+	clsNewline              // \n, \r
+	clsHigh                 // the first byte of a multi-byte character
+)
+
+var byteClass = func() (t [256]uint8) {
+	for c := range 256 {
+		switch {
+		case c >= 'A' && c <= 'Z':
+			t[c] = clsUpper
+		case c >= 'a' && c <= 'z':
+			t[c] = clsLower
+		case c >= '0' && c <= '9':
+			t[c] = clsDigit
+		case c == ' ' || c == '\t':
+			t[c] = clsSpace
+		case c == '\n' || c == '\r':
+			t[c] = clsNewline
+		case c >= utf8.RuneSelf:
+			t[c] = clsHigh
+		default:
+			t[c] = clsPunct
+		}
+	}
+	return t
+}()
+
 // estimateText scans s once. It never allocates.
 func estimateText(s string) float64 {
 	var tokens float64
-	i := 0
 	n := len(s)
-	for i < n {
-		c := s[i]
-		switch {
-		case isASCIILetter(c):
+	for i := 0; i < n; {
+		switch byteClass[s[i]] {
+		case clsUpper, clsLower:
 			j := i
-			for j < n && isUpper(s[j]) {
+			for j < n && byteClass[s[j]] == clsUpper {
 				j++
 			}
-			for j < n && isLower(s[j]) {
+			for j < n && byteClass[s[j]] == clsLower {
 				j++
 			}
-			if j == i { // cannot happen: c is a letter
+			if j == i { // an upper-case run ended the piece already
 				j++
 			}
-			if (i > 0 && isDigit(s[i-1])) || (j < n && isDigit(s[j])) {
+			if (i > 0 && byteClass[s[i-1]] == clsDigit) || (j < n && byteClass[s[j]] == clsDigit) {
 				// Letters glued to digits are hashes, ids or base64,
 				// which no vocabulary covers: they split into short
 				// tokens.
@@ -202,44 +233,40 @@ func estimateText(s string) float64 {
 				tokens += wordCost(j - i)
 			}
 			i = j
-		case isDigit(c):
-			j := i
-			for j < n && isDigit(s[j]) {
+		case clsDigit:
+			j := i + 1
+			for j < n && byteClass[s[j]] == clsDigit {
 				j++
 			}
 			tokens += costDigits * float64((j-i+2)/3)
 			i = j
-		case c == '\n' || c == '\r':
-			j := i
-			for j < n && (s[j] == '\n' || s[j] == '\r') {
+		case clsNewline:
+			j := i + 1
+			for j < n && byteClass[s[j]] == clsNewline {
 				j++
 			}
 			tokens += costNewline
 			i = j
-		case c == ' ' || c == '\t':
-			j := i
-			for j < n && (s[j] == ' ' || s[j] == '\t') {
+		case clsSpace:
+			j := i + 1
+			for j < n && byteClass[s[j]] == clsSpace {
 				j++
 			}
 			// A single space (or the last one of a run) belongs to the
 			// word or punctuation that follows; the rest is one token.
 			// Digits take no leading space, so a space before them is a
 			// token of its own.
-			if j-i > 1 || j == n || s[j] == '\n' || s[j] == '\r' || isDigit(s[j]) {
+			if j-i > 1 || j == n || byteClass[s[j]] == clsNewline || byteClass[s[j]] == clsDigit {
 				tokens += costSpaces
 			}
 			i = j
-		case c < utf8.RuneSelf:
-			// ASCII punctuation and control characters.
-			j := i
-			for j < n && s[j] < utf8.RuneSelf && isPunct(s[j]) {
-				j++
-			}
-			if j == i {
+		case clsPunct:
+			j := i + 1
+			for j < n && byteClass[s[j]] == clsPunct {
 				j++
 			}
 			switch run := float64(j - i); {
-			case run == 1 && j < n && isASCIILetter(s[j]) && (i == 0 || (s[i-1] != ' ' && s[i-1] != '\t')):
+			case run == 1 && j < n && isLetterClass(byteClass[s[j]]) && (i == 0 || byteClass[s[i-1]] != clsSpace):
 				// A lone mark before a word is the word's leading
 				// character: ".Err" is one piece (but ` "Err` is ` "` +
 				// "Err": the space already claimed the mark).
@@ -250,11 +277,11 @@ func estimateText(s string) float64 {
 			}
 			// Line breaks (and slashes) right after punctuation join it:
 			// ")\n" and "}\n\n//" are single pieces.
-			for j < n && (s[j] == '\n' || s[j] == '\r' || s[j] == '/') {
+			for j < n && (byteClass[s[j]] == clsNewline || s[j] == '/') {
 				j++
 			}
 			i = j
-		default:
+		default: // clsHigh
 			r, size := utf8.DecodeRuneInString(s[i:])
 			tokens += runeCost(r)
 			i += size
@@ -262,6 +289,8 @@ func estimateText(s string) float64 {
 	}
 	return tokens
 }
+
+func isLetterClass(c uint8) bool { return c == clsUpper || c == clsLower }
 
 func wordCost(letters int) float64 {
 	if letters <= wordShortLen {
@@ -290,15 +319,15 @@ func runeCost(r rune) float64 {
 }
 
 func isCJK(r rune) bool {
+	switch {
+	case r >= 0x4E00 && r <= 0x9FFF, // CJK unified ideographs
+		r >= 0x3040 && r <= 0x30FF, // hiragana, katakana
+		r >= 0xAC00 && r <= 0xD7AF, // Hangul syllables
+		r >= 0x3400 && r <= 0x4DBF: // extension A
+		return true
+	case r < 0x1100:
+		return false
+	}
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
 		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
-}
-
-func isASCIILetter(c byte) bool { return isUpper(c) || isLower(c) }
-func isUpper(c byte) bool       { return c >= 'A' && c <= 'Z' }
-func isLower(c byte) bool       { return c >= 'a' && c <= 'z' }
-func isDigit(c byte) bool       { return c >= '0' && c <= '9' }
-
-func isPunct(c byte) bool {
-	return !isASCIILetter(c) && !isDigit(c) && c != ' ' && c != '\t' && c != '\n' && c != '\r'
 }

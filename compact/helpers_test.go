@@ -78,6 +78,9 @@ func history(r *rand.Rand, n int) []llm.Message {
 // deepCopy copies messages and their content slices, so a test can tell
 // whether a strategy changed its input.
 func deepCopy(msgs []llm.Message) []llm.Message {
+	if msgs == nil {
+		return nil
+	}
 	out := make([]llm.Message, len(msgs))
 	for i, m := range msgs {
 		out[i] = m.Clone()
@@ -88,7 +91,7 @@ func deepCopy(msgs []llm.Message) []llm.Message {
 func mustUnchanged(t *testing.T, before, after []llm.Message) {
 	t.Helper()
 	if !reflect.DeepEqual(before, after) {
-		t.Fatal("the strategy modified its input")
+		t.Fatal("the input was modified")
 	}
 }
 

@@ -10,9 +10,9 @@ import (
 
 // Defaults of [Microcompact].
 const (
-	DefaultKeepRecent = 12
+	DefaultKeepRecent = 8
 	DefaultMinFree    = 2000
-	DefaultStep       = 12
+	DefaultStep       = 24
 )
 
 // placeholderPrefix starts every placeholder, so a cleared result is never

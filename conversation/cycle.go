@@ -10,6 +10,7 @@ import (
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/tool"
+	"github.com/agcore/agcore/usage"
 )
 
 // DefaultMaxCompactionFailures is how many compressions in a row may fail
@@ -32,9 +33,13 @@ type Config struct {
 	ToolLoop middleware.ToolLoop
 	// Compaction, when set, compresses a request over the budget.
 	Compaction *Compaction
-	// Cost prices a call's usage; known is false when the model has no
-	// price. Nil means usage.Cost.
-	Cost func(model string, u llm.Usage) (usd float64, known bool)
+	// Tracker sums the usage and cost of every successful call (the
+	// seed's CostTracker), recorded under Name; nil means a tracker of the
+	// Cycle's own with the default prices. Share one between cycles to sum
+	// across them.
+	Tracker *usage.Tracker
+	// Name labels this cycle's calls in the Tracker (its "session").
+	Name string
 	// Logger receives warnings (failed compressions); nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -63,7 +68,7 @@ type Cycle struct {
 	loop     llm.Model // the tool loop over model
 	messages []llm.Message
 	failures int // compressions failed in a row
-	tally    tally
+	tracker  *usage.Tracker
 }
 
 // New returns a Cycle over model with an empty history. model is the
@@ -71,7 +76,10 @@ type Cycle struct {
 // middleware.Retry and middleware.Logging); it must not contain a tool loop
 // of its own, which would run the tools before SubmitWithTools sees them.
 func New(model llm.Model, cfg Config) *Cycle {
-	c := &Cycle{cfg: cfg, base: model, model: model}
+	c := &Cycle{cfg: cfg, base: model, model: model, tracker: cfg.Tracker}
+	if c.tracker == nil {
+		c.tracker = &usage.Tracker{}
+	}
 	loopCfg := cfg.ToolLoop
 	if cfg.Hooks != nil {
 		c.model = middleware.Chain(model, cfg.Hooks.Middleware())
@@ -174,16 +182,13 @@ func (c *Cycle) Commit(prompt string, resp *llm.Response) {
 	c.record(resp)
 }
 
-// Usage returns the tokens used by every successful call so far (committed
-// ones for SubmitStream).
-func (c *Cycle) Usage() llm.Usage { return c.tally.usage }
+// Usage returns the totals of this cycle's successful calls (committed
+// ones for SubmitStream): tokens, and the cost in USD, complete unless some
+// call's model had no known price (see usage.Totals.CostKnown).
+func (c *Cycle) Usage() usage.Totals { return c.tracker.Session(c.cfg.Name) }
 
-// Cost returns the price of every successful call so far in USD, and
-// whether it is complete: false when some call's model had no known price
-// (its usage is counted, its cost is not).
-func (c *Cycle) Cost() (usd float64, complete bool) {
-	return c.tally.usd, !c.tally.unknown
-}
+// Tracker returns the tracker the cycle records its calls in.
+func (c *Cycle) Tracker() *usage.Tracker { return c.tracker }
 
 func (c *Cycle) request(msgs []llm.Message, tools []llm.ToolDefinition) *llm.Request {
 	return &llm.Request{
@@ -239,15 +244,8 @@ func (c *Cycle) logger() *slog.Logger {
 	return slog.Default()
 }
 
-// tally sums usage and cost.
-type tally struct {
-	usage   llm.Usage
-	usd     float64
-	unknown bool
-}
-
+// record counts a successful call's usage for the model that answered.
 func (c *Cycle) record(resp *llm.Response) {
-	c.tally.usage.Add(resp.Usage)
 	model := resp.Model
 	if model == "" {
 		model = c.cfg.Model
@@ -255,17 +253,5 @@ func (c *Cycle) record(resp *llm.Response) {
 	if model == "" {
 		model = c.base.Info().Name
 	}
-	cost := c.cfg.Cost
-	if cost == nil {
-		cost = defaultCost
-	}
-	if usd, ok := cost(model, resp.Usage); ok {
-		c.tally.usd += usd
-	} else {
-		c.tally.unknown = true
-	}
+	c.tracker.Record(c.cfg.Name, model, resp.Usage)
 }
-
-// defaultCost prices nothing until the usage package's price table is wired
-// in.
-func defaultCost(string, llm.Usage) (float64, bool) { return 0, false }

@@ -16,6 +16,7 @@ import (
 	"github.com/agcore/agcore/llmtest"
 	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/tool"
+	"github.com/agcore/agcore/usage"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -71,7 +72,7 @@ func TestSubmitExtendsTheHistoryOnlyOnSuccess(t *testing.T) {
 	if got := texts(c.Messages()); !reflect.DeepEqual(got, want) {
 		t.Errorf("history after a failed call %q, want it unchanged %q", got, want)
 	}
-	if c.Usage() != (llm.Usage{InputTokens: 3, OutputTokens: 1}) {
+	if c.Usage().Usage != (llm.Usage{InputTokens: 3, OutputTokens: 1}) {
 		t.Errorf("usage %+v counts the failed call", c.Usage())
 	}
 	if _, err := c.Submit(ctx, "retry", nil); err != nil {
@@ -135,7 +136,7 @@ func TestSubmitWithToolsRunsTheToolLoopAndKeepsTheWholeTurn(t *testing.T) {
 	if got := texts(c.Messages()); !reflect.DeepEqual(got, want) {
 		t.Errorf("history\n got %q\nwant %q", got, want)
 	}
-	if resp.Message.Text() != "Sunny in Paris." || c.Usage().InputTokens != 30 {
+	if resp.Message.Text() != "Sunny in Paris." || c.Usage().Usage.InputTokens != 30 {
 		t.Errorf("response %q, usage %+v", resp.Message.Text(), c.Usage())
 	}
 	if !reflect.DeepEqual(hooked, []string{"weather"}) {
@@ -153,7 +154,7 @@ func TestSubmitMessagesLeavesTheHistoryAlone(t *testing.T) {
 	if got := texts(m.Requests()[0].Messages); !reflect.DeepEqual(got, []string{"user:summarize this"}) {
 		t.Errorf("request %q, want exactly the given messages", got)
 	}
-	if got := texts(c.Messages()); !reflect.DeepEqual(got, []string{"user:kept"}) || c.Usage().OutputTokens != 4 {
+	if got := texts(c.Messages()); !reflect.DeepEqual(got, []string{"user:kept"}) || c.Usage().Usage.OutputTokens != 4 {
 		t.Errorf("history %q usage %+v", got, c.Usage())
 	}
 }
@@ -210,35 +211,39 @@ func TestHistoryEditing(t *testing.T) {
 	if !reflect.DeepEqual(texts(got), []string{"system:s", "user:a", "assistant:b", "user:c"}) {
 		t.Errorf("history %q", texts(got))
 	}
-	_ = append(got, llm.UserText("caller's own"))
+	theirs := append(got, llm.UserText("caller's own"))
 	c.PushMessage(llm.UserText("d"))
-	if c.Messages()[4].Text() != "d" {
-		t.Error("appending to the returned slice reached the history")
+	if c.Messages()[4].Text() != "d" || theirs[4].Text() != "caller's own" {
+		t.Error("the caller's slice and the history share storage")
 	}
 }
 
-func TestCostIsUnknownWhenAModelHasNoPrice(t *testing.T) {
-	price := func(model string, u llm.Usage) (float64, bool) {
-		return float64(u.InputTokens) / 100, model == "priced"
-	}
-	m := llmtest.New(llmtest.Text("a").WithUsage(llm.Usage{InputTokens: 100})).Verify(t)
-	c := conversation.New(m, conversation.Config{Model: "priced", Cost: price})
+func TestCostIsCountedPerModelAndUnknownWhenUnpriced(t *testing.T) {
+	prices := usage.NewPriceTable()
+	prices.Set("priced", usage.Price{Input: 10}) // $10 per million input tokens
+	tracker := &usage.Tracker{Prices: prices}
 	ctx := context.Background()
+	u := llm.Usage{InputTokens: 100_000}
+
+	priced := llmtest.New(llmtest.Text("a").WithUsage(u)).WithInfo(llm.ModelInfo{Name: "priced"}).Verify(t)
+	c := conversation.New(priced, conversation.Config{Tracker: tracker, Name: "one"})
 	if _, err := c.Submit(ctx, "x", nil); err != nil {
 		t.Fatal(err)
 	}
-	// The scripted model answers as "scripted": requests name "priced", but
-	// the price goes by the model that answered.
-	if usd, complete := c.Cost(); usd != 0 || complete {
-		t.Errorf("cost %v complete %v, want unknown", usd, complete)
+	if got := c.Usage(); got.CostUSD != 1 || !got.CostKnown() || got.Turns != 1 {
+		t.Errorf("priced cycle: %+v", got)
 	}
-	m2 := llmtest.New(llmtest.Text("a").WithUsage(llm.Usage{InputTokens: 100})).WithInfo(llm.ModelInfo{Name: "priced"}).Verify(t)
-	c2 := conversation.New(m2, conversation.Config{Cost: price})
+	// The price goes by the model that answered, not the one requested.
+	unpriced := llmtest.New(llmtest.Text("b").WithUsage(u)).Verify(t)
+	c2 := conversation.New(unpriced, conversation.Config{Model: "priced", Tracker: tracker, Name: "two"})
 	if _, err := c2.Submit(ctx, "x", nil); err != nil {
 		t.Fatal(err)
 	}
-	if usd, complete := c2.Cost(); usd != 1 || !complete {
-		t.Errorf("cost %v complete %v, want 1 and complete", usd, complete)
+	if got := c2.Usage(); got.CostKnown() || got.CostUSD != 0 || got.Usage.InputTokens != 100_000 {
+		t.Errorf("unpriced cycle: %+v, want usage counted and cost unknown", got)
+	}
+	if tot := tracker.Total(); tot.Turns != 2 || tot.CostKnown() {
+		t.Errorf("shared tracker: %+v", tot)
 	}
 }
 

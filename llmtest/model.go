@@ -390,10 +390,3 @@ func cloneBytes(b []byte) []byte {
 	}
 	return append([]byte(nil), b...)
 }
-
-// String describes the model's progress through its script.
-func (m *Model) String() string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return fmt.Sprintf("llmtest.Model{%d/%d steps played, %d calls}", m.next, len(m.steps), len(m.requests))
-}

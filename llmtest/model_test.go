@@ -12,8 +12,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.uber.org/goleak"
+
 	"github.com/agcore/agcore/llm"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // fakeTB records what Verify reports instead of failing the real test.
 type fakeTB struct {
@@ -207,14 +211,21 @@ func TestErrorSteps(t *testing.T) {
 
 func TestHangWaitsForCancellation(t *testing.T) {
 	m := New(Hang(), Hang()).Verify(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-	defer cancel()
-	if _, err := m.Generate(ctx, user("x")); !errors.Is(err, llm.ErrCancelled) || !errors.Is(err, context.DeadlineExceeded) {
+	// cancelWhenCalled cancels once the model has taken call n.
+	cancelWhenCalled := func(n int, cancel context.CancelFunc) {
+		for m.Calls() < n {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go cancelWhenCalled(1, cancel)
+	if _, err := m.Generate(ctx, user("x")); !errors.Is(err, llm.ErrCancelled) || !errors.Is(err, context.Canceled) {
 		t.Errorf("Generate err = %v", err)
 	}
 	ctx2, cancel2 := context.WithCancel(context.Background())
-	go func() { time.Sleep(5 * time.Millisecond); cancel2() }()
-	if _, err := llm.Collect(m.Stream(ctx2, user("x"))); !errors.Is(err, context.Canceled) {
+	go cancelWhenCalled(2, cancel2)
+	if _, err := llm.Collect(m.Stream(ctx2, user("x"))); !errors.Is(err, llm.ErrCancelled) || !errors.Is(err, context.Canceled) {
 		t.Errorf("Stream err = %v", err)
 	}
 }
@@ -314,5 +325,17 @@ func TestCallEncodesArguments(t *testing.T) {
 				t.Errorf("input = %s, want %s", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestAddAppendsStepsAndWithIDSetsTheID(t *testing.T) {
+	m := New(Text("one")).Verify(t)
+	m.Add(Text("two").WithID("resp_two"))
+	if _, err := m.Generate(context.Background(), user("x")); err != nil {
+		t.Fatal(err)
+	}
+	r, err := m.Generate(context.Background(), user("y"))
+	if err != nil || r.ID != "resp_two" || r.Message.Text() != "two" {
+		t.Errorf("second call = %+v, %v", r, err)
 	}
 }

@@ -48,6 +48,7 @@ type ConnectError struct {
 	Err    error
 }
 
+// Error names the server, where it is, what failed and why.
 func (e *ConnectError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "MCP server %q (%s) ", e.Server, e.Target)

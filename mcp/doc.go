@@ -26,12 +26,12 @@
 //     "-server" ("npx -y @modelcontextprotocol/server-everything" is
 //     "everything"; a script named index.js or main.py takes its directory's
 //     name); for a URL, the first label of the host that is not "www", "mcp"
-//     or "api". Derived names are lower-cased. Either way every character
-//     outside [a-zA-Z0-9_-] becomes "_", runs of "_" become one (so "__"
-//     only ever separates the parts), leading and trailing "_" and "-" are
-//     dropped, the result is cut to 24 characters, and an empty result is
-//     "mcp". [ConnectAll] numbers servers whose names clash, in order:
-//     "files", "files_2".
+//     or "api" (an IP address gives "http"). Derived names are lower-cased.
+//     Either way every character outside [a-zA-Z0-9_-] becomes "_", runs of
+//     "_" become one (so "__" only ever separates the parts), leading and
+//     trailing "_" and "-" are dropped, the result is cut to 24 characters,
+//     and an empty result is "mcp". [ConnectAll] numbers servers whose names
+//     clash, in order: "files", "files_2".
 //   - TOOL is the server's name for the tool with every character outside
 //     [a-zA-Z0-9_-] replaced by "_".
 //   - When the whole name would exceed 64 characters, or equals the name of

@@ -25,6 +25,7 @@ type ToolError struct {
 	Text   string // the result's content as text
 }
 
+// Error returns the result's text, as the model should read it.
 func (e *ToolError) Error() string {
 	if e.Text == "" {
 		return fmt.Sprintf("MCP tool %q of server %q failed without saying why", e.Tool, e.Server)

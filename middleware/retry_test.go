@@ -233,11 +233,15 @@ func TestRetryWaitStopsWhenTheContextEnds(t *testing.T) {
 	for _, stream := range modes() {
 		t.Run(modeName(stream), func(t *testing.T) {
 			m := llmtest.New(llmtest.Fail(kindErr(llm.KindOverloaded))).Verify(t)
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			start := time.Now()
-			r := runTurn(ctx, Retry(RetryConfig{BaseDelay: time.Hour, MaxTotalDelay: 2 * time.Hour})(m), user("x"), stream)
-			if !errors.Is(r.err, llm.ErrCancelled) || !errors.Is(r.err, context.DeadlineExceeded) {
+			cfg := RetryConfig{BaseDelay: time.Hour, MaxTotalDelay: 2 * time.Hour,
+				OnRetry: func(context.Context, int, time.Duration, error) {
+					go func() { time.Sleep(5 * time.Millisecond); cancel() }() // during the real hour-long wait
+				}}
+			r := runTurn(ctx, Retry(cfg)(m), user("x"), stream)
+			if !errors.Is(r.err, llm.ErrCancelled) || !errors.Is(r.err, context.Canceled) {
 				t.Errorf("err = %v", r.err)
 			}
 			if time.Since(start) > time.Second || m.Calls() != 1 {

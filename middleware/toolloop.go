@@ -56,6 +56,7 @@ type DeniedError struct {
 	Reason string // why, when given
 }
 
+// Error is the text the model reads: which tool, who denied it, why.
 func (e *DeniedError) Error() string {
 	s := fmt.Sprintf("the call to tool %q was denied by %s and did not run", e.Tool, e.By)
 	if e.Reason != "" {

@@ -38,6 +38,7 @@ type ArgumentError struct {
 	Err  error // the JSON or schema problem
 }
 
+// Error says which tool's arguments were rejected and why.
 func (e *ArgumentError) Error() string {
 	return fmt.Sprintf("invalid arguments for tool %q: %v", e.Tool, e.Err)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"go.uber.org/goleak"
 )
 
@@ -208,5 +209,31 @@ func TestFatalIsInspectable(t *testing.T) {
 	}
 	if IsFatal(cause) {
 		t.Error("a plain error is fatal")
+	}
+}
+
+func TestWithSchemaReplacesTheGeneratedSchema(t *testing.T) {
+	min := 1.0
+	s, err := NewSchema(&jsonschema.Schema{
+		Type:       "object",
+		Properties: map[string]*jsonschema.Schema{"n": {Type: "integer", Minimum: &min}},
+		Required:   []string{"n"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := MustFunc("count", "", func(_ context.Context, in struct {
+		N int `json:"n"`
+	}) (int, error) {
+		return in.N, nil
+	}, WithSchema(s))
+	if string(tl.Parameters()) != string(s.JSON()) {
+		t.Errorf("parameters = %s", tl.Parameters())
+	}
+	if _, err := tl.Invoke(context.Background(), json.RawMessage(`{"n":0}`)); err == nil || !strings.Contains(err.Error(), "minimum") {
+		t.Errorf("n=0 passed the custom schema: %v", err)
+	}
+	if out, err := tl.Invoke(context.Background(), json.RawMessage(`{"n":2}`)); err != nil || out != "2" {
+		t.Errorf("n=2: %q, %v", out, err)
 	}
 }

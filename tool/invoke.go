@@ -170,16 +170,6 @@ func (inv *Invoker) Invoke(ctx context.Context, lookup Lookup, calls []llm.ToolU
 	return results, nil
 }
 
-// InvokeOne runs one call through the invoker's middleware and returns its
-// result message (see Invoke).
-func (inv *Invoker) InvokeOne(ctx context.Context, t Tool, call llm.ToolUse) (llm.Message, error) {
-	msgs, err := inv.Invoke(ctx, func(string) (Tool, bool) { return t, t != nil }, []llm.ToolUse{call})
-	if err != nil {
-		return llm.Message{}, err
-	}
-	return msgs[0], nil
-}
-
 func (inv *Invoker) maxBytes() int {
 	switch {
 	case inv.MaxResultBytes == 0:

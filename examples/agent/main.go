@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/session/sqlite"
 	"github.com/agcore/agcore/tool"
+	"github.com/agcore/agcore/usage"
 )
 
 // CityArgs are get_weather's arguments.
@@ -29,6 +31,9 @@ type CityArgs struct {
 func getWeather(_ context.Context, in CityArgs) (string, error) {
 	return map[string]string{"Paris": "sunny, 18°C", "Oslo": "rain, 9°C"}[in.City], nil
 }
+
+// id is the session the example talks in.
+const id = "trip-1"
 
 // profile is a context provider: it tells the model who the user is and
 // counts the user's turns in the session's state bag, which the agent
@@ -55,10 +60,16 @@ func (p profile) Invoking(_ context.Context, inv *agent.Invocation) (agent.Injec
 func (p profile) Invoked(context.Context, *agent.Invocation, *agent.Outcome) error { return nil }
 
 func main() {
-	ctx := context.Background()
+	if err := run(context.Background(), os.Stdout); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// run does the three turns, the reload and the printing.
+func run(ctx context.Context, w io.Writer) error {
 	dir, err := os.MkdirTemp("", "agcore-example-")
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "sessions.db")
@@ -69,12 +80,25 @@ func main() {
 		llmtest.Text("Paris is sunny at 18°C.").WithUsage(llm.Usage{InputTokens: 260, OutputTokens: 9}),
 		llmtest.Text("Take sunglasses, Ada.").WithUsage(llm.Usage{InputTokens: 300, OutputTokens: 7, CachedInputTokens: 256}),
 		llmtest.Text("You asked about Paris.").WithUsage(llm.Usage{InputTokens: 330, OutputTokens: 6, CachedInputTokens: 256}),
-	)
+	).WithInfo(llm.ModelInfo{Provider: "openai", Name: "gpt-4o-mini", ContextWindow: 128_000, MaxOutputTokens: 16_384}) // answers as gpt-4o-mini, so turns are priced
 
+	if err := converse(ctx, w, path, model); err != nil {
+		return err
+	}
+	return reload(ctx, w, path)
+}
+
+// converse runs the three turns, persisting into the database at path.
+func converse(ctx context.Context, w io.Writer, path string, model llm.Model) (err error) {
 	store, err := sqlite.Open(ctx, path)
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
+	defer func() {
+		if cerr := store.Close(); err == nil {
+			err = cerr
+		}
+	}()
 	a := &agent.Agent{
 		Name:         "travel",
 		Instructions: "You are a brief travel assistant.",
@@ -83,56 +107,58 @@ func main() {
 		Model:        middleware.Chain(model, middleware.FunctionInvocation(middleware.ToolLoop{})),
 		Store:        store,
 	}
-	const id = "trip-1"
 	for _, q := range []string{"What's the weather in Paris?", "What should I pack?", "Which city did I ask about?"} {
-		fmt.Println("> " + q)
+		fmt.Fprintln(w, "> "+q)
 		st := a.RunStream(ctx, []llm.Message{llm.UserText(q)}, &agent.RunOptions{SessionID: id})
 		for u, err := range st.Updates() {
 			if err != nil {
-				log.Fatal(err)
+				return err
 			}
 			switch u.Kind {
 			case agent.UpdateText:
-				fmt.Print(u.Text)
+				fmt.Fprint(w, u.Text)
 			case agent.UpdateToolCall:
-				fmt.Printf("[calling %s %s]\n", u.ToolCall.Name, u.ToolCall.Input)
+				fmt.Fprintf(w, "[calling %s %s]\n", u.ToolCall.Name, u.ToolCall.Input)
 			case agent.UpdateToolResult:
-				fmt.Printf("[%s → %s]\n", u.ToolResult.ToolCallID, u.ToolResult.Text())
+				fmt.Fprintf(w, "[%s → %s]\n", u.ToolResult.ToolCallID, u.ToolResult.Text())
 			}
 		}
 		resp, err := st.Wait()
 		if err != nil {
-			log.Fatal(err)
+			return err
 		}
 		if err := resp.PersistErr(); err != nil {
-			log.Fatal(err)
+			return err
 		}
-		fmt.Printf("\n(%d in + %d out tokens)\n\n", resp.Usage.InputTokens, resp.Usage.OutputTokens)
+		fmt.Fprintf(w, "\n(%d in + %d out tokens, $%.6f)\n\n", resp.Usage.InputTokens, resp.Usage.OutputTokens, resp.CostUSD)
 	}
-	if err := store.Close(); err != nil {
-		log.Fatal(err)
-	}
+	return nil
+}
 
-	// Reopen the database as a new process would and print what it holds.
-	store, err = sqlite.Open(ctx, path)
+// reload opens the database as a new process would and prints what it
+// holds.
+func reload(ctx context.Context, w io.Writer, path string) error {
+	store, err := sqlite.Open(ctx, path)
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	defer store.Close()
 	s, err := store.Load(ctx, id)
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
-	fmt.Printf("session %s: %d turns, %d messages\n", s.ID, s.Turns, len(s.Messages))
+	fmt.Fprintf(w, "session %s: %d turns, %d messages\n", s.ID, s.Turns, len(s.Messages))
 	for i, m := range s.Messages {
 		text := m.Text()
 		for _, c := range m.ToolUses() {
 			text += fmt.Sprintf("[call %s %s]", c.Name, c.Input)
 		}
-		fmt.Printf("%2d %-11s %s\n", i, m.Role, text)
+		fmt.Fprintf(w, "%2d %-11s %s\n", i, m.Role, text)
 	}
 	turns, _, _ := session.GetState[int](s, "profile.turns")
-	fmt.Printf("usage: %d input (%d cached) + %d output tokens\n", s.Usage.InputTokens, s.Usage.CachedInputTokens, s.Usage.OutputTokens)
-	fmt.Printf("prompt-cache prefix: %d requests, %d extended the previous one\n", s.Prefix.Requests, s.Prefix.PrefixStable)
-	fmt.Printf("profile state: %d turns\n", turns)
+	fmt.Fprintf(w, "usage: %d input (%d cached) + %d output tokens, $%.6f (prices of %s)\n",
+		s.Usage.InputTokens, s.Usage.CachedInputTokens, s.Usage.OutputTokens, s.CostUSD, usage.PricesAsOf)
+	fmt.Fprintf(w, "prompt-cache prefix: %d requests, %d extended the previous one\n", s.Prefix.Requests, s.Prefix.PrefixStable)
+	fmt.Fprintf(w, "profile state: %d turns\n", turns)
+	return nil
 }

@@ -23,7 +23,7 @@ const (
 	// APIVersion is sent as the anthropic-version header.
 	APIVersion = "2023-06-01"
 	// DefaultModel is used when neither the request nor WithModel names one.
-	DefaultModel = "claude-sonnet-4-5"
+	DefaultModel = "claude-sonnet-4-6"
 	// DefaultMaxTokens is max_tokens when neither the request nor
 	// WithMaxTokens sets it (lowered to the model's maximum output when the
 	// catalog knows a smaller one). The API requires max_tokens, and
@@ -67,9 +67,9 @@ func WithBaseURL(url string) Option { return func(m *Model) { m.baseURL = url } 
 // contexts.
 func WithHTTPClient(c *http.Client) Option { return func(m *Model) { m.client = c } }
 
-// WithHeader adds a header to every request, e.g. WithHeader(
-// "anthropic-beta", "files-api-2025-04-14"). It may override the adapter's
-// own headers except x-api-key, which WithAPIKey sets.
+// WithHeader adds a header to every request, such as an anthropic-beta
+// flag. It may override the adapter's own headers except x-api-key, which
+// WithAPIKey sets.
 func WithHeader(key, value string) Option {
 	return func(m *Model) {
 		if m.header == nil {
@@ -83,9 +83,8 @@ func WithHeader(key, value string) Option {
 // fails with llm.ErrIdleTimeout (default DefaultIdleTimeout).
 func WithIdleTimeout(d time.Duration) Option { return func(m *Model) { m.idle = d } }
 
-// WithMaxEventSize bounds one stream event's size (default
-// sse.DefaultMaxEventSize, 8 MiB); a larger event fails with
-// llm.ErrTooLarge.
+// WithMaxEventSize bounds the size of one stream event (default 8 MiB); a
+// larger event fails with llm.ErrTooLarge.
 func WithMaxEventSize(n int) Option { return func(m *Model) { m.maxEvent = n } }
 
 // WithModel sets the model used when a request names none (default
@@ -99,7 +98,10 @@ func WithMaxTokens(n int) Option { return func(m *Model) { m.maxTokens = n } }
 // default) or off.
 func WithAutoCache(on bool) Option { return func(m *Model) { m.autoCache = on } }
 
-// New returns a Model configured by the environment and opts.
+// New returns a Model configured by the environment and opts. Without an
+// API key, calls to the default base URL fail with llm.ErrAuth before
+// anything is sent; calls to another base URL (a gateway that adds its own
+// credentials) go without x-api-key.
 func New(opts ...Option) *Model {
 	m := &Model{
 		apiKey:    os.Getenv("ANTHROPIC_API_KEY"),
@@ -172,7 +174,25 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 		defer body.Close()
 		s := streamState{ctx: ctx, requestID: resp.Header.Get("request-id")}
 		s.run(sse.NewDecoder(body, sse.Options{MaxEventSize: m.maxEvent}), yield)
+		if s.completed && resp.ProtoMajor < 2 {
+			drainForReuse(body)
+		}
 	}
+}
+
+// drainGrace is how long a finished HTTP/1 stream may take to send the end
+// of its body.
+const drainGrace = 50 * time.Millisecond
+
+// drainForReuse reads what is left of a finished HTTP/1 stream (the end of
+// the chunked body usually arrives just after message_stop), so the
+// connection goes back to the pool instead of being closed. It gives up
+// after drainGrace or 64 KiB. HTTP/2 needs none of this: closing a stream
+// early keeps the connection.
+func drainForReuse(body io.ReadCloser) {
+	t := time.AfterFunc(drainGrace, func() { body.Close() })
+	io.CopyN(io.Discard, body, 64<<10)
+	t.Stop()
 }
 
 // send posts the request and returns the response of a 2xx status; any
@@ -203,7 +223,7 @@ func (m *Model) send(ctx context.Context, req *llm.Request, stream bool) (*http.
 		h.Set("Accept", "application/json")
 	}
 	for k, vs := range m.header {
-		h[k] = vs
+		h[k] = append([]string(nil), vs...)
 	}
 	if m.apiKey != "" {
 		h.Set("X-Api-Key", m.apiKey)

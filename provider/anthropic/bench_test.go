@@ -50,6 +50,8 @@ func (m memTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	return &http.Response{
 		StatusCode: 200,
+		ProtoMajor: 1,
+		ProtoMinor: 1,
 		Header:     http.Header{"Content-Type": {"text/event-stream; charset=utf-8"}},
 		Body:       io.NopCloser(bytes.NewReader(m.body)),
 		Request:    r,

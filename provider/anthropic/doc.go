@@ -7,8 +7,9 @@
 // [New] reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL (default
 // https://api.anthropic.com) unless [WithAPIKey] or [WithBaseURL] say
 // otherwise. Requests carry x-api-key, anthropic-version 2023-06-01 and any
-// headers given with [WithHeader] (beta flags go there: WithHeader(
-// "anthropic-beta", "files-api-2025-04-14")).
+// headers given with [WithHeader]; beta flags go there:
+//
+//	m := anthropic.New(anthropic.WithHeader("anthropic-beta", "files-api-2025-04-14"))
 //
 // # Request mapping
 //
@@ -41,9 +42,10 @@
 //   - Tool choice auto sends nothing, none/required/tool send
 //     {type: none}/{type: any}/{type: tool, name}.
 //   - Request.Extra is merged into the body last; a nil value removes a key.
-//   - MaxTokens 0 means [WithMaxTokens], else the model's maximum output
-//     from the catalog when known, else [DefaultMaxTokens]; a default is
-//     raised above the thinking budget when it would not exceed it.
+//   - MaxTokens 0 means [WithMaxTokens], else [DefaultMaxTokens] lowered
+//     to the model's maximum output when the catalog knows a smaller one; a
+//     default is raised above the thinking budget when it would not exceed
+//     it (the API requires budget_tokens < max_tokens).
 //
 // # Prompt caching
 //
@@ -80,10 +82,12 @@
 // appears in an error.
 //
 // A stream runs on the caller's goroutine: breaking out of the range
-// cancels the HTTP request and closes the body. Text deltas are decoded by a
-// small hand-written parser (encoding/json is the fallback for anything it
-// does not recognise), so a streamed chunk costs less than decoding it with
-// encoding/json alone.
+// cancels the HTTP request and closes the body. After message_stop an
+// HTTP/1 body is read to its end (for at most 50 ms) so the connection can
+// be reused. Deltas, block stops, message stops and pings are decoded by a
+// small hand-written parser (encoding/json decodes everything else and
+// anything the parser does not recognise), so a streamed chunk costs a
+// fraction of decoding it with encoding/json alone.
 //
 // This package imports only llm, catalog, internal/* and the standard
 // library.

@@ -118,6 +118,8 @@ func TestBadStreamsGiveTypedErrors(t *testing.T) {
 		{"a delta of the wrong kind for its block is malformed", evStart + evText +
 			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"x\"}}\n\n" + evEnd,
 			nil, llm.KindMalformed, nil},
+		{"a delta after its block's stop is malformed", evStart + evText + evStop + evDelta + evEnd, nil, llm.KindMalformed, nil},
+		{"a block stopped twice is malformed", evStart + evText + evStop + evStop + evEnd, nil, llm.KindMalformed, nil},
 		{"a block started twice is malformed", evStart + evText + evText + evEnd, nil, llm.KindMalformed, nil},
 		{"a huge block index is malformed", evStart + strings.Replace(evText, `"index":0`, `"index":99999999`, 1) + evEnd, nil, llm.KindMalformed, nil},
 		{"tool input that is not JSON is malformed unless cut off by max_tokens", toolStream(`"{\"a\":"`, "tool_use"), nil, llm.KindMalformed, nil},

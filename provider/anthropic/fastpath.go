@@ -16,53 +16,93 @@ const (
 	deltaSignature                  // signature_delta: signature
 )
 
-// fastDelta decodes the data of a content_block_delta event when it has the
-// plain shape every text, thinking, signature and tool-input delta has:
+// fastType is an event type the fast path decodes.
+type fastType uint8
+
+const (
+	fastNone        fastType = iota
+	fastDelta                // content_block_delta
+	fastBlockStop            // content_block_stop
+	fastMessageStop          // message_stop
+	fastPing                 // ping
+)
+
+var fastTypeName = [...]string{
+	fastDelta:       "content_block_delta",
+	fastBlockStop:   "content_block_stop",
+	fastMessageStop: "message_stop",
+	fastPing:        "ping",
+}
+
+// fastEvent is what the fast path decodes from an event's data.
+type fastEvent struct {
+	typ   fastType
+	index int
+	kind  deltaKind
+	text  string
+}
+
+// decodeFast decodes the data of the events that make up nearly all of a
+// stream when they have their plain shapes:
 //
 //	{"type":"content_block_delta","index":N,"delta":{"type":T,F:"..."}}
+//	{"type":"content_block_stop","index":N}
+//	{"type":"message_stop"}
+//	{"type":"ping"}
 //
 // with the keys in any order and any whitespace, where T and F are
 // text_delta/text, thinking_delta/thinking, input_json_delta/partial_json or
-// signature_delta/signature. For anything else (other keys, duplicates,
-// escapes it does not handle, invalid UTF-8, malformed JSON) ok is false
-// and the caller decodes with encoding/json, so wherever ok is true the
-// result must equal encoding/json's (FuzzFastDeltaMatchesEncodingJSON
+// signature_delta/signature. For anything else (other keys or types,
+// duplicates, escapes it does not handle, invalid UTF-8, malformed JSON) ok
+// is false and the caller decodes with encoding/json, so wherever ok is true
+// the result must equal encoding/json's (FuzzFastPathMatchesEncodingJSON
 // checks it). buf is scratch space for unescaping, returned for reuse.
-func fastDelta(data, buf []byte) (index int, kind deltaKind, text string, _ []byte, ok bool) {
+func decodeFast(data, buf []byte) (ev fastEvent, _ []byte, ok bool) {
 	s := scanner{b: data}
 	if !s.consume('{') {
-		return 0, 0, "", buf, false
+		return ev, buf, false
 	}
-	var seenType, seenIndex, seenDelta bool
+	var seenIndex, seenDelta bool
 	for {
 		key, ok := s.plainString()
 		if !ok || !s.consume(':') {
-			return 0, 0, "", buf, false
+			return ev, buf, false
 		}
 		switch string(key) {
 		case "type":
 			v, ok := s.plainString()
-			if !ok || seenType || string(v) != "content_block_delta" {
-				return 0, 0, "", buf, false
+			if !ok || ev.typ != fastNone {
+				return ev, buf, false
 			}
-			seenType = true
+			switch string(v) {
+			case "content_block_delta":
+				ev.typ = fastDelta
+			case "content_block_stop":
+				ev.typ = fastBlockStop
+			case "message_stop":
+				ev.typ = fastMessageStop
+			case "ping":
+				ev.typ = fastPing
+			default:
+				return ev, buf, false
+			}
 		case "index":
 			n, ok := s.index()
 			if !ok || seenIndex {
-				return 0, 0, "", buf, false
+				return ev, buf, false
 			}
-			index, seenIndex = n, true
+			ev.index, seenIndex = n, true
 		case "delta":
 			if seenDelta {
-				return 0, 0, "", buf, false
+				return ev, buf, false
 			}
-			kind, text, buf, ok = s.delta(buf)
+			ev.kind, ev.text, buf, ok = s.delta(buf)
 			if !ok {
-				return 0, 0, "", buf, false
+				return ev, buf, false
 			}
 			seenDelta = true
 		default:
-			return 0, 0, "", buf, false
+			return ev, buf, false
 		}
 		if s.consume(',') {
 			continue
@@ -70,13 +110,21 @@ func fastDelta(data, buf []byte) (index int, kind deltaKind, text string, _ []by
 		if s.consume('}') {
 			break
 		}
-		return 0, 0, "", buf, false
+		return ev, buf, false
 	}
 	s.space()
-	if s.i != len(s.b) || !seenType || !seenIndex || !seenDelta {
-		return 0, 0, "", buf, false
+	if s.i != len(s.b) {
+		return ev, buf, false
 	}
-	return index, kind, text, buf, true
+	switch ev.typ {
+	case fastDelta:
+		ok = seenIndex && seenDelta
+	case fastBlockStop:
+		ok = seenIndex && !seenDelta
+	case fastMessageStop, fastPing:
+		ok = !seenIndex && !seenDelta
+	}
+	return ev, buf, ok
 }
 
 type scanner struct {

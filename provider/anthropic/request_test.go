@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/agcore/agcore/catalog"
 	"github.com/agcore/agcore/llm"
 )
 
@@ -361,6 +362,35 @@ func TestRequestsTheAPICannotExpressAreInvalid(t *testing.T) {
 			mustKind(t, err, llm.KindInvalidRequest)
 			if !errors.Is(err, llm.ErrInvalidRequest) {
 				t.Errorf("errors.Is(%v, ErrInvalidRequest) = false", err)
+			}
+		})
+	}
+}
+
+// TestInfoAndMaxTokensComeFromTheCatalog: Info is the catalog's entry, and
+// the default max_tokens never exceeds the model's maximum output.
+func TestInfoAndMaxTokensComeFromTheCatalog(t *testing.T) {
+	info := New(WithModel("claude-sonnet-4-5-20250929")).Info()
+	if info.Provider != "anthropic" || info.Name != "claude-sonnet-4-5-20250929" || info.ContextWindow <= 0 || info.MaxOutputTokens <= 0 {
+		t.Errorf("Info() = %+v, want the catalog's entry", info)
+	}
+	if info := New(WithModel("claude-unknown")).Info(); info != (llm.ModelInfo{Provider: "anthropic", Name: "claude-unknown"}) {
+		t.Errorf("unknown model: Info() = %+v", info)
+	}
+	catalog.Register(llm.ModelInfo{Provider: "anthropic", Name: "claude-test-small", ContextWindow: 100_000, MaxOutputTokens: 4096})
+	tests := []struct {
+		name   string
+		req    *llm.Request
+		tokens float64
+	}{
+		{"the default is capped at the model's maximum output", &llm.Request{Model: "claude-test-small"}, 4096},
+		{"a raised default stays within the maximum output", &llm.Request{Model: "claude-test-small", Reasoning: &llm.Reasoning{BudgetTokens: 3000}}, 4096},
+		{"a default within the maximum is kept", &llm.Request{Model: "claude-sonnet-4-5"}, DefaultMaxTokens},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := wire(t, tc.req, WithAutoCache(false))["max_tokens"]; got != tc.tokens {
+				t.Errorf("max_tokens = %v, want %v", got, tc.tokens)
 			}
 		})
 	}

@@ -34,6 +34,8 @@ type streamState struct {
 	finish  llm.FinishReason
 	ev      wireEvent // reused for events the fast path does not take
 	scratch []byte    // unescape buffer of the fast path
+	// completed is set once message_stop was handled.
+	completed bool
 }
 
 type blockKind uint8
@@ -48,7 +50,8 @@ const (
 )
 
 type blockState struct {
-	kind blockKind
+	kind    blockKind
+	stopped bool
 	// tool_use: the input given at the start, when it is not "{}" (the API
 	// sends {} there and the input in deltas; a non-empty one is used only
 	// if no delta carries input).
@@ -94,11 +97,19 @@ func (s *streamState) malformed(format string, args ...any) *llm.Error {
 // step handles one SSE event. It returns false when the stream is over
 // (the final event was yielded, or the consumer stopped).
 func (s *streamState) step(typ string, data []byte, yield func(llm.Event, error) bool) (bool, error) {
-	if fastPath && (typ == "content_block_delta" || typ == "message") {
-		index, kind, text, buf, ok := fastDelta(data, s.scratch)
+	if fastPath && typ != "message_start" && typ != "message_delta" && typ != "content_block_start" {
+		ev, buf, ok := decodeFast(data, s.scratch)
 		s.scratch = buf
 		if ok {
-			return s.delta(index, kind, text, yield)
+			switch ev.typ {
+			case fastDelta:
+				return s.delta(ev.index, ev.kind, ev.text, yield)
+			case fastBlockStop:
+				return s.blockStop(ev.index, yield)
+			case fastMessageStop:
+				return false, s.complete(yield)
+			}
+			return true, nil // ping
 		}
 	}
 	s.ev = wireEvent{}
@@ -165,6 +176,9 @@ func (s *streamState) messageStart(yield func(llm.Event, error) bool) (bool, err
 func (s *streamState) block(i int) (*blockState, error) {
 	if i < 0 || i >= len(s.blocks) || s.blocks[i].kind == blockNone {
 		return nil, s.malformed("event for content block %d, which was never started", i)
+	}
+	if s.blocks[i].stopped {
+		return nil, s.malformed("event for content block %d after its stop", i)
 	}
 	return &s.blocks[i], nil
 }
@@ -259,6 +273,7 @@ func (s *streamState) blockStop(i int, yield func(llm.Event, error) bool) (bool,
 	if err != nil {
 		return false, err
 	}
+	b.stopped = true
 	if b.ext != nil {
 		ext := b.ext.build()
 		b.ext = nil
@@ -296,6 +311,7 @@ func (s *streamState) blockStop(i int, yield func(llm.Event, error) bool) (bool,
 
 // complete yields the usage and the final event.
 func (s *streamState) complete(yield func(llm.Event, error) bool) error {
+	s.completed = true
 	u := s.usage.result()
 	ev := llm.Event{Type: llm.EventUsage, Usage: &u}
 	s.asm.Add(ev)

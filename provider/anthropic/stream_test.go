@@ -1,9 +1,11 @@
 package anthropic
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -81,5 +83,35 @@ func TestStreamEventsInOrder(t *testing.T) {
 	}
 	if u := evs[5].Usage; u == nil || *u != resp.Usage {
 		t.Errorf("usage event %+v, want %+v", u, resp.Usage)
+	}
+}
+
+// TestConnectionsAreReused: a server that flushes every event and ends its
+// chunked body a moment after message_stop must still get its connection
+// back for the next call (HTTP/1.1 closes connections whose body was not
+// read to the end).
+func TestConnectionsAreReused(t *testing.T) {
+	var conns atomic.Int32
+	body := streamBody(20)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		writeChunked(w, body, 64)
+		time.Sleep(5 * time.Millisecond)
+	}))
+	srv.Config.ConnState = func(c net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	m := newTestModel(srv.URL, WithHTTPClient(srv.Client()))
+	for range 3 {
+		if _, _, err := drain(t, m.Stream(bg, benchRequest)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("3 sequential streams used %d connections, want 1", n)
 	}
 }

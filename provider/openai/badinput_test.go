@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -153,6 +154,7 @@ func TestStreamQuirks(t *testing.T) {
 // hijack serves a response whose connection is then broken by kill.
 func hijack(t *testing.T, kill func(net.Conn)) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
 		conn, buf, err := w.(http.Hijacker).Hijack()
 		if err != nil {
 			t.Error(err)
@@ -196,14 +198,17 @@ func TestConnectionResetMidStream(t *testing.T) {
 // for the client to go away.
 func stall(t *testing.T, beforeHeaders bool) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if beforeHeaders {
-			<-r.Context().Done()
-			return
+		// Reading the body lets the server notice the client leaving.
+		io.ReadAll(r.Body)
+		if !beforeHeaders {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Write([]byte("data: " + hello + "\n\n"))
+			w.(http.Flusher).Flush()
 		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Write([]byte("data: " + hello + "\n\n"))
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
 	}))
 	t.Cleanup(srv.Close)
 	return srv
@@ -249,6 +254,7 @@ func TestContextCancelMidStream(t *testing.T) {
 func TestBreakClosesTheRequest(t *testing.T) {
 	gone := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")
 		for {
 			if _, err := w.Write([]byte("data: " + hello + "\n\n")); err != nil {
@@ -307,6 +313,7 @@ func TestHTTPErrors(t *testing.T) {
 		for _, stream := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/stream=%v", tc.name, stream), func(t *testing.T) {
 				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					io.ReadAll(r.Body)
 					for k, v := range tc.header {
 						w.Header().Set(k, v)
 					}
@@ -338,6 +345,7 @@ func TestHTTPErrors(t *testing.T) {
 // gets it redacted, and transport errors name no key.
 func TestNoSecretInErrors(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
 		w.WriteHeader(401)
 		fmt.Fprintf(w, `{"error":{"message":"bad header %s","code":"%s"}}`, r.Header.Get("Authorization"), strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
 	}))

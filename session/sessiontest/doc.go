@@ -20,9 +20,16 @@
 // ErrInvalidID for every unsafe id), the running totals (usage, cost, state
 // bag, request-hash statistics), defensive copies, and concurrent appends.
 //
+// [Crash] checks a durable store against SIGKILL: a child process appends
+// in a loop and is killed at random moments; after each kill the store must
+// open and hold every turn whose Append had returned, whole.
+//
 // [BenchAppend] and [BenchLoad] measure a store the same way for every
 // implementation: the p50 and p99 latency of appending a 10-message turn,
 // and the time to load a 10,000-message session.
+//
+// [EveryBlockKind] and [Conversation] are the messages the suite uses,
+// exported for a store's own tests.
 //
 // This package imports only the standard library, llm and session; it must
 // never import a store implementation.

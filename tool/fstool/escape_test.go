@@ -232,3 +232,34 @@ func TestTheRootMustBeADirectory(t *testing.T) {
 		}
 	}
 }
+
+func TestALinkSwappedInAfterTheCheckIsNotFollowedOut(t *testing.T) {
+	tr := newTree(t, Options{})
+	r, err := newRoot(tr.root, Options{})
+	must(t, err)
+	// The check passes; then, before the open, the file and a directory
+	// become links to the outside. The open goes through os.Root.
+	file, err := r.resolve("dir/b.go", false)
+	must(t, err)
+	dir, err := r.resolve("dir/sub/new.txt", true)
+	must(t, err)
+	must(t, os.Remove(filepath.Join(tr.root, "dir/b.go")))
+	must(t, os.Symlink(filepath.Join(tr.outside, "secret.txt"), filepath.Join(tr.root, "dir/b.go")))
+	must(t, os.RemoveAll(filepath.Join(tr.root, "dir/sub")))
+	must(t, os.Symlink(tr.outside, filepath.Join(tr.root, "dir/sub")))
+
+	rt, err := r.open()
+	must(t, err)
+	defer rt.Close()
+	if f, err := openRegular(rt, file, "dir/b.go"); err == nil {
+		f.Close()
+		t.Error("read: the swapped-in link was followed out of the root")
+	}
+	if f, err := rt.OpenFile(dir, os.O_WRONLY|os.O_CREATE, 0o644); err == nil {
+		f.Close()
+		t.Error("write: the swapped-in link was followed out of the root")
+	}
+	if _, err := os.Stat(filepath.Join(tr.outside, "new.txt")); err == nil {
+		t.Error("a file was created outside the root")
+	}
+}

@@ -82,9 +82,9 @@ func New(root string, opts Options) ([]tool.Tool, error) {
 }
 
 // ByName returns the tools called names, in that order, confined to the
-// directory root — the form a --tools list takes. It fails on an unknown or
-// repeated name (listing the known ones) and if root is not an existing
-// directory.
+// directory root — the form a --tools list takes (names are trimmed, empty
+// ones skipped). It fails on an unknown or repeated name (listing the known
+// ones) and if root is not an existing directory.
 func ByName(root string, names []string, opts Options) ([]tool.Tool, error) {
 	r, err := newRoot(root, opts)
 	if err != nil {
@@ -94,6 +94,9 @@ func ByName(root string, names []string, opts Options) ([]tool.Tool, error) {
 	tools := make([]tool.Tool, 0, len(names))
 	for _, name := range names {
 		name = strings.TrimSpace(name)
+		if name == "" {
+			continue // "read_file,,grep" and a trailing comma name nothing
+		}
 		if seen[name] {
 			return nil, fmt.Errorf("fstool: tool %q named twice", name)
 		}

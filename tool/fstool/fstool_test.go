@@ -359,6 +359,7 @@ func TestByName(t *testing.T) {
 	}{
 		{"the named tools in the given order", []string{"grep", "read_file"}, []string{"grep", "read_file"}, ""},
 		{"names from a comma list are trimmed", []string{" list_dir", "write_file "}, []string{"list_dir", "write_file"}, ""},
+		{"empty names are skipped", []string{"", "grep", " "}, []string{"grep"}, ""},
 		{"the defaults are the read-only tools", DefaultNames, []string{"read_file", "list_dir", "grep"}, ""},
 		{"an unknown name lists the known ones", []string{"read_file", "rm"}, nil, `unknown tool "rm" (known: read_file, list_dir, grep, write_file)`},
 		{"a repeated name is refused", []string{"grep", "grep"}, nil, `"grep" named twice`},

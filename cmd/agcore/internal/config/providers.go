@@ -1,0 +1,74 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Kind is one of the provider kinds the CLI can talk to: how its key and
+// base URL are found and which model it uses by default.
+type Kind struct {
+	Name string
+	// KeyEnv is the environment variable holding the API key; empty for a
+	// kind that needs none (ollama).
+	KeyEnv string
+	// BaseEnv is the environment variable that overrides the base URL.
+	BaseEnv string
+	// DefaultBase is the base URL used when nothing else gives one; empty
+	// means one must be given (compatible).
+	DefaultBase string
+	// DefaultModel is the model used when none is configured; empty means
+	// one must be given (compatible).
+	DefaultModel string
+	// KeyRequired says whether the official endpoint needs a key. A custom
+	// base URL (a proxy, a test server) may do without one.
+	KeyRequired bool
+}
+
+// Kinds lists the provider kinds, in the order auto-detection tries them.
+var Kinds = []Kind{
+	{Name: "openai", KeyEnv: "OPENAI_API_KEY", BaseEnv: "OPENAI_BASE_URL", DefaultBase: "https://api.openai.com/v1", DefaultModel: "gpt-4.1-mini", KeyRequired: true},
+	{Name: "anthropic", KeyEnv: "ANTHROPIC_API_KEY", BaseEnv: "ANTHROPIC_BASE_URL", DefaultBase: "https://api.anthropic.com", DefaultModel: "claude-sonnet-4-5", KeyRequired: true},
+	{Name: "deepseek", KeyEnv: "DEEPSEEK_API_KEY", BaseEnv: "DEEPSEEK_BASE_URL", DefaultBase: "https://api.deepseek.com", DefaultModel: "deepseek-chat", KeyRequired: true},
+	{Name: "ollama", DefaultBase: "http://localhost:11434/v1", DefaultModel: "llama3.2"},
+	{Name: "compatible", KeyEnv: "OPENAI_API_KEY", BaseEnv: "OPENAI_BASE_URL"},
+}
+
+// KindNamed returns the kind called name.
+func KindNamed(name string) (Kind, bool) {
+	for _, k := range Kinds {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return Kind{}, false
+}
+
+func kindNames() string {
+	names := make([]string, len(Kinds))
+	for i, k := range Kinds {
+		names[i] = k.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// SetupHelp is what run and chat print when no provider is configured:
+// exactly how to configure each one, and the offline demo.
+func SetupHelp(home string) string {
+	var b strings.Builder
+	b.WriteString("agcore: no model provider is configured.\n\n")
+	b.WriteString("Configure one with environment variables (or --provider/--model/--base-url, or " + ConfigPath(home) + "):\n\n")
+	rows := [][2]string{
+		{"OpenAI", "export OPENAI_API_KEY=sk-...               (model: --model gpt-4.1-mini, the default)"},
+		{"Anthropic", "export ANTHROPIC_API_KEY=sk-ant-...        (and AGCORE_PROVIDER=anthropic if other keys are set)"},
+		{"DeepSeek", "export DEEPSEEK_API_KEY=sk-...             (and AGCORE_PROVIDER=deepseek if other keys are set)"},
+		{"Ollama", "export AGCORE_PROVIDER=ollama AGCORE_MODEL=llama3.2   (local server at http://localhost:11434/v1, no key)"},
+		{"vLLM / other", "export AGCORE_PROVIDER=compatible OPENAI_BASE_URL=http://localhost:8000/v1 AGCORE_MODEL=NAME"},
+	}
+	for _, r := range rows {
+		fmt.Fprintf(&b, "  %-13s %s\n", r[0], r[1])
+	}
+	b.WriteString("\nBase URLs: OPENAI_BASE_URL, DEEPSEEK_BASE_URL, ANTHROPIC_BASE_URL (or --base-url).\n")
+	b.WriteString("To see the whole machinery offline first, with no key: agcore demo\n")
+	return b.String()
+}

@@ -1,0 +1,85 @@
+package compact
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/agcore/agcore/llm"
+)
+
+// BenchmarkCount measures counting throughput on each kind of the
+// calibration corpus: the exact o200k_base counter (without its cache) and
+// the estimator.
+func BenchmarkCount(b *testing.B) {
+	for _, c := range corpus {
+		text := readCorpus(b, c.file)
+		b.Run("exact/"+c.kind, func(b *testing.B) {
+			enc := O200k()
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				enc.CountText(text)
+			}
+		})
+		b.Run("estimate/"+c.kind, func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				Estimator{}.CountText(text)
+			}
+		})
+	}
+}
+
+// BenchmarkCompress10k compresses a 10,000-message tool-heavy history to a
+// tenth of its size with each strategy, counting with the estimator.
+func BenchmarkCompress10k(b *testing.B) {
+	msgs := history(rand.New(rand.NewPCG(3, 3)), 10_000)
+	counter := Estimator{}
+	budget := counter.CountMessages(msgs) / 10
+	for _, s := range []struct {
+		name string
+		s    Strategy
+	}{
+		{"microcompact", Microcompact{MinFree: -1}},
+		{"truncate", Truncate{}},
+		{"summarize", &Summarize{Model: &fakeModel{}}},
+		{"pipeline", DefaultPipeline(&fakeModel{})},
+	} {
+		b.Run(s.name, func(b *testing.B) {
+			for b.Loop() {
+				out, err := s.s.Compress(context.Background(), msgs, budget, counter)
+				if err != nil && s.name != "microcompact" {
+					b.Fatal(err)
+				}
+				_ = out
+			}
+		})
+	}
+}
+
+// BenchmarkCountMessages10k counts a 10,000-message history, as an agent
+// does before every request.
+func BenchmarkCountMessages10k(b *testing.B) {
+	msgs := history(rand.New(rand.NewPCG(3, 3)), 10_000)
+	for _, c := range []struct {
+		name string
+		c    TokenCounter
+	}{{"estimator", Estimator{}}, {"o200k-cached", O200k()}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(historyBytes(msgs)))
+			for b.Loop() {
+				c.c.CountMessages(msgs)
+			}
+		})
+	}
+}
+
+func historyBytes(msgs []llm.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += contentBytes(m.Content)
+	}
+	return n
+}
+
+var _ llm.Model = (*fakeModel)(nil)

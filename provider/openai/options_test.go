@@ -1,0 +1,122 @@
+package openai
+
+import (
+	"errors"
+	"net/http"
+	"testing"
+
+	"github.com/agcore/agcore/llm"
+)
+
+// clearEnv unsets every variable the presets read.
+func clearEnv(t *testing.T) {
+	for _, k := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "DEEPSEEK_API_KEY", "DEEPSEEK_BASE_URL", "OPENROUTER_API_KEY", "DASHSCOPE_API_KEY", "MOONSHOT_API_KEY", "GROQ_API_KEY", "XAI_API_KEY"} {
+		t.Setenv(k, "")
+	}
+}
+
+func TestConfigurationSources(t *testing.T) {
+	tests := []struct {
+		name               string
+		env                map[string]string
+		opts               []Option
+		provider, endpoint string
+		key                string
+	}{
+		{name: "OpenAI defaults", provider: "openai", endpoint: "https://api.openai.com/v1/chat/completions"},
+		{name: "OpenAI from the environment", env: map[string]string{"OPENAI_API_KEY": "sk-env", "OPENAI_BASE_URL": "http://proxy:8080/v1/"},
+			provider: "openai", endpoint: "http://proxy:8080/v1/chat/completions", key: "sk-env"},
+		{name: "options beat the environment", env: map[string]string{"OPENAI_API_KEY": "sk-env", "OPENAI_BASE_URL": "http://proxy/v1"},
+			opts: []Option{WithAPIKey("sk-opt"), WithBaseURL("https://gw.example/openai/v1")}, provider: "openai", endpoint: "https://gw.example/openai/v1/chat/completions", key: "sk-opt"},
+		{name: "an explicit empty key stops the environment", env: map[string]string{"OPENAI_API_KEY": "sk-env"}, opts: []Option{WithAPIKey("")},
+			provider: "openai", endpoint: "https://api.openai.com/v1/chat/completions"},
+		{name: "a query string is kept (Azure's api-version)", opts: []Option{WithBaseURL("https://r.openai.azure.com/openai/v1?api-version=preview")},
+			provider: "openai", endpoint: "https://r.openai.azure.com/openai/v1/chat/completions?api-version=preview"},
+		{name: "DeepSeek defaults", env: map[string]string{"OPENAI_API_KEY": "sk-openai", "DEEPSEEK_API_KEY": "sk-ds"}, opts: []Option{DeepSeek()},
+			provider: "deepseek", endpoint: "https://api.deepseek.com/chat/completions", key: "sk-ds"},
+		{name: "DeepSeek from the environment", env: map[string]string{"DEEPSEEK_BASE_URL": "https://api.deepseek.com/v1"}, opts: []Option{DeepSeek()},
+			provider: "deepseek", endpoint: "https://api.deepseek.com/v1/chat/completions"},
+		{name: "Ollama needs no key", env: map[string]string{"OPENAI_API_KEY": "sk-openai"}, opts: []Option{Ollama()},
+			provider: "ollama", endpoint: "http://localhost:11434/v1/chat/completions"},
+		{name: "vLLM", opts: []Option{VLLM()}, provider: "vllm", endpoint: "http://localhost:8000/v1/chat/completions"},
+		{name: "OpenRouter", env: map[string]string{"OPENROUTER_API_KEY": "sk-or"}, opts: []Option{OpenRouter()},
+			provider: "openrouter", endpoint: "https://openrouter.ai/api/v1/chat/completions", key: "sk-or"},
+		{name: "Qwen", env: map[string]string{"DASHSCOPE_API_KEY": "sk-q"}, opts: []Option{Qwen()},
+			provider: "qwen", endpoint: "https://dashscope-intl.aliyuncs.com/compatible-mode/v1/chat/completions", key: "sk-q"},
+		{name: "Moonshot", env: map[string]string{"MOONSHOT_API_KEY": "sk-m"}, opts: []Option{Moonshot()},
+			provider: "moonshot", endpoint: "https://api.moonshot.ai/v1/chat/completions", key: "sk-m"},
+		{name: "Groq", env: map[string]string{"GROQ_API_KEY": "gsk"}, opts: []Option{Groq()},
+			provider: "groq", endpoint: "https://api.groq.com/openai/v1/chat/completions", key: "gsk"},
+		{name: "xAI", env: map[string]string{"XAI_API_KEY": "xai"}, opts: []Option{XAI()},
+			provider: "xai", endpoint: "https://api.x.ai/v1/chat/completions", key: "xai"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clearEnv(t)
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			m := New(tc.opts...)
+			if m.err != nil || m.endpoint != tc.endpoint || m.cfg.apiKey != tc.key || m.Info().Provider != tc.provider {
+				t.Fatalf("got %s %q key %q err %v", m.Info().Provider, m.endpoint, m.cfg.apiKey, m.err)
+			}
+		})
+	}
+}
+
+func TestInvalidBaseURLFailsEveryCall(t *testing.T) {
+	for _, base := range []string{"api.openai.com/v1", "ftp://x/v1", "http://[::1"} {
+		m := New(WithBaseURL(base), WithModel("m"))
+		if _, err := m.Generate(bg, userRequest()); !errors.Is(err, llm.ErrInvalidRequest) {
+			t.Errorf("%s: Generate err = %v", base, err)
+		}
+		_, _, err := drain(t, m.Stream(bg, userRequest()))
+		if !errors.Is(err, llm.ErrInvalidRequest) {
+			t.Errorf("%s: Stream err = %v", base, err)
+		}
+	}
+}
+
+func TestHeadersSent(t *testing.T) {
+	tests := []struct {
+		name string
+		opts []Option
+		want map[string]string
+	}{
+		{"a key is sent as a bearer token", []Option{WithAPIKey("sk-1")}, map[string]string{"Authorization": "Bearer sk-1", "Content-Type": "application/json"}},
+		{"no key, no Authorization", []Option{WithAPIKey("")}, map[string]string{"Authorization": ""}},
+		{"extra headers are added", []Option{WithAPIKey("k"), WithHeader("HTTP-Referer", "https://agcore.dev"), WithHeader("X-Title", "agcore")},
+			map[string]string{"Http-Referer": "https://agcore.dev", "X-Title": "agcore", "Authorization": "Bearer k"}},
+		{"an extra Authorization header serves gateways without a key", []Option{WithAPIKey(""), WithHeader("Authorization", "Basic abc")}, map[string]string{"Authorization": "Basic abc"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, rec := replay(t, http.StatusOK, "text/event-stream", []byte(frames(hello, stopChunk)), 0)
+			m := New(append([]Option{WithBaseURL(srv.URL), WithModel("m")}, tc.opts...)...)
+			m.Generate(bg, userRequest()) // only the request matters here
+			_, hdr, _ := rec.get()
+			for k, v := range tc.want {
+				if hdr.Get(k) != v {
+					t.Errorf("%s = %q, want %q", k, hdr.Get(k), v)
+				}
+			}
+		})
+	}
+}
+
+func TestCustomHTTPClientIsUsed(t *testing.T) {
+	srv, _ := replay(t, http.StatusOK, "text/event-stream", []byte(frames(hello, stopChunk)), 0)
+	used := false
+	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		used = true
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	_, resp, err := drain(t, testModel(srv, WithHTTPClient(client)).Stream(bg, userRequest()))
+	if err != nil || resp.Message.Text() != "Hello" || !used {
+		t.Fatalf("resp %v err %v used %v", resp, err, used)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
