@@ -119,6 +119,7 @@ type ProviderError struct {
 	Err      error
 }
 
+// Error names the provider, the phase and the run.
 func (e *ProviderError) Error() string {
 	return fmt.Sprintf("agent: context provider %s failed while %s (run %s): %v", e.Provider, e.Phase, e.RunID, e.Err)
 }
@@ -134,6 +135,7 @@ type PersistError struct {
 	Err       error
 }
 
+// Error names the run and the session.
 func (e *PersistError) Error() string {
 	return fmt.Sprintf("agent: persisting run %s to session %q: %v", e.RunID, e.SessionID, e.Err)
 }

@@ -8,8 +8,10 @@
 //     provider that fails is skipped, logged and reported to OnError. The
 //     request is one system message (the agent's instructions, then the
 //     providers', blank-line separated), the session's stored history, the
-//     providers' messages and the caller's messages; system-role messages
-//     from providers and callers are dropped. When a strategy, a counter and
+//     providers' messages and the caller's messages; every other
+//     system-role message (from providers, callers or an in-memory
+//     session's history) is dropped: per-run instructions go through
+//     RunOptions.Instructions. When a strategy, a counter and
 //     known model limits are all present and the request is over the input
 //     budget, it is compressed (a failing strategy leaves it unchanged).
 //     The session records the request's prefix hashes.

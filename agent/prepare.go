@@ -72,7 +72,9 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 
 	var history []llm.Message
 	if r.sess != nil {
-		history = r.sess.Messages
+		// The agent never stores a system message, but a caller's
+		// in-memory session may hold one: there is one system message.
+		history = dropSystem(r.sess.Messages)
 	}
 	providerMsgs = dropSystem(providerMsgs)
 	full := make([]llm.Message, 0, 1+len(history)+len(providerMsgs)+len(r.input))

@@ -99,6 +99,14 @@ func TestPreInvocationAssembly(t *testing.T) {
 	}
 }
 
+func TestASystemMessageInAnInMemorySessionIsNotASecondOne(t *testing.T) {
+	s := &session.Session{Messages: []llm.Message{llm.SystemText("stale"), llm.UserText("old"), llm.AssistantText("answer")}}
+	req := firstRequest(t, &agent.Agent{Instructions: "sys"}, user("new"), &agent.RunOptions{Session: s})
+	if got := texts(req.Messages); !reflect.DeepEqual(got, []string{"system:sys", "user:old", "assistant:answer", "user:new"}) {
+		t.Errorf("request %q", got)
+	}
+}
+
 func TestProvidersAreInvokedInOrderAroundTheModelCall(t *testing.T) {
 	log := &callLog{}
 	c := &provider{name: "C", log: log}

@@ -385,7 +385,9 @@ func (s spy) Compress(_ context.Context, msgs []llm.Message, _ int, _ TokenCount
 func TestPipelineTriesCheapStrategiesFirstAndStopsWhenItFits(t *testing.T) {
 	msgs := exchanges(6)
 	budget := est.CountMessages(msgs) - 100
-	shrink := func(msgs []llm.Message) ([]llm.Message, error) { return Truncate{Step: 1}.Compress(ctx, msgs, budget, Estimator{}) }
+	shrink := func(msgs []llm.Message) ([]llm.Message, error) {
+		return Truncate{Step: 1}.Compress(ctx, msgs, budget, Estimator{})
+	}
 	partial := func(msgs []llm.Message) ([]llm.Message, error) {
 		return msgs[:len(msgs)-0], &CannotFitError{Strategy: "partial"}
 	}
@@ -430,7 +432,7 @@ func TestPipelineHandsProgressOn(t *testing.T) {
 	// Microcompact frees some tokens but not enough; truncation works on
 	// its output, so the cleared results stay cleared.
 	msgs := exchanges(12)
-	budget := est.CountMessages(msgs) / 4
+	budget := est.CountMessages(msgs) / 6
 	out, rep, err := Pipeline{Microcompact{KeepRecent: 4, Step: 1, MinFree: -1}, Truncate{KeepLast: 6}}.CompressReport(ctx, msgs, budget, Estimator{})
 	if err != nil {
 		t.Fatal(err)

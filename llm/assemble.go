@@ -21,7 +21,6 @@ type partialBlock struct {
 	text    strings.Builder
 	sig     strings.Builder
 	start   Block // ToolUse{ID, Name}, RedactedThinking, other whole blocks
-	final   Block // set by BlockStop when the producer gives the whole block
 }
 
 // Add records one event. It returns an error for a delta whose block was

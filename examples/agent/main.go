@@ -44,8 +44,10 @@ const id = "trip-1"
 // time; the session's prefix statistic would show it).
 type profile struct{ name string }
 
+// Name names the provider in logs.
 func (p profile) Name() string { return "profile" }
 
+// Invoking adds the user's name and counts the turn.
 func (p profile) Invoking(_ context.Context, inv *agent.Invocation) (agent.Injection, error) {
 	n, _, err := session.GetState[int](inv.Session, "profile.turns")
 	if err != nil {
@@ -57,6 +59,7 @@ func (p profile) Invoking(_ context.Context, inv *agent.Invocation) (agent.Injec
 	return agent.Injection{Instructions: "The user is " + p.name + "."}, nil
 }
 
+// Invoked has nothing to do.
 func (p profile) Invoked(context.Context, *agent.Invocation, *agent.Outcome) error { return nil }
 
 func main() {

@@ -273,6 +273,12 @@ func (s *streamState) blockStop(i int, yield func(llm.Event, error) bool) (bool,
 	if err != nil {
 		return false, err
 	}
+	if b.kind == blockTool && !b.sawInput && b.startInput != nil {
+		// The whole input came with the start and no delta followed.
+		if more, err := s.delta(i, deltaInput, string(b.startInput), yield); !more || err != nil {
+			return more, err
+		}
+	}
 	b.stopped = true
 	if b.ext != nil {
 		ext := b.ext.build()
@@ -287,12 +293,6 @@ func (s *streamState) blockStop(i int, yield func(llm.Event, error) bool) (bool,
 		stop := llm.Event{Type: llm.EventBlockStop, Index: i, Block: ext}
 		s.asm.Add(stop)
 		return yield(stop, nil), nil
-	}
-	if b.kind == blockTool && !b.sawInput && b.startInput != nil {
-		// The whole input came with the start and no delta followed.
-		if more, err := s.delta(i, deltaInput, string(b.startInput), yield); !more || err != nil {
-			return more, err
-		}
 	}
 	built, err := s.asm.Built(i)
 	if err != nil {

@@ -1,0 +1,417 @@
+// Package config resolves the agcore command's settings from its flags, the
+// environment and an optional JSON file in $AGCORE_HOME, in that order of
+// precedence, and remembers where each value came from so that
+// `agcore config` can show it. API keys are read from the environment only
+// and are never part of what is shown, logged or stored.
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// FileName is the config file's name inside $AGCORE_HOME.
+const FileName = "config.json"
+
+// Defaults of the settings no source gives.
+const (
+	DefaultTools    = "read_file,list_dir,grep"
+	DefaultMaxSteps = 20
+	DefaultCompact  = "auto"
+	DefaultRetries  = 3
+)
+
+// CompactModes are the values --compact accepts.
+var CompactModes = []string{"auto", "summarize", "off"}
+
+// File is the config file's format. Every field is optional.
+//
+//	{
+//	  "provider": "anthropic",
+//	  "providers": {
+//	    "anthropic": {"model": "claude-sonnet-4-5"},
+//	    "vllm": {"type": "compatible", "base_url": "http://gpu:8000/v1", "model": "qwen3", "api_key_env": "VLLM_KEY"}
+//	  },
+//	  "tools": ["read_file", "list_dir", "grep"],
+//	  "mcp": [{"command": "npx -y @modelcontextprotocol/server-everything"}, {"url": "http://localhost:3001/mcp", "approval": true}],
+//	  "store": "file:/home/me/agcore-sessions",
+//	  "system": "You are terse.",
+//	  "max_steps": 30, "context_window": 32768, "compact": "auto", "retries": 3, "log": "/tmp/agcore.log"
+//	}
+//
+// Keys are never read from the file: "api_key_env" names the environment
+// variable that holds one.
+type File struct {
+	Provider      string                    `json:"provider,omitempty"`
+	Providers     map[string]ProviderConfig `json:"providers,omitempty"`
+	Tools         *[]string                 `json:"tools,omitempty"`
+	MCP           []MCPServer               `json:"mcp,omitempty"`
+	Store         string                    `json:"store,omitempty"`
+	Root          string                    `json:"root,omitempty"`
+	System        string                    `json:"system,omitempty"`
+	MaxSteps      int                       `json:"max_steps,omitempty"`
+	ContextWindow int                       `json:"context_window,omitempty"`
+	Compact       string                    `json:"compact,omitempty"`
+	Retries       *int                      `json:"retries,omitempty"`
+	Log           string                    `json:"log,omitempty"`
+	HideThinking  bool                      `json:"hide_thinking,omitempty"`
+}
+
+// ProviderConfig configures one named provider of the config file.
+type ProviderConfig struct {
+	// Type is the provider kind (openai, anthropic, deepseek, ollama,
+	// compatible); empty means the provider's name is its kind.
+	Type    string `json:"type,omitempty"`
+	Model   string `json:"model,omitempty"`
+	BaseURL string `json:"base_url,omitempty"`
+	// APIKeyEnv names the environment variable holding the key, instead of
+	// the kind's usual one.
+	APIKeyEnv     string `json:"api_key_env,omitempty"`
+	ContextWindow int    `json:"context_window,omitempty"`
+}
+
+// MCPServer is one MCP server: a command line started over stdio, or a
+// streamable HTTP URL.
+type MCPServer struct {
+	Name     string `json:"name,omitempty"`
+	Command  string `json:"command,omitempty"`
+	URL      string `json:"url,omitempty"`
+	Approval bool   `json:"approval,omitempty"` // every call of its tools needs approval
+}
+
+// Input is what Resolve reads.
+type Input struct {
+	// Flags holds the flags given on the command line, by name (without
+	// dashes), as their text. Only flags the user set belong here.
+	Flags map[string]string
+	// Lists holds the repeatable flags the user set (mcp, mcp-url).
+	Lists map[string][]string
+	// Getenv looks up an environment variable.
+	Getenv func(string) (string, bool)
+	// Cwd is the working directory, the default --root.
+	Cwd string
+	// UserHome is the user's home directory, for the default AGCORE_HOME.
+	UserHome string
+}
+
+// Settings are the resolved settings of one command.
+type Settings struct {
+	Home       string // $AGCORE_HOME
+	ConfigFile string // the config file's path
+	FileFound  bool   // whether it exists
+
+	Provider string // the provider's name ("" when none is configured)
+	Kind     Kind   // its kind
+	Model    string
+	BaseURL  string
+	KeyEnv   string // the variable the key is read from ("" for none)
+	APIKey   string `json:"-"` // secret: never print, log or store it
+
+	Store         string
+	Tools         []string
+	Root          string
+	MCP           []MCPServer
+	Yes           bool
+	MaxSteps      int
+	ContextWindow int
+	System        string
+	Compact       string
+	Retries       int
+	Log           string
+	JSON          bool
+	HideThinking  bool
+
+	// Sources says where each setting came from: "flag --x", "env X",
+	// "file", "default", "detected from X".
+	Sources map[string]string
+}
+
+// ConfigPath returns the config file's path in home.
+func ConfigPath(home string) string { return filepath.Join(home, FileName) }
+
+// Home returns $AGCORE_HOME, defaulting to ~/.agcore.
+func Home(getenv func(string) (string, bool), userHome string) string {
+	if h, ok := getenv("AGCORE_HOME"); ok && h != "" {
+		return h
+	}
+	return filepath.Join(userHome, ".agcore")
+}
+
+// LoadFile reads the config file at path; a missing file is not an error
+// (found is false). Unknown fields and an "api_key" field are errors.
+func LoadFile(path string) (f File, found bool, err error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return File{}, false, nil
+	}
+	if err != nil {
+		return File{}, false, fmt.Errorf("config file: %w", err)
+	}
+	if bytes.Contains(data, []byte(`"api_key"`)) {
+		return File{}, true, fmt.Errorf("config file %s: keys are not read from the config file; put the key in an environment variable and name it with \"api_key_env\"", path)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return File{}, true, fmt.Errorf("config file %s: %w", path, err)
+	}
+	return f, true, nil
+}
+
+// resolver applies the sources in order of precedence for one setting.
+type resolver struct {
+	in  Input
+	set *Settings
+}
+
+// str resolves a string setting: the flag, then each environment variable,
+// then the file's value, then def.
+func (r *resolver) str(key, flag string, envs []string, file, def string) string {
+	if v, ok := r.in.Flags[flag]; ok && flag != "" {
+		r.set.Sources[key] = "flag --" + flag
+		return v
+	}
+	for _, e := range envs {
+		if v, ok := r.in.Getenv(e); ok && v != "" {
+			r.set.Sources[key] = "env " + e
+			return v
+		}
+	}
+	if file != "" {
+		r.set.Sources[key] = "file"
+		return file
+	}
+	r.set.Sources[key] = "default"
+	return def
+}
+
+// num resolves a non-negative integer setting.
+func (r *resolver) num(key, flag string, envs []string, file, def int) (int, error) {
+	fileStr := ""
+	if file != 0 {
+		fileStr = strconv.Itoa(file)
+	}
+	s := r.str(key, flag, envs, fileStr, strconv.Itoa(def))
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s: %q is not a non-negative integer (from %s)", key, s, r.set.Sources[key])
+	}
+	return n, nil
+}
+
+// Resolve computes the settings: flag > environment > file > default.
+// When the named provider cannot be used as configured (no key, no model),
+// it returns the settings together with a *SetupError.
+func Resolve(in Input) (*Settings, error) {
+	if in.Getenv == nil {
+		in.Getenv = os.LookupEnv
+	}
+	s := &Settings{Sources: map[string]string{}}
+	s.Home = Home(in.Getenv, in.UserHome)
+	s.ConfigFile = ConfigPath(s.Home)
+	if p, ok := in.Getenv("AGCORE_CONFIG"); ok && p != "" {
+		s.ConfigFile = p
+	}
+	if p, ok := in.Flags["config"]; ok {
+		s.ConfigFile = p
+	}
+	f, found, err := LoadFile(s.ConfigFile)
+	if err != nil {
+		return nil, err
+	}
+	s.FileFound = found
+	r := &resolver{in: in, set: s}
+
+	// A provider that cannot be used as configured is reported after the
+	// other settings are resolved, so `agcore config` can still show them.
+	setupErr := r.provider(f)
+	var se *SetupError
+	if setupErr != nil && !errors.As(setupErr, &se) {
+		return nil, setupErr
+	}
+
+	s.Store = r.str("store", "store", []string{"AGCORE_STORE"}, f.Store, "")
+	fileTools := ""
+	if f.Tools != nil {
+		fileTools = strings.Join(*f.Tools, ",")
+		if fileTools == "" {
+			fileTools = "," // an empty list in the file offers no tools
+		}
+	}
+	s.Tools = splitList(r.str("tools", "tools", []string{"AGCORE_TOOLS"}, fileTools, DefaultTools))
+	s.Root = r.str("root", "root", []string{"AGCORE_ROOT"}, f.Root, in.Cwd)
+	s.System = r.str("system", "system", []string{"AGCORE_SYSTEM"}, f.System, "")
+	s.Compact = r.str("compact", "compact", []string{"AGCORE_COMPACT"}, f.Compact, DefaultCompact)
+	if !contains(CompactModes, s.Compact) {
+		return nil, fmt.Errorf("--compact %q: want one of %s", s.Compact, strings.Join(CompactModes, ", "))
+	}
+	s.Log = r.str("log", "log", []string{"AGCORE_LOG"}, f.Log, "")
+	if s.MaxSteps, err = r.num("max_steps", "max-steps", []string{"AGCORE_MAX_STEPS"}, f.MaxSteps, DefaultMaxSteps); err != nil {
+		return nil, err
+	}
+	if s.MaxSteps == 0 {
+		return nil, errors.New("--max-steps must be at least 1")
+	}
+	window := f.ContextWindow
+	if pc, ok := f.Providers[s.Provider]; ok && pc.ContextWindow > 0 {
+		window = pc.ContextWindow
+	}
+	if s.ContextWindow, err = r.num("context_window", "context-window", []string{"AGCORE_CONTEXT_WINDOW"}, window, 0); err != nil {
+		return nil, err
+	}
+	fileRetries := 0
+	if f.Retries != nil {
+		fileRetries = *f.Retries
+	}
+	if s.Retries, err = r.num("retries", "retries", []string{"AGCORE_RETRIES"}, fileRetries, DefaultRetries); err != nil {
+		return nil, err
+	}
+	if f.Retries != nil && *f.Retries == 0 && s.Sources["retries"] == "default" {
+		s.Retries, s.Sources["retries"] = 0, "file"
+	}
+	s.Yes = r.flag("yes", "yes", false)
+	s.JSON = r.flag("json", "json", false)
+	s.HideThinking = r.flag("hide_thinking", "hide-thinking", f.HideThinking)
+
+	s.MCP, s.Sources["mcp"] = f.MCP, "file"
+	if len(f.MCP) == 0 {
+		s.Sources["mcp"] = "default"
+	}
+	cmds, urls := in.Lists["mcp"], in.Lists["mcp-url"]
+	if len(cmds) > 0 || len(urls) > 0 {
+		s.MCP = nil
+		for _, c := range cmds {
+			s.MCP = append(s.MCP, MCPServer{Command: c})
+		}
+		for _, u := range urls {
+			s.MCP = append(s.MCP, MCPServer{URL: u})
+		}
+		s.Sources["mcp"] = "flag --mcp/--mcp-url"
+	}
+	for i, m := range s.MCP {
+		if (m.Command == "") == (m.URL == "") {
+			return nil, fmt.Errorf("MCP server %d: give exactly one of a command and a URL", i+1)
+		}
+	}
+	return s, setupErr
+}
+
+// flag resolves a boolean flag.
+func (r *resolver) flag(key, flag string, file bool) bool {
+	if v, ok := r.in.Flags[flag]; ok {
+		r.set.Sources[key] = "flag --" + flag
+		b, err := strconv.ParseBool(v)
+		return err == nil && b
+	}
+	if file {
+		r.set.Sources[key] = "file"
+		return true
+	}
+	r.set.Sources[key] = "default"
+	return false
+}
+
+// provider resolves the provider, its kind, model, base URL and key.
+func (r *resolver) provider(f File) error {
+	s := r.set
+	s.Provider = r.str("provider", "provider", []string{"AGCORE_PROVIDER"}, f.Provider, "")
+	if s.Provider == "" {
+		// No provider named anywhere: take the first kind whose key is set.
+		for _, k := range Kinds {
+			if k.KeyEnv == "" || k.Name == "compatible" {
+				continue
+			}
+			if v, ok := r.in.Getenv(k.KeyEnv); ok && v != "" {
+				s.Provider = k.Name
+				s.Sources["provider"] = "detected from " + k.KeyEnv
+				break
+			}
+		}
+	}
+	if s.Provider == "" {
+		s.Sources["provider"] = "none"
+		return nil
+	}
+	pc := f.Providers[s.Provider]
+	kindName := pc.Type
+	if kindName == "" {
+		kindName = s.Provider
+	}
+	kind, ok := KindNamed(kindName)
+	if !ok {
+		if pc.Type == "" {
+			return fmt.Errorf("unknown provider %q: want one of %s, or a provider named in %s", s.Provider, kindNames(), s.ConfigFile)
+		}
+		return fmt.Errorf("provider %q in %s: unknown type %q (want one of %s)", s.Provider, s.ConfigFile, pc.Type, kindNames())
+	}
+	s.Kind = kind
+	s.Model = r.str("model", "model", []string{"AGCORE_MODEL"}, pc.Model, kind.DefaultModel)
+	var baseEnvs []string
+	if kind.BaseEnv != "" {
+		baseEnvs = []string{kind.BaseEnv}
+	}
+	s.BaseURL = r.str("base_url", "base-url", baseEnvs, pc.BaseURL, kind.DefaultBase)
+	s.KeyEnv = kind.KeyEnv
+	if pc.APIKeyEnv != "" {
+		s.KeyEnv = pc.APIKeyEnv
+	}
+	if s.KeyEnv != "" {
+		s.APIKey, _ = r.in.Getenv(s.KeyEnv)
+	}
+	switch {
+	case s.BaseURL == "":
+		return &SetupError{Settings: s, Reason: fmt.Sprintf("provider %q needs a base URL: --base-url URL or %s (an OpenAI-compatible server, usually ending in /v1)", s.Provider, orName(kind.BaseEnv, "the config file's base_url"))}
+	case s.Model == "":
+		return &SetupError{Settings: s, Reason: fmt.Sprintf("provider %q needs a model: --model NAME or AGCORE_MODEL", s.Provider)}
+	case kind.KeyRequired && s.APIKey == "" && s.BaseURL == kind.DefaultBase:
+		return &SetupError{Settings: s, Reason: fmt.Sprintf("provider %q needs an API key: export %s=...", s.Provider, s.KeyEnv)}
+	}
+	return nil
+}
+
+// SetupError reports a provider that is named but cannot be used as
+// configured. Settings holds what was resolved so far.
+type SetupError struct {
+	Settings *Settings
+	Reason   string
+}
+
+func (e *SetupError) Error() string { return e.Reason }
+
+func orName(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// splitList splits a comma list, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// DefaultDB is the embedded SQLite database's path in home, where sessions
+// live unless --store says otherwise.
+func DefaultDB(home string) string { return filepath.Join(home, "agcore.db") }

@@ -1,0 +1,59 @@
+// Package render shows a turn of the agcore command as it happens: as
+// text for people ([Text]: the answer streams on stdout, tool lines,
+// thinking, a status line and the usage line on stderr) or as
+// newline-delimited JSON events for programs ([JSON]).
+package render
+
+import (
+	"time"
+
+	"github.com/agcore/agcore/llm"
+)
+
+// Sink receives one turn's progress, in order: Start, then any number of
+// Thinking, Text, ToolCall and ToolResult, then Done or Error. Retry may
+// come at any time. Methods are called from one goroutine at a time.
+type Sink interface {
+	Start(session, model string)
+	Thinking(delta string)
+	Text(delta string)
+	ToolCall(call llm.ToolUse)
+	// ToolResult reports the result of the call named by result.ToolCallID.
+	ToolResult(result *llm.Message)
+	// Retry reports a failed model call about to be sent again.
+	Retry(attempt int, delay time.Duration, err error)
+	Done(d Done)
+	Error(code, message string)
+	// Pause clears any status line and ends the current line so that the
+	// caller can ask the user something; resume restores the status.
+	Pause() (resume func())
+	// Close stops background work (the spinner).
+	Close()
+}
+
+// Done is how a turn ended.
+type Done struct {
+	Session      string
+	Model        string
+	FinishReason llm.FinishReason
+	Text         string // the final assistant text
+	Usage        llm.Usage
+	CostUSD      float64
+	CostKnown    bool
+	Duration     time.Duration
+}
+
+// ErrorCode returns the code of the error event for err: the llm error
+// kind, folded into the codes the --json format lists.
+func ErrorCode(err error) string {
+	switch k := llm.KindOf(err); k {
+	case llm.KindRateLimited, llm.KindAuth, llm.KindContextLength, llm.KindOverloaded,
+		llm.KindServer, llm.KindNetwork, llm.KindInvalidRequest, llm.KindBlocked, llm.KindCancelled:
+		return k.String()
+	case llm.KindIdleTimeout:
+		return "network"
+	case llm.KindTooLarge, llm.KindMalformed:
+		return "server"
+	}
+	return "internal"
+}

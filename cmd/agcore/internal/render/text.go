@@ -1,0 +1,250 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agcore/agcore/llm"
+)
+
+// TextOptions configures a Text sink.
+type TextOptions struct {
+	// Terminal says stderr is a terminal: colours and a status line.
+	Terminal bool
+	// Color allows ANSI colours on stderr (off with NO_COLOR).
+	Color bool
+	// HideThinking leaves the model's thinking out.
+	HideThinking bool
+}
+
+// Text shows a turn for people. The answer streams on out (stdout) and
+// nothing else goes there, so `agcore run ... > answer.txt` keeps just the
+// answer. Everything else goes to errw (stderr): thinking (dimmed), one
+// line per tool call and per result, retries, the usage line and errors; on
+// a terminal a spinner shows what the turn is waiting for.
+type Text struct {
+	out, errw io.Writer
+	opts      TextOptions
+
+	mu         sync.Mutex
+	st         *status
+	model      string
+	outMid     bool // out's last byte is not a newline
+	errMid     bool // errw's last byte is not a newline
+	thinking   bool // inside a run of thinking deltas
+	textSeen   bool // some text was written to out this turn
+	afterTools bool // a tool result came since the last text
+	names      map[string]string
+	pending    int // tool calls without a result yet
+	paused     string
+}
+
+// NewText returns a text sink.
+func NewText(out, errw io.Writer, opts TextOptions) *Text {
+	t := &Text{out: out, errw: errw, opts: opts, names: map[string]string{}}
+	t.st = newStatus(errw, &t.mu)
+	return t
+}
+
+func (t *Text) color(code, s string) string {
+	if !t.opts.Color {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+// busyLocked sets the status line (terminals only).
+func (t *Text) busyLocked(msg string) {
+	if t.opts.Terminal {
+		t.st.setLocked(msg)
+	}
+}
+
+// lineLocked ends the current lines of both streams and clears the status
+// line, so that a decoration line starts at column 0.
+func (t *Text) lineLocked() {
+	t.st.clearLocked()
+	if t.thinking {
+		t.thinking = false
+		if t.errMid {
+			io.WriteString(t.errw, "\n")
+			t.errMid = false
+		}
+	}
+	if t.outMid {
+		io.WriteString(t.out, "\n")
+		t.outMid = false
+	}
+	if t.errMid {
+		io.WriteString(t.errw, "\n")
+		t.errMid = false
+	}
+}
+
+// Start implements Sink.
+func (t *Text) Start(session, model string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.model = model
+	t.textSeen, t.afterTools, t.pending = false, false, 0
+	t.busyLocked("waiting for " + model)
+}
+
+// Thinking implements Sink.
+func (t *Text) Thinking(delta string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.opts.HideThinking {
+		t.busyLocked("thinking")
+		return
+	}
+	t.st.clearLocked()
+	if !t.thinking {
+		if t.outMid {
+			io.WriteString(t.out, "\n")
+			t.outMid = false
+		}
+		if t.errMid {
+			io.WriteString(t.errw, "\n")
+		}
+		io.WriteString(t.errw, t.color("2;3", "thinking: "))
+		t.thinking = true
+	}
+	io.WriteString(t.errw, t.color("2", delta))
+	t.errMid = !strings.HasSuffix(delta, "\n")
+	t.busyLocked("")
+}
+
+// Text implements Sink.
+func (t *Text) Text(delta string) {
+	if delta == "" {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.st.setLocked("")
+	if t.thinking {
+		t.thinking = false
+		if t.errMid {
+			io.WriteString(t.errw, "\n")
+			t.errMid = false
+		}
+	}
+	if t.afterTools && t.textSeen && t.outMid {
+		io.WriteString(t.out, "\n")
+	}
+	t.afterTools = false
+	t.textSeen = true
+	io.WriteString(t.out, delta)
+	t.outMid = !strings.HasSuffix(delta, "\n")
+}
+
+// ToolCall implements Sink.
+func (t *Text) ToolCall(call llm.ToolUse) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lineLocked()
+	t.names[call.ID] = call.Name
+	t.pending++
+	fmt.Fprintf(t.errw, "  %s %s %s\n", t.color("36", "→"), t.color("1", call.Name), t.color("2", ShortArgs(call.InputOrEmpty(), 100)))
+	t.busyLocked("running " + call.Name)
+}
+
+// ToolResult implements Sink.
+func (t *Text) ToolResult(m *llm.Message) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lineLocked()
+	name := t.names[m.ToolCallID]
+	if name == "" {
+		name = m.ToolCallID
+	}
+	text := m.Text()
+	if m.IsError {
+		fmt.Fprintf(t.errw, "  %s %s %s\n", t.color("31", "✗"), name, t.color("31", "error: "+firstLine(text, 120)))
+	} else {
+		fmt.Fprintf(t.errw, "  %s %s %s\n", t.color("32", "✓"), name, t.color("2", Size(len(text))))
+	}
+	t.afterTools = true
+	if t.pending > 0 {
+		t.pending--
+	}
+	if t.pending == 0 {
+		t.busyLocked("waiting for " + t.model)
+	}
+}
+
+// Retry implements Sink.
+func (t *Text) Retry(attempt int, delay time.Duration, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	msg := fmt.Sprintf("%s; retrying in %s (attempt %d)", ErrorCode(err), delay.Round(100*time.Millisecond), attempt+1)
+	if t.opts.Terminal {
+		t.busyLocked(msg)
+		return
+	}
+	t.lineLocked()
+	fmt.Fprintln(t.errw, "  "+msg)
+}
+
+// Done implements Sink: the usage line.
+func (t *Text) Done(d Done) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.st.setLocked("")
+	t.lineLocked()
+	fmt.Fprintln(t.errw, t.color("2", UsageLine(d)))
+}
+
+// Error implements Sink.
+func (t *Text) Error(code, message string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.st.setLocked("")
+	t.lineLocked()
+	fmt.Fprintln(t.errw, t.color("31", "error ("+code+"): "+message))
+}
+
+// Pause implements Sink.
+func (t *Text) Pause() func() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.paused = t.st.msg
+	t.st.setLocked("")
+	t.lineLocked()
+	return func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		t.busyLocked(t.paused)
+	}
+}
+
+// Close implements Sink.
+func (t *Text) Close() { t.st.close() }
+
+// UsageLine formats the end-of-turn line: tokens (input / cached /
+// output), cost and duration.
+func UsageLine(d Done) string {
+	cost := "cost unknown"
+	if d.CostKnown {
+		cost = fmt.Sprintf("$%.6f", d.CostUSD)
+	}
+	s := fmt.Sprintf("── %s input / %s cached / %s output tokens · %s · %s",
+		Thousands(d.Usage.InputTokens), Thousands(d.Usage.CachedInputTokens), Thousands(d.Usage.OutputTokens),
+		cost, d.Duration.Round(100*time.Millisecond))
+	if d.FinishReason != "" && d.FinishReason != llm.FinishStop {
+		s += " · stopped: " + string(d.FinishReason)
+	}
+	return s
+}
+
+func firstLine(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	return Clip(s, n)
+}
