@@ -82,7 +82,7 @@ func TestMicrocompactClearsNestedResults(t *testing.T) {
 	msgs := []llm.Message{llm.UserText("go"), toolCall("a", "grep", "x"),
 		{Role: llm.RoleUser, Content: []llm.Block{llm.ToolResult{ToolUseID: "a", Content: []llm.Block{llm.Text{Text: bigText(400)}}}}},
 		llm.AssistantText("ok"), llm.UserText("next"), llm.AssistantText("fine")}
-	out, _, err := Microcompact{KeepRecent: 2, Step: 1, MinFree: -1}.CompressReport(ctx, msgs, 50, Estimator{})
+	out, _, err := Microcompact{KeepRecent: 2, Step: 1, MinFree: -1}.CompressReport(ctx, msgs, 100, Estimator{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,10 +165,15 @@ func TestTruncateKeepsPinnedGroupsAndDropsOldestFirst(t *testing.T) {
 	if rep.KeptPrefix != 2 || !rep.BreaksPrefix(len(msgs)) || rep.BreaksPrefix(2) {
 		t.Errorf("report = %+v", rep)
 	}
-	// Step 1 drops no more than needed: putting back the last dropped
-	// group would not fit.
-	if n := est.CountMessages(out); n > budget || n+est.CountMessages(msgs[len(msgs)-len(out):][:1]) <= budget-200 {
-		t.Logf("kept %d of %d budget", n, budget)
+	// Step 1 drops no more than needed: keeping the newest dropped group
+	// would not fit.
+	p := newPlan(msgs, est, 2)
+	m, _ := p.cut(est.CountMessages(msgs)-budget, 1)
+	if same, _ := p.without(m); !reflect.DeepEqual(same, out) {
+		t.Fatal("the plan does not reproduce the output")
+	}
+	if fewer, _ := p.without(m - 1); est.CountMessages(fewer) <= budget {
+		t.Error("Step 1 dropped more than needed")
 	}
 }
 

@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agcore/agcore/cmd/agcore/internal/config"
+	"github.com/agcore/agcore/session"
+	"github.com/agcore/agcore/session/filestore"
+	"github.com/agcore/agcore/session/memstore"
+	"github.com/agcore/agcore/session/sqlite"
+)
+
+// openedStore is a session store and how to describe and close it.
+type openedStore struct {
+	session.Store
+	desc    string // "sqlite:/home/me/.agcore/agcore.db", "file:DIR", "memory:"
+	durable bool   // sessions outlive the process
+	close   func() error
+}
+
+// openStore opens the store a --store DSN names:
+//
+//	""            the embedded SQLite database $AGCORE_HOME/agcore.db
+//	sqlite:PATH   a SQLite database file
+//	file:DIR      the JSON Lines file store in DIR
+//	memory:       an in-memory store (nothing is kept)
+func openStore(ctx context.Context, dsn, home string, logger *slog.Logger) (*openedStore, error) {
+	switch {
+	case dsn == "" || dsn == "sqlite" || dsn == "sqlite:":
+		if err := os.MkdirAll(home, 0o700); err != nil {
+			return nil, fmt.Errorf("store: creating AGCORE_HOME: %w", err)
+		}
+		return openSQLite(ctx, config.DefaultDB(home))
+	case strings.HasPrefix(dsn, "sqlite:"):
+		path := strings.TrimPrefix(dsn, "sqlite:")
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("store %s: %w", dsn, err)
+		}
+		return openSQLite(ctx, path)
+	case strings.HasPrefix(dsn, "file:"):
+		dir := strings.TrimPrefix(dsn, "file:")
+		if dir == "" {
+			return nil, fmt.Errorf("store %q: file: needs a directory, e.g. file:./sessions", dsn)
+		}
+		fs, err := filestore.Open(dir, filestore.WithLogger(logger))
+		if err != nil {
+			return nil, fmt.Errorf("store %s: %w", dsn, err)
+		}
+		abs, _ := filepath.Abs(dir)
+		return &openedStore{Store: fs, desc: "file:" + abs, durable: true, close: fs.Close}, nil
+	case dsn == "memory:" || dsn == "memory":
+		return &openedStore{Store: memstore.New(), desc: "memory:", close: func() error { return nil }}, nil
+	}
+	return nil, fmt.Errorf("store %q: want sqlite:PATH, file:DIR or memory: (the default is %s)", dsn, "sqlite:$AGCORE_HOME/agcore.db")
+}
+
+func openSQLite(ctx context.Context, path string) (*openedStore, error) {
+	db, err := sqlite.Open(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	return &openedStore{Store: db, desc: "sqlite:" + db.Path(), durable: true, close: db.Close}, nil
+}
