@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"charm.land/fantasy"
-	fantasyopenai "charm.land/fantasy/providers/openai"
+	fantasyanthropic "charm.land/fantasy/providers/anthropic"
 	anthropic "github.com/anthropics/anthropic-sdk-go/v2"
 	anthropicoption "github.com/anthropics/anthropic-sdk-go/v2/option"
 	einoopenai "github.com/cloudwego/eino-ext/components/model/openai"
@@ -27,7 +27,7 @@ func peerLibraries() []Library {
 		{Name: "openai-go", Wire: WireOpenAI, Note: "github.com/openai/openai-go/v3 Chat.Completions.NewStreaming, Next/Current", New: newOpenAIGo},
 		{Name: "anthropic-sdk-go", Wire: WireAnthropic, Note: "github.com/anthropics/anthropic-sdk-go/v2 Messages.NewStreaming, Next/Current", New: newAnthropicSDK},
 		{Name: "langchaingo", Wire: WireOpenAI, Note: "github.com/tmc/langchaingo llms/openai GenerateContent with WithStreamingFunc", New: newLangchaingo},
-		{Name: "fantasy", Wire: WireOpenAI, Note: "charm.land/fantasy providers/openai LanguageModel.Stream", New: newFantasy},
+		{Name: "fantasy (anthropic)", Wire: WireAnthropic, Note: "charm.land/fantasy providers/anthropic LanguageModel.Stream (the openai provider of v0.41.2 needs openai-go v3.50.0, see README)", New: newFantasy},
 		{Name: "eino", Wire: WireOpenAI, Note: "github.com/cloudwego/eino-ext model/openai ChatModel.Stream, Recv", New: newEino},
 	}
 }
@@ -109,11 +109,10 @@ func newLangchaingo(_ context.Context, env Env) (StreamFunc, error) {
 }
 
 func newFantasy(ctx context.Context, env Env) (StreamFunc, error) {
-	provider, err := fantasyopenai.New(
-		fantasyopenai.WithBaseURL(env.BaseURL+"/v1"),
-		fantasyopenai.WithAPIKey(APIKey),
-		fantasyopenai.WithHTTPClient(env.HTTP),
-		fantasyopenai.WithSDKOptions(openaioption.WithMaxRetries(0)),
+	provider, err := fantasyanthropic.New(
+		fantasyanthropic.WithBaseURL(env.BaseURL),
+		fantasyanthropic.WithAPIKey(APIKey),
+		fantasyanthropic.WithHTTPClient(env.HTTP),
 	)
 	if err != nil {
 		return nil, err

@@ -134,10 +134,10 @@ func render(w Wire, n int) *wireStream {
 	s := &wireStream{chunks: make([][]byte, n)}
 	if w == WireAnthropic {
 		s.prologue = []byte("event: message_start\n" +
-			`data: {"type":"message_start","message":{"id":"msg_bench","type":"message","role":"assistant","model":"bench","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":12,"output_tokens":1}}}` + "\n\n" +
+			`data: {"type":"message_start","message":{"model":"claude-bench","id":"msg_01BenchBenchBenchBench","type":"message","role":"assistant","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":12,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1,"service_tier":"standard"}}}` + "\n\n" +
 			"event: content_block_start\n" +
 			`data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}` + "\n\n" +
-			"event: ping\n" + `data: {"type":"ping"}` + "\n\n")
+			"event: ping\n" + `data: {"type": "ping"}` + "\n\n")
 		for i := range n {
 			s.chunks[i] = fmt.Appendf(nil, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":%s}}\n\n", quote(ChunkText(i)))
 		}
@@ -147,13 +147,14 @@ func render(w Wire, n int) *wireStream {
 			`data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":%d}}`+"\n\n"+
 			"event: message_stop\n"+`data: {"type":"message_stop"}`+"\n\n", n)
 	} else {
-		const head = `data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"bench","system_fingerprint":"fp_bench","choices":[`
-		s.prologue = []byte(head + `{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}` + "\n\n")
+		// Shaped like OpenAI's own chunks, fields it sends as null included.
+		const head = `data: {"id":"chatcmpl-BenchBenchBenchBenchBenchBench","object":"chat.completion.chunk","created":1764500000,"model":"gpt-bench-2025-01-01","service_tier":"default","system_fingerprint":"fp_0123456789","choices":[`
+		s.prologue = []byte(head + `{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}],"usage":null,"obfuscation":"aBcDeFgHiJkLmN"}` + "\n\n")
 		for i := range n {
-			s.chunks[i] = fmt.Appendf(nil, head+`{"index":0,"delta":{"content":%s},"logprobs":null,"finish_reason":null}]}`+"\n\n", quote(ChunkText(i)))
+			s.chunks[i] = fmt.Appendf(nil, head+`{"index":0,"delta":{"content":%s},"logprobs":null,"finish_reason":null}],"usage":null,"obfuscation":"%s"}`+"\n\n", quote(ChunkText(i)), obfuscation(i))
 		}
-		s.epilogue = fmt.Appendf(nil, head+`{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}`+"\n\n"+
-			`data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"bench","system_fingerprint":"fp_bench","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":%d,"total_tokens":%d}}`+"\n\n"+
+		s.epilogue = fmt.Appendf(nil, head+`{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"usage":null,"obfuscation":"xYz"}`+"\n\n"+
+			`data: {"id":"chatcmpl-BenchBenchBenchBenchBenchBench","object":"chat.completion.chunk","created":1764500000,"model":"gpt-bench-2025-01-01","service_tier":"default","system_fingerprint":"fp_0123456789","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":%d,"total_tokens":%d,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}},"obfuscation":"QrStUv"}`+"\n\n"+
 			"data: [DONE]\n\n", n, n+12)
 	}
 	size := len(s.prologue) + len(s.epilogue)
@@ -167,6 +168,13 @@ func render(w Wire, n int) *wireStream {
 	}
 	s.whole = append(s.whole, s.epilogue...)
 	return s
+}
+
+// obfuscation pads a chunk as OpenAI does, to a length that varies with
+// the text's.
+func obfuscation(i int) string {
+	const pad = "Zq8xR2vLm0TnWc4Ya"
+	return pad[:len(pad)-len(ChunkText(i))]
 }
 
 func quote(s string) string {

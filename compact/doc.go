@@ -33,6 +33,13 @@
 //     with a circuit breaker and thrash detection.
 //   - [Pipeline] tries strategies cheapest first and stops when the
 //     conversation fits; [DefaultPipeline] builds the usual one.
+//   - [Incremental] wraps a strategy for an agent that compresses its whole
+//     history before every request: it extends its previous result with the
+//     new messages while that fits, so requests share their prefix.
+//
+// What an agent should use:
+//
+//	strategy := compact.NewIncremental(compact.DefaultPipeline(summarizer))
 //
 // [Apply] runs any strategy and returns a [Report] of what it did.
 //
@@ -54,11 +61,16 @@
 //   - [Truncate] and [Summarize] quantize their cut to steps of a fifth of
 //     the budget (measured on the history, which only grows at its end), so
 //     the same groups are dropped, and the same remembered summary is
-//     reused, request after request until the history has grown by a step.
+//     reused, request after request until the history has grown by a step;
+//   - [Incremental] goes further: it sends its previous result plus the new
+//     messages, untouched, until that no longer fits, and then compresses
+//     to three quarters of the budget, leaving room to grow.
 //
-// The trade-off is deliberate: each strategy removes somewhat more than the
-// minimum (up to one step) in exchange for a prefix that stays
-// byte-identical between cuts, so most requests hit the cache. A strategy
+// The trade-off is deliberate: each compression removes more than the
+// minimum (up to a step, or down to the low-water mark) in exchange for a
+// prefix that stays byte-identical between compressions, so most requests
+// hit the cache (in the 200-turn test session on a 32k budget, 92% of
+// requests extend the previous one with Incremental, 79% to 87% without). A strategy
 // that removed the exact minimum would keep a little more context but pay
 // full price for the whole conversation on every request. [Report.KeptPrefix]
 // and [Report.BreaksPrefix] tell how much of the input a compression kept;

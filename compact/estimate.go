@@ -2,6 +2,7 @@ package compact
 
 import (
 	"math"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -74,7 +75,38 @@ func (e Estimator) scale() float64 {
 
 // CountText returns the estimated tokens of s alone.
 func (e Estimator) CountText(s string) int {
-	return ceilScaled(estimateText(s), e.scale())
+	return ceilScaled(estimateCached(s), e.scale())
+}
+
+// The estimates of long texts are remembered (in a bounded cache shared by
+// all Estimators): agents count the same history again before every
+// request, and a map lookup is far cheaper than a scan.
+var estimates = struct {
+	sync.Mutex
+	m     map[string]float64
+	bytes int
+}{m: map[string]float64{}}
+
+func estimateCached(s string) float64 {
+	if len(s) < cacheMinLen*4 {
+		return estimateText(s)
+	}
+	estimates.Lock()
+	v, ok := estimates.m[s]
+	estimates.Unlock()
+	if ok {
+		return v
+	}
+	v = estimateText(s)
+	estimates.Lock()
+	if estimates.bytes+len(s) > cacheMaxBytes {
+		clear(estimates.m)
+		estimates.bytes = 0
+	}
+	estimates.m[s] = v
+	estimates.bytes += len(s)
+	estimates.Unlock()
+	return v
 }
 
 // CountMessages implements [TokenCounter]. The count is additive: the count

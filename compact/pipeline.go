@@ -21,7 +21,8 @@ import (
 type Pipeline []Strategy
 
 // DefaultPipeline returns microcompact, then summarization by summarizer
-// (left out when nil), then truncation, each with its defaults.
+// (left out when nil), then truncation, each with its defaults. An agent
+// that compresses before every request should wrap it in [NewIncremental].
 func DefaultPipeline(summarizer llm.Model) Pipeline {
 	p := Pipeline{Microcompact{}}
 	if summarizer != nil {

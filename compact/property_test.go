@@ -29,6 +29,7 @@ func TestStrategiesKeepInvariantsOnRandomHistories(t *testing.T) {
 		{"summarize", func() Strategy { return &Summarize{Model: &fakeModel{}, KeepLast: 2} }},
 		{"pipeline", func() Strategy { return DefaultPipeline(&fakeModel{}) }},
 		{"pipeline-no-model", func() Strategy { return DefaultPipeline(nil) }},
+		{"incremental", func() Strategy { return NewIncremental(DefaultPipeline(&fakeModel{})) }},
 	}
 	// The exact counter is slower; it runs fewer histories.
 	counters := []struct {

@@ -43,8 +43,12 @@
 // Text deltas become text blocks; "reasoning_content" (DeepSeek, xAI) and
 // "reasoning" (Groq, OpenRouter, vLLM) become thinking blocks without a
 // signature; tool calls are assembled by their index, whatever the index
-// starts at and whether a call arrives in one fragment or many. Blocks are
-// emitted one at a time, in the order their content first arrives.
+// starts at and whether a call arrives in one fragment or many (a fragment
+// with a new id at an index already used starts a new call). Blocks are
+// emitted one at a time, in the order their content first arrives; a tool
+// call opens once its name is known. A tool call cut off by the length
+// limit gets no BlockStop (its arguments are not JSON) and is left out of
+// the completed Response, as llm.Assembler does.
 //
 // A refusal ("refusal" instead of "content") becomes a text block holding
 // the refusal, and the finish reason becomes llm.FinishRefusal, so a caller
@@ -66,7 +70,9 @@
 // error inside a 200 stream ({"error": ...} in a chunk, or "event: error")
 // ends the stream with a typed error too. A stream that stops before
 // "data: [DONE]" and before any finish reason is llm.ErrNetwork wrapping
-// llm.ErrIncompleteStream; a stall longer than the idle timeout is
+// llm.ErrIncompleteStream (one that stops after its finish reason but
+// before [DONE] completes normally); a stall longer than the idle timeout,
+// waiting for a stream's headers or for its next byte, is
 // llm.ErrIdleTimeout. The API key is sent only in the Authorization header
 // and never appears in an error.
 //
@@ -78,6 +84,6 @@
 // gathered in builders, so the cost per chunk stays flat however long the
 // answer grows.
 //
-// This package imports only the standard library, llm, and agcore's
-// internal packages.
+// This package imports only the standard library, llm, catalog (for Info)
+// and agcore's internal packages.
 package openai

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agcore/agcore/catalog"
 	"github.com/agcore/agcore/internal/httpx"
 	"github.com/agcore/agcore/internal/sse"
 	"github.com/agcore/agcore/llm"
@@ -215,11 +216,17 @@ func WithReasoningContent(on bool) Option {
 	return func(c *config) { c.sendReasoning = on }
 }
 
-// Info describes the default model (WithModel): its provider and name.
-// Context window and output limits are not known to this package and are
-// left zero.
+// Info describes the default model (WithModel): the catalog's entry when
+// the catalog knows it (context window, maximum output), else just the
+// provider and name, with the limits left zero (unknown). Provider is this
+// adapter's (a gpt model reached through OpenRouter is "openrouter").
 func (m *Model) Info() llm.ModelInfo {
-	return llm.ModelInfo{Provider: m.cfg.provider, Name: m.cfg.model}
+	info, ok := catalog.Lookup(m.cfg.model)
+	if !ok || m.cfg.model == "" {
+		info = llm.ModelInfo{Name: m.cfg.model}
+	}
+	info.Provider = m.cfg.provider
+	return info
 }
 
 // Generate sends req without streaming and returns the whole answer.

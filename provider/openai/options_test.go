@@ -120,3 +120,26 @@ func TestCustomHTTPClientIsUsed(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestInfoComesFromTheCatalog(t *testing.T) {
+	tests := []struct {
+		name     string
+		opts     []Option
+		provider string
+		known    bool
+	}{
+		{"a known OpenAI model", []Option{WithModel("gpt-4o-2024-08-06")}, "openai", true},
+		{"a known model behind OpenRouter keeps the adapter's provider", []Option{OpenRouter(), WithModel("openai/gpt-4o")}, "openrouter", true},
+		{"DeepSeek", []Option{DeepSeek(), WithModel("deepseek-chat")}, "deepseek", true},
+		{"an unknown model has unknown limits", []Option{WithModel("my-finetune")}, "openai", false},
+		{"no model", nil, "openai", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			info := New(append(tc.opts, WithAPIKey(""))...).Info()
+			if info.Provider != tc.provider || info.Known() != tc.known || info.Name != New(tc.opts...).cfg.model {
+				t.Fatalf("info = %+v", info)
+			}
+		})
+	}
+}

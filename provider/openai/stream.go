@@ -115,11 +115,13 @@ func (s *streamReader) pull() error {
 	default:
 		return nil // an event type this dialect does not define
 	}
-	if len(data) == 0 || (data[0] != '{' && len(bytes.TrimSpace(data)) == 0) {
-		return nil
-	}
-	if data[0] == '[' && string(bytes.TrimSpace(data)) == "[DONE]" {
-		return s.complete()
+	if len(data) == 0 || data[0] != '{' {
+		switch t := bytes.TrimSpace(data); string(t) {
+		case "":
+			return nil // an empty event (a keep-alive)
+		case "[DONE]":
+			return s.complete()
+		}
 	}
 	if !parseChunkFast(data, &s.c) {
 		if err := parseChunkStd(data, &s.c); err != nil {

@@ -371,7 +371,7 @@ func (r *resolver) provider(f File) error {
 	case s.Model == "":
 		return &SetupError{Settings: s, Reason: fmt.Sprintf("provider %q needs a model: --model NAME or AGCORE_MODEL", s.Provider)}
 	case kind.KeyRequired && s.APIKey == "" && s.BaseURL == kind.DefaultBase:
-		return &SetupError{Settings: s, Reason: fmt.Sprintf("provider %q needs an API key: export %s=...", s.Provider, s.KeyEnv)}
+		return &SetupError{Settings: s, Reason: fmt.Sprintf("provider %q needs an API key in the environment variable %s", s.Provider, s.KeyEnv)}
 	}
 	return nil
 }

@@ -52,11 +52,15 @@ func kindNames() string {
 	return strings.Join(names, ", ")
 }
 
-// SetupHelp is what run and chat print when no provider is configured:
-// exactly how to configure each one, and the offline demo.
-func SetupHelp(home string) string {
+// SetupHelp is what run and chat print when no provider is configured
+// (problem is empty) or the configured one cannot be used (problem says
+// why): exactly how to configure each one, and the offline demo.
+func SetupHelp(home, problem string) string {
+	if problem == "" {
+		problem = "no model provider is configured"
+	}
 	var b strings.Builder
-	b.WriteString("agcore: no model provider is configured.\n\n")
+	b.WriteString("agcore: " + problem + ".\n\n")
 	b.WriteString("Configure one with environment variables (or --provider/--model/--base-url, or " + ConfigPath(home) + "):\n\n")
 	rows := [][2]string{
 		{"OpenAI", "export OPENAI_API_KEY=sk-...               (model: --model gpt-4.1-mini, the default)"},

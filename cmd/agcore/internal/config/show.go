@@ -69,11 +69,11 @@ func (s *Settings) Entries() []Entry {
 		{"store", store, src("store")},
 		{"tools", strings.Join(s.Tools, ","), src("tools")},
 		{"root", s.Root, src("root")},
-		{"mcp", strings.Join(mcp, "; "), src("mcp")},
+		{"mcp", orName(strings.Join(mcp, "; "), "(none)"), src("mcp")},
 		{"max steps", strconv.Itoa(s.MaxSteps), src("max_steps")},
 		{"context window", window, src("context_window")},
 		{"compact", s.Compact, src("compact")},
-		{"system", s.System, src("system")},
+		{"system", orName(s.System, "(built-in instructions)"), src("system")},
 		{"retries", strconv.Itoa(s.Retries), src("retries")},
 		{"log", orName(s.Log, "(off)"), src("log")},
 	}

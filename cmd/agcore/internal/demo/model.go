@@ -217,7 +217,7 @@ func next(req *llm.Request) *llm.Response {
 		return answer(
 			llm.Thinking{Text: "The user wants an overview of the working directory. I cannot know what is in it without looking, so I will list it first, then read the files that describe the project."},
 			llm.Text{Text: "I'll start by listing the working directory.\n"},
-			ids.call(listDir, map[string]any{"path": "."}),
+			ids.call(listDir, listArgs{Path: "."}),
 		)
 	case len(reads) == 0 && !listing.isErr:
 		entries := parseListing(listing.result)
@@ -225,9 +225,13 @@ func next(req *llm.Request) *llm.Response {
 		if len(picked) == 0 {
 			return answer(llm.Text{Text: summarize(entries, nil)})
 		}
-		blocks := []llm.Block{llm.Text{Text: fmt.Sprintf("The directory has %s. I'll read %s in parallel.\n", entries.count(), joinAnd(picked))}}
+		how := "."
+		if len(picked) > 1 {
+			how = " in parallel."
+		}
+		blocks := []llm.Block{llm.Text{Text: fmt.Sprintf("The directory has %s. I'll read %s%s\n", entries.count(), joinAnd(picked), how)}}
 		for _, p := range picked {
-			blocks = append(blocks, ids.call(readFile, map[string]any{"path": p, "limit": 40}))
+			blocks = append(blocks, ids.call(readFile, readArgs{Path: p, Limit: readLimit}))
 		}
 		return answer(blocks...)
 	}
@@ -251,7 +255,21 @@ func answer(blocks ...llm.Block) *llm.Response {
 // ids stay unique across the turns of a session.
 type idMaker struct{ n int }
 
-func (g *idMaker) call(name string, args map[string]any) llm.ToolUse {
+// The arguments the plan sends, in the order the model would write them.
+type (
+	listArgs struct {
+		Path string `json:"path"`
+	}
+	readArgs struct {
+		Path  string `json:"path"`
+		Limit int    `json:"limit"`
+	}
+)
+
+// readLimit is how many lines of each file the plan reads.
+const readLimit = 40
+
+func (g *idMaker) call(name string, args any) llm.ToolUse {
 	g.n++
 	in, _ := json.Marshal(args)
 	return llm.ToolUse{ID: fmt.Sprintf("call_%d", g.n), Name: name, Input: in}

@@ -149,20 +149,21 @@ func describe(name string, c *call) string {
 		title, para := markdown(text)
 		switch {
 		case title != "" && para != "":
-			return fmt.Sprintf("“%s”: %s%s", title, clip(para, 140), read)
+			return fmt.Sprintf("“%s”: %s%s", title, sentences(para, 160), read)
 		case title != "":
 			return fmt.Sprintf("“%s”%s", title, read)
 		case para != "":
-			return clip(para, 140) + read
+			return sentences(para, 160) + read
 		}
 	}
 	return "starts with “" + clip(firstLine(text), 100) + "”" + read
 }
 
-// markdown returns a document's first heading and the first line of prose
-// after it.
+// markdown returns a document's first heading and the first paragraph of
+// prose, its lines joined.
 func markdown(text string) (title, para string) {
 	fence := false
+	var lines []string
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
 		if strings.HasPrefix(line, "```") {
@@ -170,19 +171,42 @@ func markdown(text string) (title, para string) {
 			continue
 		}
 		switch {
-		case fence || line == "":
+		case fence:
+		case line == "":
+			if len(lines) > 0 {
+				return title, strings.Join(lines, " ")
+			}
 		case strings.HasPrefix(line, "#"):
+			if len(lines) > 0 {
+				return title, strings.Join(lines, " ")
+			}
 			if title == "" {
 				title = strings.TrimSpace(strings.TrimLeft(line, "#"))
 			}
 		case strings.HasPrefix(line, "<"), strings.HasPrefix(line, "!["), strings.HasPrefix(line, "[!"), strings.HasPrefix(line, "|"):
 		default:
-			if para == "" {
-				return title, line
-			}
+			lines = append(lines, line)
 		}
 	}
-	return title, para
+	return title, strings.Join(lines, " ")
+}
+
+// sentences returns the leading whole sentences of s that fit in n runes,
+// or s clipped when even the first does not.
+func sentences(s string, n int) string {
+	if len([]rune(s)) <= n {
+		return s
+	}
+	cut := -1
+	for i := 0; i < len(s) && len([]rune(s[:i])) < n; i++ {
+		if (s[i] == '.' || s[i] == '!' || s[i] == '?') && (i+1 == len(s) || s[i+1] == ' ') {
+			cut = i + 1
+		}
+	}
+	if cut > n/3 {
+		return s[:cut]
+	}
+	return clip(s, n)
 }
 
 // field returns the rest of the first line starting with prefix.

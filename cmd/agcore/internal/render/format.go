@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -78,4 +79,26 @@ func ShortArgs(input json.RawMessage, n int) string {
 		parts = append(parts, fmt.Sprint(k)+"="+val)
 	}
 	return Clip(strings.Join(parts, " "), n)
+}
+
+// USD formats a cost: "$0", "$0.000123" below a cent, "$1.2345" above.
+func USD(v float64) string {
+	switch {
+	case v == 0:
+		return "$0"
+	case v < 0.01:
+		return fmt.Sprintf("$%.6f", v)
+	}
+	return fmt.Sprintf("$%.4f", v)
+}
+
+// Duration formats a turn's duration: "850ms", "2.3s", "1m4s".
+func Duration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
 }

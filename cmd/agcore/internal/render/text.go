@@ -67,16 +67,25 @@ func (t *Text) busyLocked(msg string) {
 // line, so that a decoration line starts at column 0.
 func (t *Text) lineLocked() {
 	t.st.clearLocked()
-	if t.thinking {
-		t.thinking = false
-		if t.errMid {
-			io.WriteString(t.errw, "\n")
-			t.errMid = false
-		}
-	}
+	t.endThinkingLocked()
 	if t.outMid {
 		io.WriteString(t.out, "\n")
 		t.outMid = false
+	}
+	if t.errMid {
+		io.WriteString(t.errw, "\n")
+		t.errMid = false
+	}
+}
+
+// endThinkingLocked ends a run of thinking: the dim colour and the line.
+func (t *Text) endThinkingLocked() {
+	if !t.thinking {
+		return
+	}
+	t.thinking = false
+	if t.opts.Color {
+		io.WriteString(t.errw, "\x1b[0m")
 	}
 	if t.errMid {
 		io.WriteString(t.errw, "\n")
@@ -111,9 +120,12 @@ func (t *Text) Thinking(delta string) {
 			io.WriteString(t.errw, "\n")
 		}
 		io.WriteString(t.errw, t.color("2;3", "thinking: "))
+		if t.opts.Color {
+			io.WriteString(t.errw, "\x1b[2m") // dim until the thinking ends
+		}
 		t.thinking = true
 	}
-	io.WriteString(t.errw, t.color("2", delta))
+	io.WriteString(t.errw, delta)
 	t.errMid = !strings.HasSuffix(delta, "\n")
 	t.busyLocked("")
 }
@@ -126,13 +138,7 @@ func (t *Text) Text(delta string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.st.setLocked("")
-	if t.thinking {
-		t.thinking = false
-		if t.errMid {
-			io.WriteString(t.errw, "\n")
-			t.errMid = false
-		}
-	}
+	t.endThinkingLocked()
 	if t.afterTools && t.textSeen && t.outMid {
 		io.WriteString(t.out, "\n")
 	}
@@ -230,11 +236,11 @@ func (t *Text) Close() { t.st.close() }
 func UsageLine(d Done) string {
 	cost := "cost unknown"
 	if d.CostKnown {
-		cost = fmt.Sprintf("$%.6f", d.CostUSD)
+		cost = USD(d.CostUSD)
 	}
 	s := fmt.Sprintf("── %s input / %s cached / %s output tokens · %s · %s",
 		Thousands(d.Usage.InputTokens), Thousands(d.Usage.CachedInputTokens), Thousands(d.Usage.OutputTokens),
-		cost, d.Duration.Round(100*time.Millisecond))
+		cost, Duration(d.Duration))
 	if d.FinishReason != "" && d.FinishReason != llm.FinishStop {
 		s += " · stopped: " + string(d.FinishReason)
 	}

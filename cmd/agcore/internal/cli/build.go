@@ -1,0 +1,229 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/catalog"
+	"github.com/agcore/agcore/cmd/agcore/internal/config"
+	"github.com/agcore/agcore/cmd/agcore/internal/render"
+	"github.com/agcore/agcore/compact"
+	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/mcp"
+	"github.com/agcore/agcore/middleware"
+	"github.com/agcore/agcore/provider/anthropic"
+	"github.com/agcore/agcore/provider/openai"
+	"github.com/agcore/agcore/tool"
+	"github.com/agcore/agcore/tool/fstool"
+	"github.com/agcore/agcore/usage"
+)
+
+// mcpStartTimeout bounds starting the MCP servers (npx may download one
+// first).
+const mcpStartTimeout = 2 * time.Minute
+
+// newAdapter returns the provider adapter the settings name. The key and
+// base URL are passed explicitly, so the precedence is the CLI's.
+func newAdapter(s *config.Settings) llm.Model {
+	switch s.Kind.Name {
+	case "anthropic":
+		return anthropic.New(anthropic.WithAPIKey(s.APIKey), anthropic.WithBaseURL(s.BaseURL), anthropic.WithModel(s.Model))
+	case "deepseek":
+		return openai.New(openai.DeepSeek(), openai.WithAPIKey(s.APIKey), openai.WithBaseURL(s.BaseURL), openai.WithModel(s.Model))
+	case "ollama":
+		return openai.New(openai.Ollama(), openai.WithBaseURL(s.BaseURL), openai.WithModel(s.Model))
+	}
+	// openai and compatible
+	return openai.New(openai.WithAPIKey(s.APIKey), openai.WithBaseURL(s.BaseURL), openai.WithModel(s.Model))
+}
+
+// modelInfo returns what is known of the model's limits: the catalog's
+// entry, else the adapter's, with --context-window replacing the window.
+func modelInfo(s *config.Settings, adapter llm.Model) llm.ModelInfo {
+	info, ok := catalog.Lookup(s.Model)
+	if !ok {
+		info = adapter.Info()
+	}
+	info.Provider, info.Name = s.Kind.Name, s.Model
+	if s.ContextWindow > 0 {
+		info.ContextWindow = s.ContextWindow
+	}
+	return info
+}
+
+// runtime is everything one command builds to run turns: the store, the
+// tools (built-in and MCP), the pipeline and the agent.
+type runtime struct {
+	settings *config.Settings
+	store    *openedStore
+	mcp      *mcp.Group
+	agent    *agent.Agent
+	model    string      // the model's name, for events
+	sink     render.Sink // where the current turn is shown
+	closers  []func() error
+}
+
+// Close releases what the runtime opened, newest first.
+func (rt *runtime) Close() error {
+	var errs []error
+	for i := len(rt.closers) - 1; i >= 0; i-- {
+		errs = append(errs, rt.closers[i]())
+	}
+	rt.closers = nil
+	return errors.Join(errs...)
+}
+
+// buildOptions are what differs between run, chat and demo.
+type buildOptions struct {
+	adapter llm.Model
+	info    llm.ModelInfo
+	ask     askFunc                                     // interactive approval; nil denies
+	cost    func(string, llm.Usage) (float64, bool)     // nil: the price table
+	onRetry func(attempt int, d time.Duration, e error) // nil: the sink's
+}
+
+// build assembles the pipeline in one visible place:
+//
+//	adapter → Logging → Retry → Hooks → FunctionInvocation (tools, approval, max steps)
+//
+// and the agent over it, with the tools (fstool + MCP), compression per
+// --compact and the store.
+func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (rt *runtime, err error) {
+	rt = &runtime{settings: s, model: o.info.Name, sink: render.NewJSON(io.Discard)}
+	defer func() {
+		if err != nil {
+			rt.Close()
+		}
+	}()
+
+	logger, closeLog, err := openLog(s.Log)
+	if err != nil {
+		return nil, exit(ExitUsage, "%v", err)
+	}
+	rt.closers = append(rt.closers, closeLog)
+
+	rt.store, err = openStore(ctx, s.Store, s.Home, logger)
+	if err != nil {
+		return nil, exit(ExitFailed, "%v", err)
+	}
+	rt.closers = append(rt.closers, rt.store.close)
+
+	if !filepath.IsAbs(s.Root) {
+		s.Root = filepath.Join(a.env.Cwd, s.Root)
+	}
+	var tools []tool.Tool
+	if len(s.Tools) > 0 {
+		tools, err = fstool.ByName(s.Root, s.Tools, fstool.Options{})
+		if err != nil {
+			return nil, exit(ExitUsage, "--tools/--root: %v", err)
+		}
+	}
+	if len(s.MCP) > 0 {
+		servers := make([]mcp.Server, len(s.MCP))
+		for i, m := range s.MCP {
+			if m.Command != "" {
+				if servers[i], err = mcp.ParseCommand(m.Command); err != nil {
+					return nil, exit(ExitUsage, "--mcp %q: %v", m.Command, err)
+				}
+				servers[i].Dir = a.env.Cwd
+			} else {
+				servers[i].URL = m.URL
+			}
+			servers[i].Name, servers[i].NeedsApproval = m.Name, m.Approval
+		}
+		cctx, cancel := context.WithTimeout(ctx, mcpStartTimeout)
+		rt.mcp, err = mcp.ConnectAll(cctx, servers)
+		cancel()
+		if err != nil {
+			return nil, exit(ExitFailed, "MCP: %v", err)
+		}
+		rt.closers = append(rt.closers, rt.mcp.Close)
+		tools = append(tools, rt.mcp.Tools()...)
+	}
+
+	logCfg := middleware.LogConfig{Logger: logger} // never message contents
+	hooks := &middleware.Hooks{Logger: logger}     // where user hooks go; the CLI adds none of its own
+	retry := middleware.RetryConfig{
+		Disabled:    s.Retries == 0,
+		MaxAttempts: s.Retries + 1,
+		OnRetry: func(_ context.Context, attempt int, d time.Duration, err error) {
+			rt.sink.Retry(attempt, d, err)
+		},
+	}
+	approve := &approver{yes: s.Yes, ask: o.ask, pause: func() func() { return rt.sink.Pause() }}
+	model := middleware.Chain(o.adapter,
+		middleware.FunctionInvocation(middleware.ToolLoop{
+			MaxSteps: s.MaxSteps,
+			Invoker:  tool.Invoker{Middleware: []tool.Middleware{hooks.ToolMiddleware(), middleware.ToolLogging(logCfg)}, Logger: logger},
+			Approver: approve,
+		}),
+		hooks.Middleware(),
+		middleware.Retry(retry),
+		middleware.Logging(logCfg),
+	)
+
+	info := o.info
+	rt.agent = &agent.Agent{
+		Name:         "agcore",
+		Instructions: instructions(s, tools),
+		Tools:        tools,
+		Model:        model,
+		ModelInfo:    &info,
+		Store:        rt.store,
+		Logger:       logger,
+		Cost:         o.cost,
+	}
+	switch s.Compact {
+	case "auto":
+		rt.agent.Compression = compact.Pipeline{compact.Microcompact{}, compact.Truncate{}}
+	case "summarize":
+		// The summarizer calls the model directly, with retries and logging
+		// but without tools.
+		summarizer := middleware.Chain(o.adapter, middleware.Retry(retry), middleware.Logging(logCfg))
+		rt.agent.Compression = compact.DefaultPipeline(summarizer)
+	}
+	if rt.agent.Compression != nil {
+		rt.agent.Counter = compact.CounterFor(info.Name)
+	}
+	if rt.agent.Cost == nil {
+		rt.agent.Cost = usage.Cost
+	}
+	return rt, nil
+}
+
+// instructions are --system, or a short default that tells the model where
+// its file tools work.
+func instructions(s *config.Settings, tools []tool.Tool) string {
+	if s.System != "" {
+		return s.System
+	}
+	text := "You are agcore, a helpful assistant in a terminal. Answer concisely."
+	if len(tools) > 0 {
+		text += " Use the tools you are given when they help"
+		if len(s.Tools) > 0 {
+			text += "; the file tools work inside the directory " + s.Root + " and take paths relative to it"
+		}
+		text += "."
+	}
+	return text
+}
+
+// openLog opens the --log file (appending, mode 0600) as a JSON logger, or
+// returns a logger that discards everything and costs nothing.
+func openLog(path string) (*slog.Logger, func() error, error) {
+	if path == "" {
+		return slog.New(slog.DiscardHandler), func() error { return nil }, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--log: %w", err)
+	}
+	return slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo})), f.Close, nil
+}

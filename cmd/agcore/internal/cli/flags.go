@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/agcore/agcore/cmd/agcore/internal/config"
+	"github.com/agcore/agcore/cmd/agcore/internal/render"
+)
+
+// Flag sets, added to the commands that use them. Defaults shown in --help
+// are those of the config package; which value wins is decided by
+// config.Resolve from the flags the user actually set.
+
+func addProviderFlags(fs *pflag.FlagSet) {
+	fs.String("provider", "", "model provider: openai, deepseek, anthropic, ollama, compatible, or a provider named in the config file [$AGCORE_PROVIDER]")
+	fs.String("model", "", "model id sent to the provider [$AGCORE_MODEL]")
+	fs.String("base-url", "", "API base URL: OpenAI-style requests go to {base}/chat/completions, Anthropic's to {base}/v1/messages [$OPENAI_BASE_URL, $DEEPSEEK_BASE_URL, $ANTHROPIC_BASE_URL]")
+	fs.Int("context-window", 0, "the model's context window in tokens, for models the catalog does not know [$AGCORE_CONTEXT_WINDOW]")
+	fs.Int("retries", config.DefaultRetries, "retries of a failed model call (rate limits, overload, server and network errors); 0 disables [$AGCORE_RETRIES]")
+}
+
+func addAgentFlags(fs *pflag.FlagSet) {
+	fs.String("tools", config.DefaultTools, "comma list of built-in tools to offer: read_file, list_dir, grep, write_file (empty for none) [$AGCORE_TOOLS]")
+	fs.String("root", "", "the directory the file tools are confined to (default: the working directory) [$AGCORE_ROOT]")
+	fs.StringArray("mcp", nil, "an MCP server started over stdio, as a command line, whose tools are offered too (repeatable)")
+	fs.StringArray("mcp-url", nil, "an MCP server reached over streamable HTTP (repeatable)")
+	fs.BoolP("yes", "y", false, "approve tools that need approval (write_file) without asking")
+	fs.Int("max-steps", config.DefaultMaxSteps, "most model calls in one turn's tool loop [$AGCORE_MAX_STEPS]")
+	fs.String("system", "", "the agent's instructions [$AGCORE_SYSTEM]")
+	fs.String("compact", config.DefaultCompact, "compression when a request would exceed the input budget: auto (microcompact, then drop the oldest groups; no model call), summarize (adds an LLM summary), off [$AGCORE_COMPACT]")
+}
+
+func addSessionFlag(fs *pflag.FlagSet) {
+	fs.String("session", "", "load this session before the turn and persist the turn into it (created if new); without it a new id is made and printed")
+}
+
+func addStoreFlags(fs *pflag.FlagSet) {
+	fs.String("store", "", "where sessions live: sqlite:PATH, file:DIR (JSON Lines), memory: (none); default the embedded SQLite database $AGCORE_HOME/agcore.db [$AGCORE_STORE]")
+	fs.String("config", "", "the config file (default $AGCORE_HOME/config.json) [$AGCORE_CONFIG]")
+}
+
+func addOutputFlags(fs *pflag.FlagSet) {
+	fs.Bool("json", false, "newline-delimited JSON events on stdout instead of text")
+	fs.Bool("hide-thinking", false, "do not show the model's thinking")
+	fs.String("log", "", "append a structured log of model and tool calls (no contents, never keys) to this file [$AGCORE_LOG]")
+}
+
+// settings resolves the command's settings from its flags, the environment
+// and the config file.
+func (a *app) settings(cmd *cobra.Command) (*config.Settings, error) {
+	in := config.Input{
+		Flags:    map[string]string{},
+		Lists:    map[string][]string{},
+		Getenv:   a.env.Getenv,
+		Cwd:      a.env.Cwd,
+		UserHome: a.env.UserHome,
+	}
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			in.Lists[f.Name] = sv.GetSlice()
+			return
+		}
+		in.Flags[f.Name] = f.Value.String()
+	})
+	s, err := config.Resolve(in)
+	var se *config.SetupError
+	if err != nil && !errors.As(err, &se) {
+		return nil, exit(ExitUsage, "%v", err)
+	}
+	return s, err
+}
+
+// noProvider reports a missing or unusable provider: how to configure one
+// on stderr (and, with --json, an auth error event), exit status 2.
+func (a *app) noProvider(s *config.Settings, err error) error {
+	problem := ""
+	if err != nil {
+		problem = err.Error()
+	}
+	fmt.Fprint(a.env.Stderr, config.SetupHelp(s.Home, problem))
+	if s.JSON {
+		if problem == "" {
+			problem = "no model provider is configured; see agcore run --help, or try agcore demo"
+		}
+		render.NewJSON(a.env.Stdout).Error("auth", problem)
+	}
+	return exit(ExitUsage, "")
+}

@@ -1,0 +1,159 @@
+// Package cli implements the agcore command: its cobra commands, the
+// pipeline they build (provider adapter, middleware, tools, agent, store)
+// and the way a turn is run and shown.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+)
+
+// Exit statuses.
+const (
+	ExitOK          = 0   // the command succeeded; after a turn, its done event
+	ExitFailed      = 1   // the turn failed (an error event) or the command could not do its job
+	ExitUsage       = 2   // bad flags or arguments, or no usable provider configured
+	ExitInterrupted = 130 // cancelled with Ctrl-C (128 + SIGINT)
+)
+
+// Env is what the command runs with: main passes the process's own.
+type Env struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Getenv looks up an environment variable; nil means os.LookupEnv.
+	Getenv func(string) (string, bool)
+	// Cwd is the working directory and UserHome the user's home (for
+	// ~/.agcore).
+	Cwd, UserHome string
+	// Signals delivers interrupts (Ctrl-C, SIGTERM); nil means none.
+	Signals <-chan os.Signal
+	// Exit ends the process at once (a repeated Ctrl-C); nil means os.Exit.
+	Exit func(code int)
+}
+
+// exitError carries an exit status; its message, if any, has not been
+// printed yet.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// exit returns an error that makes Main exit with code after printing msg
+// (nothing when msg is empty).
+func exit(code int, format string, args ...any) error {
+	msg := ""
+	if format != "" {
+		msg = fmt.Sprintf(format, args...)
+	}
+	return &exitError{code: code, msg: msg}
+}
+
+// app is one invocation of the command.
+type app struct {
+	env  Env
+	intr *interrupts
+}
+
+// Main runs the command line args (without the program name) and returns
+// the exit status.
+func Main(ctx context.Context, args []string, env Env) int {
+	if env.Getenv == nil {
+		env.Getenv = os.LookupEnv
+	}
+	if env.Exit == nil {
+		env.Exit = os.Exit
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	a := &app{env: env, intr: newInterrupts(cancel, env.Exit)}
+	if env.Signals != nil {
+		stop := a.intr.watch(env.Signals)
+		defer stop()
+	}
+	root := a.newRoot()
+	root.SetArgs(args)
+	root.SetIn(env.Stdin)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintln(env.Stderr, "agcore: "+ee.msg)
+		}
+		return ee.code
+	}
+	// Cobra's own errors: unknown commands and flags, wrong arguments.
+	fmt.Fprintf(env.Stderr, "agcore: %v\nRun 'agcore --help' for usage.\n", err)
+	return ExitUsage
+}
+
+func (a *app) newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "agcore",
+		Short: "Run LLM agents from the command line: one-shot, chat, sessions, tools",
+		Long: `agcore runs an LLM agent in your terminal: the model streams its answer, calls
+the built-in file tools (confined to --root) and any MCP server's tools, and
+every turn is kept in a session you can continue, inspect or remove.
+
+Start with the offline demo, which needs no key:
+
+  agcore demo
+
+Then configure a provider (agcore run --help shows how) and run a turn or chat.`,
+		Example: `  agcore demo
+  agcore run "What does this repository do?"
+  agcore run --provider anthropic --json "List the Go packages here" | jq .
+  agcore chat --session work
+  agcore sessions list`,
+		Version:           version(),
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: true},
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return exit(ExitUsage, "%v\nRun '%s --help' for usage.", err, c.CommandPath())
+	})
+	root.AddCommand(a.newRunCmd(), a.newChatCmd(), a.newDemoCmd(), a.newSessionsCmd(), a.newConfigCmd())
+	return root
+}
+
+// version is the module version the binary was built from.
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+// isTerminal reports whether v is a terminal (a *os.File on a TTY).
+func isTerminal(v any) bool {
+	f, ok := v.(interface{ Fd() uintptr })
+	if !ok {
+		return false
+	}
+	fd := f.Fd()
+	return isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd)
+}
+
+// colorOK reports whether ANSI colours may be used on a terminal.
+func (a *app) colorOK() bool {
+	if v, ok := a.env.Getenv("NO_COLOR"); ok && v != "" {
+		return false
+	}
+	term, _ := a.env.Getenv("TERM")
+	return !strings.EqualFold(term, "dumb")
+}

@@ -1,0 +1,180 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agcore/agcore/cmd/agcore/internal/config"
+	"github.com/agcore/agcore/cmd/agcore/internal/render"
+	"github.com/agcore/agcore/session"
+)
+
+const providerHelp = `Providers (--provider, or AGCORE_PROVIDER; detected from the key when unset):
+  openai      OPENAI_API_KEY, OPENAI_BASE_URL (default https://api.openai.com/v1)
+  anthropic   ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (default https://api.anthropic.com)
+  deepseek    DEEPSEEK_API_KEY, DEEPSEEK_BASE_URL (default https://api.deepseek.com)
+  ollama      no key; http://localhost:11434/v1
+  compatible  any OpenAI-compatible server (vLLM, LM Studio, ...): --base-url or
+              OPENAI_BASE_URL, and --model; OPENAI_API_KEY if it wants a key
+Keys are read from the environment only, and never printed, logged or stored.`
+
+const jsonHelp = `With --json, stdout carries one JSON event a line:
+  {"type":"start","session":"ID","model":"NAME"}
+  {"type":"thinking_delta","text":"..."}
+  {"type":"text_delta","text":"..."}
+  {"type":"tool_call","id":"call_1","name":"read_file","input":{...}}
+  {"type":"tool_result","id":"call_1","name":"read_file","is_error":false,"output":"..."}
+  {"type":"done","finish_reason":"stop","text":"...","usage":{"input_tokens":N,"output_tokens":N,"cached_input_tokens":N},"cost_usd":N}
+  {"type":"error","code":"rate_limited|auth|context_length|overloaded|server|network|invalid_request|blocked|cancelled|internal","message":"..."}
+Exit status: 0 after done, 1 after error (the session is left as it was),
+2 for bad usage or no provider, 130 when cancelled with Ctrl-C.`
+
+func (a *app) newRunCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "run [flags] PROMPT",
+		Short: "Run one user turn, the whole tool loop included, and stream the answer",
+		Long: `Run sends PROMPT (the arguments joined by spaces; "-" or none reads it from
+piped stdin) as one user turn. The model may call tools, as many rounds as
+--max-steps allows; the answer streams on stdout, tool calls, thinking and the
+usage line on stderr. The turn is stored in the session (--session, or a new
+one whose id is printed) only when it completes.
+
+` + providerHelp + "\n\n" + jsonHelp,
+		Example: `  agcore run "Summarize README.md"
+  agcore run --session notes "And what about the tests?"
+  agcore run --provider ollama --model qwen3 --tools read_file,grep "Where is main defined?"
+  agcore run --tools read_file,write_file --yes "Write a CHANGELOG.md from the git log in log.txt"
+  agcore run --mcp 'npx -y @modelcontextprotocol/server-everything' "Add 2 and 3 with get-sum"
+  git diff | agcore run --json - | jq -r 'select(.type=="text_delta").text'`,
+		Args: cobra.ArbitraryArgs,
+		RunE: a.run,
+	}
+	fs := cmd.Flags()
+	addProviderFlags(fs)
+	addSessionFlag(fs)
+	addStoreFlags(fs)
+	addAgentFlags(fs)
+	addOutputFlags(fs)
+	return cmd
+}
+
+func (a *app) run(cmd *cobra.Command, args []string) error {
+	ctx := cmd.Context()
+	s, err := a.settings(cmd)
+	var se *config.SetupError
+	if errors.As(err, &se) || (err == nil && s.Provider == "") {
+		return a.noProvider(s, err)
+	} else if err != nil {
+		return err
+	}
+	prompt, err := a.prompt(args)
+	if err != nil {
+		return a.failEarly(s, "invalid_request", err)
+	}
+	sessionID, err := sessionFlag(cmd)
+	if err != nil {
+		return a.failEarly(s, "invalid_request", err)
+	}
+	adapter := newAdapter(s)
+	opts := buildOptions{adapter: adapter, info: modelInfo(s, adapter)}
+	if isTerminal(a.env.Stdin) && isTerminal(a.env.Stderr) {
+		asker := &lineAsker{w: a.env.Stderr, r: a.env.Stdin}
+		opts.ask = asker.ask
+	}
+	return a.oneTurn(ctx, s, opts, sessionID, prompt, textNotes{
+		after: func(*runtime, bool) string { return "session " + sessionID + "\n" },
+	})
+}
+
+// textNotes are printed on stderr around a turn in text mode.
+type textNotes struct {
+	before func(rt *runtime) string
+	after  func(rt *runtime, ok bool) string
+}
+
+// oneTurn builds the runtime, runs one turn and reports its outcome as the
+// exit status.
+func (a *app) oneTurn(ctx context.Context, s *config.Settings, opts buildOptions, sessionID, prompt string, notes textNotes) error {
+	rt, err := a.build(ctx, s, opts)
+	if err != nil {
+		if ctx.Err() != nil { // Ctrl-C while starting (an MCP server, say)
+			err = exit(ExitInterrupted, "interrupted while starting: %v", err)
+		}
+		return a.failEarly(s, "", err)
+	}
+	defer rt.Close()
+	rt.sink = a.newSink(s)
+	defer rt.sink.Close()
+	if notes.before != nil && !s.JSON {
+		fmt.Fprint(a.env.Stderr, notes.before(rt))
+	}
+	_, err = a.runTurn(ctx, rt, sessionID, prompt)
+	if notes.after != nil && !s.JSON {
+		fmt.Fprint(a.env.Stderr, notes.after(rt, err == nil))
+	}
+	var te *turnError
+	if errors.As(err, &te) {
+		if te.interrupted {
+			return exit(ExitInterrupted, "")
+		}
+		return exit(ExitFailed, "")
+	}
+	return err
+}
+
+// failEarly reports an error that happened before the turn could start:
+// with --json also as an error event, so that a program reading stdout
+// always gets one. code "" picks one from the exit status.
+func (a *app) failEarly(s *config.Settings, code string, err error) error {
+	if s == nil || !s.JSON {
+		return err
+	}
+	msg := err.Error()
+	var ee *exitError
+	if errors.As(err, &ee) && code == "" {
+		switch ee.code {
+		case ExitUsage:
+			code = "invalid_request"
+		case ExitInterrupted:
+			code = "cancelled"
+		}
+	}
+	if code == "" {
+		code = "internal"
+	}
+	render.NewJSON(a.env.Stdout).Error(code, msg)
+	return err
+}
+
+// prompt joins the arguments, or reads piped stdin for "-" or none.
+func (a *app) prompt(args []string) (string, error) {
+	p := strings.TrimSpace(strings.Join(args, " "))
+	if p == "-" || (p == "" && a.env.Stdin != nil && !isTerminal(a.env.Stdin)) {
+		b, err := io.ReadAll(io.LimitReader(a.env.Stdin, 8<<20))
+		if err != nil {
+			return "", exit(ExitFailed, "reading the prompt from stdin: %v", err)
+		}
+		p = strings.TrimSpace(string(b))
+	}
+	if p == "" {
+		return "", exit(ExitUsage, "run needs a PROMPT (an argument, or piped stdin)\nRun 'agcore run --help' for usage.")
+	}
+	return p, nil
+}
+
+// sessionFlag returns --session, checked, or a new session id.
+func sessionFlag(cmd *cobra.Command) (string, error) {
+	id, _ := cmd.Flags().GetString("session")
+	if id == "" {
+		return session.NewID(), nil
+	}
+	if err := session.ValidateID(id); err != nil {
+		return "", exit(ExitUsage, "--session: %v", err)
+	}
+	return id, nil
+}

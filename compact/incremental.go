@@ -1,0 +1,160 @@
+package compact
+
+import (
+	"context"
+	"fmt"
+	"hash/maphash"
+	"sync"
+
+	"github.com/agcore/agcore/llm"
+)
+
+// DefaultLowWater is the share of the budget [Incremental] compresses to.
+const DefaultLowWater = 0.75
+
+// Incremental makes any strategy cache-friendly across requests. An agent
+// keeps the whole history and compresses it again before every request;
+// even a deterministic strategy then cuts at a slightly different place
+// each time, and every request misses the provider's prompt cache.
+// Incremental remembers, per conversation, the input it last compressed and
+// the result it sent. When the next input is that input plus new messages,
+// it sends the previous result plus the new messages, unchanged, for as
+// long as that fits the budget, so each request extends the last one byte
+// for byte. Only when it no longer fits does it run the strategy on the
+// whole history again, aiming at LowWater of the budget so that the
+// conversation can grow for a while before the next compression.
+//
+// The trade-off: between compressions, old tool results and old turns stay
+// exactly as the last compression left them (newer results are not
+// cleared until the next one), and each compression removes more than the
+// strict minimum. In return, a long session pays full input price about
+// once every (1−LowWater)×budget tokens of growth instead of on every
+// request.
+//
+// Conversations are told apart by their messages up to the first user
+// message, and a result is extended only when the new input starts with
+// exactly the previous input. An Incremental is safe for concurrent use
+// by many conversations; use it through a pointer.
+type Incremental struct {
+	// Strategy compresses the whole history when needed. Required.
+	Strategy Strategy
+	// LowWater is the share of the budget a fresh compression aims for
+	// (default [DefaultLowWater]); if the strategy cannot reach it, the
+	// whole budget is used.
+	LowWater float64
+
+	mu    sync.Mutex
+	convs map[uint64]*incremental
+}
+
+type incremental struct {
+	inputLen  int
+	inputHash uint64
+	output    []llm.Message
+	kept      int
+}
+
+// NewIncremental returns an Incremental over s with the default low water.
+func NewIncremental(s Strategy) *Incremental { return &Incremental{Strategy: s} }
+
+// Compress implements [Strategy].
+func (c *Incremental) Compress(ctx context.Context, msgs []llm.Message, budget int, counter TokenCounter) ([]llm.Message, error) {
+	out, _, err := c.CompressReport(ctx, msgs, budget, counter)
+	return out, err
+}
+
+// CompressReport implements [Reporter]. A fresh compression's report is the
+// strategy's, with its Strategy field kept; an extension's says so in
+// Detail.
+func (c *Incremental) CompressReport(ctx context.Context, msgs []llm.Message, budget int, counter TokenCounter) ([]llm.Message, Report, error) {
+	const name = "incremental"
+	if err := ctx.Err(); err != nil {
+		return nil, Report{Strategy: name}, err
+	}
+	total := counter.CountMessages(msgs)
+	if total <= budget {
+		out, rep := unchanged(name, msgs, total)
+		return out, rep, nil
+	}
+	key := conversationKey(msgs)
+	c.mu.Lock()
+	prev := c.convs[key]
+	c.mu.Unlock()
+
+	var h maphash.Hash
+	h.SetSeed(hashSeed)
+	if prev != nil && len(msgs) >= prev.inputLen {
+		for i := range prev.inputLen {
+			hashMessage(&h, &msgs[i])
+		}
+		if h.Sum64() == prev.inputHash {
+			cand := append(append(make([]llm.Message, 0, len(prev.output)+len(msgs)-prev.inputLen), prev.output...), msgs[prev.inputLen:]...)
+			if n := counter.CountMessages(cand); n <= budget && ValidatePairing(cand) == nil {
+				for i := prev.inputLen; i < len(msgs); i++ {
+					hashMessage(&h, &msgs[i])
+				}
+				c.remember(key, &incremental{inputLen: len(msgs), inputHash: h.Sum64(), output: cand, kept: prev.kept})
+				return cand, Report{
+					Strategy: name, TokensBefore: total, TokensAfter: n,
+					MessagesBefore: len(msgs), MessagesAfter: len(cand),
+					Changed: true, KeptPrefix: prev.kept,
+					Detail: fmt.Sprintf("extended the previous result by %d messages", len(msgs)-prev.inputLen),
+				}, nil
+			}
+		}
+		h.Reset()
+	}
+
+	if c.Strategy == nil {
+		return nil, Report{Strategy: name}, fmt.Errorf("compact: Incremental has no Strategy")
+	}
+	low := c.LowWater
+	if low <= 0 || low > 1 {
+		low = DefaultLowWater
+	}
+	out, rep, err := Apply(ctx, c.Strategy, msgs, max(1, int(float64(budget)*low)), counter)
+	if err != nil || rep.TokensAfter > budget {
+		if ctx.Err() != nil {
+			return nil, Report{Strategy: name}, ctx.Err()
+		}
+		out, rep, err = Apply(ctx, c.Strategy, msgs, budget, counter)
+	}
+	if err != nil {
+		return out, rep, err
+	}
+	for i := range msgs {
+		hashMessage(&h, &msgs[i])
+	}
+	c.remember(key, &incremental{inputLen: len(msgs), inputHash: h.Sum64(), output: out, kept: rep.KeptPrefix})
+	return out, rep, nil
+}
+
+func (c *Incremental) remember(key uint64, st *incremental) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.convs == nil || len(c.convs) >= maxRemembered {
+		c.convs = map[uint64]*incremental{}
+	}
+	c.convs[key] = st
+}
+
+// Forget drops what c remembers, so the next call compresses afresh.
+func (c *Incremental) Forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.convs = nil
+}
+
+// conversationKey identifies a conversation by its messages up to and
+// including the first user message.
+func conversationKey(msgs []llm.Message) uint64 {
+	var h maphash.Hash
+	h.SetSeed(hashSeed)
+	for i := range msgs {
+		hashMessage(&h, &msgs[i])
+		if msgs[i].Role == llm.RoleUser {
+			break
+		}
+	}
+	return h.Sum64()
+}

@@ -1,0 +1,117 @@
+package compact
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/agcore/agcore/llm"
+)
+
+// counting wraps a strategy and counts its calls.
+type counting struct {
+	Strategy
+	calls int
+}
+
+func (c *counting) Compress(ctx context.Context, msgs []llm.Message, budget int, counter TokenCounter) ([]llm.Message, error) {
+	c.calls++
+	return c.Strategy.Compress(ctx, msgs, budget, counter)
+}
+
+func TestIncrementalExtendsThePreviousResultWhileItFits(t *testing.T) {
+	inner := &counting{Strategy: Truncate{KeepLast: 2}}
+	inc := NewIncremental(inner)
+	msgs := exchanges(40)
+	budget := est.CountMessages(msgs[:102]) / 2
+	first, rep, err := inc.CompressReport(ctx, msgs[:102], budget, est)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := est.CountMessages(first); n > budget*int(DefaultLowWater*100)/100+1 {
+		t.Errorf("a fresh compression used %d of %d tokens, want at most the low water", n, budget)
+	}
+	if rep.Strategy != "truncate" && rep.Strategy != "*compact.counting" {
+		t.Errorf("fresh report strategy %q", rep.Strategy)
+	}
+	grown := msgs[:106]
+	next, rep, err := inc.CompressReport(ctx, grown, budget, est)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inner.calls != 1 {
+		t.Errorf("the strategy ran %d times; the grown history should extend the last result", inner.calls)
+	}
+	if !isPrefixOf(first, next) || len(next) != len(first)+4 {
+		t.Error("the next request does not extend the previous one by the new messages")
+	}
+	if rep.Strategy != "incremental" || rep.TokensAfter != est.CountMessages(next) {
+		t.Errorf("report = %+v", rep)
+	}
+	// Grow until the extension no longer fits: a fresh compression.
+	for n := 110; n <= len(msgs); n += 4 {
+		out, _, err := inc.CompressReport(ctx, msgs[:n], budget, est)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := est.CountMessages(out); c > budget {
+			t.Fatalf("%d tokens over the budget of %d", c, budget)
+		}
+		if err := Validate(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if inner.calls < 2 {
+		t.Error("the strategy never ran again although the history doubled")
+	}
+}
+
+func TestIncrementalCompressesAfreshWhenTheHistoryChanged(t *testing.T) {
+	inner := &counting{Strategy: Truncate{}}
+	inc := NewIncremental(inner)
+	msgs := exchanges(30)
+	budget := est.CountMessages(msgs) / 2
+	if _, _, err := inc.CompressReport(ctx, msgs, budget, est); err != nil {
+		t.Fatal(err)
+	}
+	edited := deepCopy(msgs)
+	edited[5] = llm.UserText("an edited message")
+	if _, _, err := inc.CompressReport(ctx, append(edited, llm.UserText("more")), budget, est); err != nil {
+		t.Fatal(err)
+	}
+	if inner.calls != 2 {
+		t.Errorf("strategy calls = %d: an edited history must not extend the old result", inner.calls)
+	}
+	inc.Forget()
+	if _, _, err := inc.CompressReport(ctx, append(edited, llm.UserText("more")), budget, est); err != nil || inner.calls != 3 {
+		t.Errorf("after Forget: calls %d, err %v", inner.calls, err)
+	}
+}
+
+func TestIncrementalKeepsConversationsApart(t *testing.T) {
+	inner := &counting{Strategy: Truncate{}}
+	inc := NewIncremental(inner)
+	a := exchanges(30)
+	b := deepCopy(a)
+	b[1] = llm.UserText("another task")
+	budget := est.CountMessages(a) / 2
+	for _, m := range [][]llm.Message{a, b, append(a, llm.UserText("x")), append(b, llm.UserText("y"))} {
+		if _, _, err := inc.CompressReport(ctx, m, budget, est); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if inner.calls != 2 {
+		t.Errorf("strategy calls = %d, want one per conversation", inner.calls)
+	}
+}
+
+func TestIncrementalPassesFailuresOn(t *testing.T) {
+	inc := NewIncremental(Truncate{KeepLast: 50})
+	msgs := exchanges(10)
+	if _, _, err := inc.CompressReport(ctx, msgs, 100, est); !errors.Is(err, ErrCannotFit) {
+		t.Fatalf("err = %v", err)
+	}
+	if _, _, err := (&Incremental{}).CompressReport(ctx, msgs, 100, est); err == nil {
+		t.Fatal("no error without a strategy")
+	}
+}
