@@ -3,6 +3,7 @@ package compact
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"image"
 	"image/png"
 	"sync"
@@ -239,5 +240,19 @@ func TestOpenAICounterIsSafeForConcurrentUse(t *testing.T) {
 func TestNewOpenAICounterRejectsUnknownEncodings(t *testing.T) {
 	if _, err := NewOpenAICounter("p50k_base"); err == nil {
 		t.Fatal("no error for an unsupported encoding")
+	}
+}
+
+func TestNilBlocksDoNotPanic(t *testing.T) {
+	msgs := []llm.Message{llm.UserText("go"), {Role: llm.RoleUser, Content: []llm.Block{nil, llm.Text{Text: "x"}}}, llm.AssistantText("ok")}
+	for _, c := range counters {
+		c.c.CountMessages(msgs)
+	}
+	Check(msgs)
+	Repair(msgs)
+	for _, s := range []Strategy{Microcompact{MinFree: -1}, Truncate{}, &Summarize{Model: &fakeModel{}}, NewIncremental(DefaultPipeline(nil))} {
+		if _, err := s.Compress(ctx, msgs, 5, est); err != nil && !errors.Is(err, ErrCannotFit) {
+			t.Errorf("%T: %v", s, err)
+		}
 	}
 }

@@ -201,6 +201,10 @@ func hashBlocks(h *maphash.Hash, bs []llm.Block) {
 	binary.LittleEndian.PutUint64(n[:], uint64(len(bs)))
 	h.Write(n[:])
 	for _, b := range bs {
+		if b == nil {
+			h.WriteByte(0xfe)
+			continue
+		}
 		h.WriteString(b.BlockType())
 		h.WriteByte(0)
 		switch b := b.(type) {

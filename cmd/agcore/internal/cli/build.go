@@ -95,10 +95,11 @@ type buildOptions struct {
 //
 // and the agent over it, with the tools (fstool + MCP), compression per
 // --compact and the store.
-func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (rt *runtime, err error) {
-	rt = &runtime{settings: s, model: o.info.Name, sink: render.NewJSON(io.Discard)}
+func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*runtime, error) {
+	rt := &runtime{settings: s, model: o.info.Name, sink: render.NewJSON(io.Discard)}
+	built := false
 	defer func() {
-		if err != nil {
+		if !built {
 			rt.Close()
 		}
 	}()
@@ -108,12 +109,6 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (rt
 		return nil, exit(ExitUsage, "%v", err)
 	}
 	rt.closers = append(rt.closers, closeLog)
-
-	rt.store, err = openStore(ctx, s.Store, s.Home, logger)
-	if err != nil {
-		return nil, exit(ExitFailed, "%v", err)
-	}
-	rt.closers = append(rt.closers, rt.store.close)
 
 	if !filepath.IsAbs(s.Root) {
 		s.Root = filepath.Join(a.env.Cwd, s.Root)
@@ -147,6 +142,14 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (rt
 		rt.closers = append(rt.closers, rt.mcp.Close)
 		tools = append(tools, rt.mcp.Tools()...)
 	}
+
+	// The store opens last, so that a bad flag or a server that fails to
+	// start leaves no database behind.
+	rt.store, err = openStore(ctx, s.Store, s.Home, logger)
+	if err != nil {
+		return nil, exit(ExitFailed, "%v", err)
+	}
+	rt.closers = append(rt.closers, rt.store.close)
 
 	logCfg := middleware.LogConfig{Logger: logger} // never message contents
 	hooks := &middleware.Hooks{Logger: logger}     // where user hooks go; the CLI adds none of its own
@@ -195,6 +198,7 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (rt
 	if rt.agent.Cost == nil {
 		rt.agent.Cost = usage.Cost
 	}
+	built = true
 	return rt, nil
 }
 

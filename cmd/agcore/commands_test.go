@@ -1,0 +1,257 @@
+package main_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agcore/agcore/llm"
+)
+
+func TestDemoRunsOfflineAndPersists(t *testing.T) {
+	c := newCLI(t) // no keys, no network: AGCORE_HOME is a fresh temp dir
+	writeFiles(t, c.dir, map[string]string{
+		"README.md": "# Frobnicator\n\nFrobnicates widgets at scale.\n",
+		"go.mod":    "module example.com/frob\n\ngo 1.26\n",
+		"notes.txt": "a note\n",
+		"pkg/x.go":  "package pkg\n",
+	})
+	r := c.ok("demo")
+
+	for _, want := range []string{"scripted demo model", "Frobnicator", "Frobnicates widgets at scale.", "example.com/frob"} {
+		if !strings.Contains(r.stdout+r.stderr, want) {
+			t.Errorf("the demo's output lacks %q (it must come from the files it read)\nstdout:\n%s\nstderr:\n%s", want, r.stdout, r.stderr)
+		}
+	}
+	if !strings.Contains(r.stderr, " input / ") || !strings.Contains(r.stderr, "→ read_file") || !strings.Contains(r.stderr, "→ list_dir") {
+		t.Errorf("the demo's stderr lacks the tool lines or the usage line:\n%s", r.stderr)
+	}
+	id := regexp.MustCompile(`session (\S+) stored in sqlite:`).FindStringSubmatch(r.stderr)
+	if id == nil || !strings.Contains(r.stderr, "agcore sessions show "+id[1]) {
+		t.Fatalf("the demo does not print its session and how to inspect it:\n%s", r.stderr)
+	}
+	if !fileExists(filepath.Join(c.home, "agcore.db")) {
+		t.Error("the demo did not persist into $AGCORE_HOME/agcore.db")
+	}
+	msgs := decodeMessages(t, c.show(id[1]).Messages)
+	var calls, results int
+	parallel := false
+	for _, m := range msgs {
+		calls += len(m.ToolUses())
+		parallel = parallel || len(m.ToolUses()) > 1
+		if m.Role == llm.RoleTool {
+			results++
+		}
+	}
+	if calls < 3 || calls != results || !parallel {
+		t.Errorf("stored %d calls (parallel: %v) and %d results, want several calls, some in parallel, each answered", calls, parallel, results)
+	}
+
+	// --json works too, and --store is respected.
+	r = c.ok("demo", "--json", "--store", "memory:")
+	evs := events(t, r.stdout)
+	if evs[0].typ() != "start" || evs[0]["model"] != "scripted-demo" || last(t, evs).typ() != "done" {
+		t.Errorf("demo --json events: first %v, last %v", evs[0], last(t, evs))
+	}
+}
+
+func TestSessionsCommands(t *testing.T) {
+	for _, store := range []string{"", "file:sessions", "sqlite:other/agcore.db"} {
+		t.Run("store="+store, func(t *testing.T) {
+			srv := newFake(t,
+				openaiReply(turn{text: "One.", calls: []call{{"c1", "list_dir", `{}`}}, in: 5, out: 1}),
+				openaiReply(turn{text: "Two.", in: 5, out: 1}),
+				openaiReply(turn{text: "Three.", in: 5, out: 1}),
+			)
+			c := newCLI(t).openai(srv, "sk-test")
+			var sf []string
+			if store != "" {
+				sf = []string{"--store", store}
+			}
+			c.ok(append([]string{"run", "--session", "alpha", "first"}, sf...)...)
+			c.ok(append([]string{"run", "--session", "beta", "second"}, sf...)...)
+
+			list := c.ok(append([]string{"sessions", "list"}, sf...)...)
+			if !strings.Contains(list.stdout, "alpha") || !strings.Contains(list.stdout, "beta") {
+				t.Errorf("sessions list:\n%s", list.stdout)
+			}
+			var listed struct {
+				Sessions []struct {
+					ID       string `json:"id"`
+					Messages int    `json:"messages"`
+					Turns    int    `json:"turns"`
+				} `json:"sessions"`
+			}
+			if err := json.Unmarshal([]byte(c.ok(append([]string{"sessions", "list", "--json"}, sf...)...).stdout), &listed); err != nil {
+				t.Fatal(err)
+			}
+			if len(listed.Sessions) != 2 || listed.Sessions[0].ID != "beta" || listed.Sessions[1].Messages != 4 || listed.Sessions[1].Turns != 1 {
+				t.Errorf("sessions list --json = %+v, want beta (newest) then alpha with 4 messages", listed.Sessions)
+			}
+
+			// show --json is {"id","messages"} in the message model's storage format.
+			raw := c.ok(append([]string{"sessions", "show", "alpha", "--json"}, sf...)...).stdout
+			var top map[string]json.RawMessage
+			json.Unmarshal([]byte(raw), &top)
+			if len(top) != 2 || string(top["id"]) != `"alpha"` {
+				t.Errorf("show --json keys/id: %s", raw)
+			}
+			var msgs []map[string]any
+			json.Unmarshal(top["messages"], &msgs)
+			wantTypes := []string{"user", "assistant", "tool_result", "assistant"}
+			var types []string
+			for _, m := range msgs {
+				types = append(types, fmt.Sprint(m["type"]))
+			}
+			if !reflect.DeepEqual(types, wantTypes) {
+				t.Errorf("message types %v, want %v", types, wantTypes)
+			}
+			if len(msgs) == 4 {
+				use := msgs[1]["content"].([]any)[1].(map[string]any)
+				res := msgs[2]
+				if use["type"] != "tool_use" || use["id"] != "c1" || use["name"] != "list_dir" || !reflect.DeepEqual(use["input"], map[string]any{}) ||
+					res["tool_call_id"] != "c1" || res["is_error"] != false || res["content"].([]any)[0].(map[string]any)["type"] != "text" {
+					t.Errorf("tool_use block %v, tool_result message %v", use, res)
+				}
+			}
+
+			text := c.ok(append([]string{"sessions", "show", "alpha"}, sf...)...).stdout
+			for _, want := range []string{"session alpha", "first", "One.", "→ list_dir", "[tool result c1: ok"} {
+				if !strings.Contains(text, want) {
+					t.Errorf("sessions show lacks %q:\n%s", want, text)
+				}
+			}
+
+			if r := c.ok(append([]string{"sessions", "rm", "alpha"}, sf...)...); !strings.Contains(r.stdout, "removed session alpha") {
+				t.Errorf("sessions rm: %q", r.stdout)
+			}
+			for _, args := range [][]string{{"sessions", "rm", "alpha"}, {"sessions", "show", "alpha"}} {
+				if r := c.run("", append(args, sf...)...); r.code != 1 || !strings.Contains(r.stderr, `no session "alpha"`) {
+					t.Errorf("%v after rm: exit %d, %q", args, r.code, r.stderr)
+				}
+			}
+			if r := c.run("", append([]string{"sessions", "show", "../etc"}, sf...)...); r.code != 2 {
+				t.Errorf("an invalid id: exit %d, %q", r.code, r.stderr)
+			}
+		})
+	}
+}
+
+func TestChatReadsPromptsFromAPipe(t *testing.T) {
+	srv := newFake(t,
+		openaiReply(turn{text: "Hello, Bo.", in: 10, out: 3}),
+		openaiReply(turn{text: "You are Bo.", in: 20, out: 3}),
+	)
+	c := newCLI(t).openai(srv, "sk-test")
+	r := c.run("I am Bo.\n\nWho am I?\n", "chat", "--session", "bo")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if r.stdout != "Hello, Bo.\nYou are Bo.\n" {
+		t.Errorf("stdout = %q", r.stdout)
+	}
+	if !strings.Contains(srv.messages(1), "Hello, Bo.") {
+		t.Error("the second turn did not carry the first")
+	}
+	if !strings.Contains(r.stderr, "agcore chat --session bo") {
+		t.Errorf("chat does not say how to continue: %s", r.stderr)
+	}
+}
+
+func TestCtrlCCancelsTheTurnAndKeepsTheSession(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGINT to send on Windows")
+	}
+	srv := newFake(t, openaiReply(turn{text: "First.", in: 5, out: 1}), openaiReply(turn{text: "This answer never ends", hang: true}))
+	c := newCLI(t).openai(srv, "sk-test")
+	c.ok("run", "--session", "s", "one")
+	before := c.show("s")
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := c.command(ctx, "run", "--json", "--session", "s", "two")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if strings.Contains(sc.Text(), `"text_delta"`) && len(lines) == 2 {
+			cmd.Process.Signal(os.Interrupt) // the answer has started: cancel it
+		}
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errorsAs(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("exit: %v, want status 130", err)
+	}
+	e := last(t, events(t, strings.Join(lines, "\n")))
+	if e.typ() != "error" || e["code"] != "cancelled" {
+		t.Errorf("last event = %v, want an error with code cancelled", e)
+	}
+	if after := c.show("s"); !reflect.DeepEqual(after, before) {
+		t.Errorf("the cancelled turn changed the session: %d messages before, %d after", len(before.Messages), len(after.Messages))
+	}
+}
+
+func errorsAs(err error, target **exec.ExitError) bool {
+	e, ok := err.(*exec.ExitError)
+	if ok {
+		*target = e
+	}
+	return ok
+}
+
+func TestConfigShowsSourcesAndPrecedence(t *testing.T) {
+	c := newCLI(t)
+	writeFiles(t, c.home, map[string]string{"config.json": `{
+		"provider": "local",
+		"providers": {"local": {"type": "compatible", "base_url": "http://file.example/v1", "model": "file-model", "api_key_env": "LOCAL_KEY"}},
+		"tools": ["read_file"], "max_steps": 7
+	}`})
+	c.env["LOCAL_KEY"] = "sk-local-secret"
+	c.env["AGCORE_MODEL"] = "env-model"
+	r := c.ok("config", "--json", "--max-steps", "9")
+	var got struct {
+		Config []struct{ Name, Value, Source string } `json:"config"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]string{
+		"provider":  {"local (compatible)", "file"},
+		"model":     {"env-model", "env AGCORE_MODEL"},
+		"base url":  {"http://file.example/v1", "file"},
+		"api key":   {"set in $LOCAL_KEY (hidden)", "environment only"},
+		"tools":     {"read_file", "file"},
+		"max steps": {"9", "flag --max-steps"},
+		"compact":   {"auto", "default"},
+	}
+	for _, e := range got.Config {
+		if w, ok := want[e.Name]; ok && (e.Value != w[0] || e.Source != w[1]) {
+			t.Errorf("%s = %q [%s], want %q [%s]", e.Name, e.Value, e.Source, w[0], w[1])
+		}
+	}
+	if strings.Contains(r.stdout, "sk-local-secret") {
+		t.Error("config printed the key")
+	}
+	writeFiles(t, c.home, map[string]string{"config.json": `{"providers": {"openai": {"api_key": "sk-in-file"}}}`})
+	if r := c.run("", "config"); r.code != 2 || !strings.Contains(r.stderr, "api_key_env") {
+		t.Errorf("a key in the config file: exit %d, %q", r.code, r.stderr)
+	}
+}

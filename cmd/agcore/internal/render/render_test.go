@@ -1,0 +1,178 @@
+package render
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/agcore/agcore/llm"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestJSONEventsHaveTheContractShapes(t *testing.T) {
+	var b strings.Builder
+	j := NewJSON(&b)
+	j.Start("s1", "gpt-4o")
+	j.Thinking("hmm")
+	j.Text("Hi <b>&")
+	j.ToolCall(llm.ToolUse{ID: "call_1", Name: "read_file", Input: json.RawMessage(`{"path":"a.txt"}`)})
+	j.ToolResult(&llm.Message{Role: llm.RoleTool, ToolCallID: "call_1", Content: []llm.Block{llm.Text{Text: "alpha\n"}}})
+	j.ToolCall(llm.ToolUse{ID: "call_2", Name: "grep", Input: json.RawMessage(`{"pattern":`)}) // cut-off JSON
+	j.ToolResult(&llm.Message{Role: llm.RoleTool, ToolCallID: "call_2", IsError: true, Content: []llm.Block{llm.Text{Text: "bad"}}})
+	j.Retry(1, time.Second, errors.New("x"))
+	j.Done(Done{FinishReason: llm.FinishStop, Text: "Hi", Usage: llm.Usage{InputTokens: 10, OutputTokens: 2, CachedInputTokens: 4, ReasoningTokens: 1}, CostUSD: 0.5, CostKnown: true})
+	j.Done(Done{FinishReason: llm.FinishMaxSteps, CostUSD: 9, CostKnown: false})
+	j.Error("rate_limited", "slow down")
+
+	want := `{"type":"start","session":"s1","model":"gpt-4o"}
+{"type":"thinking_delta","text":"hmm"}
+{"type":"text_delta","text":"Hi <b>&"}
+{"type":"tool_call","id":"call_1","name":"read_file","input":{"path":"a.txt"}}
+{"type":"tool_result","id":"call_1","name":"read_file","is_error":false,"output":"alpha\n"}
+{"type":"tool_call","id":"call_2","name":"grep","input":"{\"pattern\":"}
+{"type":"tool_result","id":"call_2","name":"grep","is_error":true,"output":"bad"}
+{"type":"done","finish_reason":"stop","text":"Hi","usage":{"input_tokens":10,"output_tokens":2,"cached_input_tokens":4},"cost_usd":0.5}
+{"type":"done","finish_reason":"max_steps","text":"","usage":{"input_tokens":0,"output_tokens":0,"cached_input_tokens":0},"cost_usd":0}
+{"type":"error","code":"rate_limited","message":"slow down"}
+`
+	if b.String() != want {
+		t.Errorf("events:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+func TestErrorCodes(t *testing.T) {
+	tests := []struct {
+		err  error
+		code string
+	}{
+		{&llm.Error{Kind: llm.KindRateLimited}, "rate_limited"},
+		{&llm.Error{Kind: llm.KindAuth}, "auth"},
+		{&llm.Error{Kind: llm.KindContextLength}, "context_length"},
+		{&llm.Error{Kind: llm.KindOverloaded}, "overloaded"},
+		{&llm.Error{Kind: llm.KindServer}, "server"},
+		{&llm.Error{Kind: llm.KindNetwork}, "network"},
+		{&llm.Error{Kind: llm.KindIdleTimeout}, "network"},
+		{&llm.Error{Kind: llm.KindInvalidRequest}, "invalid_request"},
+		{&llm.Error{Kind: llm.KindBlocked}, "blocked"},
+		{&llm.Error{Kind: llm.KindMalformed}, "server"},
+		{&llm.Error{Kind: llm.KindTooLarge}, "server"},
+		{fmt.Errorf("wrapped: %w", context.Canceled), "cancelled"},
+		{context.DeadlineExceeded, "cancelled"},
+		{errors.New("disk full"), "internal"},
+	}
+	for _, tt := range tests {
+		if got := ErrorCode(tt.err); got != tt.code {
+			t.Errorf("ErrorCode(%v) = %q, want %q", tt.err, got, tt.code)
+		}
+	}
+}
+
+func TestFormats(t *testing.T) {
+	tests := []struct{ got, want string }{
+		{Size(0), "0 B"},
+		{Size(999), "999 B"},
+		{Size(1234), "1.2 KB"},
+		{Size(3_400_000), "3.4 MB"},
+		{Thousands(0), "0"},
+		{Thousands(999), "999"},
+		{Thousands(1234567), "1,234,567"},
+		{Thousands(-1234), "-1,234"},
+		{USD(0), "$0"},
+		{USD(0.000123), "$0.000123"},
+		{USD(1.23456), "$1.2346"},
+		{Duration(850 * time.Millisecond), "850ms"},
+		{Duration(2340 * time.Millisecond), "2.3s"},
+		{Duration(64 * time.Second), "1m4s"},
+		{Clip("héllo", 3), "hé…"},
+		{Clip("hi", 3), "hi"},
+		{ShortArgs(json.RawMessage(`{"path":"README.md","limit":40}`), 100), `path="README.md" limit=40`},
+		{ShortArgs(json.RawMessage(`{"content":"`+strings.Repeat("x", 60)+`"}`), 100), `content="` + strings.Repeat("x", 39) + `…"`},
+		{ShortArgs(json.RawMessage(`{"a":{"b":[1,2]}}`), 100), `a={"b":[1,2]}`},
+		{ShortArgs(json.RawMessage(`{}`), 100), ``},
+		{ShortArgs(json.RawMessage(`not json`), 100), `not json`},
+		{UsageLine(Done{Usage: llm.Usage{InputTokens: 1234, CachedInputTokens: 1000, OutputTokens: 56}, CostUSD: 0.0012, CostKnown: true, Duration: 2300 * time.Millisecond, FinishReason: llm.FinishStop}),
+			"── 1,234 input / 1,000 cached / 56 output tokens · $0.001200 · 2.3s"},
+		{UsageLine(Done{FinishReason: llm.FinishMaxSteps, Duration: time.Second}), "── 0 input / 0 cached / 0 output tokens · cost unknown · 1s · stopped: max_steps"},
+	}
+	for i, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("case %d: got %q, want %q", i, tt.got, tt.want)
+		}
+	}
+}
+
+func TestTextKeepsStdoutForTheAnswer(t *testing.T) {
+	var out, errw strings.Builder
+	s := NewText(&out, &errw, TextOptions{})
+	defer s.Close()
+	s.Start("s1", "m")
+	s.Thinking("Let me see.")
+	s.Text("Looking")
+	s.Text(" now.")
+	s.ToolCall(llm.ToolUse{ID: "1", Name: "read_file", Input: json.RawMessage(`{"path":"a"}`)})
+	s.ToolCall(llm.ToolUse{ID: "2", Name: "grep", Input: json.RawMessage(`{"pattern":"x"}`)})
+	s.ToolResult(&llm.Message{Role: llm.RoleTool, ToolCallID: "1", Content: []llm.Block{llm.Text{Text: "abc"}}})
+	s.ToolResult(&llm.Message{Role: llm.RoleTool, ToolCallID: "2", IsError: true, Content: []llm.Block{llm.Text{Text: "bad pattern\nmore"}}})
+	s.Text("Done.")
+	s.Done(Done{Usage: llm.Usage{InputTokens: 5}, Duration: time.Second})
+
+	if want := "Looking now.\nDone.\n"; out.String() != want {
+		t.Errorf("stdout = %q, want %q", out.String(), want)
+	}
+	wantErr := "thinking: Let me see.\n" +
+		"  → read_file path=\"a\"\n" +
+		"  → grep pattern=\"x\"\n" +
+		"  ✓ read_file 3 B\n" +
+		"  ✗ grep error: bad pattern …\n" +
+		"── 5 input / 0 cached / 0 output tokens · cost unknown · 1s\n"
+	if errw.String() != wantErr {
+		t.Errorf("stderr = %q\nwant     %q", errw.String(), wantErr)
+	}
+}
+
+func TestTextOnATerminalDrawsAndStopsTheStatusLine(t *testing.T) {
+	var out, errw syncBuilder
+	s := NewText(&out, &errw, TextOptions{Terminal: true, Color: true, HideThinking: true})
+	s.st.tick = time.Millisecond
+	s.Start("s1", "gpt-x")
+	s.Thinking("secret thoughts")
+	time.Sleep(20 * time.Millisecond)
+	s.Text("Hi")
+	resume := s.Pause()
+	resume()
+	s.Error("network", "lost")
+	s.Close() // goleak checks the spinner goroutine has ended
+	e := errw.String()
+	if !strings.Contains(e, "waiting for gpt-x") || !strings.Contains(e, "\r\x1b[K") || strings.Contains(e, "secret thoughts") {
+		t.Errorf("stderr = %q: want the status line, cleared, and no thinking", e)
+	}
+	if !strings.Contains(e, "\x1b[31merror (network): lost\x1b[0m") || out.String() != "Hi\n" {
+		t.Errorf("stdout %q, stderr %q", out.String(), e)
+	}
+}
+
+// syncBuilder is a strings.Builder safe for the spinner's goroutine.
+type syncBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuilder) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
