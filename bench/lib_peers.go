@@ -27,7 +27,8 @@ func peerLibraries() []Library {
 		{Name: "openai-go", Wire: WireOpenAI, Note: "github.com/openai/openai-go/v3 Chat.Completions.NewStreaming, Next/Current", New: newOpenAIGo},
 		{Name: "anthropic-sdk-go", Wire: WireAnthropic, Note: "github.com/anthropics/anthropic-sdk-go/v2 Messages.NewStreaming, Next/Current", New: newAnthropicSDK},
 		{Name: "langchaingo", Wire: WireOpenAI, Note: "github.com/tmc/langchaingo llms/openai GenerateContent with WithStreamingFunc", New: newLangchaingo},
-		{Name: "fantasy (anthropic)", Wire: WireAnthropic, Note: "charm.land/fantasy providers/anthropic LanguageModel.Stream (the openai provider of v0.41.2 needs openai-go v3.50.0, see README)", New: newFantasy},
+		{Name: "fantasy", Wire: WireOpenAI, Note: "charm.land/fantasy v0.41.2 providers/openai LanguageModel.Stream, in its own module and process (it needs openai-go v3.50.0)", Remote: "peers/fantasyopenai"},
+		{Name: "fantasy (anthropic)", Wire: WireAnthropic, Note: "charm.land/fantasy providers/anthropic LanguageModel.Stream", New: newFantasy},
 		{Name: "eino", Wire: WireOpenAI, Note: "github.com/cloudwego/eino-ext model/openai ChatModel.Stream, Recv", New: newEino},
 	}
 }

@@ -42,8 +42,14 @@ type Library struct {
 	// Note says in a few words what the row measures.
 	Note string
 	// New builds the library's client once; the StreamFunc it returns is
-	// called for every stream and must be safe for concurrent use.
+	// called for every stream and must be safe for concurrent use. It is
+	// nil for a remote row.
 	New func(ctx context.Context, env Env) (StreamFunc, error)
+	// Remote, when set, is the directory (relative to this module) of a
+	// nested module whose program measures the library in its own process,
+	// for a library whose dependencies conflict with this module's (see
+	// remote.go).
+	Remote string
 }
 
 // Libraries returns every row the table knows, floors first.

@@ -127,22 +127,25 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	env := Env{BaseURL: baseURL, HTTP: NewHTTPClient()}
 
 	rows := make([]Row, len(libs))
-	fns := make([]StreamFunc, len(libs))
+	fns := make([]meter, len(libs))
 	samples := make([]map[int][]Sample, len(libs))
+	rs := &remotes{}
+	defer rs.cleanup()
 	for i, lib := range libs {
 		rows[i] = Row{Library: lib, Sizes: map[int]Stat{}}
 		samples[i] = map[int][]Sample{}
-		fn, err := lib.New(ctx, env)
+		m, err := newMeter(ctx, lib, env, rs)
 		if err == nil {
+			defer m.close()
 			// Warm up: connections, lazily built state, code paths.
-			_, err = Measure(ctx, fn, cfg.Sizes[0], 2)
+			_, err = m.measure(ctx, cfg.Sizes[0], 2)
 		}
 		if err != nil {
 			rows[i].Err = err.Error()
 			cfg.logf("%s: %v", lib.Name, err)
 			continue
 		}
-		fns[i] = fn
+		fns[i] = m
 	}
 
 	for r := range cfg.Rounds {
@@ -156,7 +159,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
-				s, err := Measure(ctx, fns[i], n, streams)
+				s, err := fns[i].measure(ctx, n, streams)
 				if err != nil {
 					rows[i].Err = fmt.Sprintf("%d-chunk stream: %v", n, err)
 					cfg.logf("%s: %s", libs[i].Name, rows[i].Err)
@@ -191,10 +194,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
-				cr, err := RunConcurrency(ctx, ConcurrencyArgs{
+				args := ConcurrencyArgs{
 					Library: libs[i].Name, BaseURL: baseURL,
 					Streams: cfg.ConcStreams, Chunks: cfg.ConcChunks, Pace: cfg.Pace,
-				})
+				}
+				var cr ConcurrencyResult
+				var err error
+				if libs[i].Remote != "" {
+					cr, err = runRemoteConcurrency(ctx, rs.bins[libs[i].Name], args)
+				} else {
+					cr, err = RunConcurrency(ctx, args)
+				}
 				if err == nil && cr.Errors > 0 {
 					err = fmt.Errorf("%d of %d streams failed, first: %s", cr.Errors, cr.Streams, cr.FirstErr)
 				}

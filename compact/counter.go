@@ -2,10 +2,11 @@ package compact
 
 import "strings"
 
-// Scale applied by [CounterFor] to Anthropic models: Claude's tokenizer is
-// not public and uses more tokens than o200k_base for the same text (the
-// newer Claude tokenizers up to a third more), so the estimate is raised to
-// keep budgets safe. The per-request margin of llm.ModelInfo covers the rest.
+// Scale applied by [CounterFor] to Claude models. Anthropic's tokenizer is
+// not public, and Claude models count more tokens than o200k_base for the
+// same text, so the estimate is raised to keep budgets on the safe side;
+// llm.ModelInfo's safety margin covers the rest. Use Anthropic's
+// token-counting endpoint where an exact figure matters.
 const anthropicScale = 1.2
 
 // CounterFor returns the counter for a model id: the exact o200k_base

@@ -14,8 +14,8 @@ import (
 // vocabulary: it splits text the way byte-pair-encoding tokenizers pre-split
 // it (words, number groups, punctuation runs, whitespace, CJK runs) and
 // charges each piece a cost fitted against the o200k_base vocabulary, so it
-// tracks the exact count on English prose, Chinese and Japanese text, source
-// code and JSON alike (the calibration test holds it within 15% on each).
+// tracks the exact count on English prose, Chinese text, source code and
+// JSON alike (the calibration test holds it within 15% on each).
 //
 // Non-text blocks get fixed estimates (see [ImageTokens], [AudioTokens],
 // [FileTokens]). Message and tool overheads follow OpenAI's documented
@@ -31,12 +31,13 @@ type Estimator struct {
 // Fixed estimates for content whose size in tokens the text cannot tell.
 const (
 	// ImageTokens is charged for an image whose dimensions are unknown (a
-	// URL, or bytes that are not PNG, JPEG or GIF): the cost of a
-	// high-detail 1024×1024 image on OpenAI models (85 + 4×170 = 765) and
-	// close to Anthropic's (1024×1024/750 ≈ 1398) rounded up to stay on the
-	// safe side. Images with known dimensions are priced by the providers'
-	// formulas (OpenAI: 85 + 170 per 512-pixel tile after
-	// scaling; Anthropic: width×height/750), taking the larger.
+	// URL, or bytes that are not PNG, JPEG or GIF): about the most
+	// Anthropic charges for one image after its resizing (≈1.15 megapixels
+	// at 750 pixels a token), and more than OpenAI's 765 for a high-detail
+	// 1024×1024 image, to stay on the safe side. Images with known
+	// dimensions are priced by the providers' formulas (OpenAI: 85 + 170 per
+	// 512-pixel tile after scaling; Anthropic: width×height/750), taking the
+	// larger.
 	ImageTokens = 1600
 	// ImageLowTokens is an OpenAI image sent with detail "low".
 	ImageLowTokens = 85
@@ -87,8 +88,12 @@ var estimates = struct {
 	bytes int
 }{m: map[string]float64{}}
 
+// estimateCacheMinLen is the shortest text worth a lookup: the scan is
+// fast, so only long texts gain.
+const estimateCacheMinLen = 256
+
 func estimateCached(s string) float64 {
-	if len(s) < cacheMinLen*4 {
+	if len(s) < estimateCacheMinLen {
 		return estimateText(s)
 	}
 	estimates.Lock()

@@ -48,10 +48,11 @@ type OpenAICounter struct {
 	cacheBytes int
 }
 
-// Text at least this long is cached; shorter text is cheaper to count again
-// than to hash and look up.
+// Text at least this long is cached (the tokenizer's matcher is slow even
+// on short text); the cache holds at most cacheMaxBytes of text and is
+// emptied when full.
 const (
-	cacheMinLen   = 64
+	cacheMinLen   = 8
 	cacheMaxBytes = 16 << 20
 )
 

@@ -23,6 +23,7 @@ type CannotFitError struct {
 	Reason   string
 }
 
+// Error says which strategy could not fit how many tokens into what budget.
 func (e *CannotFitError) Error() string {
 	s := fmt.Sprintf("compact: %s: %d tokens do not fit the budget of %d", e.Strategy, e.Tokens, e.Budget)
 	if e.Reason != "" {

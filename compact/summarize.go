@@ -173,10 +173,17 @@ func (s *Summarize) CompressReport(ctx context.Context, msgs []llm.Message, budg
 	}
 	if k0 > 0 {
 		out, first := p.withSummary(k0, prev.message)
-		if after := counter.CountMessages(out); after <= budget {
+		after := counter.CountMessages(out)
+		if after <= budget {
 			s.stats.Reused++
 			s.mu.Unlock()
 			return out, p.report(name, total, after, out, first, fmt.Sprintf("reused the summary of %d groups", k0)), nil
+		}
+		if k0 == len(p.droppable) {
+			// Everything that may go is summarized already.
+			s.mu.Unlock()
+			rep := p.report(name, total, after, out, first, fmt.Sprintf("reused the summary of %d groups", k0))
+			return out, rep, &CannotFitError{Strategy: name, Tokens: after, Budget: budget, Reason: "the kept groups and the summary are too large"}
 		}
 	}
 	if last, ok := s.lastLen[conv]; ok && len(msgs)-last < orDefault(s.ThrashWindow, DefaultThrashWindow) {

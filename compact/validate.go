@@ -60,6 +60,7 @@ type Problem struct {
 	ToolID string
 }
 
+// String describes the problem: "message 3 block 1: dangling_call (call_7)".
 func (p Problem) String() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "message %d", p.Index)
@@ -81,6 +82,7 @@ type ValidationError struct {
 	Problems []Problem
 }
 
+// Error lists the problems (the first eight of them).
 func (e *ValidationError) Error() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "compact: %d problem(s) in message sequence: ", len(e.Problems))

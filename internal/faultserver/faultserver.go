@@ -91,8 +91,11 @@ type Step struct {
 	// RetryAfter is sent with a Status fault as Retry-After.
 	RetryAfter time.Duration
 	// Bytes is the reset point of Reset and the size of Oversized and
-	// HugeBody.
+	// HugeBody; with Status, the error body is padded to about Bytes.
 	Bytes int
+	// Message, when set, is the error message of Status and InBandError
+	// (servers echo all sorts of things back).
+	Message string
 	// Delay is a wait before anything is written.
 	Delay time.Duration
 	// Reply is the answer of OK, and what a faulty stream would have sent.

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -67,8 +68,12 @@ func (rs *responder) status() {
 	}
 	h.Set("X-Request-Id", "req-fault-"+strconv.Itoa(rs.req.N))
 	h.Set("Request-Id", "req-fault-"+strconv.Itoa(rs.req.N))
+	msg := st.Message
+	if st.Bytes > 0 {
+		msg += strings.Repeat("x", st.Bytes)
+	}
 	rs.w.WriteHeader(code)
-	rs.w.Write(errorBody(rs.req.Format, code))
+	rs.w.Write(errorBody(rs.req.Format, code, msg))
 }
 
 func (rs *responder) stream(id, model string) {
@@ -81,7 +86,7 @@ func (rs *responder) stream(id, model string) {
 	}
 	switch st.Fault {
 	case InBandError:
-		fs = append(fs[:1:1], frame{data: inBand(f, true)})
+		fs = append(fs[:1:1], frame{data: inBand(f, true, st.Message)})
 	case Malformed:
 		fs = append(fs[:1:1], frame{data: malformed(f, true)})
 	case Oversized:
@@ -131,7 +136,7 @@ func (rs *responder) blocking(id, model string) {
 	}
 	switch st.Fault {
 	case InBandError:
-		body = inBand(f, false)
+		body = inBand(f, false, st.Message)
 	case Malformed:
 		body = malformed(f, false)
 	case Oversized:

@@ -203,7 +203,7 @@ func anthropicJSON(id, model string, r *Reply) []byte {
 // ---- faults ----
 
 // errorBody is the format's error document for an HTTP status.
-func errorBody(f Format, status int) []byte {
+func errorBody(f Format, status int, msg string) []byte {
 	typ, code := "server_error", "server_error"
 	switch {
 	case status == 429:
@@ -219,7 +219,9 @@ func errorBody(f Format, status int) []byte {
 	case status >= 500:
 		typ = "api_error"
 	}
-	msg := fmt.Sprintf("fault server: HTTP %d", status)
+	if msg == "" {
+		msg = fmt.Sprintf("fault server: HTTP %d", status)
+	}
 	if f == Anthropic {
 		return []byte(`{"type":"error","error":{"type":"` + typ + `","message":` + jstr(msg) + `}}`)
 	}
@@ -228,17 +230,20 @@ func errorBody(f Format, status int) []byte {
 
 // inBand is the error event of an InBandError stream, or the error document
 // of a blocking one.
-func inBand(f Format, stream bool) []byte {
-	const msg = "Overloaded"
+func inBand(f Format, stream bool, msg string) []byte {
+	if msg == "" {
+		msg = "Overloaded"
+	}
+	m := jstr(msg)
 	switch {
 	case f == Anthropic && stream:
-		return anthropicEvent("error", `{"type":"error","error":{"type":"overloaded_error","message":"`+msg+`"}}`)
+		return anthropicEvent("error", `{"type":"error","error":{"type":"overloaded_error","message":`+m+`}}`)
 	case f == Anthropic:
-		return []byte(`{"type":"error","error":{"type":"overloaded_error","message":"` + msg + `"}}`)
+		return []byte(`{"type":"error","error":{"type":"overloaded_error","message":` + m + `}}`)
 	case stream:
-		return []byte(`data: {"error":{"message":"` + msg + `","type":"server_error","param":null,"code":"overloaded"}}` + "\n\n")
+		return []byte(`data: {"error":{"message":` + m + `,"type":"server_error","param":null,"code":"overloaded"}}` + "\n\n")
 	}
-	return []byte(`{"error":{"message":"` + msg + `","type":"server_error","param":null,"code":"overloaded"}}`)
+	return []byte(`{"error":{"message":` + m + `,"type":"server_error","param":null,"code":"overloaded"}}`)
 }
 
 // malformed is an event (or body) that is not JSON.

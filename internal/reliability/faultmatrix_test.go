@@ -190,11 +190,14 @@ func runCell(t *testing.T, srv *faultserver.Server, store session.Store, sid str
 		model = blocking(model)
 	}
 	a := newAgent(pipeline(model, clock, matrixAttempts), store, nil)
+	// No cell may hang the suite, whatever the code does.
+	cellCtx, cancelCell := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancelCell()
 
 	// A first, good turn, so the session has history to keep.
 	srv.Reset()
 	srv.Enqueue(faultserver.Step{Reply: toolCalls("seed")}, faultserver.Step{Reply: faultserver.Reply{Text: "Seeded."}})
-	if _, err := runTurn(t.Context(), a, sid, "seed", col.stream); err != nil {
+	if _, err := runTurn(cellCtx, a, sid, "seed", col.stream); err != nil {
 		t.Fatalf("seed turn: %v", err)
 	}
 	checkSession(t, store, sid, 1)
@@ -204,7 +207,7 @@ func runCell(t *testing.T, srv *faultserver.Server, store session.Store, sid str
 	if want.retried {
 		srv.Reset()
 		srv.Enqueue(faultserver.Step{Reply: toolCalls("r1")}, faulty, faultserver.Step{Reply: contentReply})
-		resp, err := runTurn(t.Context(), a, sid, "retry", col.stream)
+		resp, err := runTurn(cellCtx, a, sid, "retry", col.stream)
 		if err != nil {
 			t.Errorf("fault then a good answer: %v (%s), want success", err, errName(err))
 			parts = append(parts, "FAIL "+errName(err))
@@ -233,7 +236,7 @@ func runCell(t *testing.T, srv *faultserver.Server, store session.Store, sid str
 	for range attempts {
 		srv.Enqueue(faulty)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(cellCtx, 2*time.Second)
 	defer cancel()
 	start := time.Now()
 	_, err := runTurn(ctx, a, sid, "fail", col.stream)

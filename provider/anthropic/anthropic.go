@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"iter"
 	"net/http"
@@ -79,8 +80,9 @@ func WithHeader(key, value string) Option {
 	}
 }
 
-// WithIdleTimeout sets how long a stream may wait for a byte before it
-// fails with llm.ErrIdleTimeout (default DefaultIdleTimeout).
+// WithIdleTimeout sets how long a stream, or the body of a blocking answer
+// once its headers are in, may wait for a byte before it fails with
+// llm.ErrIdleTimeout (default DefaultIdleTimeout).
 func WithIdleTimeout(d time.Duration) Option { return func(m *Model) { m.idle = d } }
 
 // WithMaxEventSize bounds the size of one stream event (default 8 MiB); a
@@ -141,10 +143,13 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	// No idle timeout here: the API sends nothing until the whole answer is
-	// ready, so only the context bounds a blocking call.
-	body, err := httpx.ReadBody(providerName, resp.Body, 0)
+	// The API sends nothing until the whole answer is ready, so only the
+	// context bounds the wait for the headers; once they are in, the body
+	// follows at once, and a server that stalls sending it fails with
+	// llm.ErrIdleTimeout instead of hanging the call.
+	rc := httpx.Stream(resp.Body, m.idle)
+	defer rc.Close()
+	body, err := httpx.ReadBody(providerName, rc, 0)
 	if err != nil {
 		return nil, httpx.TransportError(ctx, providerName, err)
 	}
@@ -163,9 +168,24 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 // breaking out of the range cancels the request and closes the body.
 func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		// The idle timeout also bounds the wait for the response headers:
+		// a server that accepts the request and never answers fails the
+		// stream with llm.ErrIdleTimeout instead of hanging it.
+		idle := m.idle
+		if idle <= 0 {
+			idle = sse.DefaultIdleTimeout
+		}
+		timer := time.AfterFunc(idle, func() { cancel(errHeaderTimeout) })
 		resp, err := m.send(ctx, req, true)
+		fired := !timer.Stop()
+		if (fired && err == nil) || (err != nil && errors.Is(context.Cause(ctx), errHeaderTimeout)) {
+			if err == nil {
+				resp.Body.Close()
+			}
+			err = &llm.Error{Kind: llm.KindIdleTimeout, Provider: providerName, Message: errHeaderTimeout.Error(), Err: sse.ErrIdleTimeout}
+		}
 		if err != nil {
 			yield(llm.Event{}, err)
 			return
@@ -179,6 +199,10 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 		}
 	}
 }
+
+// errHeaderTimeout is the cancellation cause of a stream whose response
+// headers did not arrive within the idle timeout.
+var errHeaderTimeout = errors.New("no response headers within the idle timeout")
 
 // drainGrace is how long a finished HTTP/1 stream may take to send the end
 // of its body.
