@@ -385,3 +385,17 @@ func TestGenerateFailures(t *testing.T) {
 		})
 	}
 }
+
+func TestInsufficientQuotaIsNotARetryableRateLimit(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		w.Write([]byte(`{"error":{"message":"You exceeded your current quota.","type":"insufficient_quota","code":"insufficient_quota"}}`))
+	}))
+	defer srv.Close()
+	m := New(WithBaseURL(srv.URL), WithAPIKey("k"), WithModel("gpt-4o"))
+	_, err := m.Generate(context.Background(), &llm.Request{Messages: []llm.Message{llm.UserText("hi")}})
+	if !errors.Is(err, llm.ErrAuth) || llm.IsRetryable(err) {
+		t.Fatalf("err = %v, want a non-retryable auth-class error", err)
+	}
+}

@@ -65,7 +65,8 @@
 // # Errors
 //
 // Every error is an *llm.Error. HTTP errors carry the status, the server's
-// message and code, Retry-After and the request id; "context_length_exceeded"
+// message and code, Retry-After and the request id ("insufficient_quota" is
+// KindAuth, never retried); "context_length_exceeded"
 // (or a message about the maximum context length) is KindContextLength. An
 // error inside a 200 stream ({"error": ...} in a chunk, or "event: error")
 // ends the stream with a typed error too. A stream that stops before

@@ -112,6 +112,12 @@ func (m *Model) httpError(resp *http.Response, body []byte) error {
 	if isContextLength(e.Code, e.Message) {
 		e.Kind = llm.KindContextLength
 	}
+	if e.Code == "insufficient_quota" {
+		// A 429 for an exhausted quota or billing limit: waiting will not
+		// help, so it is an auth-class error the retry middleware leaves
+		// alone, not a rate limit.
+		e.Kind = llm.KindAuth
+	}
 	return m.redact(e)
 }
 
