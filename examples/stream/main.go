@@ -4,6 +4,7 @@
 //
 //	OPENAI_API_KEY=sk-...  go run ./examples/stream "Say hello in five words"
 //	DEEPSEEK_API_KEY=sk-... go run ./examples/stream -model deepseek-reasoner "Why is the sky blue?"
+//	ANTHROPIC_API_KEY=sk-ant-... go run ./examples/stream "Hi"
 //	OPENAI_BASE_URL=http://localhost:11434/v1 go run ./examples/stream -model llama3.2 "Hi"   # Ollama, or any local server
 package main
 
@@ -18,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/provider/anthropic"
 	"github.com/agcore/agcore/provider/openai"
 )
 
@@ -38,15 +40,17 @@ func main() {
 
 // pickModel chooses the provider from the environment, in this order:
 // OpenAI (or any OpenAI-compatible server named by OPENAI_BASE_URL), then
-// DeepSeek. Each adapter reads its own key and base URL variables.
+// DeepSeek, then Anthropic. Each adapter reads its own key and base URL variables.
 func pickModel(model string) (llm.Model, error) {
 	switch {
 	case os.Getenv("OPENAI_API_KEY") != "" || os.Getenv("OPENAI_BASE_URL") != "":
 		return openai.New(openai.WithModel(or(model, "gpt-4o-mini"))), nil
 	case os.Getenv("DEEPSEEK_API_KEY") != "":
 		return openai.New(openai.DeepSeek(), openai.WithModel(or(model, "deepseek-chat"))), nil
+	case os.Getenv("ANTHROPIC_API_KEY") != "" || os.Getenv("ANTHROPIC_BASE_URL") != "":
+		return anthropic.New(anthropic.WithModel(or(model, anthropic.DefaultModel))), nil
 	}
-	return nil, errors.New("no provider configured: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local server) or DEEPSEEK_API_KEY")
+	return nil, errors.New("no provider configured: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local server), DEEPSEEK_API_KEY or ANTHROPIC_API_KEY")
 }
 
 func run(ctx context.Context, model, prompt string, out, diag io.Writer) error {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -91,6 +92,7 @@ type adapterConfig struct {
 	key    string
 	client *http.Client
 	idle   time.Duration
+	model  string // "fault-model" when empty
 }
 
 // newAdapter returns a real adapter pointed at the fault server.
@@ -99,11 +101,15 @@ func newAdapter(c adapterConfig) llm.Model {
 	if idle == 0 {
 		idle = testIdle
 	}
+	name := c.model
+	if name == "" {
+		name = "fault-model"
+	}
 	if c.format == faultserver.Anthropic {
-		return anthropic.New(anthropic.WithAPIKey(c.key), anthropic.WithBaseURL(c.base), anthropic.WithModel("fault-model"),
+		return anthropic.New(anthropic.WithAPIKey(c.key), anthropic.WithBaseURL(c.base), anthropic.WithModel(name),
 			anthropic.WithHTTPClient(c.client), anthropic.WithIdleTimeout(idle), anthropic.WithMaxEventSize(testMaxEvent))
 	}
-	return openai.New(openai.WithAPIKey(c.key), openai.WithBaseURL(c.base), openai.WithModel("fault-model"),
+	return openai.New(openai.WithAPIKey(c.key), openai.WithBaseURL(c.base), openai.WithModel(name),
 		openai.WithHTTPClient(c.client), openai.WithIdleTimeout(idle), openai.WithMaxEventSize(testMaxEvent),
 		openai.WithMaxBodySize(testMaxBody))
 }
@@ -152,6 +158,9 @@ func testTools() []tool.Tool {
 		return in.A + in.B, nil
 	})
 	lookup := tool.MustFunc("lookup", "Looks a key up.", func(_ context.Context, in lookupArgs) (string, error) {
+		if in.Key == "big" {
+			return strings.Repeat("0123456789", 5000), nil
+		}
 		return "value-of-" + in.Key, nil
 	})
 	return []tool.Tool{add, lookup}
