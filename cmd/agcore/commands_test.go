@@ -63,6 +63,15 @@ func TestDemoRunsOfflineAndPersists(t *testing.T) {
 	if evs[0].typ() != "start" || evs[0]["model"] != "scripted-demo" || last(t, evs).typ() != "done" {
 		t.Errorf("demo --json events: first %v, last %v", evs[0], last(t, evs))
 	}
+	// The same model drives run (and chat) offline with --provider demo,
+	// continuing the demo's session.
+	r = c.ok("run", "--provider", "demo", "--session", id[1], "And again?")
+	if !strings.Contains(r.stdout, "Frobnicator") {
+		t.Errorf("run --provider demo:\n%s", r.stdout)
+	}
+	if n := len(c.show(id[1]).Messages); n != 2*len(msgs) {
+		t.Errorf("the continued session holds %d messages, want %d", n, 2*len(msgs))
+	}
 }
 
 func TestSessionsCommands(t *testing.T) {
@@ -253,5 +262,43 @@ func TestConfigShowsSourcesAndPrecedence(t *testing.T) {
 	writeFiles(t, c.home, map[string]string{"config.json": `{"providers": {"openai": {"api_key": "sk-in-file"}}}`})
 	if r := c.run("", "config"); r.code != 2 || !strings.Contains(r.stderr, "api_key_env") {
 		t.Errorf("a key in the config file: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+func TestCompactionKeepsRequestsInsideTheWindow(t *testing.T) {
+	filler := strings.Repeat("lorem ipsum dolor sit amet ", 80) // about 400 tokens
+	for _, mode := range []string{"auto", "off"} {
+		t.Run(mode, func(t *testing.T) {
+			srv := newFake(t)
+			c := newCLI(t).openai(srv, "sk-test")
+			for i := 1; i <= 5; i++ {
+				srv.add(openaiReply(turn{text: fmt.Sprintf("Noted %d.", i), in: 10, out: 2}))
+				c.ok("run", "--session", "long", "--tools", "", "--context-window", "2400", "--compact", mode, fmt.Sprintf("MARK%d %s", i, filler))
+			}
+			last := srv.messages(4)
+			kept := 0
+			for i := 1; i <= 5; i++ {
+				if strings.Contains(last, fmt.Sprintf("MARK%d", i)) {
+					kept++
+				}
+			}
+			switch mode {
+			case "auto":
+				// The task (the first message) and the newest turns stay;
+				// older groups in between are dropped.
+				if kept == 5 || !strings.Contains(last, "MARK1") || !strings.Contains(last, "MARK5") {
+					t.Errorf("the fifth request keeps %d of 5 turns (MARK1 %v, MARK5 %v); want some dropped, the first and last kept",
+						kept, strings.Contains(last, "MARK1"), strings.Contains(last, "MARK5"))
+				}
+			case "off":
+				if kept != 5 {
+					t.Errorf("--compact off sent %d of 5 turns", kept)
+				}
+			}
+			// Compression shapes requests only: the session keeps everything.
+			if n := len(c.show("long").Messages); n != 10 {
+				t.Errorf("the session holds %d messages, want 10", n)
+			}
+		})
 	}
 }

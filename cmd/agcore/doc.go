@@ -16,7 +16,9 @@
 //
 // --provider (AGCORE_PROVIDER) is openai, deepseek, anthropic, ollama
 // (http://localhost:11434/v1, no key) or compatible (any OpenAI-compatible
-// server at --base-url), or a provider named in the config file. Keys come
+// server at --base-url), or a provider named in the config file; demo is
+// the offline scripted model of `agcore demo`, for trying run and chat
+// without a key. Keys come
 // from OPENAI_API_KEY, DEEPSEEK_API_KEY and ANTHROPIC_API_KEY only; they are
 // never printed, logged or stored. Base URLs come from --base-url,
 // OPENAI_BASE_URL, DEEPSEEK_BASE_URL or ANTHROPIC_BASE_URL, as the official
@@ -36,7 +38,7 @@
 //	--store DSN           AGCORE_STORE: sqlite:PATH, file:DIR, memory:; default sqlite $AGCORE_HOME/agcore.db
 //	--tools LIST          AGCORE_TOOLS: read_file, list_dir, grep, write_file (default read_file,list_dir,grep)
 //	--root DIR            AGCORE_ROOT: the directory the file tools are confined to (default: the working directory)
-//	--mcp 'CMD ARGS'      an MCP server over stdio (repeatable)
+//	--mcp 'CMD ARGS'      an MCP server over stdio (repeatable); its tools are offered as mcp__SERVER__TOOL
 //	--mcp-url URL         an MCP server over streamable HTTP (repeatable)
 //	--yes, -y             approve tools that need approval (write_file) without asking
 //	--max-steps N         AGCORE_MAX_STEPS: most model calls in one turn (default 20)
@@ -65,11 +67,11 @@
 //	{"type":"text_delta","text":"..."}
 //	{"type":"tool_call","id":"call_1","name":"read_file","input":{...}}
 //	{"type":"tool_result","id":"call_1","name":"read_file","is_error":false,"output":"..."}
-//	{"type":"done","finish_reason":"stop","text":"...","usage":{"input_tokens":N,"output_tokens":N,"cached_input_tokens":N},"cost_usd":N}
+//	{"type":"done","finish_reason":"stop","text":"...","usage":{"input_tokens":N,"output_tokens":N,"cached_input_tokens":N},"cost_usd":N,"cost_known":true}
 //	{"type":"error","code":"rate_limited|auth|context_length|overloaded|server|network|invalid_request|blocked|cancelled|internal","message":"..."}
 //
 // done.usage and cost_usd are summed over every model call of the turn
-// (cost_usd is 0 when the model has no known price). A stop at --max-steps
+// (cost_usd is 0 and cost_known false when the model has no known price). A stop at --max-steps
 // is a done with finish_reason "max_steps", every tool call answered in the
 // stored turn.
 //

@@ -88,7 +88,7 @@ func TestJSONEventsInOrderWithExactShapes(t *testing.T) {
 		"text_delta":  {"text", "type"},
 		"tool_call":   {"id", "input", "name", "type"},
 		"tool_result": {"id", "is_error", "name", "output", "type"},
-		"done":        {"cost_usd", "finish_reason", "text", "type", "usage"},
+		"done":        {"cost_known", "cost_usd", "finish_reason", "text", "type", "usage"},
 	}
 	for _, e := range evs {
 		var keys []string

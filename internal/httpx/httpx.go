@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -49,7 +50,7 @@ func KindForStatus(status int) llm.ErrorKind {
 func ParseRetryAfter(h http.Header, now time.Time) time.Duration {
 	if v := h.Get("Retry-After-Ms"); v != "" {
 		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
-			return time.Duration(ms * float64(time.Millisecond))
+			return toDuration(ms, time.Millisecond)
 		}
 	}
 	v := strings.TrimSpace(h.Get("Retry-After"))
@@ -57,10 +58,7 @@ func ParseRetryAfter(h http.Header, now time.Time) time.Duration {
 		return 0
 	}
 	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s <= 0 {
-			return 0
-		}
-		return time.Duration(s * float64(time.Second))
+		return toDuration(s, time.Second)
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		if d := t.Sub(now); d > 0 {
@@ -68,6 +66,20 @@ func ParseRetryAfter(h http.Header, now time.Time) time.Duration {
 		}
 	}
 	return 0
+}
+
+// toDuration converts n units to a Duration: 0 for NaN and values <= 0,
+// the largest Duration for values too large for one (a float conversion
+// would overflow to a negative wait).
+func toDuration(n float64, unit time.Duration) time.Duration {
+	switch d := n * float64(unit); {
+	case !(d > 0):
+		return 0
+	case d >= math.MaxInt64:
+		return math.MaxInt64
+	default:
+		return time.Duration(d)
+	}
 }
 
 // ReadBody reads at most max bytes (DefaultMaxBodySize if max <= 0); a

@@ -159,7 +159,7 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 			e.StatusCode = resp.StatusCode
 			e.RequestID = resp.Header.Get("request-id")
 		}
-		return nil, err
+		return nil, m.redact(err)
 	}
 	return out, nil
 }
@@ -192,7 +192,7 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 		}
 		body := httpx.Stream(resp.Body, m.idle)
 		defer body.Close()
-		s := streamState{ctx: ctx, requestID: resp.Header.Get("request-id")}
+		s := streamState{ctx: ctx, requestID: resp.Header.Get("request-id"), apiKey: m.apiKey}
 		s.run(sse.NewDecoder(body, sse.Options{MaxEventSize: m.maxEvent}), yield)
 		if s.completed && resp.ProtoMajor < 2 {
 			drainForReuse(body)
@@ -258,7 +258,7 @@ func (m *Model) send(ctx context.Context, req *llm.Request, stream bool) (*http.
 	}
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
-		return nil, httpError(resp)
+		return nil, m.redact(httpError(resp))
 	}
 	return resp, nil
 }

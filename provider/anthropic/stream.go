@@ -27,6 +27,7 @@ const maxBlocks = 1 << 16
 type streamState struct {
 	ctx       context.Context
 	requestID string
+	apiKey    string // redacted from in-band errors
 
 	asm     llm.Assembler
 	blocks  []blockState
@@ -339,6 +340,7 @@ func (s *streamState) inBandError() error {
 	if e.Message == "" {
 		e.Message = "error event in the stream"
 	}
+	redactKey(e, s.apiKey)
 	return e
 }
 

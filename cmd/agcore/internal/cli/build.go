@@ -13,6 +13,7 @@ import (
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/catalog"
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
+	"github.com/agcore/agcore/cmd/agcore/internal/demo"
 	"github.com/agcore/agcore/cmd/agcore/internal/render"
 	"github.com/agcore/agcore/compact"
 	"github.com/agcore/agcore/llm"
@@ -33,6 +34,8 @@ const mcpStartTimeout = 2 * time.Minute
 // base URL are passed explicitly, so the precedence is the CLI's.
 func newAdapter(s *config.Settings) llm.Model {
 	switch s.Kind.Name {
+	case "demo":
+		return &demo.Model{}
 	case "anthropic":
 		return anthropic.New(anthropic.WithAPIKey(s.APIKey), anthropic.WithBaseURL(s.BaseURL), anthropic.WithModel(s.Model))
 	case "deepseek":
@@ -42,6 +45,21 @@ func newAdapter(s *config.Settings) llm.Model {
 	}
 	// openai and compatible
 	return openai.New(openai.WithAPIKey(s.APIKey), openai.WithBaseURL(s.BaseURL), openai.WithModel(s.Model))
+}
+
+// turnOptions returns the build options of run and chat for the settings'
+// provider: the adapter (the demo model streams at a readable pace on a
+// terminal, and is free) and what is known of the model.
+func (a *app) turnOptions(s *config.Settings) buildOptions {
+	adapter := newAdapter(s)
+	o := buildOptions{adapter: adapter, info: modelInfo(s, adapter)}
+	if m, ok := adapter.(*demo.Model); ok {
+		if !s.JSON && isTerminal(a.env.Stdout) {
+			m.Delay = demoDelay
+		}
+		o.cost = func(string, llm.Usage) (float64, bool) { return 0, true }
+	}
+	return o
 }
 
 // modelInfo returns what is known of the model's limits: the catalog's
@@ -61,13 +79,12 @@ func modelInfo(s *config.Settings, adapter llm.Model) llm.ModelInfo {
 // runtime is everything one command builds to run turns: the store, the
 // tools (built-in and MCP), the pipeline and the agent.
 type runtime struct {
-	settings *config.Settings
-	store    *openedStore
-	mcp      *mcp.Group
-	agent    *agent.Agent
-	model    string      // the model's name, for events
-	sink     render.Sink // where the current turn is shown
-	closers  []func() error
+	store   *openedStore
+	mcp     *mcp.Group
+	agent   *agent.Agent
+	model   string      // the model's name, for events
+	sink    render.Sink // where the current turn is shown
+	closers []func() error
 }
 
 // Close releases what the runtime opened, newest first.
@@ -84,9 +101,8 @@ func (rt *runtime) Close() error {
 type buildOptions struct {
 	adapter llm.Model
 	info    llm.ModelInfo
-	ask     askFunc                                     // interactive approval; nil denies
-	cost    func(string, llm.Usage) (float64, bool)     // nil: the price table
-	onRetry func(attempt int, d time.Duration, e error) // nil: the sink's
+	ask     askFunc                                 // interactive approval; nil denies
+	cost    func(string, llm.Usage) (float64, bool) // nil: the price table
 }
 
 // build assembles the pipeline in one visible place:
@@ -96,7 +112,7 @@ type buildOptions struct {
 // and the agent over it, with the tools (fstool + MCP), compression per
 // --compact and the store.
 func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*runtime, error) {
-	rt := &runtime{settings: s, model: o.info.Name, sink: render.NewJSON(io.Discard)}
+	rt := &runtime{model: o.info.Name, sink: render.NewJSON(io.Discard)}
 	built := false
 	defer func() {
 		if !built {

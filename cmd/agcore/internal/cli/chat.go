@@ -38,30 +38,21 @@ to print the session id.
 		Args: cobra.NoArgs,
 		RunE: a.chat,
 	}
-	fs := cmd.Flags()
-	addProviderFlags(fs)
-	addSessionFlag(fs)
-	addStoreFlags(fs)
-	addAgentFlags(fs)
-	addOutputFlags(fs)
+	addTurnFlags(cmd.Flags())
 	return cmd
 }
 
 func (a *app) chat(cmd *cobra.Command, _ []string) error {
 	ctx := cmd.Context()
-	s, err := a.settings(cmd)
-	var se *config.SetupError
-	if errors.As(err, &se) || (err == nil && s.Provider == "") {
-		return a.noProvider(s, err)
-	} else if err != nil {
+	s, err := a.turnSettings(cmd)
+	if err != nil {
 		return err
 	}
 	sessionID, err := sessionFlag(cmd)
 	if err != nil {
 		return err
 	}
-	adapter := newAdapter(s)
-	opts := buildOptions{adapter: adapter, info: modelInfo(s, adapter)}
+	opts := a.turnOptions(s)
 
 	var in lineReader
 	if f, ok := a.env.Stdin.(*os.File); ok && isTerminal(f) && isTerminal(a.env.Stdout) {

@@ -10,10 +10,13 @@ import (
 
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
 	"github.com/agcore/agcore/cmd/agcore/internal/demo"
-	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/tool/fstool"
 )
+
+// demoDelay paces the demo model's text on a terminal, so a person can
+// watch it stream.
+const demoDelay = 20 * time.Millisecond
 
 // demoPrompt is the user turn the demo runs.
 const demoPrompt = "Give me a short overview of the working directory: list it, read the files that say what it is, and summarize them."
@@ -53,17 +56,9 @@ func (a *app) demo(cmd *cobra.Command, _ []string) error {
 	// The demo needs no provider and runs the read-only built-in tools
 	// only: no MCP server and nothing that writes.
 	s.Provider, s.Model = "demo", demo.Name
+	s.Kind, _ = config.KindNamed("demo")
 	s.Tools, s.MCP, s.Yes = fstool.DefaultNames, nil, false
-
-	model := &demo.Model{}
-	if !s.JSON && isTerminal(a.env.Stdout) {
-		model.Delay = 20 * time.Millisecond // let a person watch it stream
-	}
-	opts := buildOptions{
-		adapter: model,
-		info:    model.Info(),
-		cost:    func(string, llm.Usage) (float64, bool) { return 0, true }, // offline: free
-	}
+	opts := a.turnOptions(s)
 	id := session.NewID()
 	return a.oneTurn(cmd.Context(), s, opts, id, demoPrompt, textNotes{
 		before: func(rt *runtime) string {
@@ -85,7 +80,8 @@ func (a *app) demo(cmd *cobra.Command, _ []string) error {
 session %s stored in %s
   inspect it:   agcore sessions show%s %s
   list them:    agcore sessions list%s
-  continue it:  agcore chat%s --session %s   (with a real provider; see agcore run --help)
+  continue it:  agcore chat%s --session %s   (with a provider configured: see agcore run --help;
+                or offline, on the same scripted model: --provider demo)
 `, id, rt.store.desc, store, id, store, store, id)
 		},
 	})

@@ -16,7 +16,7 @@ import (
 // config.Resolve from the flags the user actually set.
 
 func addProviderFlags(fs *pflag.FlagSet) {
-	fs.String("provider", "", "model provider: openai, deepseek, anthropic, ollama, compatible, or a provider named in the config file [$AGCORE_PROVIDER]")
+	fs.String("provider", "", "model provider: openai, deepseek, anthropic, ollama, compatible, demo (offline), or a provider named in the config file [$AGCORE_PROVIDER]")
 	fs.String("model", "", "model id sent to the provider [$AGCORE_MODEL]")
 	fs.String("base-url", "", "API base URL: OpenAI-style requests go to {base}/chat/completions, Anthropic's to {base}/v1/messages [$OPENAI_BASE_URL, $DEEPSEEK_BASE_URL, $ANTHROPIC_BASE_URL]")
 	fs.Int("context-window", 0, "the model's context window in tokens, for models the catalog does not know [$AGCORE_CONTEXT_WINDOW]")
@@ -26,8 +26,8 @@ func addProviderFlags(fs *pflag.FlagSet) {
 func addAgentFlags(fs *pflag.FlagSet) {
 	fs.String("tools", config.DefaultTools, "comma list of built-in tools to offer: read_file, list_dir, grep, write_file (empty for none) [$AGCORE_TOOLS]")
 	fs.String("root", "", "the directory the file tools are confined to (default: the working directory) [$AGCORE_ROOT]")
-	fs.StringArray("mcp", nil, "an MCP server started over stdio, as a command line, whose tools are offered too (repeatable)")
-	fs.StringArray("mcp-url", nil, "an MCP server reached over streamable HTTP (repeatable)")
+	fs.StringArray("mcp", nil, "an MCP server started over stdio, as a command line; its tools are offered too, as mcp__SERVER__TOOL (repeatable)")
+	fs.StringArray("mcp-url", nil, "an MCP server reached over streamable HTTP; its tools are offered as mcp__SERVER__TOOL (repeatable)")
 	fs.BoolP("yes", "y", false, "approve tools that need approval (write_file) without asking")
 	fs.Int("max-steps", config.DefaultMaxSteps, "most model calls in one turn's tool loop [$AGCORE_MAX_STEPS]")
 	fs.String("system", "", "the agent's instructions [$AGCORE_SYSTEM]")
@@ -47,6 +47,31 @@ func addOutputFlags(fs *pflag.FlagSet) {
 	fs.Bool("json", false, "newline-delimited JSON events on stdout instead of text")
 	fs.Bool("hide-thinking", false, "do not show the model's thinking")
 	fs.String("log", "", "append a structured log of model and tool calls (no contents, never keys) to this file [$AGCORE_LOG]")
+}
+
+// addTurnFlags adds the flags of the commands that run turns (run, chat).
+func addTurnFlags(fs *pflag.FlagSet) {
+	addProviderFlags(fs)
+	addSessionFlag(fs)
+	addStoreFlags(fs)
+	addAgentFlags(fs)
+	addOutputFlags(fs)
+}
+
+// turnSettings resolves the settings of a command that runs turns. A
+// missing or unusable provider is reported with how to configure one; with
+// --json every failure is also an error event.
+func (a *app) turnSettings(cmd *cobra.Command) (*config.Settings, error) {
+	s, err := a.settings(cmd)
+	var se *config.SetupError
+	switch {
+	case errors.As(err, &se) || (err == nil && s.Provider == ""):
+		return nil, a.noProvider(s, err)
+	case err != nil:
+		asJSON, _ := cmd.Flags().GetBool("json")
+		return nil, a.failEarly(&config.Settings{JSON: asJSON}, "invalid_request", err)
+	}
+	return s, nil
 }
 
 // settings resolves the command's settings from its flags, the environment

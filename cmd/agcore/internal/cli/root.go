@@ -14,6 +14,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 // Exit statuses.
@@ -147,6 +148,19 @@ func isTerminal(v any) bool {
 	}
 	fd := f.Fd()
 	return isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd)
+}
+
+// termWidth returns the width of the terminal v is, or 0.
+func termWidth(v any) int {
+	f, ok := v.(interface{ Fd() uintptr })
+	if !ok {
+		return 0
+	}
+	w, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return w
 }
 
 // colorOK reports whether ANSI colours may be used on a terminal.

@@ -21,6 +21,7 @@ const providerHelp = `Providers (--provider, or AGCORE_PROVIDER; detected from t
   ollama      no key; http://localhost:11434/v1
   compatible  any OpenAI-compatible server (vLLM, LM Studio, ...): --base-url or
               OPENAI_BASE_URL, and --model; OPENAI_API_KEY if it wants a key
+  demo        offline: the scripted demo model of agcore demo, no key
 Keys are read from the environment only, and never printed, logged or stored.`
 
 const jsonHelp = `With --json, stdout carries one JSON event a line:
@@ -29,7 +30,7 @@ const jsonHelp = `With --json, stdout carries one JSON event a line:
   {"type":"text_delta","text":"..."}
   {"type":"tool_call","id":"call_1","name":"read_file","input":{...}}
   {"type":"tool_result","id":"call_1","name":"read_file","is_error":false,"output":"..."}
-  {"type":"done","finish_reason":"stop","text":"...","usage":{"input_tokens":N,"output_tokens":N,"cached_input_tokens":N},"cost_usd":N}
+  {"type":"done","finish_reason":"stop","text":"...","usage":{"input_tokens":N,"output_tokens":N,"cached_input_tokens":N},"cost_usd":N,"cost_known":true}
   {"type":"error","code":"rate_limited|auth|context_length|overloaded|server|network|invalid_request|blocked|cancelled|internal","message":"..."}
 Exit status: 0 after done, 1 after error (the session is left as it was),
 2 for bad usage or no provider, 130 when cancelled with Ctrl-C.`
@@ -54,22 +55,14 @@ one whose id is printed) only when it completes.
 		Args: cobra.ArbitraryArgs,
 		RunE: a.run,
 	}
-	fs := cmd.Flags()
-	addProviderFlags(fs)
-	addSessionFlag(fs)
-	addStoreFlags(fs)
-	addAgentFlags(fs)
-	addOutputFlags(fs)
+	addTurnFlags(cmd.Flags())
 	return cmd
 }
 
 func (a *app) run(cmd *cobra.Command, args []string) error {
 	ctx := cmd.Context()
-	s, err := a.settings(cmd)
-	var se *config.SetupError
-	if errors.As(err, &se) || (err == nil && s.Provider == "") {
-		return a.noProvider(s, err)
-	} else if err != nil {
+	s, err := a.turnSettings(cmd)
+	if err != nil {
 		return err
 	}
 	prompt, err := a.prompt(args)
@@ -80,8 +73,7 @@ func (a *app) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return a.failEarly(s, "invalid_request", err)
 	}
-	adapter := newAdapter(s)
-	opts := buildOptions{adapter: adapter, info: modelInfo(s, adapter)}
+	opts := a.turnOptions(s)
 	if isTerminal(a.env.Stdin) && isTerminal(a.env.Stderr) {
 		asker := &lineAsker{w: a.env.Stderr, r: a.env.Stdin}
 		opts.ask = asker.ask

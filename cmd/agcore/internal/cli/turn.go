@@ -23,6 +23,7 @@ func (a *app) newSink(s *config.Settings) render.Sink {
 		Terminal:     tty,
 		Color:        tty && a.colorOK(),
 		HideThinking: s.HideThinking,
+		Width:        func() int { return termWidth(a.env.Stderr) },
 	})
 }
 

@@ -325,7 +325,7 @@ func (r *resolver) provider(f File) error {
 	if s.Provider == "" {
 		// No provider named anywhere: take the first kind whose key is set.
 		for _, k := range Kinds {
-			if k.KeyEnv == "" || k.Name == "compatible" {
+			if k.KeyEnv == "" || k.Name == "compatible" { // no key to tell by, or OpenAI's
 				continue
 			}
 			if v, ok := r.in.Getenv(k.KeyEnv); ok && v != "" {

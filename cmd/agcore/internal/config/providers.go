@@ -32,6 +32,9 @@ var Kinds = []Kind{
 	{Name: "deepseek", KeyEnv: "DEEPSEEK_API_KEY", BaseEnv: "DEEPSEEK_BASE_URL", DefaultBase: "https://api.deepseek.com", DefaultModel: "deepseek-chat", KeyRequired: true},
 	{Name: "ollama", DefaultBase: "http://localhost:11434/v1", DefaultModel: "llama3.2"},
 	{Name: "compatible", KeyEnv: "OPENAI_API_KEY", BaseEnv: "OPENAI_BASE_URL"},
+	// demo is the offline scripted demo model, for trying run and chat
+	// without a key; it is never detected.
+	{Name: "demo", DefaultBase: "offline", DefaultModel: "scripted-demo"},
 }
 
 // KindNamed returns the kind called name.
@@ -73,6 +76,6 @@ func SetupHelp(home, problem string) string {
 		fmt.Fprintf(&b, "  %-13s %s\n", r[0], r[1])
 	}
 	b.WriteString("\nBase URLs: OPENAI_BASE_URL, DEEPSEEK_BASE_URL, ANTHROPIC_BASE_URL (or --base-url).\n")
-	b.WriteString("To see the whole machinery offline first, with no key: agcore demo\n")
+	b.WriteString("To see the whole machinery offline first, with no key: agcore demo (or --provider demo)\n")
 	return b.String()
 }

@@ -17,7 +17,7 @@ import (
 //	{"type":"text_delta","text":"..."}
 //	{"type":"tool_call","id":"call_1","name":"read_file","input":{...}}
 //	{"type":"tool_result","id":"call_1","name":"read_file","is_error":false,"output":"..."}
-//	{"type":"done","finish_reason":"stop","text":"...","usage":{"input_tokens":N,"output_tokens":N,"cached_input_tokens":N},"cost_usd":N}
+//	{"type":"done","finish_reason":"stop","text":"...","usage":{"input_tokens":N,"output_tokens":N,"cached_input_tokens":N},"cost_usd":N,"cost_known":true}
 //	{"type":"error","code":"...","message":"..."}
 type JSON struct {
 	mu    sync.Mutex
@@ -71,6 +71,9 @@ type doneEvent struct {
 	Text         string    `json:"text"`
 	Usage        UsageJSON `json:"usage"`
 	CostUSD      float64   `json:"cost_usd"`
+	// CostKnown extends the contract: false when the model has no known
+	// price, so a cost_usd of 0 is "unknown", not "free".
+	CostKnown bool `json:"cost_known"`
 }
 
 type errorEvent struct {
@@ -87,6 +90,9 @@ func (j *JSON) emit(v any) {
 
 // Start implements Sink.
 func (j *JSON) Start(session, model string) {
+	j.mu.Lock()
+	clear(j.names)
+	j.mu.Unlock()
 	j.emit(startEvent{Type: "start", Session: session, Model: model})
 }
 
@@ -120,7 +126,8 @@ func (j *JSON) ToolResult(m *llm.Message) {
 // Retry implements Sink: retries are not events.
 func (j *JSON) Retry(int, time.Duration, error) {}
 
-// Done implements Sink. An unknown cost is reported as 0.
+// Done implements Sink. An unknown cost is reported as 0 with cost_known
+// false.
 func (j *JSON) Done(d Done) {
 	cost := d.CostUSD
 	if !d.CostKnown {
@@ -132,6 +139,7 @@ func (j *JSON) Done(d Done) {
 		Text:         d.Text,
 		Usage:        UsageJSON{InputTokens: d.Usage.InputTokens, OutputTokens: d.Usage.OutputTokens, CachedInputTokens: d.Usage.CachedInputTokens},
 		CostUSD:      cost,
+		CostKnown:    d.CostKnown,
 	})
 }
 

@@ -39,8 +39,8 @@ func TestJSONEventsHaveTheContractShapes(t *testing.T) {
 {"type":"tool_result","id":"call_1","name":"read_file","is_error":false,"output":"alpha\n"}
 {"type":"tool_call","id":"call_2","name":"grep","input":"{\"pattern\":"}
 {"type":"tool_result","id":"call_2","name":"grep","is_error":true,"output":"bad"}
-{"type":"done","finish_reason":"stop","text":"Hi","usage":{"input_tokens":10,"output_tokens":2,"cached_input_tokens":4},"cost_usd":0.5}
-{"type":"done","finish_reason":"max_steps","text":"","usage":{"input_tokens":0,"output_tokens":0,"cached_input_tokens":0},"cost_usd":0}
+{"type":"done","finish_reason":"stop","text":"Hi","usage":{"input_tokens":10,"output_tokens":2,"cached_input_tokens":4},"cost_usd":0.5,"cost_known":true}
+{"type":"done","finish_reason":"max_steps","text":"","usage":{"input_tokens":0,"output_tokens":0,"cached_input_tokens":0},"cost_usd":0,"cost_known":false}
 {"type":"error","code":"rate_limited","message":"slow down"}
 `
 	if b.String() != want {

@@ -15,6 +15,8 @@ var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 // clearLocked first, so output never mixes with the line.
 type status struct {
 	w     io.Writer
+	width func() int // the terminal's columns; nil means 80
+	color bool       // dim the line
 	mu    *sync.Mutex
 	tick  time.Duration
 	msg   string
@@ -42,18 +44,18 @@ func (s *status) setLocked(msg string) {
 	}
 	if s.stop == nil {
 		s.stop, s.done = make(chan struct{}), make(chan struct{})
-		go s.loop()
+		go s.loop(s.stop, s.done)
 	}
 	s.drawLocked()
 }
 
-func (s *status) loop() {
-	defer close(s.done)
+func (s *status) loop(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
 	t := time.NewTicker(s.tick)
 	defer t.Stop()
 	for {
 		select {
-		case <-s.stop:
+		case <-stop:
 			return
 		case <-t.C:
 			s.mu.Lock()
@@ -71,7 +73,17 @@ func (s *status) drawLocked() {
 	if el := time.Since(s.since); el >= time.Second {
 		line += fmt.Sprintf(" (%ds)", int(el.Seconds()))
 	}
-	fmt.Fprint(s.w, "\r\x1b[K\x1b[2m"+line+"\x1b[0m")
+	cols := 80
+	if s.width != nil {
+		if w := s.width(); w > 0 {
+			cols = w
+		}
+	}
+	line = Clip(line, cols-1) // a wrapped line could not be erased with \r
+	if s.color {
+		line = "\x1b[2m" + line + "\x1b[0m"
+	}
+	fmt.Fprint(s.w, "\r\x1b[K"+line)
 	s.drawn = true
 }
 
@@ -89,11 +101,11 @@ func (s *status) close() {
 	s.mu.Lock()
 	s.msg = ""
 	s.clearLocked()
-	stop := s.stop
-	s.stop = nil
+	stop, done := s.stop, s.done
+	s.stop, s.done = nil, nil
 	s.mu.Unlock()
 	if stop != nil {
 		close(stop)
-		<-s.done
+		<-done
 	}
 }

@@ -18,6 +18,9 @@ type TextOptions struct {
 	Color bool
 	// HideThinking leaves the model's thinking out.
 	HideThinking bool
+	// Width returns the terminal's width in columns, so the status line
+	// never wraps; nil or 0 means 80.
+	Width func() int
 }
 
 // Text shows a turn for people. The answer streams on out (stdout) and
@@ -29,23 +32,22 @@ type Text struct {
 	out, errw io.Writer
 	opts      TextOptions
 
-	mu         sync.Mutex
-	st         *status
-	model      string
-	outMid     bool // out's last byte is not a newline
-	errMid     bool // errw's last byte is not a newline
-	thinking   bool // inside a run of thinking deltas
-	textSeen   bool // some text was written to out this turn
-	afterTools bool // a tool result came since the last text
-	names      map[string]string
-	pending    int // tool calls without a result yet
-	paused     string
+	mu       sync.Mutex
+	st       *status
+	model    string
+	outMid   bool // out's last byte is not a newline
+	errMid   bool // errw's last byte is not a newline
+	thinking bool // inside a run of thinking deltas
+	names    map[string]string
+	pending  int // tool calls without a result yet
+	paused   string
 }
 
 // NewText returns a text sink.
 func NewText(out, errw io.Writer, opts TextOptions) *Text {
 	t := &Text{out: out, errw: errw, opts: opts, names: map[string]string{}}
 	t.st = newStatus(errw, &t.mu)
+	t.st.width, t.st.color = opts.Width, opts.Color
 	return t
 }
 
@@ -98,7 +100,8 @@ func (t *Text) Start(session, model string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.model = model
-	t.textSeen, t.afterTools, t.pending = false, false, 0
+	t.pending = 0
+	clear(t.names)
 	t.busyLocked("waiting for " + model)
 }
 
@@ -139,11 +142,6 @@ func (t *Text) Text(delta string) {
 	defer t.mu.Unlock()
 	t.st.setLocked("")
 	t.endThinkingLocked()
-	if t.afterTools && t.textSeen && t.outMid {
-		io.WriteString(t.out, "\n")
-	}
-	t.afterTools = false
-	t.textSeen = true
 	io.WriteString(t.out, delta)
 	t.outMid = !strings.HasSuffix(delta, "\n")
 }
@@ -174,7 +172,6 @@ func (t *Text) ToolResult(m *llm.Message) {
 	} else {
 		fmt.Fprintf(t.errw, "  %s %s %s\n", t.color("32", "✓"), name, t.color("2", Size(len(text))))
 	}
-	t.afterTools = true
 	if t.pending > 0 {
 		t.pending--
 	}
