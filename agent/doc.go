@@ -14,6 +14,8 @@
 //     RunOptions.Instructions. When a strategy, a counter and
 //     known model limits are all present and the request is over the input
 //     budget, it is compressed (a failing strategy leaves it unchanged).
+//     This happens once per turn; a compact.Guard in the pipeline keeps
+//     each later step of the tool loop inside the budget too.
 //     The session records the request's prefix hashes.
 //  2. Model call. The agent's tools come first, then the run's extra tools,
 //     then the providers' minus any name already taken. The model's events

@@ -43,6 +43,34 @@
 //
 // [Apply] runs any strategy and returns a [Report] of what it did.
 //
+// # Guarding each model call
+//
+// An agent compresses once, before a turn; within the turn the tool loop
+// makes up to twenty model calls, each adding an assistant message and its
+// tool results, so a tool-heavy turn outgrows the budget after its first
+// step. [Guard] is a model middleware that checks every call and sends an
+// over-budget request compressed (what the loop records, and the agent
+// persists, stays whole). It goes inside the tool loop, so that each step
+// is checked, and outside retries, so that a retry resends the same
+// compressed request:
+//
+//	strategy := compact.NewIncremental(compact.DefaultPipeline(summarizer))
+//	counter := compact.CounterFor(info.Name)
+//	model := middleware.Chain(adapter,
+//		middleware.FunctionInvocation(loop),
+//		compact.Guard(compact.GuardConfig{Strategy: strategy, Counter: counter, Info: info}),
+//		hooks.Middleware(),
+//		middleware.Retry(retry),
+//		middleware.Logging(logCfg),
+//	)
+//	a := &agent.Agent{Model: model, ModelInfo: &info, Compression: strategy, Counter: counter}
+//
+// The summarizer is the adapter with retries, never the guarded pipeline
+// itself. The agent and the guard may share one Incremental, which tells
+// conversations apart (see [Guard]). When compression fails the guard
+// sends the request anyway, unless it is larger than the whole context
+// window: that call fails with an *llm.Error of kind context_length.
+//
 // # Prompt caches
 //
 // Providers cache the longest prefix a request shares with a recent one

@@ -32,8 +32,10 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	return json.Marshal(j)
 }
 
-// UnmarshalJSON decodes the storage form written by MarshalJSON.
-func (m *Message) UnmarshalJSON(data []byte) error {
+// unmarshalStd decodes a message through encoding/json: the slow path of
+// UnmarshalJSON, for input its one-pass decoder leaves alone. It defines
+// what UnmarshalJSON accepts.
+func (m *Message) unmarshalStd(data []byte) error {
 	var j messageJSON
 	if err := json.Unmarshal(data, &j); err != nil {
 		return err
@@ -83,7 +85,7 @@ func (bs *blocksJSON) UnmarshalJSON(data []byte) error {
 	}
 	out := make([]Block, 0, len(raws))
 	for _, raw := range raws {
-		b, err := UnmarshalBlock(raw)
+		b, err := unmarshalBlockStd(raw)
 		if err != nil {
 			return err
 		}
@@ -166,9 +168,10 @@ func nonNil(bs []Block) blocksJSON {
 	return blocksJSON(bs)
 }
 
-// UnmarshalBlock decodes one tagged block. An unknown "type" yields an
-// Extension holding the whole object.
-func UnmarshalBlock(data []byte) (Block, error) {
+// unmarshalBlockStd decodes one tagged block through encoding/json: the
+// slow path of UnmarshalBlock. An unknown "type" yields an Extension
+// holding the whole object.
+func unmarshalBlockStd(data []byte) (Block, error) {
 	var tag struct {
 		Type string `json:"type"`
 	}

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agcore/agcore/catalog"
+	"github.com/agcore/agcore/compact"
 	"github.com/agcore/agcore/llm"
 )
 
@@ -301,4 +303,132 @@ func TestCompactionKeepsRequestsInsideTheWindow(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Within one turn the tool loop grows the conversation at every step; with
+// --compact the guard keeps each model call of the loop inside the input
+// budget, while the session keeps every tool result whole.
+func TestCompactionKeepsEachStepOfAToolLoopInsideTheWindow(t *testing.T) {
+	const steps, window = 12, 4000
+	info, _ := catalog.Lookup("gpt-4o-mini")
+	info.ContextWindow = window
+	budget := info.InputBudget()
+	counter := compact.CounterFor("gpt-4o-mini")
+	for _, mode := range []string{"auto", "off"} {
+		t.Run(mode, func(t *testing.T) {
+			srv := newFake(t)
+			c := newCLI(t).openai(srv, "sk-test")
+			files := map[string]string{}
+			for i := 1; i <= steps; i++ {
+				var b strings.Builder
+				for j := 1; j <= 18; j++ {
+					fmt.Fprintf(&b, "f%d line %d: func handler%d(w http.ResponseWriter) { log.Print(\"f%d\") }\n", i, j, j, i)
+				}
+				files[fmt.Sprintf("f%d.go", i)] = b.String()
+				srv.add(openaiReply(turn{text: fmt.Sprintf("Reading f%d.", i), calls: []call{{fmt.Sprintf("call_%d", i), "read_file", fmt.Sprintf(`{"path":"f%d.go"}`, i)}}, in: 10, out: 2}))
+			}
+			writeFiles(t, c.dir, files)
+			srv.add(openaiReply(turn{text: "Every file defines handlers.", in: 10, out: 2}))
+			c.ok("run", "--session", "loop", "--tools", "read_file", "--context-window", fmt.Sprint(window), "--compact", mode, "Read f1.go to f12.go, one at a time.")
+
+			reqs := srv.got()
+			if len(reqs) != steps+1 {
+				t.Fatalf("%d requests, want %d", len(reqs), steps+1)
+			}
+			largest := 0
+			for i, r := range reqs {
+				msgs, tools := wireRequest(t, r.raw)
+				n := counter.CountMessages(msgs) + counter.CountTools(tools)
+				largest = max(largest, n)
+				if err := compact.Validate(msgs); err != nil {
+					t.Errorf("request %d: %v", i+1, err)
+				}
+				if mode == "auto" && n > budget {
+					t.Errorf("request %d holds %d tokens, over the budget of %d", i+1, n, budget)
+				}
+			}
+			if mode == "off" && largest < budget*3/2 {
+				t.Fatalf("without compression the largest request holds %d tokens; the test needs half as much again as the budget of %d", largest, budget)
+			}
+			last := srv.messages(steps)
+			if !strings.Contains(last, "f12 line 18:") {
+				t.Error("the last step lacks the newest tool result")
+			}
+			if got := strings.Contains(last, "f1 line 18:"); got != (mode == "off") {
+				t.Errorf("--compact %s: the last step holds the first tool result: %v", mode, got)
+			}
+			// Only requests shrink: the session holds every result whole.
+			stored := decodeMessages(t, c.show("loop").Messages)
+			if err := compact.Validate(stored); err != nil {
+				t.Errorf("the stored session: %v", err)
+			}
+			results := 0
+			for _, m := range stored {
+				if m.Role == llm.RoleTool {
+					results++
+					if !strings.Contains(m.Text(), fmt.Sprintf("f%d line 18:", results)) {
+						t.Errorf("stored result %d is not whole", results)
+					}
+				}
+			}
+			if results != steps {
+				t.Errorf("the session holds %d tool results, want %d", results, steps)
+			}
+		})
+	}
+}
+
+// wireRequest decodes the messages and tools of an OpenAI Chat Completions
+// request body back into llm values, to count them as the CLI does.
+func wireRequest(t *testing.T, raw []byte) ([]llm.Message, []llm.ToolDefinition) {
+	t.Helper()
+	var body struct {
+		Messages []struct {
+			Role       string          `json:"role"`
+			Content    json.RawMessage `json:"content"`
+			ToolCallID string          `json:"tool_call_id"`
+			ToolCalls  []struct {
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"messages"`
+		Tools []struct {
+			Function struct {
+				Name        string          `json:"name"`
+				Description string          `json:"description"`
+				Parameters  json.RawMessage `json:"parameters"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(raw, &body); err != nil {
+		t.Fatalf("request body: %v", err)
+	}
+	var msgs []llm.Message
+	for _, m := range body.Messages {
+		var text string
+		if len(m.Content) > 0 && string(m.Content) != "null" {
+			if err := json.Unmarshal(m.Content, &text); err != nil {
+				t.Fatalf("message content %s is not a string: %v", m.Content, err)
+			}
+		}
+		msg := llm.Message{Role: llm.Role(m.Role), ToolCallID: m.ToolCallID}
+		if m.Role == "tool" {
+			msg.Role = llm.RoleTool
+		}
+		if text != "" {
+			msg.Content = append(msg.Content, llm.Text{Text: text})
+		}
+		for _, tc := range m.ToolCalls {
+			msg.Content = append(msg.Content, llm.ToolUse{ID: tc.ID, Name: tc.Function.Name, Input: json.RawMessage(tc.Function.Arguments)})
+		}
+		msgs = append(msgs, msg)
+	}
+	var tools []llm.ToolDefinition
+	for _, tl := range body.Tools {
+		tools = append(tools, llm.ToolDefinition{Name: tl.Function.Name, Description: tl.Function.Description, Parameters: tl.Function.Parameters})
+	}
+	return msgs, tools
 }

@@ -85,9 +85,11 @@
 //
 // Each turn runs the provider adapter under the middleware chain, built in
 // one place (internal/cli/build.go): adapter → Logging → Retry → Hooks →
-// FunctionInvocation (the tool loop, with the approver and --max-steps),
-// inside an agent.Agent that holds the tools (fstool and MCP), the
-// compression strategy per --compact with the catalog's context window (or
-// --context-window), and the session store. The turn is stored when the
+// compact.Guard → FunctionInvocation (the tool loop, with the approver and
+// --max-steps), inside an agent.Agent that holds the tools (fstool and
+// MCP), the compression strategy per --compact with the catalog's context
+// window (or --context-window), and the session store. The strategy
+// compresses the history before each turn, and the guard applies it again
+// to any model call of the tool loop that would go over the input budget. The turn is stored when the
 // model has finished and before done is printed.
 package main

@@ -39,7 +39,7 @@ type cancelPoint struct {
 }
 
 var (
-	yes, no = true, false
+	yes, no  = true, false
 	streamed = faultserver.Reply{Text: strings.Repeat("tick ", 60), Chunks: 60, Interval: 2 * time.Millisecond}
 )
 
@@ -111,15 +111,17 @@ func TestCancellation(t *testing.T) {
 			}
 		})
 		all = append(all, lat...)
-		if pt.persisted == nil || !*pt.persisted {
+		if pt.persisted != nil && !*pt.persisted {
 			interruptible = append(interruptible, lat...)
 		}
 		fmt.Fprintf(&report, "  %-22s p50 %-9v p99 %-9v max %-9v %v\n", pt.name, pct(lat, 50), pct(lat, 99), pct(lat, 100), outcomes)
 	}
-	t.Logf("time from cancel to return, %d runs per point (OpenAI-compatible and Anthropic, streaming; an Append here takes 20 ms more than the store needs, so the cancel lands in it; an answered turn is stored whatever the caller does):\n%s  all points: p99 %v; without persistence: p99 %v",
+	t.Logf("time from cancel to return, %d runs per point (OpenAI-compatible and Anthropic, streaming; an Append here takes 20 ms more than the store needs, so the cancel lands in it; an answered turn is stored whatever the caller does):\n%s  all points: p99 %v; the three points before the answer: p99 %v",
 		2*iters, report.String(), pct(all, 99), pct(interruptible, 99))
-	if p := pct(all, 99); p > time.Second {
-		t.Errorf("p99 from cancel to return is %v, want well under a second", p)
+	// Before the answer, nothing but a network read or a tool stands
+	// between the cancel and the return. (After it, the store's Append.)
+	if p := pct(interruptible, 99); p > time.Second {
+		t.Errorf("p99 from cancel to return is %v before the answer, want well under a second", p)
 	}
 }
 

@@ -29,7 +29,7 @@ const (
 	crashChildEnv = "AGCORE_RELIABILITY_CRASH_CHILD" // the store kind the child appends to
 	crashDirEnv   = "AGCORE_RELIABILITY_CRASH_DIR"
 	crashRoundEnv = "AGCORE_RELIABILITY_CRASH_ROUND"
-	// CrashLongEnv=long runs TestCrashConsistencyLong.
+	// crashLongEnv=long runs TestCrashConsistencyLong.
 	crashLongEnv = "AGCORE_CRASH"
 	// crashKillsEnv overrides the kill count of TestCrashConsistency.
 	crashKillsEnv = "AGCORE_CRASH_KILLS"

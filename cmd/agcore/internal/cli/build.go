@@ -107,10 +107,12 @@ type buildOptions struct {
 
 // build assembles the pipeline in one visible place:
 //
-//	adapter → Logging → Retry → Hooks → FunctionInvocation (tools, approval, max steps)
+//	adapter → Logging → Retry → Hooks → compact.Guard → FunctionInvocation (tools, approval, max steps)
 //
 // and the agent over it, with the tools (fstool + MCP), compression per
-// --compact and the store.
+// --compact and the store. The --compact strategy works twice: the agent
+// compresses the history before each turn, and the guard keeps each model
+// call of the tool loop inside the input budget (without --compact off).
 func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*runtime, error) {
 	rt := &runtime{model: o.info.Name, sink: render.NewJSON(io.Discard)}
 	built := false
@@ -177,18 +179,43 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		},
 	}
 	approve := &approver{yes: s.Yes, ask: o.ask, pause: func() func() { return rt.sink.Pause() }}
+
+	// One Incremental serves the agent's compression before each turn and
+	// the guard on each step of the tool loop: it tells conversations apart
+	// and extends its last result only when the input extends the last
+	// input, so sharing is safe, and the turn after one the guard had to
+	// compress extends the guard's last request (a prompt-cache hit).
+	info := o.info
+	var (
+		strategy compact.Strategy
+		counter  compact.TokenCounter
+		guard    middleware.Middleware // nil (skipped by Chain) with --compact off
+	)
+	switch s.Compact {
+	case "auto":
+		strategy = compact.NewIncremental(compact.DefaultPipeline(nil)) // microcompact, then truncation
+	case "summarize":
+		// The summarizer calls the model directly, with retries and logging
+		// but without tools or the guard.
+		summarizer := middleware.Chain(o.adapter, middleware.Retry(retry), middleware.Logging(logCfg))
+		strategy = compact.NewIncremental(compact.DefaultPipeline(summarizer))
+	}
+	if strategy != nil {
+		counter = compact.CounterFor(info.Name)
+		guard = compact.Guard(compact.GuardConfig{Strategy: strategy, Counter: counter, Info: info, Logger: logger})
+	}
 	model := middleware.Chain(o.adapter,
 		middleware.FunctionInvocation(middleware.ToolLoop{
 			MaxSteps: s.MaxSteps,
 			Invoker:  tool.Invoker{Middleware: []tool.Middleware{hooks.ToolMiddleware(), middleware.ToolLogging(logCfg)}, Logger: logger},
 			Approver: approve,
 		}),
+		guard, // inside the loop: every step; outside Retry: a retry resends the same request
 		hooks.Middleware(),
 		middleware.Retry(retry),
 		middleware.Logging(logCfg),
 	)
 
-	info := o.info
 	rt.agent = &agent.Agent{
 		Name:         "agcore",
 		Instructions: instructions(s, tools),
@@ -198,18 +225,8 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		Store:        rt.store,
 		Logger:       logger,
 		Cost:         o.cost,
-	}
-	switch s.Compact {
-	case "auto":
-		rt.agent.Compression = compact.Pipeline{compact.Microcompact{}, compact.Truncate{}}
-	case "summarize":
-		// The summarizer calls the model directly, with retries and logging
-		// but without tools.
-		summarizer := middleware.Chain(o.adapter, middleware.Retry(retry), middleware.Logging(logCfg))
-		rt.agent.Compression = compact.DefaultPipeline(summarizer)
-	}
-	if rt.agent.Compression != nil {
-		rt.agent.Counter = compact.CounterFor(info.Name)
+		Compression:  strategy,
+		Counter:      counter,
 	}
 	if rt.agent.Cost == nil {
 		rt.agent.Cost = usage.Cost
