@@ -159,6 +159,9 @@ func (g *guard) fit(ctx context.Context, req *llm.Request) (*llm.Request, error)
 	// The strategy gets its own slice: a strategy must not modify its
 	// input, but the caller's request is not ours to risk.
 	out, rep, err := Apply(ctx, g.cfg.Strategy, slices.Clone(req.Messages), msgBudget, counter)
+	if err == nil && len(out) == 0 {
+		err = fmt.Errorf("compact: %s returned no messages", rep.Strategy)
+	}
 	if err == nil {
 		g.logger().LogAttrs(ctx, slog.LevelDebug, "compact: request compressed",
 			slog.Int("tokens", n), slog.Int("tools", tools), slog.Int("budget", budget),

@@ -110,6 +110,11 @@ func TestGuard(t *testing.T) {
 			return nil, errStrategy
 		}}
 	}
+	empty := func() compact.Strategy {
+		return &strategyFunc{fn: func(context.Context, []llm.Message, int, compact.TokenCounter) ([]llm.Message, error) {
+			return nil, nil
+		}}
+	}
 	// partial frees a little, not enough: a best effort with CannotFit.
 	partial := func() compact.Strategy {
 		return &strategyFunc{fn: func(_ context.Context, msgs []llm.Message, budget int, c compact.TokenCounter) ([]llm.Message, error) {
@@ -152,6 +157,8 @@ func TestGuard(t *testing.T) {
 			msgs: long, strategy: failing, want: same, called: true, warned: true},
 		{name: "failing strategy, over the window", cfg: compact.GuardConfig{Budget: longTokens / 3, Info: llm.ModelInfo{ContextWindow: longTokens - 1}},
 			msgs: long, strategy: failing, want: tooLong, called: true},
+		{name: "strategy returns nothing", cfg: compact.GuardConfig{Budget: longTokens / 3},
+			msgs: long, strategy: empty, want: same, called: true, warned: true},
 		{name: "partial result", cfg: compact.GuardConfig{Budget: longTokens / 3},
 			msgs: long, strategy: partial, want: bestEffort, called: true, warned: true},
 		{name: "partial result still over the window", cfg: compact.GuardConfig{Budget: longTokens / 3, Info: llm.ModelInfo{ContextWindow: longTokens / 2}},

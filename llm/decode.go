@@ -194,7 +194,7 @@ func (d *decoder) blocks() ([]Block, bool) {
 	}
 }
 
-// The block kinds, and the fields (keys) of each.
+// Bits for the fields (keys) of the block kinds.
 const (
 	fText = 1 << iota
 	fData // bytes in image, audio and file; a string in redacted_thinking; raw JSON in extension

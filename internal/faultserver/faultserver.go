@@ -33,7 +33,8 @@ func (f Format) String() string {
 type Fault uint8
 
 // The faults. "Before content" means after the stream's first event (the
-// message start, or OpenAI's role chunk) and before any text or tool call.
+// message start, or OpenAI's role chunk) and before any text or tool call;
+// Step.At moves an in-stream fault after some content.
 const (
 	// OK answers correctly with Step.Reply.
 	OK Fault = iota
@@ -96,6 +97,9 @@ type Step struct {
 	// Message, when set, is the error message of Status and InBandError
 	// (servers echo all sorts of things back).
 	Message string
+	// At is how many content events of a stream go out before an
+	// InBandError, Malformed or Oversized event (0: before any content).
+	At int
 	// Delay is a wait before anything is written.
 	Delay time.Duration
 	// Reply is the answer of OK, and what a faulty stream would have sent.

@@ -84,13 +84,14 @@ func (rs *responder) stream(id, model string) {
 	} else {
 		fs = openaiFrames(id, model, &st.Reply)
 	}
+	cut := faultPoint(fs, st.At)
 	switch st.Fault {
 	case InBandError:
-		fs = append(fs[:1:1], frame{data: inBand(f, true, st.Message)})
+		fs = append(fs[:cut:cut], frame{data: inBand(f, true, st.Message)})
 	case Malformed:
-		fs = append(fs[:1:1], frame{data: malformed(f, true)})
+		fs = append(fs[:cut:cut], frame{data: malformed(f, true)})
 	case Oversized:
-		fs = append(fs[:1:1], frame{data: oversized(f, st.Bytes)})
+		fs = append(fs[:cut:cut], frame{data: oversized(f, st.Bytes)})
 	case Truncate:
 		kept := fs[:0:0]
 		for _, fr := range fs {
@@ -124,6 +125,18 @@ func (rs *responder) stream(id, model string) {
 		}
 		rs.flush()
 	}
+}
+
+// faultPoint is the index of the frame an in-stream fault replaces: after
+// the first frame and after `at` content frames.
+func faultPoint(fs []frame, at int) int {
+	i := 1
+	for seen := 0; i < len(fs) && seen < at; i++ {
+		if fs[i].content {
+			seen++
+		}
+	}
+	return min(i, len(fs))
 }
 
 func (rs *responder) blocking(id, model string) {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agcore/agcore/internal/faultserver"
 	"github.com/agcore/agcore/llm"
@@ -236,7 +237,7 @@ func bigTool(n int) tool.Tool {
 	})
 }
 
-// TestErrorBodiesAreSizeLimited answers with a 10 MiB error body: the
+// TestErrorBodiesAreSizeLimited answers with a 4 MiB error body: the
 // call fails promptly with a typed error whose text stays small.
 func TestErrorBodiesAreSizeLimited(t *testing.T) {
 	srv := faultserver.New()
@@ -244,9 +245,10 @@ func TestErrorBodiesAreSizeLimited(t *testing.T) {
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
 	for _, f := range []faultserver.Format{faultserver.OpenAI, faultserver.Anthropic} {
-		m := newAdapter(adapterConfig{format: f, base: baseURL(srv, f), key: "k", client: &http.Client{Transport: tr}})
+		// A long idle timeout: the server takes a while to build the body.
+		m := newAdapter(adapterConfig{format: f, base: baseURL(srv, f), key: "k", client: &http.Client{Transport: tr}, idle: 30 * time.Second})
 		for _, stream := range []bool{false, true} {
-			srv.Enqueue(faultserver.Step{Fault: faultserver.Status, Status: 500, Bytes: 10 << 20})
+			srv.Enqueue(faultserver.Step{Fault: faultserver.Status, Status: 500, Bytes: 4 << 20})
 			req := &llm.Request{Messages: []llm.Message{llm.UserText("hi")}}
 			var err error
 			if stream {

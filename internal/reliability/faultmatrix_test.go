@@ -70,6 +70,8 @@ var faultCases = []faultCase{
 	{"503", step(faultserver.Step{Fault: faultserver.Status, Status: 503}), always(outcome{retried: true, err: llm.ErrOverloaded})},
 	{"529 (Anthropic overloaded)", step(faultserver.Step{Fault: faultserver.Status, Status: 529}), always(outcome{retried: true, err: llm.ErrOverloaded})},
 	{"overloaded_error after HTTP 200", step(faultserver.Step{Fault: faultserver.InBandError}), always(outcome{retried: true, err: llm.ErrOverloaded})},
+	{"overloaded_error after content", step(faultserver.Step{Fault: faultserver.InBandError, At: 3, Reply: contentReply}),
+		func(c column) outcome { return outcome{retried: !c.stream, err: llm.ErrOverloaded} }},
 	{"reset after 10 bytes", step(faultserver.Step{Fault: faultserver.Reset, Bytes: 10}), always(outcome{retried: true, err: llm.ErrNetwork})},
 	{"reset after content",
 		func(c column) faultserver.Step {

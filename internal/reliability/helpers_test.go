@@ -80,7 +80,7 @@ func (c *fakeClock) waits() []time.Duration {
 
 // Limits the adapters get in these tests, small so faults are cheap.
 const (
-	testIdle     = 300 * time.Millisecond
+	testIdle     = 500 * time.Millisecond
 	testMaxEvent = 64 << 10
 	testMaxBody  = 1 << 20
 )

@@ -108,7 +108,9 @@ func CheckTurnID(id string) error {
 }
 
 // DecodeMessages decodes messages from their storage JSON, spreading a
-// long session over the available CPUs.
+// long session over the available CPUs. It calls llm's one-pass decoder
+// directly: json.Unmarshal would first scan each message once more to
+// check its syntax, which the decoder does anyway.
 func DecodeMessages(raws []json.RawMessage) ([]llm.Message, error) {
 	if len(raws) == 0 {
 		return nil, nil
@@ -116,7 +118,7 @@ func DecodeMessages(raws []json.RawMessage) ([]llm.Message, error) {
 	out := make([]llm.Message, len(raws))
 	err := Parallel(len(raws), 512, func(lo, hi int) error {
 		for i := lo; i < hi; i++ {
-			if err := DecodeMessage(raws[i], &out[i]); err != nil {
+			if err := out[i].UnmarshalJSON(raws[i]); err != nil {
 				return fmt.Errorf("session: stored message %d: %w", i, err)
 			}
 		}

@@ -181,10 +181,11 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 	approve := &approver{yes: s.Yes, ask: o.ask, pause: func() func() { return rt.sink.Pause() }}
 
 	// One Incremental serves the agent's compression before each turn and
-	// the guard on each step of the tool loop: it tells conversations apart
-	// and extends its last result only when the input extends the last
-	// input, so sharing is safe, and the turn after one the guard had to
-	// compress extends the guard's last request (a prompt-cache hit).
+	// the guard on each step of the tool loop. Sharing is safe: it tells
+	// conversations apart and extends its last result only when the input
+	// extends the last input and the result still fits. It also helps: after
+	// a turn the guard had to compress, the next turn's request can extend
+	// the guard's last one (a prompt-cache hit).
 	info := o.info
 	var (
 		strategy compact.Strategy
