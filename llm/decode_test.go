@@ -274,9 +274,8 @@ var oddInputs = []string{
 	"{\"type\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"escape then invalid \\n\xc3\"}]}",
 	"{\"type\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"control \x01 char\"}]}",
 	"{\"type\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"valid utf8 世界 \\\"q\\\"\"}]}",
-	`{"type":"user","content":[` + strings.Repeat(`{"type":"tool_result","content":[`, 300) + strings.Repeat(`]}`, 300) + `]}`,
+	`{"type":"user","content":[` + strings.Repeat(`{"type":"tool_result","content":[`, 100) + strings.Repeat(`]}`, 100) + `]}`,
 	`{"type":"user","content":[{"type":"extension","kind":"k","data":` + strings.Repeat(`[`, 600) + strings.Repeat(`]`, 600) + `}]}`,
-	`{"type":"user","content":[{"type":"extension","kind":"k","data":` + strings.Repeat(`[`, 10001) + strings.Repeat(`]`, 10001) + `}]}`,
 }
 
 // sentinel is what a message holds before a failed decode, which must

@@ -24,8 +24,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
-// fixtureDir is /work/shared/fixtures/providers, relative to this package
-// (/work/main/provider/openai).
+// fixtureDir is the shared recorded fixtures, which live beside the
+// repository's clone (../shared from the repository root).
 const fixtureDir = "../../../shared/fixtures/providers"
 
 const testKey = "sk-test-0123456789abcdef"
