@@ -23,7 +23,7 @@
 // request counts as diverging even when it extends what the model last
 // received, as its cached tokens show.
 //
-//	go run ./examples/longsession [-turns 150]
+//	go run ./examples/longsession [-turns 200]
 package main
 
 import (
@@ -57,7 +57,7 @@ var info = llm.ModelInfo{Provider: "ollama", Name: "qwen2.5-coder:7b", ContextWi
 const sessionID = "long-session"
 
 func main() {
-	turns := flag.Int("turns", 150, "turns to run")
+	turns := flag.Int("turns", 200, "turns to run")
 	flag.Parse()
 	if _, err := run(context.Background(), os.Stdout, *turns); err != nil {
 		log.Fatal(err)
