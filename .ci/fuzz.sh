@@ -17,6 +17,7 @@ fuzztime="${1:-${FUZZTIME:-5s}}"
 targets=(
 	"./internal/sse FuzzDecoder"
 	"./internal/httpx FuzzParseRetryAfter"
+	"./internal/jsonscan FuzzScanner"
 	"./llm FuzzMessageDecode"
 	"./llm FuzzDecodeMatchesReference"
 	"./provider/openai FuzzChunkParsers"

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/agcore/agcore/internal/jsonscan"
 )
 
 // UnmarshalJSON decodes the storage form written by MarshalJSON.
@@ -35,7 +35,8 @@ func UnmarshalBlock(data []byte) (Block, error) {
 	// The fast path is only for an object without surrounding space: the
 	// Extension of an unknown kind holds data whole, space included.
 	if len(data) > 1 && data[0] == '{' && data[len(data)-1] == '}' {
-		d := decoder{data: data, pos: 1}
+		d := decoder{data: data}
+		d.start(1)
 		if b, ok := d.block(); ok && d.atEnd() {
 			return b, nil
 		}
@@ -51,58 +52,24 @@ const maxDepth = 512
 // the input is not in the shape it handles; the caller then gives up, and
 // the input goes to encoding/json.
 type decoder struct {
-	data  []byte
-	pos   int
-	depth int
-	buf   []byte // unescaped string contents; reused
+	data []byte // the input; message and block read it through Scanner
+	jsonscan.Scanner
+	buf []byte // unescaped string contents; reused
 }
 
-// skipSpace moves past JSON white space and returns the next byte, not
-// consuming it, or 0 at the end.
-func (d *decoder) skipSpace() byte {
-	for ; d.pos < len(d.data); d.pos++ {
-		switch c := d.data[d.pos]; c {
-		case ' ', '\t', '\n', '\r':
-		default:
-			return c
-		}
-	}
-	return 0
-}
-
-// next consumes and returns the next byte after white space (0 at the end).
-func (d *decoder) next() byte {
-	c := d.skipSpace()
-	if d.pos < len(d.data) {
-		d.pos++
-	}
-	return c
+// start points the scanner at data[pos:].
+func (d *decoder) start(pos int) {
+	d.Scanner = jsonscan.Scanner{Data: d.data, Pos: pos, MaxDepth: maxDepth}
 }
 
 // atEnd reports whether only white space is left.
-func (d *decoder) atEnd() bool {
-	d.skipSpace()
-	return d.pos == len(d.data)
-}
-
-// literal consumes the rest of a true, false or null whose first byte has
-// been read.
-func (d *decoder) literal(rest string) bool {
-	if !bytes.HasPrefix(d.data[d.pos:], []byte(rest)) {
-		return false
-	}
-	d.pos += len(rest)
-	return true
-}
-
-// enter and leave count nesting.
-func (d *decoder) enter() bool { d.depth++; return d.depth <= maxDepth }
-func (d *decoder) leave()      { d.depth-- }
+func (d *decoder) atEnd() bool { return d.AtEnd() }
 
 // message reads a Message.
 func (d *decoder) message() (Message, bool) {
 	var m Message
-	if d.next() != '{' || d.skipSpace() == '}' || !d.enter() {
+	d.start(0)
+	if d.Next() != '{' || d.SkipSpace() == '}' || !d.Enter() {
 		return m, false // an object without "type" is an error: encoding/json's to report
 	}
 	var seen uint8
@@ -130,10 +97,10 @@ func (d *decoder) message() (Message, bool) {
 			return m, false
 		}
 		seen |= bit
-		switch d.next() {
+		switch d.Next() {
 		case ',':
 		case '}':
-			d.leave()
+			d.Leave()
 			return m, m.Role != ""
 		default:
 			return m, false
@@ -143,7 +110,7 @@ func (d *decoder) message() (Message, bool) {
 
 // role reads a message's "type": one of the four roles, as written.
 func (d *decoder) role() (Role, bool) {
-	if d.next() != '"' {
+	if d.Next() != '"' {
 		return "", false
 	}
 	s, ok := d.str()
@@ -160,23 +127,23 @@ func (d *decoder) role() (Role, bool) {
 
 // blocks reads a list of blocks; null and [] are nil.
 func (d *decoder) blocks() ([]Block, bool) {
-	switch d.next() {
+	switch d.Next() {
 	case 'n':
-		return nil, d.literal("ull")
+		return nil, d.Literal("ull")
 	case '[':
 	default:
 		return nil, false
 	}
-	if d.skipSpace() == ']' {
-		d.pos++
+	if d.SkipSpace() == ']' {
+		d.Pos++
 		return nil, true
 	}
-	if !d.enter() {
+	if !d.Enter() {
 		return nil, false
 	}
 	var out []Block
 	for {
-		if d.next() != '{' {
+		if d.Next() != '{' {
 			return nil, false
 		}
 		b, ok := d.block()
@@ -184,10 +151,10 @@ func (d *decoder) blocks() ([]Block, bool) {
 			return nil, false
 		}
 		out = append(out, b)
-		switch d.next() {
+		switch d.Next() {
 		case ',':
 		case ']':
-			d.leave()
+			d.Leave()
 			return out, true
 		default:
 			return nil, false
@@ -281,11 +248,11 @@ type blockFields struct {
 // block reads a block whose '{' has been consumed. Its first key must be
 // "type".
 func (d *decoder) block() (Block, bool) {
-	start := d.pos - 1
-	if !d.enter() {
+	start := d.Pos - 1
+	if !d.Enter() {
 		return nil, false
 	}
-	if key, ok := d.key(); !ok || string(key) != "type" || d.next() != '"' {
+	if key, ok := d.key(); !ok || string(key) != "type" || d.Next() != '"' {
 		return nil, false
 	}
 	tag, ok := d.str() // in d.buf when escaped: used before the next str
@@ -306,10 +273,10 @@ func (d *decoder) block() (Block, bool) {
 	var f blockFields
 	var seen uint16
 	for {
-		switch d.next() {
+		switch d.Next() {
 		case ',':
 		case '}':
-			d.leave()
+			d.Leave()
 			return f.block(kinds[kind].tag), true
 		default:
 			return nil, false
@@ -400,16 +367,16 @@ func (f *blockFields) block(tag string) Block {
 // to it.
 func (d *decoder) unknownBlock(start int, tag string) (Block, bool) {
 	for {
-		switch d.next() {
+		switch d.Next() {
 		case ',':
 		case '}':
-			d.leave()
-			return Extension{Kind: tag, Data: bytes.Clone(d.data[start:d.pos])}, true
+			d.Leave()
+			return Extension{Kind: tag, Data: bytes.Clone(d.data[start:d.Pos])}, true
 		default:
 			return nil, false
 		}
 		key, ok := d.key()
-		if !ok || bytes.EqualFold(key, []byte("type")) || !d.skipValue() {
+		if !ok || bytes.EqualFold(key, []byte("type")) || !d.SkipValue() {
 			return nil, false
 		}
 	}
@@ -419,47 +386,38 @@ func (d *decoder) unknownBlock(start int, tag string) (Block, bool) {
 // escapes; any other key is left to encoding/json, which matches keys
 // case-insensitively, with Unicode folding.
 func (d *decoder) key() ([]byte, bool) {
-	if d.next() != '"' {
+	if d.Next() != '"' {
 		return nil, false
 	}
-	start := d.pos
-	for i := start; i < len(d.data); i++ {
-		switch c := d.data[i]; {
-		case c == '"':
-			d.pos = i + 1
-			if d.next() != ':' {
-				return nil, false
-			}
-			return d.data[start:i], true
-		case c < 0x20 || c == '\\' || c >= utf8.RuneSelf:
-			return nil, false
-		}
+	key, f, ok := d.RawString()
+	if !ok || f != 0 || d.Next() != ':' {
+		return nil, false
 	}
-	return nil, false
+	return key, true
 }
 
 // string reads a string value; null leaves it empty, as encoding/json does
 // (a key is read only once).
 func (d *decoder) string() (string, bool) {
-	switch d.next() {
+	switch d.Next() {
 	case '"':
 		s, ok := d.str()
 		return string(s), ok
 	case 'n':
-		return "", d.literal("ull")
+		return "", d.Literal("ull")
 	}
 	return "", false
 }
 
 // bool reads a boolean value; null is false.
 func (d *decoder) bool() (bool, bool) {
-	switch d.next() {
+	switch d.Next() {
 	case 't':
-		return true, d.literal("rue")
+		return true, d.Literal("rue")
 	case 'f':
-		return false, d.literal("alse")
+		return false, d.Literal("alse")
 	case 'n':
-		return false, d.literal("ull")
+		return false, d.Literal("ull")
 	}
 	return false, false
 }
@@ -467,7 +425,7 @@ func (d *decoder) bool() (bool, bool) {
 // base64 reads a []byte value: a base64 string, decoded as encoding/json
 // decodes it, or null (nil).
 func (d *decoder) base64() ([]byte, bool) {
-	switch d.next() {
+	switch d.Next() {
 	case '"':
 		s, ok := d.str()
 		if !ok {
@@ -477,7 +435,7 @@ func (d *decoder) base64() ([]byte, bool) {
 		n, err := base64.StdEncoding.Decode(b, s)
 		return b[:n], err == nil
 	case 'n':
-		return nil, d.literal("ull")
+		return nil, d.Literal("ull")
 	}
 	return nil, false // an array of numbers is valid too, but encoding/json's
 }
@@ -485,12 +443,12 @@ func (d *decoder) base64() ([]byte, bool) {
 // raw reads any value and returns a copy of its JSON text, as
 // json.RawMessage keeps it (null included).
 func (d *decoder) raw() (json.RawMessage, bool) {
-	d.skipSpace()
-	start := d.pos
-	if !d.skipValue() {
+	d.SkipSpace()
+	start := d.Pos
+	if !d.SkipValue() {
 		return nil, false
 	}
-	return bytes.Clone(d.data[start:d.pos]), true
+	return bytes.Clone(d.data[start:d.Pos]), true
 }
 
 // str reads the rest of a string whose opening quote has been consumed and
@@ -498,245 +456,7 @@ func (d *decoder) raw() (json.RawMessage, bool) {
 // call. Invalid UTF-8 and unpaired surrogates, which encoding/json
 // replaces, are left to it.
 func (d *decoder) str() ([]byte, bool) {
-	start := d.pos
-	ascii := true
-	for i := start; i < len(d.data); i++ {
-		switch c := d.data[i]; {
-		case c == '"':
-			d.pos = i + 1
-			s := d.data[start:i]
-			return s, ascii || utf8.Valid(s)
-		case c == '\\':
-			return d.unescape(start, i)
-		case c < 0x20:
-			return nil, false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		}
-	}
-	return nil, false
-}
-
-// unescape finishes a string that has an escape at i, copying it into
-// d.buf.
-func (d *decoder) unescape(start, i int) ([]byte, bool) {
-	if n := len(d.data) - start; cap(d.buf) < n { // room for any string left
-		d.buf = make([]byte, 0, n)
-	}
-	buf := append(d.buf[:0], d.data[start:i]...)
-	for i < len(d.data) {
-		run := i
-		for i < len(d.data) && d.data[i] >= 0x20 && d.data[i] != '"' && d.data[i] != '\\' {
-			i++
-		}
-		buf = append(buf, d.data[run:i]...)
-		if i == len(d.data) {
-			break
-		}
-		switch c := d.data[i]; {
-		case c == '"':
-			d.pos = i + 1
-			d.buf = buf
-			return buf, utf8.Valid(buf)
-		case c < 0x20:
-			return nil, false
-		}
-		if i+1 >= len(d.data) {
-			return nil, false
-		}
-		switch e := d.data[i+1]; e {
-		case '"', '\\', '/':
-			buf = append(buf, e)
-		case 'b':
-			buf = append(buf, '\b')
-		case 'f':
-			buf = append(buf, '\f')
-		case 'n':
-			buf = append(buf, '\n')
-		case 'r':
-			buf = append(buf, '\r')
-		case 't':
-			buf = append(buf, '\t')
-		case 'u':
-			r, ok := hex4(d.data[i+2:])
-			if !ok {
-				return nil, false
-			}
-			if utf16.IsSurrogate(r) {
-				// Only a high surrogate followed by a low one is a rune.
-				if len(d.data) < i+12 || d.data[i+6] != '\\' || d.data[i+7] != 'u' {
-					return nil, false
-				}
-				lo, ok := hex4(d.data[i+8:])
-				if r = utf16.DecodeRune(r, lo); !ok || r == utf8.RuneError {
-					return nil, false
-				}
-				i += 6
-			}
-			buf = utf8.AppendRune(buf, r)
-			i += 4
-		default:
-			return nil, false
-		}
-		i += 2
-	}
-	return nil, false
-}
-
-// hex4 decodes the four hex digits that start b.
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
-}
-
-// skipValue moves past one JSON value, checking its syntax as strictly as
-// encoding/json does.
-func (d *decoder) skipValue() bool {
-	switch c := d.next(); c {
-	case '"':
-		return d.skipString()
-	case '{':
-		if !d.enter() {
-			return false
-		}
-		if d.skipSpace() == '}' {
-			d.pos++
-			d.leave()
-			return true
-		}
-		for {
-			if d.next() != '"' || !d.skipString() || d.next() != ':' || !d.skipValue() {
-				return false
-			}
-			switch d.next() {
-			case ',':
-			case '}':
-				d.leave()
-				return true
-			default:
-				return false
-			}
-		}
-	case '[':
-		if !d.enter() {
-			return false
-		}
-		if d.skipSpace() == ']' {
-			d.pos++
-			d.leave()
-			return true
-		}
-		for {
-			if !d.skipValue() {
-				return false
-			}
-			switch d.next() {
-			case ',':
-			case ']':
-				d.leave()
-				return true
-			default:
-				return false
-			}
-		}
-	case 't':
-		return d.literal("rue")
-	case 'f':
-		return d.literal("alse")
-	case 'n':
-		return d.literal("ull")
-	default:
-		return d.skipNumber(c)
-	}
-}
-
-// skipString moves past the rest of a string whose opening quote has been
-// consumed, checking its escapes. Like encoding/json, it does not check
-// UTF-8 here: a raw value keeps its bytes.
-func (d *decoder) skipString() bool {
-	for i := d.pos; i < len(d.data); i++ {
-		switch c := d.data[i]; {
-		case c == '"':
-			d.pos = i + 1
-			return true
-		case c < 0x20:
-			return false
-		case c == '\\':
-			if i+1 >= len(d.data) {
-				return false
-			}
-			switch d.data[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i++
-			case 'u':
-				if _, ok := hex4(d.data[i+2:]); !ok {
-					return false
-				}
-				i += 5
-			default:
-				return false
-			}
-		}
-	}
-	return false
-}
-
-// skipNumber moves past the rest of a number whose first byte c has been
-// consumed: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func (d *decoder) skipNumber(c byte) bool {
-	if c == '-' {
-		if d.pos >= len(d.data) {
-			return false
-		}
-		c = d.data[d.pos]
-		d.pos++
-	}
-	switch {
-	case c == '0':
-	case '1' <= c && c <= '9':
-		d.digits()
-	default:
-		return false
-	}
-	if d.pos < len(d.data) && d.data[d.pos] == '.' {
-		d.pos++
-		if d.digits() == 0 {
-			return false
-		}
-	}
-	if d.pos < len(d.data) && (d.data[d.pos] == 'e' || d.data[d.pos] == 'E') {
-		d.pos++
-		if d.pos < len(d.data) && (d.data[d.pos] == '+' || d.data[d.pos] == '-') {
-			d.pos++
-		}
-		if d.digits() == 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// digits moves past decimal digits and returns how many.
-func (d *decoder) digits() int {
-	start := d.pos
-	for d.pos < len(d.data) && '0' <= d.data[d.pos] && d.data[d.pos] <= '9' {
-		d.pos++
-	}
-	return d.pos - start
+	s, buf, ok := d.Text(d.buf)
+	d.buf = buf
+	return s, ok
 }

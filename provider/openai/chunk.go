@@ -3,6 +3,8 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/agcore/agcore/internal/jsonscan"
 )
 
 // A stream chunk is read by one of two parsers that fill the same chunk
@@ -65,9 +67,7 @@ func (c *chunk) addChoice() *choice {
 // ---- the fast parser ----
 
 type fastParser struct {
-	b     []byte
-	i     int
-	depth int
+	jsonscan.Scanner
 }
 
 // maxFastDepth bounds the nesting the fast parser skips through.
@@ -76,12 +76,8 @@ const maxFastDepth = 64
 // parseChunkFast fills c from data and reports whether it could.
 func parseChunkFast(data []byte, c *chunk) bool {
 	c.reset()
-	p := fastParser{b: data}
-	if !p.top(c) {
-		return false
-	}
-	p.ws()
-	return p.i == len(p.b)
+	p := fastParser{jsonscan.Scanner{Data: data, MaxDepth: maxFastDepth}}
+	return p.top(c) && p.AtEnd()
 }
 
 func (p *fastParser) top(c *chunk) bool {
@@ -93,7 +89,7 @@ func (p *fastParser) top(c *chunk) bool {
 		seenError
 		seenXGroq
 	)
-	if !p.begin('{') {
+	if !p.Consume('{') {
 		return false
 	}
 	seen := 0
@@ -153,7 +149,7 @@ func (p *fastParser) choices(c *chunk) bool {
 	if p.null() {
 		return true
 	}
-	if !p.begin('[') {
+	if !p.Consume('[') {
 		return false
 	}
 	for first := true; ; first = false {
@@ -171,7 +167,7 @@ func (p *fastParser) choices(c *chunk) bool {
 }
 
 func (p *fastParser) choice(ch *choice) bool {
-	if !p.begin('{') {
+	if !p.Consume('{') {
 		return false
 	}
 	seen := 0
@@ -213,7 +209,7 @@ func (p *fastParser) choice(ch *choice) bool {
 }
 
 func (p *fastParser) delta(ch *choice) bool {
-	if !p.begin('{') {
+	if !p.Consume('{') {
 		return false
 	}
 	seen := 0
@@ -256,7 +252,7 @@ func (p *fastParser) toolCalls(ch *choice) bool {
 	if p.null() {
 		return true
 	}
-	if !p.begin('[') {
+	if !p.Consume('[') {
 		return false
 	}
 	for first := true; ; first = false {
@@ -275,7 +271,7 @@ func (p *fastParser) toolCalls(ch *choice) bool {
 }
 
 func (p *fastParser) toolCall(tc *toolDelta) bool {
-	if !p.begin('{') {
+	if !p.Consume('{') {
 		return false
 	}
 	seen := 0
@@ -309,7 +305,7 @@ func (p *fastParser) toolCall(tc *toolDelta) bool {
 }
 
 func (p *fastParser) function(tc *toolDelta) bool {
-	if !p.begin('{') {
+	if !p.Consume('{') {
 		return false
 	}
 	seen := 0
