@@ -258,23 +258,16 @@ func appendBlocks(out []wireMessage, role string, blocks []any) []wireMessage {
 func convertBlocks(content []llm.Block) ([]any, error) {
 	out := make([]any, 0, len(content))
 	for _, b := range content {
+		if wire, handled, err := convertShared(b); handled {
+			if err != nil {
+				return nil, err
+			}
+			if wire != nil {
+				out = append(out, wire)
+			}
+			continue
+		}
 		switch b := b.(type) {
-		case llm.Text:
-			if b.Text != "" {
-				out = append(out, &textBlock{Type: "text", Text: b.Text})
-			}
-		case llm.Image:
-			src, err := imageSource(b)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, &imageBlock{Type: "image", Source: src})
-		case llm.File:
-			d, err := documentOf(b)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, d)
 		case llm.Audio:
 			return nil, invalid("audio input is not supported by the Anthropic Messages API")
 		case llm.ToolUse:
@@ -297,10 +290,6 @@ func convertBlocks(content []llm.Block) ([]any, error) {
 			}
 		case llm.RedactedThinking:
 			out = append(out, &redactedThinkingBlock{Type: "redacted_thinking", Data: b.Data})
-		case llm.Extension:
-			if raw, ok := passthrough(b); ok {
-				out = append(out, raw)
-			}
 		default:
 			return nil, invalid("unsupported content block %T", b)
 		}
@@ -313,32 +302,50 @@ func convertBlocks(content []llm.Block) ([]any, error) {
 func convertResultContent(content []llm.Block) ([]any, error) {
 	var out []any
 	for _, b := range content {
-		switch b := b.(type) {
-		case llm.Text:
-			if b.Text != "" {
-				out = append(out, &textBlock{Type: "text", Text: b.Text})
-			}
-		case llm.Image:
-			src, err := imageSource(b)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, &imageBlock{Type: "image", Source: src})
-		case llm.File:
-			d, err := documentOf(b)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, d)
-		case llm.Extension:
-			if raw, ok := passthrough(b); ok {
-				out = append(out, raw)
-			}
-		default:
+		wire, handled, err := convertShared(b)
+		if !handled {
 			return nil, invalid("a tool result may hold text, images and documents, not %s", b.BlockType())
+		}
+		if err != nil {
+			return nil, err
+		}
+		if wire != nil {
+			out = append(out, wire)
 		}
 	}
 	return out, nil
+}
+
+// convertShared maps the blocks a message and a tool result have in common:
+// text, images, documents and passed-through extensions. handled is false
+// for any other kind; a nil block with handled true means "dropped" (empty
+// text, a foreign extension).
+func convertShared(b llm.Block) (wire any, handled bool, err error) {
+	switch b := b.(type) {
+	case llm.Text:
+		if b.Text == "" {
+			return nil, true, nil
+		}
+		return &textBlock{Type: "text", Text: b.Text}, true, nil
+	case llm.Image:
+		src, err := imageSource(b)
+		if err != nil {
+			return nil, true, err
+		}
+		return &imageBlock{Type: "image", Source: src}, true, nil
+	case llm.File:
+		d, err := documentOf(b)
+		if err != nil {
+			return nil, true, err
+		}
+		return d, true, nil
+	case llm.Extension:
+		if raw, ok := passthrough(b); ok {
+			return raw, true, nil
+		}
+		return nil, true, nil
+	}
+	return nil, false, nil
 }
 
 // passthrough returns an extension's Data when it is an Anthropic block:
