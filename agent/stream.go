@@ -135,7 +135,7 @@ func (s *Stream) run(yield func(Update, error) bool) {
 	}
 	if final == nil {
 		over = true
-		err := &llm.Error{Kind: llm.KindNetwork, Message: "model stream ended without a completion event", Err: llm.ErrIncompleteStream}
+		err := llm.IncompleteStream("", "")
 		s.fail(ctx, r, err)
 		yield(Update{}, err)
 		return

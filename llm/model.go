@@ -75,7 +75,7 @@ func Collect(seq iter.Seq2[Event, error]) (*Response, error) {
 		}
 	}
 	if resp == nil {
-		return nil, &Error{Kind: KindNetwork, Message: "stream ended without a completion event", Err: ErrIncompleteStream}
+		return nil, IncompleteStream("", "")
 	}
 	return resp, nil
 }
@@ -83,6 +83,18 @@ func Collect(seq iter.Seq2[Event, error]) (*Response, error) {
 // ErrIncompleteStream is wrapped by errors for streams that ended before
 // their final event.
 var ErrIncompleteStream = errors.New("stream ended before its final event")
+
+// IncompleteStream returns the error for a stream that ended before its
+// completion event: a retryable KindNetwork *Error wrapping
+// ErrIncompleteStream. provider names who noticed ("" for a layer above the
+// adapters); what, when not empty, names the missing event
+// ("message_stop"), else "a completion event".
+func IncompleteStream(provider, what string) *Error {
+	if what == "" {
+		what = "a completion event"
+	}
+	return &Error{Kind: KindNetwork, Provider: provider, Message: "stream ended without " + what, Err: ErrIncompleteStream}
+}
 
 // StreamOf returns a stream that yields the events of resp as if it had been
 // streamed: message start, each block with one delta, usage, and the

@@ -181,7 +181,7 @@ func (l *toolLoop) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.E
 				}
 			}
 			if resp == nil {
-				yield(llm.Event{}, &llm.Error{Kind: llm.KindNetwork, Message: "model stream ended without a completion event", Err: llm.ErrIncompleteStream})
+				yield(llm.Event{}, llm.IncompleteStream("", ""))
 				return
 			}
 			results, done, err := t.step(ctx, resp)
