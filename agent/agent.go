@@ -15,58 +15,187 @@ import (
 	"github.com/agcore/agcore/usage"
 )
 
-// Agent runs turns of a conversation against a model. Set the fields before
-// the first run and do not change or copy the Agent afterwards; an Agent is
-// safe for concurrent runs. Only Model is required: every other field has a
-// working zero value.
-type Agent struct {
+// Config is everything an agent is built from, each setting given once.
+// The zero value is a working agent: no tools, no store, the default budget
+// policy, retries with the defaults, no hooks.
+type Config struct {
 	// Name identifies the agent in updates and logs.
 	Name string
 	// Instructions open the system message of every request (a run can
 	// replace them with RunOptions.Instructions).
 	Instructions string
-	// Tools are offered to the model on every run, before any other tool.
+	// Tools are the agent's own tools, offered on every run before any
+	// other; names must be unique. The tool loop runs these very values,
+	// so every interface they implement is seen by the loop ([tool.Timed],
+	// [tool.Approvable]), by hooks and by the Approver.
 	Tools []tool.Tool
 	// Providers add context to each run that has a session, in this order.
 	Providers []ContextProvider
-	// Compression shrinks a request over the model's input budget. It runs
-	// only when Counter is set and the model's context window is known.
-	Compression compact.Strategy
-	Counter     compact.TokenCounter
-	// Model answers the requests. It is the whole pipeline (tool loop,
-	// retries, hooks over a provider adapter), so tool calls are invisible to
-	// the agent.
-	Model llm.Model
-	// ModelInfo, when set, replaces Model.Info() (for the input budget and
-	// cost).
-	ModelInfo *llm.ModelInfo
-	// Store keeps sessions: a run with RunOptions.SessionID loads its history
-	// from it and appends the turn to it. Nil keeps nothing.
+	// Store keeps sessions: a run with RunOptions.SessionID loads its
+	// history from it and appends the turn to it. Nil keeps nothing.
 	Store session.Store
-	// Logger receives warnings (failed providers, failed compression,
-	// failed persistence); nil means slog.Default().
+	// Compaction keeps every request (each step of the tool loop
+	// included) inside the model's input budget; nil means a default
+	// &compact.Policy{}: the default strategy and the estimator counter,
+	// active whenever the model's context window is known. Use
+	// &compact.Policy{Strategy: compact.Off} to never compress. New sets
+	// the policy's Logger to Logger when it has none.
+	Compaction *compact.Policy
+	// Retry configures the retries of each model call; the zero value
+	// retries with the middleware defaults, MaxAttempts: 1 never retries
+	// (a durable orchestrator that retries calls itself). Its Clock
+	// defaults to Clock.
+	Retry middleware.RetryConfig
+	// Hooks run around each model call and each tool call; nil runs none.
+	Hooks *middleware.Hooks
+	// Approver decides calls to tools that need approval
+	// ([tool.Approvable]); nil denies them.
+	Approver middleware.Approver
+	// MaxSteps is the most model calls of one turn; 0 means
+	// middleware.DefaultMaxSteps.
+	MaxSteps int
+	// ToolTimeout limits each tool call ([tool.Timed] tools set their
+	// own); 0 means none. ToolConcurrency is the most calls of one batch
+	// running at once (0: tool.DefaultConcurrency). MaxResultBytes cuts
+	// long tool results (0: tool.DefaultMaxResultBytes; negative: no
+	// limit). Runner runs the calls of a batch (nil: tool.GoRunner).
+	ToolTimeout     time.Duration
+	ToolConcurrency int
+	MaxResultBytes  int
+	Runner          tool.Runner
+	// Middleware wraps each model call, after the budget policy and the
+	// hooks and before retries: the place for tracing or metrics. The first
+	// is the outermost.
+	Middleware []middleware.Middleware
+	// ToolMiddleware wraps each tool call, inside the hooks and outside
+	// approval. The first is the outermost.
+	ToolMiddleware []tool.Middleware
+	// ModelInfo, when set, replaces the model's own Info everywhere: the
+	// budget policy, the middleware and the cost (a context window or
+	// prices the adapter does not know).
+	ModelInfo *llm.ModelInfo
+	// Logger receives warnings (failed providers, compressions,
+	// persistence) and, when set, one record per model call and per tool
+	// call (never message contents); nil means slog.Default() for warnings
+	// and no per-call records.
 	Logger *slog.Logger
 	// OnError is told of errors a run survives: a context provider that
 	// failed (*ProviderError), a turn that could not be persisted
-	// (*PersistError). Nil ignores them. To hand them to middleware hooks:
-	//	OnError: func(ctx context.Context, err error) { hooks.RunOnError(ctx, nil, err) }
+	// (*PersistError). Nil ignores them.
 	OnError func(ctx context.Context, err error)
-	// Clock stamps stored turns; nil means middleware.SystemClock.
+	// Clock stamps stored turns and times retries; nil means
+	// middleware.SystemClock.
 	Clock middleware.Clock
 	// NewID makes run ids; nil means session.NewID.
 	NewID func() string
-	// Cost prices a turn's usage for the model that answered; known is
-	// false when the model has no price (the cost is then unknown, not
-	// zero). Nil means the Tracker's prices when a Tracker is set, else
-	// usage.Cost.
-	Cost func(model string, u llm.Usage) (usd float64, known bool)
-	// Tracker, when set, records the usage of every run that got a
-	// response, by session and model: the agent's running totals. It prices
-	// with its own table.
+	// Tracker, when set, records the usage and cost of every run that got
+	// a response, by session and model.
 	Tracker *usage.Tracker
-
-	locks sessionLocks
 }
+
+// Agent runs turns of a conversation against a model through the standard
+// pipeline. Build it with [New]; it is safe for concurrent runs.
+type Agent struct {
+	cfg    Config
+	model  llm.Model // the pipeline below the tool loop: hooks, middleware, retry, logging, info
+	policy *compact.Policy
+	inv    tool.Invoker
+	locks  sessionLocks
+}
+
+// New builds the standard agent over model (a provider adapter, or any
+// llm.Model that makes one model call per call). It assembles, in the one
+// correct order, outermost first:
+//
+//	tool loop (cfg.Tools and each run's tools; approval; MaxSteps)
+//	  → budget policy (compact.Guard: every step inside the input budget)
+//	    → hooks (PreRequest, PostRequest, OnError; PreToolUse and
+//	      PostToolUse wrap each tool call)
+//	      → cfg.Middleware
+//	        → retry (each call, never the tools)
+//	          → logging (with cfg.Logger)
+//	            → model-info override (cfg.ModelInfo)
+//	              → model
+//
+// It fails when model is nil or when two of cfg.Tools share a name or one
+// has none.
+func New(model llm.Model, cfg Config) (*Agent, error) {
+	if model == nil {
+		return nil, ErrNoModel
+	}
+	seen := make(map[string]bool, len(cfg.Tools))
+	for i, t := range cfg.Tools {
+		if t == nil {
+			return nil, fmt.Errorf("agent: tool %d is nil", i)
+		}
+		name := t.Name()
+		if name == "" {
+			return nil, fmt.Errorf("agent: tool %d (%T) has no name", i, t)
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("agent: two tools are called %q", name)
+		}
+		seen[name] = true
+	}
+	a := &Agent{cfg: cfg, policy: cfg.Compaction}
+	switch {
+	case a.policy == nil:
+		a.policy = &compact.Policy{Logger: cfg.Logger}
+	case a.policy.Logger == nil:
+		a.policy.Logger = cfg.Logger
+	}
+
+	var mws []middleware.Middleware
+	var toolMWs []tool.Middleware
+	if cfg.Hooks != nil {
+		mws = append(mws, cfg.Hooks.Middleware())
+		toolMWs = append(toolMWs, cfg.Hooks.ToolMiddleware())
+	}
+	mws = append(mws, cfg.Middleware...)
+	toolMWs = append(toolMWs, cfg.ToolMiddleware...)
+	retry := cfg.Retry
+	if retry.Clock == nil {
+		retry.Clock = cfg.Clock
+	}
+	mws = append(mws, middleware.Retry(retry))
+	if cfg.Logger != nil {
+		logCfg := middleware.LogConfig{Logger: cfg.Logger, Clock: cfg.Clock}
+		mws = append(mws, middleware.Logging(logCfg))
+		toolMWs = append(toolMWs, middleware.ToolLogging(logCfg))
+	}
+	if cfg.ModelInfo != nil {
+		mws = append(mws, middleware.WithInfo(*cfg.ModelInfo))
+	}
+	a.model = middleware.Chain(model, mws...)
+	a.inv = tool.Invoker{
+		Concurrency:    cfg.ToolConcurrency,
+		Timeout:        cfg.ToolTimeout,
+		MaxResultBytes: cfg.MaxResultBytes,
+		Runner:         cfg.Runner,
+		Middleware:     toolMWs,
+		Logger:         cfg.Logger,
+	}
+	return a, nil
+}
+
+// Name returns the agent's name.
+func (a *Agent) Name() string { return a.cfg.Name }
+
+// Info returns what the agent's pipeline knows of the model: the model's
+// Info, or Config.ModelInfo.
+func (a *Agent) Info() llm.ModelInfo {
+	if a.model == nil {
+		return llm.ModelInfo{}
+	}
+	return a.model.Info()
+}
+
+// Tools returns the agent's own tools (do not change the slice).
+func (a *Agent) Tools() []tool.Tool { return a.cfg.Tools }
+
+// Compaction returns the agent's budget policy (to read its circuit
+// breaker, or Reset it).
+func (a *Agent) Compaction() *compact.Policy { return a.policy }
 
 // RunOptions adjust one run. The zero value (or a nil *RunOptions) runs
 // without a session, with the agent's instructions and the model's defaults.
@@ -95,13 +224,19 @@ type RunOptions struct {
 	// Tools are offered for this run only, after the agent's tools; a name
 	// the agent already has is skipped.
 	Tools []tool.Tool
+	// Declared are tools the caller runs itself (a client-side tool, a
+	// question to the user): offered after every other tool, under a name
+	// not already taken; a turn whose answer calls one ends there with
+	// FinishToolUse, and the caller answers the calls in its next run.
+	Declared []llm.ToolDefinition
 	// Metadata goes into Request.Metadata for middleware and hooks.
 	Metadata map[string]string
 }
 
 // Errors of a run; test them with errors.Is.
 var (
-	// ErrNoModel: the Agent has no Model.
+	// ErrNoModel: New was given no model (or the Agent was not made by
+	// New).
 	ErrNoModel = errors.New("agent: no model")
 	// ErrAbandoned ends a run whose caller stopped ranging over its updates
 	// before the finish update; nothing of it was persisted.
@@ -169,53 +304,40 @@ func (a *Agent) RunStream(ctx context.Context, msgs []llm.Message, opts *RunOpti
 }
 
 func (a *Agent) logger() *slog.Logger {
-	if a.Logger != nil {
-		return a.Logger
+	if a.cfg.Logger != nil {
+		return a.cfg.Logger
 	}
 	return slog.Default()
 }
 
 func (a *Agent) now() time.Time {
-	if a.Clock != nil {
-		return a.Clock.Now()
+	if a.cfg.Clock != nil {
+		return a.cfg.Clock.Now()
 	}
 	return middleware.SystemClock.Now()
 }
 
 func (a *Agent) newID() string {
-	if a.NewID != nil {
-		return a.NewID()
+	if a.cfg.NewID != nil {
+		return a.cfg.NewID()
 	}
 	return session.NewID()
 }
 
-func (a *Agent) modelInfo() llm.ModelInfo {
-	if a.ModelInfo != nil {
-		return *a.ModelInfo
-	}
-	return a.Model.Info()
-}
-
-// price records a turn's usage with the Tracker and prices it.
+// price prices a turn's usage and records it with the Tracker.
 func (a *Agent) price(sessionID, model string, u llm.Usage) (usd float64, known bool) {
-	if a.Tracker != nil {
-		t := a.Tracker.Record(sessionID, model, u)
-		usd, known = t.CostUSD, t.Known
+	usd, known = usage.Cost(model, u)
+	if a.cfg.Tracker != nil {
+		a.cfg.Tracker.Record(sessionID, model, u)
 	}
-	switch {
-	case a.Cost != nil:
-		return a.Cost(model, u)
-	case a.Tracker != nil:
-		return usd, known
-	}
-	return usage.Cost(model, u)
+	return usd, known
 }
 
 // report logs err as a warning and hands it to OnError.
 func (a *Agent) report(ctx context.Context, msg string, err error, attrs ...slog.Attr) {
-	attrs = append(attrs, slog.String("agent", a.Name), slog.Any("error", err))
+	attrs = append(attrs, slog.String("agent", a.cfg.Name), slog.Any("error", err))
 	a.logger().LogAttrs(ctx, slog.LevelWarn, msg, attrs...)
-	if a.OnError != nil {
-		a.OnError(ctx, err)
+	if a.cfg.OnError != nil {
+		a.cfg.OnError(ctx, err)
 	}
 }

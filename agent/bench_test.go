@@ -74,7 +74,7 @@ func BenchmarkAgentTurn(b *testing.B) {
 				if modelName == "llmtest" {
 					model = &refillModel{m: llmtest.New()}
 				}
-				a := &agent.Agent{Name: "bench", Instructions: "You are a helpful assistant. Answer briefly.", Model: model, Store: st.open(b)}
+				a := newAgent(b, model, agent.Config{Name: "bench", Instructions: "You are a helpful assistant. Answer briefly.", Store: st.open(b)})
 				ctx := context.Background()
 				msgs := []llm.Message{llm.UserText("What is the capital of France, and why is it famous?")}
 				b.ReportAllocs()

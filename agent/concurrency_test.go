@@ -31,7 +31,7 @@ func TestConcurrentRunsOnOneSessionWait(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
 	m := llmtest.New(blockingStep(started, release), llmtest.Text("second")).Verify(t)
 	store := newStore()
-	a := &agent.Agent{Model: m, Store: store}
+	a := newAgent(t, m, agent.Config{Store: store})
 	ctx := context.Background()
 
 	var wg sync.WaitGroup
@@ -45,7 +45,7 @@ func TestConcurrentRunsOnOneSessionWait(t *testing.T) {
 	go func() { _, err := a.Run(ctx, user("q2"), withSession("s")); second <- err }()
 
 	// A run on another session is not held up.
-	other := &agent.Agent{Model: llmtest.New(llmtest.Text("other")).Verify(t), Store: store}
+	other := newAgent(t, llmtest.New(llmtest.Text("other")).Verify(t), agent.Config{Store: store})
 	if _, err := other.Run(ctx, user("x"), withSession("t")); err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestARunWaitingForItsSessionCanBeCancelled(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
 	m := llmtest.New(blockingStep(started, release)).Verify(t)
 	store := newStore()
-	a := &agent.Agent{Model: m, Store: store}
+	a := newAgent(t, m, agent.Config{Store: store})
 	first := make(chan error, 1)
 	go func() { _, err := a.Run(context.Background(), user("q1"), withSession("s")); first <- err }()
 	<-started

@@ -7,29 +7,32 @@ import (
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
-	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/tool"
 )
 
-type cityArgs struct {
-	City string `json:"city"`
-}
-
-func ExampleAgent_Run() {
-	weather := tool.MustFunc("get_weather", "Current weather in a city.",
-		func(_ context.Context, in cityArgs) (string, error) { return "sunny, 18°C in " + in.City, nil })
-	model := llmtest.New( // a scripted model: a tool call, then the answer
+func ExampleNew() {
+	type args struct {
+		City string `json:"city" jsonschema:"the city"`
+	}
+	weather := tool.MustFunc("get_weather", "Current weather in a city.", func(_ context.Context, a args) (string, error) {
+		return "sunny, 18°C in " + a.City, nil
+	})
+	// A scripted model stands in for a provider adapter such as openai.New().
+	model := llmtest.New(
 		llmtest.Reply(llmtest.Call("call_1", "get_weather", `{"city":"Paris"}`)),
 		llmtest.Text("It is sunny and 18°C in Paris."),
 	)
-	a := &agent.Agent{
+	a, err := agent.New(model, agent.Config{
 		Name:         "weather",
 		Instructions: "Answer in one sentence.",
 		Tools:        []tool.Tool{weather},
-		Model:        middleware.Chain(model, middleware.FunctionInvocation(middleware.ToolLoop{})),
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
 	}
-	var s session.Session // an in-memory session; use Agent.Store to persist
+	var s session.Session // an in-memory session; Config.Store persists them
 	resp, err := a.Run(context.Background(), []llm.Message{llm.UserText("Weather in Paris?")}, &agent.RunOptions{Session: &s})
 	if err != nil {
 		fmt.Println(err)
@@ -48,7 +51,11 @@ func ExampleAgent_Run() {
 }
 
 func ExampleAgent_RunStream() {
-	a := &agent.Agent{Name: "poet", Model: llmtest.New(llmtest.Text("Roses are red."))}
+	a, err := agent.New(llmtest.New(llmtest.Text("Roses are red.")), agent.Config{Name: "poet"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	st := a.RunStream(context.Background(), []llm.Message{llm.UserText("A poem?")}, nil)
 	for u, err := range st.Updates() {
 		if err != nil {
@@ -62,10 +69,7 @@ func ExampleAgent_RunStream() {
 			fmt.Println("\nfinish:", u.FinishReason)
 		}
 	}
-	resp, err := st.Wait() // waits for persistence, if any
-	fmt.Println(resp.Agent, err, resp.PersistErr())
 	// Output:
 	// Roses are red.
 	// finish: stop
-	// poet <nil> <nil>
 }

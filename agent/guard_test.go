@@ -26,14 +26,14 @@ func fileText(path string) string {
 	return b.String()
 }
 
-// The agent compresses once, before the turn; within the turn the tool
-// loop grows the conversation by a large tool result at every step. A
-// compact.Guard inside the loop keeps every request the model receives
-// inside the budget, while the session keeps the whole transcript.
-func TestGuardKeepsEveryStepOfAToolLoopInsideTheWindow(t *testing.T) {
+// Within a turn the tool loop grows the conversation by a large tool
+// result at every step. The agent's budget policy runs inside the loop and
+// keeps every request the model receives inside the budget, while the
+// session keeps the whole transcript.
+func TestBudgetKeepsEveryStepOfAToolLoopInsideTheWindow(t *testing.T) {
 	const steps = 15 // model calls that ask for a tool, then one that answers
-	for _, shared := range []bool{true, false} {
-		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
+	{
+		{
 			info := llm.ModelInfo{Provider: "llmtest", Name: "gpt-4o", ContextWindow: 4096, MaxOutputTokens: 512}
 			counter := compact.CounterFor(info.Name)
 			budget := info.InputBudget()
@@ -56,26 +56,17 @@ func TestGuardKeepsEveryStepOfAToolLoopInsideTheWindow(t *testing.T) {
 			}) (string, error) {
 				return fileText(in.Path), nil
 			})
-			agentStrategy := compact.NewIncremental(compact.DefaultPipeline(nil))
-			guardStrategy := &countingStrategy{Strategy: agentStrategy}
-			if !shared {
-				guardStrategy.Strategy = compact.NewIncremental(compact.DefaultPipeline(nil))
-			}
+			guardStrategy := &countingStrategy{Strategy: compact.NewIncremental(compact.DefaultPipeline(nil))}
 			store := newStore()
-			a := &agent.Agent{
+			a := newAgent(t, m, agent.Config{
 				Name:         "reader",
 				Instructions: "You read files and report.",
 				Tools:        []tool.Tool{readFile},
-				Model: middleware.Chain(m,
-					middleware.FunctionInvocation(middleware.ToolLoop{}),
-					compact.Guard(compact.GuardConfig{Strategy: guardStrategy, Counter: counter, Info: info}),
-					middleware.Retry(middleware.RetryConfig{Clock: fixedClock{}}),
-				),
-				ModelInfo:   &info,
-				Compression: agentStrategy,
-				Counter:     counter,
-				Store:       store,
-			}
+				Compaction:   &compact.Policy{Strategy: guardStrategy, Counter: counter},
+				Retry:        middleware.RetryConfig{Clock: fixedClock{}},
+				ModelInfo:    &info,
+				Store:        store,
+			})
 
 			resp, err := a.Run(context.Background(), user("Read src/f1.go to src/f15.go, one at a time."), withSession("s"))
 			if err != nil {
@@ -151,15 +142,15 @@ func TestGuardKeepsEveryStepOfAToolLoopInsideTheWindow(t *testing.T) {
 				t.Errorf("%d stored results, want %d", results, steps)
 			}
 
-			// With one Incremental for the agent and the guard, the next
-			// turn's request extends the guard's last one: the provider's
-			// prompt cache keeps hitting.
+			// One policy for every step and turn: the next turn's request
+			// extends the last one of turn 1, so the provider's prompt cache
+			// keeps hitting.
 			next := reqs[len(reqs)-1]
 			extends := len(next.Messages) >= len(last.Messages) && reflect.DeepEqual(last.Messages, next.Messages[:len(last.Messages)])
-			if shared && !extends {
+			if !extends {
 				t.Error("turn 2's request does not extend the last request of turn 1")
 			}
-		})
+		}
 	}
 }
 

@@ -253,3 +253,13 @@ type fixedClock struct{ t time.Time }
 func (c fixedClock) Now() time.Time { return c.t }
 
 func (c fixedClock) Sleep(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+
+// newAgent builds an agent with agent.New, failing the test on error.
+func newAgent(t testing.TB, model llm.Model, cfg agent.Config) *agent.Agent {
+	t.Helper()
+	a, err := agent.New(model, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
+	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/usage"
 )
@@ -23,7 +24,10 @@ func TestPersistencePriority(t *testing.T) {
 		events []llm.Event
 		want   []string
 	}{
+
 		{
+			// A model below the agent's tool loop that is itself a pipeline
+			// (it ran tools): its transcript becomes the turn's.
 			name:   "the whole turn transcript first",
 			events: toolLoopEvents(true),
 			want:   []string{"user:hi", "assistant:Hello[calls search]", "tool_result:found", "assistant:Done."},
@@ -35,19 +39,6 @@ func TestPersistencePriority(t *testing.T) {
 			events: []llm.Event{{Type: llm.EventComplete, Response: &llm.Response{Message: llm.AssistantText("Done."),
 				Transcript: []llm.Message{asst, result, llm.AssistantText("Done.")}}}},
 			want: []string{"user:hi", "assistant:Hello[calls search]", "tool_result:found", "assistant:Done."},
-		},
-		{
-			name:   "else the assistant message with tools and each tool result",
-			events: toolLoopEvents(false),
-			want:   []string{"user:hi", "assistant:Hello[calls search]", "tool_result:found", "assistant:Done."},
-		},
-		{
-			name: "tool results without step completions follow the final message",
-			events: []llm.Event{
-				{Type: llm.EventToolResult, Message: &result},
-				{Type: llm.EventComplete, Response: &llm.Response{Message: asst}},
-			},
-			want: []string{"user:hi", "assistant:Hello[calls search]", "tool_result:found"},
 		},
 		{
 			name:   "else the plain assistant message",
@@ -64,7 +55,7 @@ func TestPersistencePriority(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			store := newStore()
-			a := &agent.Agent{Model: &eventModel{events: tt.events}, Store: store}
+			a := newAgent(t, &eventModel{events: tt.events}, agent.Config{Store: store})
 			resp, err := a.Run(context.Background(), user("hi"), withSession("s"))
 			if err != nil {
 				t.Fatal(err)
@@ -82,8 +73,7 @@ func TestPersistencePriority(t *testing.T) {
 func TestATurnIsOneAtomicAppendKeyedByTheRunID(t *testing.T) {
 	store := newStore()
 	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-	a := &agent.Agent{Model: &eventModel{events: toolLoopEvents(true)}, Store: store, NewID: ids(), Clock: fixedClock{now},
-		Cost: func(model string, u llm.Usage) (float64, bool) { return float64(u.Total()) / 1000, model == "m" }}
+	a := newAgent(t, &eventModel{events: toolLoopEvents(true)}, agent.Config{Store: store, NewID: ids(), Clock: fixedClock{now}})
 	resp, err := a.Run(context.Background(), []llm.Message{llm.SystemText("dropped"), llm.UserText("hi")}, withSession("s"))
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +90,7 @@ func TestATurnIsOneAtomicAppendKeyedByTheRunID(t *testing.T) {
 	if got := texts(turn.Messages); !reflect.DeepEqual(got, want) {
 		t.Errorf("turn messages %q, want %q (caller input without system, then the transcript)", got, want)
 	}
-	if turn.Usage != resp.Usage || turn.Usage.InputTokens != 30 || turn.CostUSD != 0.037 || !resp.CostKnown || !turn.Time.Equal(now) {
+	if turn.Usage != resp.Usage || turn.Usage.InputTokens != 30 || !turn.Time.Equal(now) {
 		t.Errorf("turn usage %+v cost %v time %v; response cost %v known %v", turn.Usage, turn.CostUSD, turn.Time, resp.CostUSD, resp.CostKnown)
 	}
 	if turn.Hashes == nil || turn.Prefix.Requests != 1 {
@@ -110,8 +100,7 @@ func TestATurnIsOneAtomicAppendKeyedByTheRunID(t *testing.T) {
 
 func TestUnknownCostIsUnknownNotZero(t *testing.T) {
 	store := newStore()
-	a := &agent.Agent{Model: llmtest.New(llmtest.Text("ok").WithUsage(llm.Usage{InputTokens: 5})).Verify(t), Store: store,
-		Cost: func(string, llm.Usage) (float64, bool) { return 0, false }}
+	a := newAgent(t, llmtest.New(llmtest.Text("ok").WithUsage(llm.Usage{InputTokens: 5})).Verify(t), agent.Config{Store: store})
 	resp, err := a.Run(context.Background(), user("hi"), withSession("s"))
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +115,7 @@ func TestPersistenceErrorsNeverBreakTheStream(t *testing.T) {
 	sink := &errSink{}
 	store := newStore()
 	store.fail = errors.New("disk full")
-	a := &agent.Agent{Model: llmtest.New(llmtest.Text("answer")).Verify(t), Store: store, OnError: sink.hook, Logger: logs.logger()}
+	a := newAgent(t, llmtest.New(llmtest.Text("answer")).Verify(t), agent.Config{Store: store, OnError: sink.hook, Logger: logs.logger()})
 	st := a.RunStream(context.Background(), user("hi"), withSession("s"))
 	ups := collect(t, st) // fails the test on any stream error
 	if last := ups[len(ups)-1]; last.Kind != agent.UpdateFinish || last.Response.Text() != "answer" {
@@ -151,7 +140,7 @@ func TestPersistenceErrorsNeverBreakTheStream(t *testing.T) {
 func TestWaitAndRunReturnOnlyAfterPersistence(t *testing.T) {
 	store := newStore()
 	store.gate = make(chan struct{})
-	a := &agent.Agent{Model: llmtest.New(llmtest.Text("one"), llmtest.Text("two")).Verify(t), Store: store}
+	a := newAgent(t, llmtest.New(llmtest.Text("one"), llmtest.Text("two")).Verify(t), agent.Config{Store: store})
 
 	// RunStream: the caller has the finish while the append is still pending.
 	st := a.RunStream(context.Background(), user("hi"), withSession("s"))
@@ -198,8 +187,8 @@ func statefulProvider(log *callLog) *provider {
 
 func TestProviderStateChangesArePersistedWithTheTurn(t *testing.T) {
 	store := newStore()
-	a := &agent.Agent{Model: llmtest.New(llmtest.Text("1"), llmtest.Text("2")).Verify(t), Store: store,
-		Providers: []agent.ContextProvider{statefulProvider(nil)}}
+	a := newAgent(t, llmtest.New(llmtest.Text("1"), llmtest.Text("2")).Verify(t), agent.Config{Store: store,
+		Providers: []agent.ContextProvider{statefulProvider(nil)}})
 	for range 2 {
 		if _, err := a.Run(context.Background(), user("hi"), withSession("s")); err != nil {
 			t.Fatal(err)
@@ -242,7 +231,8 @@ func TestAFailedCancelledOrAbandonedRunPersistsNothing(t *testing.T) {
 				if tt.cancel {
 					time.AfterFunc(10*time.Millisecond, cancel)
 				}
-				a := &agent.Agent{Model: llmtest.New(tt.step).WithChunkSize(3).Verify(t), Store: store, Providers: []agent.ContextProvider{p}}
+				a := newAgent(t, llmtest.New(tt.step).WithChunkSize(3).Verify(t), agent.Config{Store: store, Providers: []agent.ContextProvider{p},
+					Retry: middleware.RetryConfig{MaxAttempts: 1}})
 				st := a.RunStream(ctx, user("new"), opts)
 				n := 0
 				var streamErr error
@@ -286,7 +276,7 @@ func TestAFailedCancelledOrAbandonedRunPersistsNothing(t *testing.T) {
 func TestAnInMemorySessionIsUpdatedInPlaceOnSuccess(t *testing.T) {
 	s := &session.Session{ID: "mem"}
 	m := llmtest.New(llmtest.Text("one"), llmtest.Text("two")).Verify(t)
-	a := &agent.Agent{Model: m} // no store
+	a := newAgent(t, m, agent.Config{}) // no store
 	for _, q := range []string{"a", "b"} {
 		if _, err := a.Run(context.Background(), user(q), &agent.RunOptions{Session: s}); err != nil {
 			t.Fatal(err)
@@ -308,7 +298,7 @@ func TestCostDefaultsToThePriceTableAndTheTrackerSumsTurns(t *testing.T) {
 	m := llmtest.New(llmtest.Text("a").WithUsage(u), llmtest.Text("b").WithUsage(u), llmtest.Text("c").WithUsage(u)).
 		WithInfo(llm.ModelInfo{Name: "gpt-4o"}).Verify(t)
 	tracker := &usage.Tracker{}
-	a := &agent.Agent{Model: m, Tracker: tracker}
+	a := newAgent(t, m, agent.Config{Tracker: tracker})
 	ctx := context.Background()
 	var last *agent.Response
 	for _, sid := range []string{"s1", "s1", "s2"} {

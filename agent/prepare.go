@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"maps"
+	"slices"
 	"strings"
 
+	"github.com/agcore/agcore/compact"
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/tool"
 )
@@ -26,13 +30,14 @@ type run struct {
 	unlock      func()                     // releases the session; nil without one
 	inv         *Invocation
 	req         *llm.Request
+	model       llm.Model // this run's pipeline: the tool loop with the run's tools over the agent's
 }
 
 // prepare is the pre-invocation phase: it takes the session, asks the
-// providers, assembles and compresses the messages, records the request's
-// prefix hashes and merges the tools. On error nothing is held.
+// providers, assembles the messages, merges the tools and builds the run's
+// pipeline. On error nothing is held.
 func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOptions) (*run, error) {
-	if a.Model == nil {
+	if a.model == nil {
 		return nil, ErrNoModel
 	}
 	r := &run{agent: a, id: a.newID(), opts: opts, input: dropSystem(msgs)}
@@ -47,12 +52,12 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 	)
 	if opts.Instructions != "" {
 		instructions = append(instructions, opts.Instructions)
-	} else if a.Instructions != "" {
-		instructions = append(instructions, a.Instructions)
+	} else if a.cfg.Instructions != "" {
+		instructions = append(instructions, a.cfg.Instructions)
 	}
 	if r.sess != nil {
 		r.inv = &Invocation{Agent: a, RunID: r.id, Session: r.sess, Messages: r.input, Options: opts}
-		for _, p := range a.Providers {
+		for _, p := range a.cfg.Providers {
 			inj, err := p.Invoking(ctx, r.inv)
 			if err != nil {
 				a.report(ctx, "agent: context provider failed; skipped", &ProviderError{Provider: providerName(p), Phase: "invoking", RunID: r.id, Err: err}, slog.String("run_id", r.id))
@@ -85,25 +90,73 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 	full = append(full, providerMsgs...)
 	full = append(full, r.input...)
 
-	tools := mergeTools(a.Tools, opts.Tools, providerTools)
-	full = a.compress(ctx, r.id, full, tools)
-
-	if r.sess != nil {
-		if err := r.sess.TouchRequest(full); err != nil {
-			a.logger().LogAttrs(ctx, slog.LevelWarn, "agent: request hashes not recorded", slog.String("agent", a.Name), slog.String("run_id", r.id), slog.Any("error", err))
-		}
-	}
-
+	tools := tool.Merge(a.cfg.Tools, opts.Tools, providerTools)
 	r.req = &llm.Request{
 		Messages:       full,
-		Tools:          tools,
+		Tools:          definitions(tools, opts.Declared),
 		ToolChoice:     opts.ToolChoice,
 		MaxTokens:      opts.MaxTokens,
 		Temperature:    opts.Temperature,
 		ResponseFormat: opts.ResponseFormat,
 		Metadata:       opts.Metadata,
 	}
+	// The budget policy runs inside the tool loop, on every step; the
+	// session records the prefix hashes of the first request as sent, after
+	// compression.
+	var next llm.Model = a.model
+	if r.sess != nil {
+		next = &recorder{Model: next, run: r}
+	}
+	r.model = middleware.NewToolLoop(compact.Guard(a.policy)(next), middleware.ToolLoop{
+		Tools:    tools,
+		MaxSteps: a.cfg.MaxSteps,
+		Invoker:  a.inv,
+		Approver: a.cfg.Approver,
+	})
 	return r, nil
+}
+
+// definitions returns the wire descriptions of tools followed by the
+// declared-only ones whose names are free.
+func definitions(tools []tool.Tool, declared []llm.ToolDefinition) []llm.ToolDefinition {
+	defs := tool.Definitions(tools)
+	for _, d := range declared {
+		if _, taken := tool.Find(tools, d.Name); !taken && !slices.ContainsFunc(defs[len(tools):], func(e llm.ToolDefinition) bool { return e.Name == d.Name }) {
+			defs = append(defs, d)
+		}
+	}
+	return defs
+}
+
+// recorder records the prefix hashes of a run's first model request in the
+// run's session (prefix-cache tracking): below the budget policy, so what
+// is recorded is what is sent.
+type recorder struct {
+	llm.Model
+	run  *run
+	done bool // the first request was recorded (a run's steps are sequential)
+}
+
+func (rc *recorder) touch(ctx context.Context, req *llm.Request) {
+	if rc.done {
+		return
+	}
+	rc.done = true
+	r := rc.run
+	if err := r.sess.TouchRequest(req.Messages); err != nil {
+		r.agent.logger().LogAttrs(ctx, slog.LevelWarn, "agent: request hashes not recorded",
+			slog.String("agent", r.agent.cfg.Name), slog.String("run_id", r.id), slog.Any("error", err))
+	}
+}
+
+func (rc *recorder) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	rc.touch(ctx, req)
+	return rc.Model.Generate(ctx, req)
+}
+
+func (rc *recorder) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	rc.touch(ctx, req)
+	return rc.Model.Stream(ctx, req)
 }
 
 // openSession resolves the run's session, waits for earlier runs on it to
@@ -132,8 +185,8 @@ func (r *run) openSession(ctx context.Context) error {
 	switch {
 	case opts.Session != nil:
 		r.sess = opts.Session.Clone()
-	case a.Store != nil:
-		s, err := a.Store.Load(ctx, opts.SessionID)
+	case a.cfg.Store != nil:
+		s, err := a.cfg.Store.Load(ctx, opts.SessionID)
 		if errors.Is(err, session.ErrNotFound) {
 			s, err = &session.Session{ID: opts.SessionID}, nil
 		}
@@ -148,35 +201,6 @@ func (r *run) openSession(ctx context.Context) error {
 	r.stateBefore = maps.Clone(r.sess.State)
 	r.unlock = unlock
 	return nil
-}
-
-// compress is Phase 1.5: only with a strategy, a counter and known model
-// limits, and only over budget; a failing strategy leaves msgs unchanged.
-// The budget is the model's input budget less what the tool definitions
-// take, since a strategy's budget covers messages only.
-func (a *Agent) compress(ctx context.Context, runID string, msgs []llm.Message, tools []llm.ToolDefinition) []llm.Message {
-	if a.Compression == nil || a.Counter == nil {
-		return msgs
-	}
-	info := a.modelInfo()
-	if !info.Known() {
-		return msgs
-	}
-	budget := info.InputBudget()
-	if len(tools) > 0 {
-		budget = max(budget-a.Counter.CountTools(tools), 0)
-	}
-	n := a.Counter.CountMessages(msgs)
-	if n <= budget {
-		return msgs
-	}
-	out, err := a.Compression.Compress(ctx, msgs, budget, a.Counter)
-	if err != nil {
-		a.logger().LogAttrs(ctx, slog.LevelWarn, "agent: compression failed; using the original messages",
-			slog.String("agent", a.Name), slog.String("run_id", runID), slog.Int("tokens", n), slog.Int("budget", budget), slog.Any("error", err))
-		return msgs
-	}
-	return out
 }
 
 // dropSystem returns msgs without system-role messages (msgs itself when
@@ -194,29 +218,4 @@ func dropSystem(msgs []llm.Message) []llm.Message {
 		}
 	}
 	return msgs
-}
-
-// mergeTools returns the definitions of every group's tools in order,
-// skipping a name already taken by an earlier tool: the agent's own win.
-func mergeTools(groups ...[]tool.Tool) []llm.ToolDefinition {
-	n := 0
-	for _, g := range groups {
-		n += len(g)
-	}
-	if n == 0 {
-		return nil
-	}
-	defs := make([]llm.ToolDefinition, 0, n)
-	seen := make(map[string]struct{}, n)
-	for _, g := range groups {
-		for _, t := range g {
-			name := t.Name()
-			if _, dup := seen[name]; dup {
-				continue
-			}
-			seen[name] = struct{}{}
-			defs = append(defs, tool.Definition(t))
-		}
-	}
-	return defs
 }

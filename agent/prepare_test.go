@@ -17,10 +17,10 @@ import (
 
 // firstRequest runs a once with msgs and opts and returns the request the
 // model received.
-func firstRequest(t *testing.T, a *agent.Agent, msgs []llm.Message, opts *agent.RunOptions) *llm.Request {
+func firstRequest(t *testing.T, cfg agent.Config, msgs []llm.Message, opts *agent.RunOptions) *llm.Request {
 	t.Helper()
 	m := llmtest.New(llmtest.Text("ok")).Verify(t)
-	a.Model = m
+	a := newAgent(t, m, cfg)
 	if _, err := a.Run(context.Background(), msgs, opts); err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestPreInvocationAssembly(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			store := newStore()
 			store.sessions["s"] = &session.Session{ID: "s", Messages: history}
-			a := &agent.Agent{Instructions: tt.agentInst, Store: store}
+			a := (agent.Config{Instructions: tt.agentInst, Store: store})
 			for i, inj := range tt.providers {
 				a.Providers = append(a.Providers, &provider{name: string(rune('A' + i)), inj: inj})
 			}
@@ -101,7 +101,7 @@ func TestPreInvocationAssembly(t *testing.T) {
 
 func TestASystemMessageInAnInMemorySessionIsNotASecondOne(t *testing.T) {
 	s := &session.Session{Messages: []llm.Message{llm.SystemText("stale"), llm.UserText("old"), llm.AssistantText("answer")}}
-	req := firstRequest(t, &agent.Agent{Instructions: "sys"}, user("new"), &agent.RunOptions{Session: s})
+	req := firstRequest(t, agent.Config{Instructions: "sys"}, user("new"), &agent.RunOptions{Session: s})
 	if got := texts(req.Messages); !reflect.DeepEqual(got, []string{"system:sys", "user:old", "assistant:answer", "user:new"}) {
 		t.Errorf("request %q", got)
 	}
@@ -110,7 +110,7 @@ func TestASystemMessageInAnInMemorySessionIsNotASecondOne(t *testing.T) {
 func TestProvidersAreInvokedInOrderAroundTheModelCall(t *testing.T) {
 	log := &callLog{}
 	c := &provider{name: "C", log: log}
-	a := &agent.Agent{Providers: []agent.ContextProvider{&provider{name: "A", log: log}, &provider{name: "B", log: log}, c}}
+	a := agent.Config{Providers: []agent.ContextProvider{&provider{name: "A", log: log}, &provider{name: "B", log: log}, c}}
 	req := firstRequest(t, a, user("hi"), withSession("s"))
 	want := []string{"A.Invoking", "B.Invoking", "C.Invoking", "A.Invoked", "B.Invoked", "C.Invoked"}
 	if got := log.get(); !reflect.DeepEqual(got, want) {
@@ -124,7 +124,7 @@ func TestProvidersAreInvokedInOrderAroundTheModelCall(t *testing.T) {
 
 func TestProvidersRunOnlyForRunsWithASession(t *testing.T) {
 	log := &callLog{}
-	a := &agent.Agent{Instructions: "sys", Providers: []agent.ContextProvider{&provider{name: "A", log: log, inj: agent.Injection{Instructions: "from A"}}}}
+	a := agent.Config{Instructions: "sys", Providers: []agent.ContextProvider{&provider{name: "A", log: log, inj: agent.Injection{Instructions: "from A"}}}}
 	req := firstRequest(t, a, user("hi"), nil)
 	if got := log.get(); len(got) != 0 {
 		t.Errorf("providers called without a session: %v", got)
@@ -138,7 +138,7 @@ func TestAFailingProviderIsSkippedLoggedAndReported(t *testing.T) {
 	var logs logBuffer
 	sink := &errSink{}
 	boom := errors.New("memory backend down")
-	a := &agent.Agent{
+	a := agent.Config{
 		Name:    "helper",
 		Logger:  logs.logger(),
 		OnError: sink.hook,
@@ -165,10 +165,10 @@ func TestAFailingProviderIsSkippedLoggedAndReported(t *testing.T) {
 func TestAFailingInvokedIsReportedAndChangesNothing(t *testing.T) {
 	sink := &errSink{}
 	store := newStore()
-	a := &agent.Agent{Store: store, OnError: sink.hook, Logger: (&logBuffer{}).logger(),
+	cfg := agent.Config{Store: store, OnError: sink.hook, Logger: (&logBuffer{}).logger(),
 		Providers: []agent.ContextProvider{&provider{name: "p", invokedErr: errors.New("late failure")}}}
 	resp := func() *agent.Response {
-		a.Model = llmtest.New(llmtest.Text("ok")).Verify(t)
+		a := newAgent(t, llmtest.New(llmtest.Text("ok")).Verify(t), cfg)
 		r, err := a.Run(context.Background(), user("hi"), withSession("s"))
 		if err != nil {
 			t.Fatal(err)
@@ -219,8 +219,7 @@ func TestCompressionTriggerRules(t *testing.T) {
 	exact := strings.Repeat("x", 67) // 70 tokens
 	tests := []struct {
 		name      string
-		noCounter bool
-		noStrat   bool
+		off       bool
 		info      llm.ModelInfo
 		override  *llm.ModelInfo
 		text      string
@@ -233,8 +232,7 @@ func TestCompressionTriggerRules(t *testing.T) {
 		{name: "over budget with strategy, counter and known limits compresses", info: known, text: over, wantCalls: 1, wantMsgs: 1},
 		{name: "exactly at the budget does not compress", info: known, text: exact, wantCalls: 0, wantMsgs: 2},
 		{name: "the tools' tokens come out of the budget", info: known, text: exact, tools: []tool.Tool{echoTool{"t"}}, wantCalls: 1, wantMsgs: 1},
-		{name: "without a counter nothing runs", noCounter: true, info: known, text: over, wantCalls: 0, wantMsgs: 2},
-		{name: "without a strategy nothing runs", noStrat: true, info: known, text: over, wantMsgs: 2},
+		{name: "with compaction off nothing runs", off: true, info: known, text: over, wantMsgs: 2},
 		{name: "unknown model limits do not compress", info: llm.ModelInfo{Name: "m"}, text: over, wantCalls: 0, wantMsgs: 2},
 		{name: "the model-info override supplies the limits", info: llm.ModelInfo{Name: "m"}, override: &known, text: over, wantCalls: 1, wantMsgs: 1},
 		{name: "a failing strategy leaves the messages unchanged and warns", info: known, text: over, stratErr: errors.New("cannot fit"), wantCalls: 1, wantMsgs: 2, wantWarn: true},
@@ -244,13 +242,11 @@ func TestCompressionTriggerRules(t *testing.T) {
 			var logs logBuffer
 			strat := &keepLast{err: tt.stratErr}
 			m := llmtest.New(llmtest.Text("ok")).WithInfo(tt.info).Verify(t)
-			a := &agent.Agent{Model: m, ModelInfo: tt.override, Logger: logs.logger(), Tools: tt.tools}
-			if !tt.noStrat {
-				a.Compression = strat
+			policy := &compact.Policy{Strategy: strat, Counter: fakeCounter{}}
+			if tt.off {
+				policy.Strategy = compact.Off
 			}
-			if !tt.noCounter {
-				a.Counter = fakeCounter{}
-			}
+			a := newAgent(t, m, agent.Config{ModelInfo: tt.override, Logger: logs.logger(), Tools: tt.tools, Compaction: policy})
 			_, err := a.Run(context.Background(), []llm.Message{llm.AssistantText("old"), llm.UserText(tt.text)}, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -274,7 +270,7 @@ func TestCompressionTriggerRules(t *testing.T) {
 func TestRequestHashTrackingIsAPerSessionStatistic(t *testing.T) {
 	store := newStore()
 	m := llmtest.New(llmtest.Text("one"), llmtest.Text("two"), llmtest.Text("three"), llmtest.Text("other")).Verify(t)
-	a := &agent.Agent{Instructions: "sys", Model: m, Store: store}
+	a := newAgent(t, m, agent.Config{Instructions: "sys", Store: store})
 	ctx := context.Background()
 	for _, q := range []string{"a", "b"} {
 		if _, err := a.Run(ctx, user(q), withSession("s")); err != nil {
@@ -307,7 +303,7 @@ func TestToolMerge(t *testing.T) {
 	runTools := []tool.Tool{echoTool{"calc"}, echoTool{"clock"}}
 	p1 := &provider{name: "p1", inj: agent.Injection{Tools: []tool.Tool{echoTool{"search"}, echoTool{"memory"}}}}
 	p2 := &provider{name: "p2", inj: agent.Injection{Tools: []tool.Tool{echoTool{"notes"}, echoTool{"memory"}, echoTool{"clock"}}}}
-	a := &agent.Agent{Tools: agentTools, Providers: []agent.ContextProvider{p1, p2}}
+	a := (agent.Config{Tools: agentTools, Providers: []agent.ContextProvider{p1, p2}})
 	for i := range 3 { // the order is stable from run to run
 		req := firstRequest(t, a, user("hi"), &agent.RunOptions{SessionID: "s", Tools: runTools})
 		var names []string
@@ -330,7 +326,7 @@ func TestRunOptionsReachTheRequest(t *testing.T) {
 		ResponseFormat: &llm.ResponseFormat{Type: "json_object"},
 		Metadata:       map[string]string{"user": "u1"},
 	}
-	req := firstRequest(t, &agent.Agent{}, user("hi"), opts)
+	req := firstRequest(t, agent.Config{}, user("hi"), opts)
 	if req.Temperature == nil || *req.Temperature != 0.2 || req.MaxTokens != 77 || req.ToolChoice.Mode != llm.ToolChoiceRequired ||
 		req.ResponseFormat == nil || req.ResponseFormat.Type != "json_object" || req.Metadata["user"] != "u1" {
 		t.Errorf("request = %+v", req)
@@ -338,7 +334,7 @@ func TestRunOptionsReachTheRequest(t *testing.T) {
 }
 
 func TestAnInvalidSessionIDFailsTheRun(t *testing.T) {
-	a := &agent.Agent{Model: llmtest.New().Verify(t)}
+	a := newAgent(t, llmtest.New().Verify(t), agent.Config{})
 	_, err := a.Run(context.Background(), user("hi"), withSession("../escape"))
 	if !errors.Is(err, session.ErrInvalidID) {
 		t.Errorf("err = %v, want ErrInvalidID", err)
@@ -346,8 +342,11 @@ func TestAnInvalidSessionIDFailsTheRun(t *testing.T) {
 }
 
 func TestARunWithoutAModelFails(t *testing.T) {
+	if _, err := agent.New(nil, agent.Config{}); !errors.Is(err, agent.ErrNoModel) {
+		t.Errorf("New(nil) err = %v", err)
+	}
 	_, err := (&agent.Agent{}).Run(context.Background(), user("hi"), nil)
 	if !errors.Is(err, agent.ErrNoModel) {
-		t.Errorf("err = %v", err)
+		t.Errorf("zero Agent: err = %v", err)
 	}
 }

@@ -115,9 +115,9 @@ func (s *Stream) run(yield func(Update, error) bool) {
 		}
 	}()
 
-	conv := converter{agent: a.Name, runID: r.id}
+	conv := converter{agent: a.cfg.Name, runID: r.id}
 	var final *llm.Response
-	for ev, err := range a.Model.Stream(ctx, r.req) {
+	for ev, err := range r.model.Stream(ctx, r.req) {
 		if err != nil {
 			over = true
 			s.fail(ctx, r, err)
@@ -182,7 +182,7 @@ func (s *Stream) fail(ctx context.Context, r *run, err error) {
 func (r *run) response(final *llm.Response, conv *converter, done chan struct{}) *Response {
 	resp := &Response{
 		RunID:        r.id,
-		Agent:        r.agent.Name,
+		Agent:        r.agent.cfg.Name,
 		Model:        final.Model,
 		Message:      final.Message,
 		Messages:     conv.transcript(final),
@@ -194,7 +194,7 @@ func (r *run) response(final *llm.Response, conv *converter, done chan struct{})
 		resp.SessionID = r.sess.ID
 	}
 	if resp.Model == "" {
-		resp.Model = r.agent.modelInfo().Name
+		resp.Model = r.agent.Info().Name
 	}
 	resp.CostUSD, resp.CostKnown = r.agent.price(resp.SessionID, resp.Model, resp.Usage)
 	return resp
@@ -205,7 +205,7 @@ func (r *run) invoked(ctx context.Context, out *Outcome) {
 	if r.sess == nil {
 		return
 	}
-	for _, p := range r.agent.Providers {
+	for _, p := range r.agent.cfg.Providers {
 		if err := p.Invoked(ctx, r.inv, out); err != nil {
 			r.agent.report(ctx, "agent: context provider's Invoked failed", &ProviderError{Provider: providerName(p), Phase: "invoked", RunID: r.id, Err: err}, slog.String("run_id", r.id))
 		}
@@ -241,8 +241,8 @@ func (r *run) persist(ctx context.Context, resp *Response) error {
 	if resp.CostKnown {
 		turn.CostUSD = resp.CostUSD
 	}
-	if a.Store != nil && r.sess.ID != "" {
-		if err := a.Store.Append(ctx, r.sess.ID, turn); err != nil {
+	if a.cfg.Store != nil && r.sess.ID != "" {
+		if err := a.cfg.Store.Append(ctx, r.sess.ID, turn); err != nil {
 			perr := &PersistError{SessionID: r.sess.ID, RunID: r.id, Err: err}
 			a.report(ctx, "agent: turn not persisted", perr, slog.String("run_id", r.id), slog.String("session", r.sess.ID))
 			return perr

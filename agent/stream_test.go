@@ -109,7 +109,7 @@ func describe(u agent.Update) string {
 }
 
 func TestResponseConversion(t *testing.T) {
-	a := &agent.Agent{Name: "helper", Model: &eventModel{events: toolLoopEvents(true)}, NewID: ids()}
+	a := newAgent(t, &eventModel{events: toolLoopEvents(true)}, agent.Config{Name: "helper", NewID: ids()})
 	ups := collect(t, a.RunStream(context.Background(), user("hi"), nil))
 	var got []string
 	for _, u := range ups {
@@ -139,9 +139,10 @@ func TestAToolCallWithoutAStopIsFlushedWholeAtTheEnd(t *testing.T) {
 		{Type: llm.EventToolInputDelta, Index: 0, Delta: `1}`},
 		{Type: llm.EventComplete, Response: &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{call("c9", "calc", `{"a":1}`)}}, FinishReason: llm.FinishToolUse}},
 	}
-	a := &agent.Agent{Model: &eventModel{events: events}}
+	a := newAgent(t, &eventModel{events: events}, agent.Config{})
 	var got []string
-	for _, u := range collect(t, a.RunStream(context.Background(), user("hi"), nil)) {
+	declared := &agent.RunOptions{Declared: []llm.ToolDefinition{{Name: "calc"}}}
+	for _, u := range collect(t, a.RunStream(context.Background(), user("hi"), declared)) {
 		got = append(got, describe(u))
 	}
 	if want := []string{`tool_call:c9:calc:{"a":1}`, "finish:tool_use"}; !reflect.DeepEqual(got, want) {
@@ -177,7 +178,7 @@ func (m *gatedModel) Info() llm.ModelInfo { return llm.ModelInfo{} }
 
 func TestTheCallerGetsEachUpdateAsItArrives(t *testing.T) {
 	m := &gatedModel{release: make(chan struct{})}
-	a := &agent.Agent{Model: m}
+	a := newAgent(t, m, agent.Config{})
 	timer := time.AfterFunc(5*time.Second, func() { close(m.release) }) // unblocks a buffering agent, late
 	defer timer.Stop()
 	start := time.Now()
@@ -197,7 +198,7 @@ func TestTheCallerGetsEachUpdateAsItArrives(t *testing.T) {
 }
 
 func TestWaitRunsAStreamNobodyRanged(t *testing.T) {
-	a := &agent.Agent{Model: llmtest.New(llmtest.Text("ok")).Verify(t)}
+	a := newAgent(t, llmtest.New(llmtest.Text("ok")).Verify(t), agent.Config{})
 	st := a.RunStream(context.Background(), user("hi"), nil)
 	resp, err := st.Wait()
 	if err != nil || resp.Text() != "ok" {

@@ -58,14 +58,10 @@ type Update struct {
 
 // converter turns model events into updates (the seed's
 // AgentResponseConverter). Tool-call arguments are buffered until the call
-// is complete; the messages of the turn are gathered on the side for the
-// persistence fallbacks.
+// is complete.
 type converter struct {
 	agent, runID string
 	pending      []pendingCall // tool calls of the current model call not yet sent
-	calls        int           // tool calls sent
-	steps        int           // assistant messages gathered from step completions
-	gathered     []llm.Message // assistant messages and tool results, in order
 	out          []Update      // reused result buffer
 }
 
@@ -115,7 +111,6 @@ func (c *converter) consume(ev llm.Event) []Update {
 			u := c.update(UpdateToolResult)
 			u.ToolResult = ev.Message
 			c.out = append(c.out, u)
-			c.gathered = append(c.gathered, *ev.Message)
 		}
 	case llm.EventUsage:
 		if ev.Usage != nil {
@@ -123,13 +118,7 @@ func (c *converter) consume(ev llm.Event) []Update {
 			u.Usage = ev.Usage
 			c.out = append(c.out, u)
 		}
-	case llm.EventStepComplete:
-		c.flush()
-		if ev.Response != nil {
-			c.gathered = append(c.gathered, ev.Response.Message)
-			c.steps++
-		}
-	case llm.EventComplete:
+	case llm.EventStepComplete, llm.EventComplete:
 		c.flush()
 	}
 	return c.out
@@ -139,7 +128,6 @@ func (c *converter) emitCall(call llm.ToolUse) {
 	u := c.update(UpdateToolCall)
 	u.ToolCall = call
 	c.out = append(c.out, u)
-	c.calls++
 }
 
 // flush sends the tool calls of the model call that just ended whose stop
@@ -178,32 +166,18 @@ func (p *pendingCall) built() llm.ToolUse {
 }
 
 // transcript returns the messages the turn adds to the session after the
-// caller's, in the seed's priority: the whole turn transcript (without user
-// messages); else, when the turn called tools, the assistant message(s)
-// with the tool calls and each tool result; else the plain assistant
-// message.
+// caller's: the turn's transcript (every assistant message and tool result,
+// in order, as the agent's tool loop recorded it), without user messages;
+// else the final assistant message.
 func (c *converter) transcript(resp *llm.Response) []llm.Message {
-	if len(resp.Transcript) > 0 {
-		out := make([]llm.Message, 0, len(resp.Transcript))
-		for _, m := range resp.Transcript {
-			if m.Role != llm.RoleUser {
-				out = append(out, m)
-			}
-		}
-		return out
+	if len(resp.Transcript) == 0 {
+		return []llm.Message{resp.Message}
 	}
-	if c.calls > 0 || len(c.gathered) > c.steps {
-		if c.steps == 0 {
-			// No step completions: the final message carries the calls.
-			out := make([]llm.Message, 0, 1+len(c.gathered))
-			out = append(out, resp.Message)
-			return append(out, c.gathered...)
+	out := make([]llm.Message, 0, len(resp.Transcript))
+	for _, m := range resp.Transcript {
+		if m.Role != llm.RoleUser {
+			out = append(out, m)
 		}
-		out := append([]llm.Message(nil), c.gathered...)
-		if out[len(out)-1].Role == llm.RoleTool {
-			out = append(out, resp.Message) // the last call's answer had no step completion
-		}
-		return out
 	}
-	return []llm.Message{resp.Message}
+	return out
 }

@@ -23,12 +23,9 @@ func ExampleGuard() {
 	adapter := llmtest.New(llmtest.Text("Done."))
 	counter := compact.Estimator{}
 	// In a pipeline: middleware.Chain(adapter, middleware.FunctionInvocation(loop),
-	// compact.Guard(cfg), hooks.Middleware(), middleware.Retry(retry), ...).
-	model := compact.Guard(compact.GuardConfig{
-		Strategy: compact.NewIncremental(compact.DefaultPipeline(nil)),
-		Counter:  counter,
-		Budget:   1500,
-	})(adapter)
+	// compact.Guard(policy), hooks.Middleware(), middleware.Retry(retry), ...);
+	// agent.New puts it there itself.
+	model := compact.Guard(&compact.Policy{Counter: counter, Budget: 1500})(adapter)
 
 	req := &llm.Request{Messages: msgs}
 	if _, err := model.Generate(context.Background(), req); err != nil {

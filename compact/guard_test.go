@@ -97,6 +97,12 @@ func deepCopy(req *llm.Request) *llm.Request {
 	return c
 }
 
+// limits are the Policy fields a TestGuard case sets.
+type limits struct {
+	Budget int
+	Info   llm.ModelInfo
+}
+
 func TestGuard(t *testing.T) {
 	est := compact.Estimator{}
 	tools := []llm.ToolDefinition{{Name: "read_file", Description: "Reads a file.", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}}
@@ -132,7 +138,7 @@ func TestGuard(t *testing.T) {
 	)
 	cases := []struct {
 		name     string
-		cfg      compact.GuardConfig // Counter is est unless set
+		cfg      limits
 		next     llm.ModelInfo
 		msgs     []llm.Message
 		strategy func() compact.Strategy
@@ -140,30 +146,30 @@ func TestGuard(t *testing.T) {
 		called   bool // whether the strategy runs
 		warned   bool // whether a warning is logged
 	}{
-		{name: "under budget", cfg: compact.GuardConfig{Budget: longTokens}, msgs: long, strategy: truncate, want: same},
-		{name: "over budget", cfg: compact.GuardConfig{Budget: longTokens / 3}, msgs: long, strategy: truncate, want: compressed, called: true},
-		{name: "over budget, incremental", cfg: compact.GuardConfig{Budget: longTokens / 2},
+		{name: "under budget", cfg: limits{Budget: longTokens}, msgs: long, strategy: truncate, want: same},
+		{name: "over budget", cfg: limits{Budget: longTokens / 3}, msgs: long, strategy: truncate, want: compressed, called: true},
+		{name: "over budget, incremental", cfg: limits{Budget: longTokens / 2},
 			msgs: long, strategy: func() compact.Strategy { return compact.NewIncremental(compact.DefaultPipeline(nil)) }, want: compressed, called: true},
-		{name: "budget from Info", cfg: compact.GuardConfig{Info: llm.ModelInfo{ContextWindow: 2 * longTokens / 3, ReservedOutput: 1, SafetyMargin: 1}},
+		{name: "budget from Info", cfg: limits{Info: llm.ModelInfo{ContextWindow: 2 * longTokens / 3, ReservedOutput: 1, SafetyMargin: 1}},
 			msgs: long, strategy: truncate, want: compressed, called: true},
 		{name: "budget from the wrapped model's Info", next: llm.ModelInfo{ContextWindow: 2 * longTokens / 3, ReservedOutput: 1, SafetyMargin: 1},
 			msgs: long, strategy: truncate, want: compressed, called: true},
-		{name: "Budget overrides Info", cfg: compact.GuardConfig{Budget: longTokens, Info: llm.ModelInfo{ContextWindow: longTokens / 3}},
+		{name: "Budget overrides Info", cfg: limits{Budget: longTokens, Info: llm.ModelInfo{ContextWindow: longTokens / 3}},
 			msgs: long, strategy: truncate, want: same},
 		{name: "unknown limits", msgs: long, strategy: truncate, want: same},
-		{name: "failing strategy, window unknown", cfg: compact.GuardConfig{Budget: longTokens / 3},
+		{name: "failing strategy, window unknown", cfg: limits{Budget: longTokens / 3},
 			msgs: long, strategy: failing, want: same, called: true, warned: true},
-		{name: "failing strategy, within the window", cfg: compact.GuardConfig{Budget: longTokens / 3, Info: llm.ModelInfo{ContextWindow: longTokens}},
+		{name: "failing strategy, within the window", cfg: limits{Budget: longTokens / 3, Info: llm.ModelInfo{ContextWindow: longTokens}},
 			msgs: long, strategy: failing, want: same, called: true, warned: true},
-		{name: "failing strategy, over the window", cfg: compact.GuardConfig{Budget: longTokens / 3, Info: llm.ModelInfo{ContextWindow: longTokens - 1}},
+		{name: "failing strategy, over the window", cfg: limits{Budget: longTokens / 3, Info: llm.ModelInfo{ContextWindow: longTokens - 1}},
 			msgs: long, strategy: failing, want: tooLong, called: true},
-		{name: "strategy returns nothing", cfg: compact.GuardConfig{Budget: longTokens / 3},
+		{name: "strategy returns nothing", cfg: limits{Budget: longTokens / 3},
 			msgs: long, strategy: empty, want: same, called: true, warned: true},
-		{name: "partial result", cfg: compact.GuardConfig{Budget: longTokens / 3},
+		{name: "partial result", cfg: limits{Budget: longTokens / 3},
 			msgs: long, strategy: partial, want: bestEffort, called: true, warned: true},
-		{name: "partial result still over the window", cfg: compact.GuardConfig{Budget: longTokens / 3, Info: llm.ModelInfo{ContextWindow: longTokens / 2}},
+		{name: "partial result still over the window", cfg: limits{Budget: longTokens / 3, Info: llm.ModelInfo{ContextWindow: longTokens / 2}},
 			msgs: long, strategy: partial, want: tooLong, called: true},
-		{name: "truncation cannot fit", cfg: compact.GuardConfig{Budget: 200, Info: llm.ModelInfo{ContextWindow: 400}},
+		{name: "truncation cannot fit", cfg: limits{Budget: 200, Info: llm.ModelInfo{ContextWindow: 400}},
 			msgs: long, strategy: truncate, want: tooLong, called: true},
 	}
 	for _, tc := range cases {
@@ -174,15 +180,13 @@ func TestGuard(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				var logs bytes.Buffer
-				cfg := tc.cfg
-				if cfg.Counter == nil {
-					cfg.Counter = est
-				}
-				strategy := tc.strategy()
-				cfg.Strategy = strategy
-				cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 				next := &recorder{info: tc.next}
-				model := compact.Guard(cfg)(next)
+				cfg := tc.cfg
+				strategy := tc.strategy()
+				model := compact.Guard(&compact.Policy{
+					Strategy: strategy, Counter: est, Budget: cfg.Budget, Info: cfg.Info,
+					Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+				})(next)
 
 				req := &llm.Request{Messages: tc.msgs, Tools: tools, MaxTokens: 100, Metadata: map[string]string{"k": "v"}}
 				before := deepCopy(req)
@@ -263,22 +267,29 @@ func TestGuard(t *testing.T) {
 
 func TestGuardForwardsInfo(t *testing.T) {
 	info := llm.ModelInfo{Provider: "p", Name: "m", ContextWindow: 1000}
-	m := compact.Guard(compact.GuardConfig{Strategy: compact.Truncate{}, Counter: compact.Estimator{}, Budget: 10})(&recorder{info: info})
+	m := compact.Guard(&compact.Policy{Strategy: compact.Truncate{}, Counter: compact.Estimator{}, Budget: 10})(&recorder{info: info})
 	if m.Info() != info {
 		t.Errorf("Info() = %+v, want the wrapped model's %+v", m.Info(), info)
 	}
 }
 
-func TestGuardNeedsAStrategyAndACounter(t *testing.T) {
-	for _, cfg := range []compact.GuardConfig{{Counter: compact.Estimator{}}, {Strategy: compact.Truncate{}}} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("Guard(%+v) did not panic", cfg)
-				}
-			}()
-			compact.Guard(cfg)
-		}()
+// The zero Policy works: the default strategy and the estimator.
+func TestGuardZeroPolicyCompresses(t *testing.T) {
+	long := toolSession(12, 200)
+	budget := compact.Estimator{}.CountMessages(long) / 2
+	next := &recorder{}
+	for _, p := range []*compact.Policy{nil, {Budget: budget}} {
+		m := compact.Guard(p)(next)
+		if _, err := m.Generate(context.Background(), &llm.Request{Messages: long}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := next.received()
+	if len(got[0].Messages) != len(long) {
+		t.Error("a nil policy without known limits changed the request")
+	}
+	if n := (compact.Estimator{}).CountMessages(got[1].Messages); n > budget {
+		t.Errorf("sent %d tokens, over the budget of %d", n, budget)
 	}
 }
 
@@ -291,7 +302,7 @@ func TestGuardCancelledDuringCompression(t *testing.T) {
 		return nil, ctx.Err()
 	}}
 	next := &recorder{}
-	m := compact.Guard(compact.GuardConfig{Strategy: s, Counter: compact.Estimator{}, Budget: 100, Logger: slog.New(slog.DiscardHandler)})(next)
+	m := compact.Guard(&compact.Policy{Strategy: s, Counter: compact.Estimator{}, Budget: 100, Logger: slog.New(slog.DiscardHandler)})(next)
 	_, err := m.Generate(ctx, &llm.Request{Messages: toolSession(5, 200)})
 	if llm.KindOf(err) != llm.KindCancelled || !errors.Is(err, context.Canceled) {
 		t.Errorf("error %v, want KindCancelled", err)
@@ -304,7 +315,7 @@ func TestGuardCancelledDuringCompression(t *testing.T) {
 // Breaking out of a guarded stream stops the wrapped one.
 func TestGuardStreamStopsWhenTheCallerStops(t *testing.T) {
 	next := &recorder{}
-	m := compact.Guard(compact.GuardConfig{Strategy: compact.Truncate{}, Counter: compact.Estimator{}, Budget: 1 << 20})(next)
+	m := compact.Guard(&compact.Policy{Strategy: compact.Truncate{}, Counter: compact.Estimator{}, Budget: 1 << 20})(next)
 	n := 0
 	for _, err := range m.Stream(context.Background(), &llm.Request{Messages: []llm.Message{llm.UserText("hi")}}) {
 		if err != nil {
@@ -325,7 +336,7 @@ func TestGuardWithIncrementalExtendsItsLastRequest(t *testing.T) {
 	all := toolSession(30, 200)
 	budget := est.CountMessages(all) / 4
 	next := &recorder{}
-	m := compact.Guard(compact.GuardConfig{Strategy: compact.NewIncremental(compact.Truncate{}), Counter: est, Budget: budget})(next)
+	m := compact.Guard(&compact.Policy{Strategy: compact.NewIncremental(compact.Truncate{}), Counter: est, Budget: budget})(next)
 	extended := 0
 	for n := 4; n <= len(all); n += 2 {
 		if _, err := m.Generate(context.Background(), &llm.Request{Messages: all[:n]}); err != nil {

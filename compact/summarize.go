@@ -25,7 +25,6 @@ var (
 
 // Defaults of [Summarize].
 const (
-	DefaultMaxFailures   = 3
 	DefaultSummaryTokens = 2000
 	DefaultThrashWindow  = 4
 )

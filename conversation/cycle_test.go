@@ -96,7 +96,7 @@ func TestABlockedCallChangesNothing(t *testing.T) {
 	}}}}
 	c := conversation.New(m, conversation.Config{Hooks: hooks}).WithMessages([]llm.Message{llm.SystemText("sys")})
 	_, err := c.Submit(context.Background(), "the password is hunter2", nil)
-	if !errors.Is(err, llm.ErrBlocked) {
+	if !errors.Is(err, middleware.ErrBlocked) {
 		t.Fatalf("err = %v, want blocked", err)
 	}
 	if !reflect.DeepEqual(seen, []string{"system:sys", "user:the password is hunter2"}) {

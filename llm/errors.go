@@ -13,7 +13,7 @@ import (
 type ErrorKind uint8
 
 // Error kinds. Retryable ones: RateLimited, Overloaded, Server, Network,
-// IdleTimeout.
+// IdleTimeout, Malformed.
 const (
 	KindUnknown        ErrorKind = iota
 	KindRateLimited              // HTTP 429; RetryAfter may be set
@@ -25,7 +25,6 @@ const (
 	KindNetwork                  // connection failures, resets, truncated streams
 	KindIdleTimeout              // no byte arrived for the idle timeout
 	KindCancelled                // the context was cancelled or its deadline passed
-	KindBlocked                  // a hook blocked the request or tool call
 	KindTooLarge                 // an event or body exceeded its size limit
 	KindMalformed                // the provider sent something that does not parse
 )
@@ -41,7 +40,6 @@ var kindNames = [...]string{
 	KindNetwork:        "network",
 	KindIdleTimeout:    "idle_timeout",
 	KindCancelled:      "cancelled",
-	KindBlocked:        "blocked",
 	KindTooLarge:       "too_large",
 	KindMalformed:      "malformed",
 }
@@ -81,7 +79,6 @@ var (
 	ErrNetwork        error = kindError(KindNetwork)
 	ErrIdleTimeout    error = kindError(KindIdleTimeout)
 	ErrCancelled      error = kindError(KindCancelled)
-	ErrBlocked        error = kindError(KindBlocked)
 	ErrTooLarge       error = kindError(KindTooLarge)
 	ErrMalformed      error = kindError(KindMalformed)
 )

@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"context"
 	"encoding/json"
 )
 
@@ -53,26 +52,17 @@ func (r *Request) Clone() *Request {
 	return &c
 }
 
-// ToolFunc runs one tool call with its JSON arguments and returns the text
-// the model will read. See package tool for functions built from typed Go
-// functions with schema validation.
-type ToolFunc func(ctx context.Context, input json.RawMessage) (string, error)
-
-// ToolDefinition describes a tool to the model. Adapters send Name,
-// Description and Parameters; the tool-loop middleware runs Func when the
-// model calls the tool. A definition with a nil Func is declared only: the
-// tool loop leaves its calls to the caller.
+// ToolDefinition describes a tool to the model: what the adapters send.
+// It is a pure wire description; running a tool is package tool's and the
+// tool loop's business (they run the user's own tool.Tool values). A
+// definition in Request.Tools that the tool loop has no tool for is
+// declared only: the loop leaves its calls to the caller.
 type ToolDefinition struct {
 	Name        string
 	Description string
 	// Parameters is the JSON Schema of the arguments object. Empty means an
 	// object with no properties.
 	Parameters json.RawMessage
-	// Func runs the tool (nil: declared only).
-	Func ToolFunc `json:"-"`
-	// NeedsApproval asks the tool loop to consult its Approver before each
-	// call.
-	NeedsApproval bool `json:"-"`
 }
 
 // ParametersOrEmpty returns Parameters, or an empty object schema.

@@ -59,7 +59,7 @@ type ToolResult struct {
 // one event run in order; each sees the changes of the ones before.
 //
 // A hook that returns [Block] stops the model call or the turn with an
-// *llm.Error of KindBlocked naming the event, the hook and the reason. A
+// *[BlockedError] naming the event, the hook and the reason. A
 // hook that returns another error, panics or runs past Timeout is logged
 // and skipped (fail open). A hook that ignores its context's end keeps
 // running in the background; what it does then is discarded.
@@ -99,10 +99,29 @@ func Block(reason string) error { return &hookVerdict{reason: reason} }
 // the turn goes on.
 func Deny(message string) error { return &hookVerdict{deny: true, reason: message} }
 
-// blocked builds the KindBlocked error for a hook's block.
-func blocked(event, name, what, reason string) *llm.Error {
-	return &llm.Error{Kind: llm.KindBlocked, Code: event,
-		Message: fmt.Sprintf("%s hook %q blocked the %s: %s", event, name, what, reason)}
+// ErrBlocked matches every *[BlockedError] in errors.Is.
+var ErrBlocked = errors.New("middleware: blocked by a hook")
+
+// BlockedError is the error of a model call or turn that a hook stopped
+// with [Block]. It is not retryable.
+type BlockedError struct {
+	Event  string // "PreRequest", "PostRequest", "PreToolUse", "PostToolUse"
+	Hook   string // the hook's name
+	What   string // what was blocked: "request", `call to tool "x"`, ...
+	Reason string // the hook's reason
+}
+
+// Error names the event, the hook, what it blocked and why.
+func (e *BlockedError) Error() string {
+	return fmt.Sprintf("%s hook %q blocked the %s: %s", e.Event, e.Hook, e.What, e.Reason)
+}
+
+// Is reports whether target is ErrBlocked.
+func (e *BlockedError) Is(target error) bool { return target == ErrBlocked }
+
+// blocked builds the error for a hook's block.
+func blocked(event, name, what, reason string) *BlockedError {
+	return &BlockedError{Event: event, Hook: name, What: what, Reason: reason}
 }
 
 // run runs one hook with the timeout, recovering a panic. It returns the
@@ -152,7 +171,7 @@ func (h *Hooks) logger() *slog.Logger {
 
 // RunPreRequest runs the PreRequest hooks and returns the request to send:
 // req itself when there are none, else a changed copy. It returns a
-// KindBlocked error if a hook blocked.
+// *BlockedError if a hook blocked.
 func (h *Hooks) RunPreRequest(ctx context.Context, req *llm.Request) (*llm.Request, error) {
 	for _, hk := range h.PreRequest {
 		c := req.Clone() // each hook works on its own copy, adopted only if it returns in time
@@ -167,7 +186,7 @@ func (h *Hooks) RunPreRequest(ctx context.Context, req *llm.Request) (*llm.Reque
 	return req, nil
 }
 
-// RunPostRequest runs the PostRequest hooks; it returns a KindBlocked error
+// RunPostRequest runs the PostRequest hooks; it returns a *BlockedError
 // if a hook blocked.
 func (h *Hooks) RunPostRequest(ctx context.Context, req *llm.Request, resp *llm.Response) error {
 	for _, hk := range h.PostRequest {
@@ -188,7 +207,7 @@ func (h *Hooks) RunOnError(ctx context.Context, req *llm.Request, err error) {
 
 // RunPreToolUse runs the PreToolUse hooks on call, which they may change.
 // It returns a *DeniedError if a hook denied the call, or a fatal
-// KindBlocked error (see tool.Fatal) if one blocked it.
+// *BlockedError (see tool.Fatal) if one blocked it.
 func (h *Hooks) RunPreToolUse(ctx context.Context, call *tool.Call) error {
 	for _, hk := range h.PreToolUse {
 		c := *call
@@ -209,7 +228,7 @@ func (h *Hooks) RunPreToolUse(ctx context.Context, call *tool.Call) error {
 }
 
 // RunPostToolUse runs the PostToolUse hooks on result, which they may
-// replace. It returns a fatal KindBlocked error if a hook blocked.
+// replace. It returns a fatal *BlockedError if a hook blocked.
 func (h *Hooks) RunPostToolUse(ctx context.Context, call tool.Call, result *ToolResult) error {
 	for _, hk := range h.PostToolUse {
 		r := *result

@@ -59,7 +59,7 @@ func TestModelHooks(t *testing.T) {
 		name      string
 		hooks     func(h *Hooks)
 		step      *llmtest.Step
-		wantErr   string // substring of a KindBlocked error; "" means success
+		wantErr   string // substring of a *BlockedError; "" means success
 		wantLog   string
 		checkReqs func(t *testing.T, reqs []*llm.Request)
 	}{
@@ -151,7 +151,7 @@ func TestModelHooks(t *testing.T) {
 				req := user("hi")
 				r := runTurn(context.Background(), h.Middleware()(m), req, stream)
 				if tt.wantErr != "" {
-					if !errors.Is(r.err, llm.ErrBlocked) || !strings.Contains(r.err.Error(), tt.wantErr) {
+					if !errors.Is(r.err, ErrBlocked) || !strings.Contains(r.err.Error(), tt.wantErr) {
 						t.Fatalf("err = %v, want blocked: %s", r.err, tt.wantErr)
 					}
 				} else if r.err != nil {
@@ -199,7 +199,7 @@ func TestToolHooks(t *testing.T) {
 		wantResult string // substring of the tool result the model got
 		wantIsErr  bool
 		wantRuns   int32
-		wantErr    string // a turn-stopping KindBlocked error
+		wantErr    string // a turn-stopping *BlockedError
 	}{
 		{
 			name: "PreToolUse may change the arguments",
@@ -268,7 +268,7 @@ func TestToolHooks(t *testing.T) {
 			req.Tools = []llm.ToolDefinition{echo.def}
 			resp, err := loop.Generate(context.Background(), req)
 			if tt.wantErr != "" {
-				if !errors.Is(err, llm.ErrBlocked) || !strings.Contains(err.Error(), tt.wantErr) {
+				if !errors.Is(err, ErrBlocked) || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want blocked: %s", err, tt.wantErr)
 				}
 				return

@@ -22,11 +22,9 @@ const (
 // RetryConfig configures [Retry]. The zero value retries with the defaults
 // above.
 type RetryConfig struct {
-	// Disabled turns retries off (every call is made once), for example when
-	// a durable orchestrator retries model calls itself.
-	Disabled bool
 	// MaxAttempts is the most calls made, the first included; 0 means
-	// DefaultMaxAttempts, 1 means no retry.
+	// DefaultMaxAttempts, 1 means no retry (for example when a durable
+	// orchestrator retries model calls itself).
 	MaxAttempts int
 	// BaseDelay is the wait before the first retry; it doubles for each
 	// following one, up to MaxDelay.
@@ -69,9 +67,16 @@ func ShouldRetry(err error) bool {
 // the caller sees either one clean stream or an error, never the start of a
 // failed stream followed by a retry. A failure after content has reached the
 // caller ends the stream with that error.
+//
+// Retry belongs inside the tool loop, around each model call: wrapped
+// around [FunctionInvocation] it would run the turn's tools again on every
+// attempt, so Retry panics when next is a tool loop.
 func Retry(cfg RetryConfig) Middleware {
 	return func(next llm.Model) llm.Model {
-		if cfg.Disabled {
+		if _, loop := next.(interface{ runsTools() }); loop {
+			panic("middleware: Retry wraps a tool loop, which would run its tools again on each attempt; put Retry inside FunctionInvocation")
+		}
+		if cfg.MaxAttempts == 1 {
 			return next
 		}
 		return &retry{next: next, cfg: cfg, clock: clockOr(cfg.Clock)}

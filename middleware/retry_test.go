@@ -31,7 +31,7 @@ func TestRetryRetriesOnlyTransientErrors(t *testing.T) {
 		{kindErr(llm.KindAuth), false},
 		{kindErr(llm.KindInvalidRequest), false},
 		{kindErr(llm.KindContextLength), false},
-		{kindErr(llm.KindBlocked), false},
+		{&BlockedError{Event: "PreRequest"}, false},
 		{llm.Cancelled("test", context.Canceled), false},
 		{context.DeadlineExceeded, false},
 		{errors.New("some plain error"), false},
@@ -95,13 +95,6 @@ func TestRetryLimits(t *testing.T) {
 		{
 			name:       "MaxAttempts 1 never retries",
 			cfg:        func(c *fakeClock) RetryConfig { r := noJitter(c); r.MaxAttempts = 1; return r },
-			steps:      fails(1),
-			wantCalls:  1,
-			wantSleeps: nil,
-		},
-		{
-			name:       "Disabled never retries",
-			cfg:        func(c *fakeClock) RetryConfig { r := noJitter(c); r.Disabled = true; return r },
 			steps:      fails(1),
 			wantCalls:  1,
 			wantSleeps: nil,

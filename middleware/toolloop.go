@@ -14,8 +14,19 @@ import (
 // unless ToolLoop.MaxSteps says otherwise.
 const DefaultMaxSteps = 20
 
-// ToolLoop configures [FunctionInvocation]. The zero value is usable.
+// ToolLoop configures [FunctionInvocation]. The zero value is usable (a
+// loop with no tools of its own runs nothing: every call is left to the
+// caller).
 type ToolLoop struct {
+	// Tools are the tools the loop runs: the user's own values, called as
+	// they are, so every optional interface they implement ([tool.Timed],
+	// [tool.Approvable], or one of the user's own that a hook or approver
+	// looks for) is seen. Their definitions are offered on every request,
+	// after the request's own Tools, except where the request already
+	// defines that name. A definition in Request.Tools with no tool of that
+	// name here is declared only: its calls end the turn and are the
+	// caller's to answer.
+	Tools []tool.Tool
 	// MaxSteps is the most model calls per turn; 0 means DefaultMaxSteps.
 	MaxSteps int
 	// Invoker runs each batch of tool calls: concurrency, per-tool timeout,
@@ -66,8 +77,8 @@ func (e *DeniedError) Error() string {
 }
 
 // FunctionInvocation returns the tool-loop middleware. A turn calls the
-// model; while the answer asks for tool calls of tools in Request.Tools that
-// have a Func, it runs them (in parallel, through cfg.Invoker), appends the
+// model; while the answer asks for tool calls of the loop's tools, it runs
+// them (in parallel, through cfg.Invoker), appends the
 // assistant message and the results to the conversation and calls the model
 // again. The Response carries the turn's Transcript (every assistant and
 // tool-result message in order), Message is the last assistant message and
@@ -77,9 +88,9 @@ func (e *DeniedError) Error() string {
 //   - text, thinking and tool calls of one answer stay in one assistant
 //     message, in the model's order;
 //   - an answer without tool calls ends the turn;
-//   - a call to a declared-only tool (a definition without Func) ends the
-//     turn with that answer (FinishToolUse) and runs none of its calls: they
-//     are the caller's to answer;
+//   - a call to a declared-only tool (defined in Request.Tools, not one of
+//     cfg.Tools) ends the turn with that answer (FinishToolUse) and runs
+//     none of its calls: they are the caller's to answer;
 //   - the calls of an answer cut off by the length limit are not run: each
 //     gets an error result saying so and the turn ends with FinishLength;
 //   - at most cfg.MaxSteps model calls: if the last one still asks for
@@ -101,15 +112,20 @@ func (e *DeniedError) Error() string {
 // exactly one EventComplete carrying the turn's Response. Block indexes
 // restart at each model call.
 func FunctionInvocation(cfg ToolLoop) Middleware {
-	return func(next llm.Model) llm.Model {
-		l := &toolLoop{next: next, maxSteps: cfg.MaxSteps, approver: cfg.Approver}
-		if l.maxSteps <= 0 {
-			l.maxSteps = DefaultMaxSteps
-		}
-		l.inv = cfg.Invoker
-		l.inv.Middleware = append(slices.Clip(cfg.Invoker.Middleware), l.approve)
-		return l
+	return func(next llm.Model) llm.Model { return NewToolLoop(next, cfg) }
+}
+
+// NewToolLoop returns the tool loop of [FunctionInvocation] over next. An
+// agent that offers different tools on each run makes one per run (it is
+// cheap: no goroutine, nothing to close).
+func NewToolLoop(next llm.Model, cfg ToolLoop) llm.Model {
+	l := &toolLoop{next: next, maxSteps: cfg.MaxSteps, approver: cfg.Approver, tools: cfg.Tools}
+	if l.maxSteps <= 0 {
+		l.maxSteps = DefaultMaxSteps
 	}
+	l.inv = cfg.Invoker
+	l.inv.Middleware = append(slices.Clip(cfg.Invoker.Middleware), l.approve)
+	return l
 }
 
 type toolLoop struct {
@@ -117,9 +133,40 @@ type toolLoop struct {
 	maxSteps int
 	approver Approver
 	inv      tool.Invoker
+	tools    []tool.Tool
 }
 
 func (l *toolLoop) Info() llm.ModelInfo { return l.next.Info() }
+
+// runsTools marks the tool loop, so that Retry can refuse to wrap it.
+func (l *toolLoop) runsTools() {}
+
+// lookup finds the tool the loop runs for a call.
+func (l *toolLoop) lookup(name string) (tool.Tool, bool) { return tool.Find(l.tools, name) }
+
+// offered returns req's tool definitions followed by those of the loop's
+// tools the request does not define (req.Tools itself when there are none).
+func (l *toolLoop) offered(req *llm.Request) []llm.ToolDefinition {
+	defs := req.Tools
+	for _, t := range l.tools {
+		if !defines(req.Tools, t.Name()) {
+			if len(defs) == len(req.Tools) {
+				defs = slices.Clip(defs)
+			}
+			defs = append(defs, tool.Definition(t))
+		}
+	}
+	return defs
+}
+
+func defines(defs []llm.ToolDefinition, name string) bool {
+	for i := range defs {
+		if defs[i].Name == name {
+			return true
+		}
+	}
+	return false
+}
 
 // approve is the innermost tool middleware: it runs after every other tool
 // middleware, so the approver sees the arguments that will really be used.
@@ -215,6 +262,11 @@ type turn struct {
 }
 
 func newTurn(l *toolLoop, req *llm.Request) *turn {
+	if defs := l.offered(req); len(defs) != len(req.Tools) {
+		r := *req
+		r.Tools = defs
+		req = &r
+	}
 	// Clip so that appending never writes into the caller's array.
 	return &turn{l: l, req: req, msgs: slices.Clip(req.Messages)}
 }
@@ -236,24 +288,30 @@ func (t *turn) step(ctx context.Context, resp *llm.Response) ([]llm.Message, boo
 	t.usage.Add(resp.Usage)
 	t.last = resp
 	t.finish = resp.FinishReason
-	t.add(resp.Message)
+	// A step's messages: its transcript when the model below is itself a
+	// pipeline that ran tools (the user messages of it are the request's),
+	// else its message.
+	for _, m := range resp.Messages() {
+		if m.Role != llm.RoleUser {
+			t.add(m)
+		}
+	}
 
 	calls := resp.Message.ToolUses()
 	if len(calls) == 0 {
 		return nil, true, nil
 	}
-	defs := tool.Definitions(t.req.Tools)
 	switch {
 	case resp.FinishReason == llm.FinishLength:
 		return t.notRun(calls, "the answer was cut off by the output token limit"), true, nil
-	case declaredOnly(defs, calls):
+	case t.declaredOnly(calls):
 		t.finish = llm.FinishToolUse
 		return nil, true, nil
 	case t.steps >= t.l.maxSteps:
 		t.finish = llm.FinishMaxSteps
 		return t.notRun(calls, fmt.Sprintf("the tool loop reached its limit of %d model calls", t.l.maxSteps)), true, nil
 	}
-	results, err := t.l.inv.Invoke(ctx, defs.Get, calls)
+	results, err := t.l.inv.Invoke(ctx, t.l.lookup, calls)
 	if err != nil {
 		return nil, true, err
 	}
@@ -287,10 +345,11 @@ func (t *turn) final() *llm.Response {
 	return &r
 }
 
-// declaredOnly reports whether a call names a tool defined without a Func.
-func declaredOnly(defs tool.Definitions, calls []llm.ToolUse) bool {
+// declaredOnly reports whether a call names a tool the request declares
+// but the loop has no tool for: the caller answers those.
+func (t *turn) declaredOnly(calls []llm.ToolUse) bool {
 	for _, c := range calls {
-		if tl, ok := defs.Get(c.Name); ok && tool.IsDeclaredOnly(tl) {
+		if _, ok := t.l.lookup(c.Name); !ok && defines(t.req.Tools, c.Name) {
 			return true
 		}
 	}

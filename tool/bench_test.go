@@ -13,7 +13,7 @@ import (
 // per batch (lookup, goroutines, results).
 func BenchmarkInvoke(b *testing.B) {
 	noop := &fnTool{name: "noop", fn: func(context.Context, json.RawMessage) (string, error) { return "ok", nil }}
-	defs := Definitions{Definition(noop)}
+	tools := []Tool{noop}
 	for _, n := range []int{1, 4, 16} {
 		calls := make([]llm.ToolUse, n)
 		for i := range calls {
@@ -23,7 +23,7 @@ func BenchmarkInvoke(b *testing.B) {
 			inv := &Invoker{}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := inv.Invoke(context.Background(), defs.Get, calls); err != nil {
+				if _, err := inv.Invoke(context.Background(), func(n string) (Tool, bool) { return Find(tools, n) }, calls); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,9 +1,6 @@
 package tool
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/agcore/agcore/llm"
@@ -29,56 +26,62 @@ func NeedsApproval(t Tool) bool {
 	return ok && a.NeedsApproval()
 }
 
-// Definition returns t as a definition for a Request: its name, description
-// and parameters, Func running t.Invoke, and NeedsApproval from t.
+// Definition returns t's wire description for a Request: its name,
+// description and parameters. The tool itself stays with the caller; the
+// tool loop runs it by name.
 func Definition(t Tool) llm.ToolDefinition {
-	return llm.ToolDefinition{
-		Name:          t.Name(),
-		Description:   t.Description(),
-		Parameters:    t.Parameters(),
-		Func:          t.Invoke,
-		NeedsApproval: NeedsApproval(t),
-	}
+	return llm.ToolDefinition{Name: t.Name(), Description: t.Description(), Parameters: t.Parameters()}
 }
 
-// Definitions is a list of tool definitions used as a tool lookup: its Get
-// finds a definition by name and presents it as a [Tool]. The tool loop uses
-// it over Request.Tools; a linear scan beats a map for the few tools a
-// request holds.
-type Definitions []llm.ToolDefinition
+// Definitions returns the wire descriptions of tools, in order (nil for no
+// tools).
+func Definitions(tools []Tool) []llm.ToolDefinition {
+	if len(tools) == 0 {
+		return nil
+	}
+	out := make([]llm.ToolDefinition, len(tools))
+	for i, t := range tools {
+		out[i] = Definition(t)
+	}
+	return out
+}
 
-// Get returns the definition called name as a Tool. A definition without a
-// Func (declared only) is found too; invoking it fails.
-func (ds Definitions) Get(name string) (Tool, bool) {
-	for i := range ds {
-		if ds[i].Name == name {
-			return defTool{&ds[i]}, true
+// Find returns the tool called name among tools (the first, when two share
+// it). A linear scan: a request holds few tools, and no map is built.
+func Find(tools []Tool, name string) (Tool, bool) {
+	for _, t := range tools {
+		if t.Name() == name {
+			return t, true
 		}
 	}
 	return nil, false
 }
 
-// defTool presents an llm.ToolDefinition as a Tool. Being one pointer, it
-// fits in an interface without an allocation.
-type defTool struct{ d *llm.ToolDefinition }
-
-func (t defTool) Name() string                { return t.d.Name }
-func (t defTool) Description() string         { return t.d.Description }
-func (t defTool) Parameters() json.RawMessage { return t.d.ParametersOrEmpty() }
-func (t defTool) NeedsApproval() bool         { return t.d.NeedsApproval }
-
-// Invoke runs the definition's Func. A declared-only definition cannot run:
-// its call is the caller's, so invoking it is a fatal error.
-func (t defTool) Invoke(ctx context.Context, args json.RawMessage) (string, error) {
-	if t.d.Func == nil {
-		return "", Fatal(fmt.Errorf("tool %q is declared only (no Func) and cannot be invoked", t.d.Name))
+// Merge returns the tools of every group in order, skipping a tool whose
+// name an earlier one already took, so the first group wins a name. It
+// returns the first group itself when the others add nothing.
+func Merge(groups ...[]Tool) []Tool {
+	n := 0
+	for _, g := range groups {
+		n += len(g)
 	}
-	return t.d.Func(ctx, args)
-}
-
-// IsDeclaredOnly reports whether t is a definition without a Func, whose
-// calls the caller handles.
-func IsDeclaredOnly(t Tool) bool {
-	d, ok := t.(defTool)
-	return ok && d.d.Func == nil
+	if n == 0 {
+		return nil
+	}
+	if len(groups[0]) == n {
+		return groups[0]
+	}
+	out := make([]Tool, 0, n)
+	seen := make(map[string]struct{}, n)
+	for _, g := range groups {
+		for _, t := range g {
+			name := t.Name()
+			if _, dup := seen[name]; dup {
+				continue
+			}
+			seen[name] = struct{}{}
+			out = append(out, t)
+		}
+	}
+	return out
 }

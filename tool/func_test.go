@@ -172,16 +172,16 @@ func TestFuncRejectsBadDefinitions(t *testing.T) {
 func TestFuncOptionsReachTheDefinition(t *testing.T) {
 	w := MustFunc("w", "desc", weather, WithApproval(), WithTimeout(time.Second))
 	d := Definition(w)
-	if !d.NeedsApproval || d.Func == nil || d.Name != "w" || d.Description != "desc" || string(d.Parameters) != string(w.Parameters()) {
+	if !NeedsApproval(w) || d.Name != "w" || d.Description != "desc" || string(d.Parameters) != string(w.Parameters()) {
 		t.Errorf("definition = %+v", d)
 	}
 	if w.Timeout() != time.Second {
 		t.Errorf("timeout = %v", w.Timeout())
 	}
-	if Definition(MustFunc("plain", "", weather)).NeedsApproval {
+	if NeedsApproval(MustFunc("plain", "", weather)) {
 		t.Error("a tool without WithApproval needs approval")
 	}
-	out, err := d.Func(context.Background(), json.RawMessage(`{"city":"Oslo"}`))
+	out, err := w.Invoke(context.Background(), json.RawMessage(`{"city":"Oslo"}`))
 	if err != nil || !strings.Contains(out, "Oslo") {
 		t.Errorf("Func = %q, %v", out, err)
 	}
@@ -192,7 +192,7 @@ func TestFuncTimeoutAppliesHoweverTheToolIsCalled(t *testing.T) {
 		<-ctx.Done()
 		return "", ctx.Err()
 	}, WithTimeout(5*time.Millisecond))
-	_, err := Definition(slow).Func(context.Background(), nil)
+	_, err := slow.Invoke(context.Background(), nil)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("err = %v, want the tool's deadline", err)
 	}

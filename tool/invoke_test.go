@@ -276,15 +276,25 @@ func TestARunnerReplacesTheGoroutines(t *testing.T) {
 	}
 }
 
-func TestDeclaredOnlyDefinitionsCannotRun(t *testing.T) {
-	defs := Definitions{{Name: "ask_user"}}
-	tl, ok := defs.Get("ask_user")
-	if !ok || !IsDeclaredOnly(tl) {
-		t.Fatalf("Get = %v, %v", tl, ok)
+func TestMergeFirstGroupWinsAName(t *testing.T) {
+	a := &fnTool{name: "read"}
+	b := &fnTool{name: "read"}
+	c := &fnTool{name: "write"}
+	got := Merge([]Tool{a}, nil, []Tool{b, c})
+	if len(got) != 2 || got[0] != Tool(a) || got[1] != Tool(c) {
+		t.Fatalf("Merge = %v", got)
 	}
-	_, err := (&Invoker{}).Invoke(context.Background(), defs.Get, []llm.ToolUse{call("1", "ask_user", "{}")})
-	if !IsFatal(err) {
-		t.Errorf("err = %v, want fatal", err)
+	if only := []Tool{a, c}; &Merge(only)[0] != &only[0] {
+		t.Error("Merge of one group copied it")
+	}
+	if Merge() != nil || Merge(nil, nil) != nil {
+		t.Error("Merge of nothing is not nil")
+	}
+	if tl, ok := Find(got, "write"); !ok || tl != Tool(c) {
+		t.Errorf("Find = %v, %v", tl, ok)
+	}
+	if _, ok := Find(got, "nope"); ok {
+		t.Error("Find found a missing tool")
 	}
 }
 

@@ -89,14 +89,10 @@ func (r *Registry) Len() int {
 	return len(r.tools)
 }
 
-// Definitions returns the tools as definitions for a Request, in
+// Definitions returns the tools' wire descriptions for a Request, in
 // registration order (see [Definition]).
 func (r *Registry) Definitions() []llm.ToolDefinition {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	out := make([]llm.ToolDefinition, len(r.tools))
-	for i, t := range r.tools {
-		out[i] = Definition(t)
-	}
-	return out
+	return Definitions(r.tools)
 }

@@ -32,7 +32,7 @@ func TestRegistryListsInRegistrationOrder(t *testing.T) {
 		}
 	}
 	defs := r.Definitions()
-	if len(defs) != 4 || defs[0].Name != "zeta" || defs[3].Name != "beta" || defs[1].Func == nil {
+	if len(defs) != 4 || defs[0].Name != "zeta" || defs[3].Name != "beta" || defs[1].Name != "alpha" {
 		t.Errorf("Definitions = %+v", defs)
 	}
 	if !r.Remove("alpha") || r.Remove("alpha") {

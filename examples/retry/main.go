@@ -72,7 +72,7 @@ func main() {
 
 	fmt.Println("5. Retries switched off (e.g. a durable orchestrator retries instead):")
 	m = llmtest.New(llmtest.Fail(&llm.Error{Kind: llm.KindServer, Provider: "demo", StatusCode: 500}))
-	_, err = middleware.Retry(middleware.RetryConfig{Disabled: true})(m).Generate(ctx, req)
+	_, err = middleware.Retry(middleware.RetryConfig{MaxAttempts: 1})(m).Generate(ctx, req)
 	fmt.Printf("  error: %v (%d call)\n", err, m.Calls())
 }
 

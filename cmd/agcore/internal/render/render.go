@@ -5,9 +5,11 @@
 package render
 
 import (
+	"errors"
 	"time"
 
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/middleware"
 )
 
 // Sink receives one turn's progress, in order: Start, then any number of
@@ -46,9 +48,12 @@ type Done struct {
 // ErrorCode returns the code of the error event for err: the llm error
 // kind, folded into the codes the --json format lists.
 func ErrorCode(err error) string {
+	if errors.Is(err, middleware.ErrBlocked) {
+		return "blocked"
+	}
 	switch k := llm.KindOf(err); k {
 	case llm.KindRateLimited, llm.KindAuth, llm.KindContextLength, llm.KindOverloaded,
-		llm.KindServer, llm.KindNetwork, llm.KindInvalidRequest, llm.KindBlocked, llm.KindCancelled:
+		llm.KindServer, llm.KindNetwork, llm.KindInvalidRequest, llm.KindCancelled:
 		return k.String()
 	case llm.KindIdleTimeout:
 		return "network"

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/middleware"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -61,7 +62,7 @@ func TestErrorCodes(t *testing.T) {
 		{&llm.Error{Kind: llm.KindNetwork}, "network"},
 		{&llm.Error{Kind: llm.KindIdleTimeout}, "network"},
 		{&llm.Error{Kind: llm.KindInvalidRequest}, "invalid_request"},
-		{&llm.Error{Kind: llm.KindBlocked}, "blocked"},
+		{&middleware.BlockedError{Event: "PreRequest"}, "blocked"},
 		{&llm.Error{Kind: llm.KindMalformed}, "server"},
 		{&llm.Error{Kind: llm.KindTooLarge}, "server"},
 		{fmt.Errorf("wrapped: %w", context.Canceled), "cancelled"},

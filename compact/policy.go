@@ -1,0 +1,271 @@
+package compact
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/agcore/agcore/llm"
+)
+
+// DefaultMaxFailures is how many compressions in a row may fail before a
+// [Policy] stops calling its strategy, unless Policy.MaxFailures says
+// otherwise.
+const DefaultMaxFailures = 3
+
+// Off is a strategy that never compresses. A [Policy] with Strategy: Off
+// still refuses a request larger than the whole context window.
+var Off Strategy = off{}
+
+type off struct{}
+
+func (off) Compress(_ context.Context, msgs []llm.Message, budget int, counter TokenCounter) ([]llm.Message, error) {
+	return nil, &CannotFitError{Strategy: "off", Tokens: counter.CountMessages(msgs), Budget: budget, Reason: "compaction is off"}
+}
+
+// Policy is the one way a request is kept inside a model's input budget:
+// the agent, [Guard] and package conversation all apply it, through
+// [Policy.Fit]. The zero value works: the default strategy (see Strategy)
+// with the estimator counter for the model.
+//
+// A Policy keeps state (the circuit breaker, and the default strategy's
+// memory of what it sent): use it through a pointer, one per agent or
+// conversation, and do not change its fields once in use.
+type Policy struct {
+	// Strategy compresses the messages of a request over the budget. Nil
+	// means NewIncremental(DefaultPipeline(nil)): clear old tool results,
+	// then drop the oldest whole turns, cache-friendly across requests.
+	// [Off] never compresses.
+	Strategy Strategy
+	// Counter counts messages and tool definitions; nil means
+	// [CounterFor] the model's name.
+	Counter TokenCounter
+	// Budget is the most input tokens a request may hold, messages and
+	// tool definitions together; 0 means the model's input budget
+	// ([llm.ModelInfo.InputBudget]).
+	Budget int
+	// Info, when its context window is known, replaces the model info Fit
+	// is given (a context window set by hand).
+	Info llm.ModelInfo
+	// MaxFailures is how many compressions in a row may fail before the
+	// policy stops calling the strategy (a circuit breaker: a failing
+	// summarizer is not called on every request); 0 means
+	// DefaultMaxFailures. A success resets the count; so does Reset.
+	MaxFailures int
+	// Logger records failed compressions (warning) and successful ones
+	// (debug), never message contents; nil means slog.Default().
+	Logger *slog.Logger
+
+	failures atomic.Int32
+	defOnce  sync.Once
+	def      Strategy
+}
+
+// Failures returns how many compressions in a row have failed.
+func (p *Policy) Failures() int { return int(p.failures.Load()) }
+
+// Reset closes the circuit breaker: the strategy is called again.
+func (p *Policy) Reset() { p.failures.Store(0) }
+
+// Open reports whether the circuit breaker is open: MaxFailures
+// compressions in a row have failed, and the strategy is not called until
+// one succeeds or Reset is called.
+func (p *Policy) Open() bool { return p.Failures() >= p.maxFailures() }
+
+func (p *Policy) maxFailures() int {
+	if p.MaxFailures > 0 {
+		return p.MaxFailures
+	}
+	return DefaultMaxFailures
+}
+
+func (p *Policy) strategy() Strategy {
+	if p.Strategy != nil {
+		return p.Strategy
+	}
+	p.defOnce.Do(func() { p.def = NewIncremental(DefaultPipeline(nil)) })
+	return p.def
+}
+
+// CounterFor returns the counter the policy uses for a model: Counter, or
+// the package's [CounterFor] the model's name.
+func (p *Policy) CounterFor(info llm.ModelInfo) TokenCounter {
+	if p.Counter != nil {
+		return p.Counter
+	}
+	return CounterFor(info.Name)
+}
+
+// Limits returns the budget and the hard limit (the context window) the
+// policy applies for a model; both are 0 when unknown.
+func (p *Policy) Limits(info llm.ModelInfo) (budget, window int) {
+	if p.Info.Known() {
+		info = p.Info
+	}
+	budget = p.Budget
+	if budget <= 0 {
+		budget = info.InputBudget()
+	}
+	return budget, info.ContextWindow
+}
+
+// Fit returns the request to send to a model described by info: req itself
+// when its messages and tool definitions fit the budget (or no budget is
+// known), otherwise a copy whose messages the strategy compressed to the
+// budget less the tools' count. req and its messages are never modified.
+//
+// The rules, in order:
+//   - The user's newest message is never dropped: a result without it
+//     counts as a failed compression.
+//   - A failed compression still helps when it shrank the messages (a
+//     strategy's partial result is sent instead of the original).
+//   - After MaxFailures failures in a row the strategy is not called (the
+//     breaker is open) until one succeeds or Reset is called.
+//   - Whatever is sent must fit the context window: a request that is
+//     still larger than the window is not sent, and Fit returns an
+//     *llm.Error of KindContextLength (some servers silently cut such a
+//     prompt from the front instead of failing). Over the budget but
+//     within the window, the request goes out with a warning: the budget
+//     keeps room for the answer and for counting error.
+//   - A compression that ends because ctx ended returns a KindCancelled
+//     error.
+func (p *Policy) Fit(ctx context.Context, req *llm.Request, info llm.ModelInfo) (*llm.Request, error) {
+	budget, window := p.Limits(info)
+	if budget <= 0 {
+		return req, nil
+	}
+	counter := p.CounterFor(info)
+	tools := 0
+	if len(req.Tools) > 0 {
+		tools = counter.CountTools(req.Tools)
+	}
+	n := counter.CountMessages(req.Messages)
+	if n+tools <= budget {
+		return req, nil
+	}
+	msgBudget := max(budget-tools, 0)
+
+	var (
+		out []llm.Message
+		rep Report
+		err error
+	)
+	strategy := p.strategy()
+	switch {
+	case strategy == Off:
+		err = &CannotFitError{Strategy: "off", Tokens: n, Budget: msgBudget, Reason: "compaction is off"}
+	case p.Open():
+		err = &CannotFitError{Strategy: "policy", Tokens: n, Budget: msgBudget,
+			Reason: fmt.Sprintf("compression is suspended after %d failures in a row", p.Failures())}
+	default:
+		// The strategy gets its own slice: a strategy must not modify its
+		// input, but the caller's request is not ours to risk.
+		out, rep, err = Apply(ctx, strategy, slices.Clone(req.Messages), msgBudget, counter)
+		if err == nil && len(out) == 0 {
+			err = fmt.Errorf("compact: %s returned no messages", rep.Strategy)
+		}
+		if err == nil && !keepsNewestUser(req.Messages, out) {
+			err = &CannotFitError{Strategy: rep.Strategy, Tokens: rep.TokensAfter, Budget: msgBudget, Reason: "the result dropped the user's newest message"}
+			out = nil
+		}
+		if err == nil {
+			p.failures.Store(0)
+			p.logger().LogAttrs(ctx, slog.LevelDebug, "compact: request compressed",
+				slog.Int("tokens", n), slog.Int("tools", tools), slog.Int("budget", budget),
+				slog.Int("tokens_after", rep.TokensAfter), slog.Int("messages", len(req.Messages)),
+				slog.Int("messages_after", len(out)), slog.String("strategy", rep.Strategy), slog.String("detail", rep.Detail))
+			return withMessages(req, out), nil
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, llm.Cancelled("compact", ctxErr)
+		}
+		p.failures.Add(1)
+	}
+
+	send, after := req, n
+	if out != nil && errors.Is(err, ErrCannotFit) && keepsNewestUser(req.Messages, out) {
+		if c := counter.CountMessages(out); c < n {
+			send, after = withMessages(req, out), c
+		}
+	}
+	if window > 0 && after+tools > window {
+		return nil, &llm.Error{
+			Kind:     llm.KindContextLength,
+			Provider: "compact",
+			Message: fmt.Sprintf("the request holds %d tokens (%d of them tool definitions), more than the context window of %d, and compression failed: %v",
+				after+tools, tools, window, err),
+			Err: err,
+		}
+	}
+	level := slog.LevelWarn
+	if strategy == Off { // the user's choice, not a failure
+		level = slog.LevelDebug
+	}
+	p.logger().LogAttrs(ctx, level, "compact: compression failed; sending the request over the budget",
+		slog.Int("tokens", n), slog.Int("tools", tools), slog.Int("budget", budget),
+		slog.Int("tokens_after", after), slog.Int("failures_in_a_row", p.Failures()), slog.Any("error", err))
+	return send, nil
+}
+
+func (p *Policy) logger() *slog.Logger {
+	if p.Logger != nil {
+		return p.Logger
+	}
+	return slog.Default()
+}
+
+// withMessages returns a shallow copy of req with msgs as its messages.
+func withMessages(req *llm.Request, msgs []llm.Message) *llm.Request {
+	r := *req
+	r.Messages = msgs
+	return &r
+}
+
+// keepsNewestUser reports whether out still holds the newest user message
+// of in that is the user's own words (not a carrier of tool results),
+// unchanged.
+func keepsNewestUser(in, out []llm.Message) bool {
+	i := newestUser(in)
+	if i < 0 {
+		return true
+	}
+	j := newestUser(out)
+	return j >= 0 && sameMessage(in[i], out[j])
+}
+
+func newestUser(msgs []llm.Message) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == llm.RoleUser && !onlyToolResults(msgs[i].Content) {
+			return i
+		}
+	}
+	return -1
+}
+
+func onlyToolResults(bs []llm.Block) bool {
+	if len(bs) == 0 {
+		return false
+	}
+	for _, b := range bs {
+		if _, ok := b.(llm.ToolResult); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// sameMessage compares two messages: the same content array (a strategy
+// that keeps a message keeps its blocks) or deeply equal content.
+func sameMessage(a, b llm.Message) bool {
+	if a.Role != b.Role || len(a.Content) != len(b.Content) {
+		return false
+	}
+	if len(a.Content) > 0 && &a.Content[0] == &b.Content[0] {
+		return true
+	}
+	return commonPrefix([]llm.Message{a}, []llm.Message{b}) == 1
+}
