@@ -18,7 +18,8 @@ import (
 const DefaultMaxFailures = 3
 
 // Off is a strategy that never compresses. A [Policy] with Strategy: Off
-// still refuses a request larger than the whole context window.
+// sends every request as it is, even one larger than the context window:
+// the provider decides (compaction off is the caller's choice).
 var Off Strategy = off{}
 
 type off struct{}
@@ -147,6 +148,12 @@ func (p *Policy) Fit(ctx context.Context, req *llm.Request, info llm.ModelInfo) 
 	if n+tools <= budget {
 		return req, nil
 	}
+	strategy := p.strategy()
+	if strategy == Off {
+		p.logger().LogAttrs(ctx, slog.LevelDebug, "compact: compaction is off; sending the request over the budget",
+			slog.Int("tokens", n), slog.Int("tools", tools), slog.Int("budget", budget), slog.Int("window", window))
+		return req, nil
+	}
 	msgBudget := max(budget-tools, 0)
 
 	var (
@@ -154,10 +161,7 @@ func (p *Policy) Fit(ctx context.Context, req *llm.Request, info llm.ModelInfo) 
 		rep Report
 		err error
 	)
-	strategy := p.strategy()
 	switch {
-	case strategy == Off:
-		err = &CannotFitError{Strategy: "off", Tokens: n, Budget: msgBudget, Reason: "compaction is off"}
 	case p.Open():
 		err = &CannotFitError{Strategy: "policy", Tokens: n, Budget: msgBudget,
 			Reason: fmt.Sprintf("compression is suspended after %d failures in a row", p.Failures())}
@@ -201,11 +205,7 @@ func (p *Policy) Fit(ctx context.Context, req *llm.Request, info llm.ModelInfo) 
 			Err: err,
 		}
 	}
-	level := slog.LevelWarn
-	if strategy == Off { // the user's choice, not a failure
-		level = slog.LevelDebug
-	}
-	p.logger().LogAttrs(ctx, level, "compact: compression failed; sending the request over the budget",
+	p.logger().LogAttrs(ctx, slog.LevelWarn, "compact: compression failed; sending the request over the budget",
 		slog.Int("tokens", n), slog.Int("tools", tools), slog.Int("budget", budget),
 		slog.Int("tokens_after", after), slog.Int("failures_in_a_row", p.Failures()), slog.Any("error", err))
 	return send, nil

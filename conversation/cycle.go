@@ -13,10 +13,6 @@ import (
 	"github.com/agcore/agcore/usage"
 )
 
-// DefaultMaxCompactionFailures is how many compressions in a row may fail
-// before a Cycle stops trying, unless Compaction.MaxFailures says otherwise.
-const DefaultMaxCompactionFailures = 3
-
 // Config configures a Cycle. The zero value sends requests with the model's
 // defaults, no hooks and no compaction.
 type Config struct {
@@ -29,10 +25,14 @@ type Config struct {
 	// Hooks, when set, run around each model call (PreRequest may block
 	// it) and, in SubmitWithTools, around each tool call.
 	Hooks *middleware.Hooks
-	// ToolLoop configures the tool loop of SubmitWithTools.
+	// ToolLoop configures the tool loop of SubmitWithTools (its Tools are
+	// offered on every SubmitWithTools call, after the call's own).
 	ToolLoop middleware.ToolLoop
-	// Compaction, when set, compresses a request over the budget.
-	Compaction *Compaction
+	// Compaction, when set, keeps each request inside the model's input
+	// budget, the agent's way ([compact.Policy.Fit]: partial results, a
+	// circuit breaker, a hard refusal over the context window). A
+	// compressed history is adopted only when the call succeeds.
+	Compaction *compact.Policy
 	// Tracker sums the usage and cost of every successful call (the
 	// seed's CostTracker), recorded under Name; nil means a tracker of the
 	// Cycle's own with the default prices. Share one between cycles to sum
@@ -45,29 +45,13 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Compaction compresses the conversation before a call when it is over the
-// budget. The compressed history is adopted only when the call succeeds.
-type Compaction struct {
-	Strategy compact.Strategy
-	Counter  compact.TokenCounter
-	// Budget is the most tokens the messages may hold; 0 means the model's
-	// input budget less the tools' count (no compaction when the model's
-	// context window is unknown).
-	Budget int
-	// MaxFailures is how many compressions in a row may fail before the
-	// Cycle stops compressing; 0 means DefaultMaxCompactionFailures.
-	MaxFailures int
-}
-
 // Cycle is a conversation with a model: the history, and the calls that
 // extend it (the seed's LlmCycle). Create it with New.
 type Cycle struct {
 	cfg      Config
 	base     llm.Model // the model as given
 	model    llm.Model // hooks over base: one model call per Submit
-	loop     llm.Model // the tool loop over model
 	messages []llm.Message
-	failures int // compressions failed in a row
 	tracker  *usage.Tracker
 }
 
@@ -80,12 +64,10 @@ func New(model llm.Model, cfg Config) *Cycle {
 	if c.tracker == nil {
 		c.tracker = &usage.Tracker{}
 	}
-	loopCfg := cfg.ToolLoop
 	if cfg.Hooks != nil {
 		c.model = middleware.Chain(model, cfg.Hooks.Middleware())
-		loopCfg.Invoker.Middleware = append(slices.Clip(loopCfg.Invoker.Middleware), cfg.Hooks.ToolMiddleware())
+		c.cfg.ToolLoop.Invoker.Middleware = append(slices.Clip(cfg.ToolLoop.Invoker.Middleware), cfg.Hooks.ToolMiddleware())
 	}
-	c.loop = middleware.Chain(c.model, middleware.FunctionInvocation(loopCfg))
 	return c
 }
 
@@ -96,13 +78,8 @@ func (c *Cycle) WithMessages(msgs []llm.Message) *Cycle {
 	return c
 }
 
-// ExtendMessages appends msgs to the history.
-func (c *Cycle) ExtendMessages(msgs []llm.Message) {
-	c.messages = append(c.messages, msgs...)
-}
-
-// PushMessage appends msgs to the history; after SubmitStream, it records
-// the turn when Commit is not used.
+// PushMessage appends msgs to the history: tool results the caller ran,
+// or, after SubmitStream, the turn when Commit is not used.
 func (c *Cycle) PushMessage(msgs ...llm.Message) {
 	c.messages = append(c.messages, msgs...)
 }
@@ -127,22 +104,27 @@ func (c *Cycle) Submit(ctx context.Context, prompt string, tools []llm.ToolDefin
 // called again. On success the user message and the whole turn (every
 // assistant message and tool result) join the history.
 func (c *Cycle) SubmitWithTools(ctx context.Context, prompt string, tools []tool.Tool) (*llm.Response, error) {
-	defs := make([]llm.ToolDefinition, len(tools))
-	for i, t := range tools {
-		defs[i] = tool.Definition(t)
+	loopCfg := c.cfg.ToolLoop
+	loopCfg.Tools = tool.Merge(tools, loopCfg.Tools)
+	var inner llm.Model = c.model
+	if c.cfg.Compaction != nil {
+		inner = compact.Guard(c.cfg.Compaction)(inner) // every step of the loop inside the budget
 	}
-	return c.submit(ctx, c.loop, prompt, defs)
+	return c.submit(ctx, middleware.NewToolLoop(inner, loopCfg), prompt, tool.Definitions(loopCfg.Tools))
 }
 
 func (c *Cycle) submit(ctx context.Context, m llm.Model, prompt string, tools []llm.ToolDefinition) (*llm.Response, error) {
 	// Appending never changes c.messages' visible length, so a failure
 	// below leaves the history as it was.
-	msgs := c.compact(ctx, append(c.messages, llm.UserText(prompt)), tools)
-	resp, err := m.Generate(ctx, c.request(msgs, tools))
+	req, err := c.fit(ctx, c.request(append(c.messages, llm.UserText(prompt)), tools))
 	if err != nil {
 		return nil, err
 	}
-	c.messages = append(msgs, resp.Messages()...)
+	resp, err := m.Generate(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	c.messages = append(req.Messages, resp.Messages()...)
 	c.record(resp)
 	return resp, nil
 }
@@ -165,8 +147,12 @@ func (c *Cycle) SubmitMessages(ctx context.Context, msgs []llm.Message, tools []
 // leaves the Cycle as it was. The request is built when ranging starts.
 func (c *Cycle) SubmitStream(ctx context.Context, prompt string, tools []llm.ToolDefinition) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
-		msgs := c.compact(ctx, append(c.messages, llm.UserText(prompt)), tools)
-		for ev, err := range c.model.Stream(ctx, c.request(msgs, tools)) {
+		req, err := c.fit(ctx, c.request(append(c.messages, llm.UserText(prompt)), tools))
+		if err != nil {
+			yield(llm.Event{}, err)
+			return
+		}
+		for ev, err := range c.model.Stream(ctx, req) {
 			if !yield(ev, err) || err != nil {
 				return
 			}
@@ -200,41 +186,12 @@ func (c *Cycle) request(msgs []llm.Message, tools []llm.ToolDefinition) *llm.Req
 	}
 }
 
-// compact compresses msgs when compaction is configured, has not failed
-// too often, and msgs are over the budget; otherwise, or when the strategy
-// fails, it returns msgs.
-func (c *Cycle) compact(ctx context.Context, msgs []llm.Message, tools []llm.ToolDefinition) []llm.Message {
-	cc := c.cfg.Compaction
-	if cc == nil || cc.Strategy == nil || cc.Counter == nil {
-		return msgs
+// fit applies the compaction policy to req, when there is one.
+func (c *Cycle) fit(ctx context.Context, req *llm.Request) (*llm.Request, error) {
+	if c.cfg.Compaction == nil {
+		return req, nil
 	}
-	maxFail := cc.MaxFailures
-	if maxFail <= 0 {
-		maxFail = DefaultMaxCompactionFailures
-	}
-	if c.failures >= maxFail {
-		return msgs
-	}
-	budget := cc.Budget
-	if budget <= 0 {
-		info := c.base.Info()
-		if !info.Known() {
-			return msgs
-		}
-		budget = max(info.InputBudget()-cc.Counter.CountTools(tools), 0)
-	}
-	if cc.Counter.CountMessages(msgs) <= budget {
-		return msgs
-	}
-	out, err := cc.Strategy.Compress(ctx, msgs, budget, cc.Counter)
-	if err != nil {
-		c.failures++
-		c.logger().LogAttrs(ctx, slog.LevelWarn, "conversation: compression failed; sending the history uncompressed",
-			slog.Int("budget", budget), slog.Int("failures_in_a_row", c.failures), slog.Any("error", err))
-		return msgs
-	}
-	c.failures = 0
-	return out
+	return c.cfg.Compaction.Fit(ctx, req, c.base.Info())
 }
 
 func (c *Cycle) logger() *slog.Logger {

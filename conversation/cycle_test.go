@@ -205,7 +205,7 @@ func TestSubmitStreamLeavesTheHistoryToTheCaller(t *testing.T) {
 
 func TestHistoryEditing(t *testing.T) {
 	c := conversation.New(llmtest.New(), conversation.Config{})
-	c.WithMessages([]llm.Message{llm.SystemText("s")}).ExtendMessages([]llm.Message{llm.UserText("a"), llm.AssistantText("b")})
+	c.WithMessages([]llm.Message{llm.SystemText("s")}).PushMessage(llm.UserText("a"), llm.AssistantText("b"))
 	c.PushMessage(llm.UserText("c"))
 	got := c.Messages()
 	if !reflect.DeepEqual(texts(got), []string{"system:s", "user:a", "assistant:b", "user:c"}) {
@@ -277,7 +277,7 @@ func TestCompaction(t *testing.T) {
 	t.Run("over the budget the request is compressed and adopted after success", func(t *testing.T) {
 		m := llmtest.New(llmtest.Text("ok")).Verify(t)
 		s := &dropOldest{}
-		c := conversation.New(m, conversation.Config{Compaction: &conversation.Compaction{Strategy: s, Counter: counter{}, Budget: 10}}).
+		c := conversation.New(m, conversation.Config{Compaction: &compact.Policy{Strategy: s, Counter: counter{}, Budget: 10}}).
 			WithMessages([]llm.Message{llm.UserText("0123456789"), llm.AssistantText("old")})
 		if _, err := c.Submit(context.Background(), "new", nil); err != nil {
 			t.Fatal(err)
@@ -291,7 +291,7 @@ func TestCompaction(t *testing.T) {
 	})
 	t.Run("a compressed history is not adopted when the call fails", func(t *testing.T) {
 		m := llmtest.New(llmtest.Fail(&llm.Error{Kind: llm.KindServer})).Verify(t)
-		c := conversation.New(m, conversation.Config{Compaction: &conversation.Compaction{Strategy: &dropOldest{}, Counter: counter{}, Budget: 1}}).
+		c := conversation.New(m, conversation.Config{Compaction: &compact.Policy{Strategy: &dropOldest{}, Counter: counter{}, Budget: 1}}).
 			WithMessages([]llm.Message{llm.UserText("long history")})
 		if _, err := c.Submit(context.Background(), "new", nil); err == nil {
 			t.Fatal("no error")
@@ -303,9 +303,9 @@ func TestCompaction(t *testing.T) {
 	t.Run("under the budget or with unknown limits nothing is compressed", func(t *testing.T) {
 		s := &dropOldest{}
 		m := llmtest.New(llmtest.Text("a"), llmtest.Text("b")).Verify(t)
-		c := conversation.New(m, conversation.Config{Compaction: &conversation.Compaction{Strategy: s, Counter: counter{}, Budget: 1000}})
+		c := conversation.New(m, conversation.Config{Compaction: &compact.Policy{Strategy: s, Counter: counter{}, Budget: 1000}})
 		_, _ = c.Submit(context.Background(), "x", nil)
-		c2 := conversation.New(m, conversation.Config{Compaction: &conversation.Compaction{Strategy: s, Counter: counter{}}}) // budget from Info: unknown
+		c2 := conversation.New(m, conversation.Config{Compaction: &compact.Policy{Strategy: s, Counter: counter{}}}) // budget from Info: unknown
 		_, _ = c2.Submit(context.Background(), strings.Repeat("x", 5000), nil)
 		if s.calls != 0 {
 			t.Errorf("strategy ran %d times", s.calls)
@@ -314,7 +314,7 @@ func TestCompaction(t *testing.T) {
 	t.Run("after MaxFailures failures in a row compaction stops", func(t *testing.T) {
 		s := &dropOldest{err: errors.New("cannot fit")}
 		m := llmtest.New(llmtest.Text("1"), llmtest.Text("2"), llmtest.Text("3")).Verify(t)
-		c := conversation.New(m, conversation.Config{Logger: discard(), Compaction: &conversation.Compaction{Strategy: s, Counter: counter{}, Budget: 1, MaxFailures: 2}})
+		c := conversation.New(m, conversation.Config{Logger: discard(), Compaction: &compact.Policy{Strategy: s, Counter: counter{}, Budget: 1, MaxFailures: 2, Logger: discard()}})
 		for range 3 {
 			if _, err := c.Submit(context.Background(), "too long", nil); err != nil {
 				t.Fatal(err) // a failing strategy never fails the call

@@ -15,10 +15,13 @@ import (
 // run's exchange.
 func ExampleProvider() {
 	model := llmtest.New(llmtest.Text("Hello, Ada!"), llmtest.Text("Your name is Ada."))
-	a := &agent.Agent{
+	a, err := agent.New(model, agent.Config{
 		Instructions: "You are friendly.",
-		Model:        model,
 		Providers:    []agent.ContextProvider{&memory.Provider{Store: &memory.MapStore{}, Config: memory.Config{MaxMessages: 20}}},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
 	}
 	ctx := context.Background()
 	opts := &agent.RunOptions{SessionID: "user-42"}

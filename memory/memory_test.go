@@ -13,7 +13,6 @@ import (
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
 	"github.com/agcore/agcore/memory"
-	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/tool"
 )
 
@@ -140,7 +139,10 @@ func TestProviderRemembersSuccessfulRunsOnly(t *testing.T) {
 		llmtest.Text("You are Ada."),
 		llmtest.Text("Who?"),
 	).Verify(t)
-	a := &agent.Agent{Instructions: "Be brief.", Model: m, Providers: []agent.ContextProvider{&memory.Provider{Store: store}}}
+	a, err := agent.New(m, agent.Config{Instructions: "Be brief.", Providers: []agent.ContextProvider{&memory.Provider{Store: store}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	run := func(text, session string) error {
 		_, err := a.Run(ctx, []llm.Message{llm.UserText(text)}, &agent.RunOptions{SessionID: session})
@@ -181,10 +183,12 @@ func TestProviderKeepsTheWholeToolTurn(t *testing.T) {
 	store := &memory.MapStore{}
 	weather := tool.MustFunc("weather", "Weather", func(_ context.Context, in cityIn) (string, error) { return "sunny", nil })
 	m := llmtest.New(llmtest.Reply(llmtest.Call("c1", "weather", `{"city":"Rome"}`)), llmtest.Text("Sunny.")).Verify(t)
-	a := &agent.Agent{
-		Model:     middleware.Chain(m, middleware.FunctionInvocation(middleware.ToolLoop{})),
+	a, err := agent.New(m, agent.Config{
 		Tools:     []tool.Tool{weather},
 		Providers: []agent.ContextProvider{&memory.Provider{Store: store}},
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	if _, err := a.Run(ctx, []llm.Message{llm.UserText("Rome?")}, &agent.RunOptions{SessionID: "s"}); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/tool"
 )
 
 // freeModel answers from prebuilt responses at no cost of its own: tool
@@ -61,9 +62,9 @@ func (m *freeModel) Stream(_ context.Context, req *llm.Request) iter.Seq2[llm.Ev
 // model and the tools cost nothing, so ns/op and allocs/op are the
 // framework's own per turn.
 func BenchmarkToolLoop(b *testing.B) {
-	noop := llm.ToolDefinition{Name: "noop", Func: func(context.Context, json.RawMessage) (string, error) { return "ok", nil }}
-	req := &llm.Request{Messages: []llm.Message{llm.UserText("go")}, Tools: []llm.ToolDefinition{noop}}
-	loop := FunctionInvocation(ToolLoop{})(newFreeModel())
+	noop := funcTool{"noop", func(context.Context, json.RawMessage) (string, error) { return "ok", nil }}
+	req := &llm.Request{Messages: []llm.Message{llm.UserText("go")}, Tools: []llm.ToolDefinition{tool.Definition(noop)}}
+	loop := FunctionInvocation(ToolLoop{Tools: []tool.Tool{noop}})(newFreeModel())
 	ctx := context.Background()
 
 	b.Run("Generate", func(b *testing.B) {

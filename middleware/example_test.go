@@ -2,7 +2,6 @@ package middleware_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"time"
@@ -25,11 +24,14 @@ func ExampleFunctionInvocation() {
 		llmtest.Reply(llmtest.Call("c1", "get_weather", `{"city":"Paris"}`), llmtest.Call("c2", "get_weather", `{"city":"Oslo"}`)),
 		llmtest.Text("Both sunny."),
 	)
-	m := middleware.Chain(model, middleware.FunctionInvocation(middleware.ToolLoop{MaxSteps: 10}))
+	// agent.New assembles this (and more) itself; composing by hand:
+	m := middleware.Chain(model, middleware.FunctionInvocation(middleware.ToolLoop{
+		Tools:    []tool.Tool{weather}, // offered on every request, run as they are
+		MaxSteps: 10,
+	}))
 
 	resp, err := m.Generate(context.Background(), &llm.Request{
 		Messages: []llm.Message{llm.UserText("Weather in Paris and Oslo?")},
-		Tools:    []llm.ToolDefinition{tool.Definition(weather)},
 	})
 	if err != nil {
 		panic(err)
@@ -91,17 +93,21 @@ func ExampleHooks() {
 		}},
 		Logger: slog.New(slog.DiscardHandler),
 	}
-	shell := llm.ToolDefinition{Name: "shell", Func: func(context.Context, json.RawMessage) (string, error) { return "ran", nil }}
+	type shellArgs struct {
+		Cmd string `json:"cmd"`
+	}
+	shell := tool.MustFunc("shell", "Runs a command.", func(context.Context, shellArgs) (string, error) { return "ran", nil })
 	model := llmtest.New(llmtest.Reply(llmtest.Call("c1", "shell", `{"cmd":"rm -rf /"}`)), llmtest.Text("ok, I won't"))
+	// agent.New installs both halves from one Config.Hooks; by hand:
 	m := middleware.Chain(model,
 		middleware.FunctionInvocation(middleware.ToolLoop{
+			Tools:   []tool.Tool{shell},
 			Invoker: tool.Invoker{Middleware: []tool.Middleware{hooks.ToolMiddleware()}},
 		}),
 		hooks.Middleware(),
 	)
 	resp, _ := m.Generate(context.Background(), &llm.Request{
 		Messages: []llm.Message{llm.UserText("clean the disk")},
-		Tools:    []llm.ToolDefinition{shell},
 	})
 	fmt.Println(resp.Transcript[1].Text())
 	// Output:

@@ -54,19 +54,36 @@ func (c *fakeClock) Sleeps() []time.Duration {
 	return append([]time.Duration(nil), c.sleeps...)
 }
 
-// counter is a tool definition that counts its runs and echoes its input.
+// counter is a tool that counts its runs and echoes its input; approval
+// makes it need approval.
 type counter struct {
-	runs atomic.Int32
-	def  llm.ToolDefinition
+	name     string
+	approval bool
+	runs     atomic.Int32
 }
 
-func newCounter(name string) *counter {
-	c := &counter{}
-	c.def = llm.ToolDefinition{Name: name, Description: "counts", Func: func(_ context.Context, in json.RawMessage) (string, error) {
-		c.runs.Add(1)
-		return name + " got " + string(in), nil
-	}}
-	return c
+func newCounter(name string) *counter { return &counter{name: name} }
+
+func (c *counter) Name() string                { return c.name }
+func (c *counter) Description() string         { return "counts" }
+func (c *counter) Parameters() json.RawMessage { return nil }
+func (c *counter) NeedsApproval() bool         { return c.approval }
+func (c *counter) Invoke(_ context.Context, in json.RawMessage) (string, error) {
+	c.runs.Add(1)
+	return c.name + " got " + string(in), nil
+}
+
+// funcTool is a tool made of a name and a function.
+type funcTool struct {
+	name string
+	fn   func(ctx context.Context, in json.RawMessage) (string, error)
+}
+
+func (f funcTool) Name() string                { return f.name }
+func (f funcTool) Description() string         { return "" }
+func (f funcTool) Parameters() json.RawMessage { return nil }
+func (f funcTool) Invoke(ctx context.Context, in json.RawMessage) (string, error) {
+	return f.fn(ctx, in)
 }
 
 func user(text string) *llm.Request {

@@ -263,9 +263,8 @@ func TestToolHooks(t *testing.T) {
 				steps = append(steps, llmtest.Text("ok"))
 			}
 			m := llmtest.New(steps...).Verify(t)
-			loop := FunctionInvocation(ToolLoop{Invoker: tool.Invoker{Middleware: []tool.Middleware{tt.hooks.ToolMiddleware()}}})(m)
+			loop := FunctionInvocation(ToolLoop{Tools: []tool.Tool{echo}, Invoker: tool.Invoker{Middleware: []tool.Middleware{tt.hooks.ToolMiddleware()}}})(m)
 			req := user("go")
-			req.Tools = []llm.ToolDefinition{echo.def}
 			resp, err := loop.Generate(context.Background(), req)
 			if tt.wantErr != "" {
 				if !errors.Is(err, ErrBlocked) || !strings.Contains(err.Error(), tt.wantErr) {

@@ -134,8 +134,7 @@ func TestToolLoggingWritesOneRecordPerToolCall(t *testing.T) {
 		cfg := LogConfig{Logger: jsonLogger(&logs), Contents: contents, Clock: newFakeClock()}
 		m := llmtest.New(llmtest.Reply(llmtest.Call("a", "echo", `{"k":"private"}`), llmtest.Call("b", "nope", `{}`)), llmtest.Text("ok")).Verify(t)
 		req := user("go")
-		req.Tools = []llm.ToolDefinition{newCounter("echo").def}
-		loop := FunctionInvocation(ToolLoop{Invoker: tool.Invoker{Middleware: []tool.Middleware{ToolLogging(cfg)}}})(m)
+		loop := FunctionInvocation(ToolLoop{Tools: []tool.Tool{newCounter("echo")}, Invoker: tool.Invoker{Middleware: []tool.Middleware{ToolLogging(cfg)}}})(m)
 		if _, err := loop.Generate(context.Background(), req); err != nil {
 			t.Fatal(err)
 		}

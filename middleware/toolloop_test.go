@@ -27,11 +27,12 @@ func TestToolLoopRules(t *testing.T) {
 		return s
 	}
 	tests := []struct {
-		name  string
-		steps []llmtest.Step
-		cfg   ToolLoop
-		tools func(e *env) []llm.ToolDefinition // nil: echo and other
-		check func(t *testing.T, e *env, r turnResult)
+		name     string
+		steps    []llmtest.Step
+		cfg      ToolLoop
+		tools    func(e *env) []tool.Tool // nil: echo and other
+		declared []llm.ToolDefinition     // the request's declared-only tools
+		check    func(t *testing.T, e *env, r turnResult)
 	}{
 		{
 			name:  "an answer without tool calls ends the loop",
@@ -144,9 +145,10 @@ func TestToolLoopRules(t *testing.T) {
 			},
 		},
 		{
-			name:  "a call to a declared-only tool ends the turn for the caller to answer",
-			steps: []llmtest.Step{llmtest.Reply(llmtest.Call("a", "echo", `{}`), llmtest.Call("b", "ask_user", `{}`))},
-			tools: func(e *env) []llm.ToolDefinition { return []llm.ToolDefinition{e.echo.def, {Name: "ask_user"}} },
+			name:     "a call to a declared-only tool ends the turn for the caller to answer",
+			steps:    []llmtest.Step{llmtest.Reply(llmtest.Call("a", "echo", `{}`), llmtest.Call("b", "ask_user", `{}`))},
+			tools:    func(e *env) []tool.Tool { return []tool.Tool{e.echo} },
+			declared: []llm.ToolDefinition{{Name: "ask_user"}},
 			check: func(t *testing.T, e *env, r turnResult) {
 				if r.resp.FinishReason != llm.FinishToolUse || len(r.resp.Transcript) != 1 || e.echo.runs.Load() != 0 {
 					t.Errorf("finish %s, transcript %d, echo ran %d", r.resp.FinishReason, len(r.resp.Transcript), e.echo.runs.Load())
@@ -221,17 +223,18 @@ func TestToolLoopRules(t *testing.T) {
 			t.Run(tt.name+"/"+modeName(stream), func(t *testing.T) {
 				e := &env{echo: newCounter("echo"), other: newCounter("other")}
 				e.model = llmtest.New(tt.steps...).Verify(t)
-				defs := []llm.ToolDefinition{e.echo.def, e.other.def}
+				cfg := tt.cfg
+				cfg.Tools = []tool.Tool{e.echo, e.other}
 				if tt.tools != nil {
-					defs = tt.tools(e)
+					cfg.Tools = tt.tools(e)
 				}
 				req := user("go")
-				req.Tools = defs
+				req.Tools = tt.declared
 				if strings.Contains(tt.name, "forced tool choice") {
 					req.ToolChoice = llm.ToolChoice{Mode: llm.ToolChoiceRequired}
 				}
 				before := len(req.Messages)
-				r := runTurn(context.Background(), Chain(e.model, FunctionInvocation(tt.cfg)), req, stream)
+				r := runTurn(context.Background(), Chain(e.model, FunctionInvocation(cfg)), req, stream)
 				if r.err != nil {
 					t.Fatalf("turn failed: %v", r.err)
 				}
@@ -250,10 +253,10 @@ func TestToolLoopRules(t *testing.T) {
 	}
 }
 
-func guarded(e *env) []llm.ToolDefinition {
-	d := e.echo.def
-	d.Name, d.NeedsApproval = "guarded", true
-	return []llm.ToolDefinition{d}
+// guarded turns e.echo into the tool "guarded", which needs approval.
+func guarded(e *env) []tool.Tool {
+	e.echo.name, e.echo.approval = "guarded", true
+	return []tool.Tool{e.echo}
 }
 
 // env is shared by guarded; it mirrors TestToolLoopRules' env.
@@ -276,7 +279,7 @@ func TestToolLoopFailures(t *testing.T) {
 	tests := []struct {
 		name    string
 		steps   []llmtest.Step
-		tool    llm.ToolFunc
+		tool    func(ctx context.Context, in json.RawMessage) (string, error)
 		wantErr func(error) bool
 	}{
 		{
@@ -297,8 +300,7 @@ func TestToolLoopFailures(t *testing.T) {
 			t.Run(tt.name+"/"+modeName(stream), func(t *testing.T) {
 				m := llmtest.New(tt.steps...).Verify(t)
 				req := user("go")
-				req.Tools = []llm.ToolDefinition{{Name: "t", Func: func(ctx context.Context, in json.RawMessage) (string, error) { return tt.tool(ctx, in) }}}
-				r := runTurn(context.Background(), FunctionInvocation(ToolLoop{})(m), req, stream)
+				r := runTurn(context.Background(), FunctionInvocation(ToolLoop{Tools: []tool.Tool{funcTool{"t", tt.tool}}})(m), req, stream)
 				if r.resp != nil || !tt.wantErr(r.err) {
 					t.Errorf("resp %v err %v", r.resp, r.err)
 				}
@@ -313,7 +315,7 @@ func TestCancellationMidToolStopsEverything(t *testing.T) {
 			defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 			var running atomic.Int32
 			started := make(chan struct{}, 2)
-			slow := llm.ToolDefinition{Name: "slow", Func: func(ctx context.Context, _ json.RawMessage) (string, error) {
+			slow := funcTool{"slow", func(ctx context.Context, _ json.RawMessage) (string, error) {
 				running.Add(1)
 				defer running.Add(-1)
 				started <- struct{}{}
@@ -325,8 +327,7 @@ func TestCancellationMidToolStopsEverything(t *testing.T) {
 			defer cancel()
 			go func() { <-started; <-started; cancel() }()
 			req := user("go")
-			req.Tools = []llm.ToolDefinition{slow}
-			r := runTurn(ctx, FunctionInvocation(ToolLoop{})(m), req, stream)
+			r := runTurn(ctx, FunctionInvocation(ToolLoop{Tools: []tool.Tool{slow}})(m), req, stream)
 			if !errors.Is(r.err, llm.ErrCancelled) || !errors.Is(r.err, context.Canceled) || r.resp != nil {
 				t.Fatalf("resp %v err %v; want a cancelled error", r.resp, r.err)
 			}
@@ -339,7 +340,7 @@ func TestCancellationMidToolStopsEverything(t *testing.T) {
 
 func TestStreamForwardsEachStepAndEndsWithOneComplete(t *testing.T) {
 	var log []string
-	echo := llm.ToolDefinition{Name: "echo", Func: func(_ context.Context, in json.RawMessage) (string, error) {
+	echo := funcTool{"echo", func(_ context.Context, in json.RawMessage) (string, error) {
 		log = append(log, "tool runs")
 		return string(in), nil
 	}}
@@ -348,12 +349,11 @@ func TestStreamForwardsEachStepAndEndsWithOneComplete(t *testing.T) {
 		llmtest.Text("both are fine, thanks for waiting"),
 	).Verify(t)
 	req := user("go")
-	req.Tools = []llm.ToolDefinition{echo}
 	var text strings.Builder
 	var types []string
 	completes := 0
 	var final *llm.Response
-	for ev, err := range FunctionInvocation(ToolLoop{Invoker: tool.Invoker{Concurrency: 1}})(m).Stream(context.Background(), req) {
+	for ev, err := range FunctionInvocation(ToolLoop{Tools: []tool.Tool{echo}, Invoker: tool.Invoker{Concurrency: 1}})(m).Stream(context.Background(), req) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -400,8 +400,7 @@ func TestBreakingTheStreamStopsTheLoop(t *testing.T) {
 			echo := newCounter("echo")
 			m := llmtest.New(llmtest.Reply(llm.Text{Text: "hi"}, llmtest.Call("a", "echo", `{}`)), llmtest.Text("unused"))
 			req := user("go")
-			req.Tools = []llm.ToolDefinition{echo.def}
-			for ev, err := range FunctionInvocation(ToolLoop{})(m).Stream(context.Background(), req) {
+			for ev, err := range FunctionInvocation(ToolLoop{Tools: []tool.Tool{echo}})(m).Stream(context.Background(), req) {
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -429,8 +428,8 @@ func TestTheCallersMessagesAreNeverWritten(t *testing.T) {
 			m := llmtest.New(llmtest.Reply(llmtest.Call("a", "echo", `{}`)), llmtest.Text("ok")).Verify(t)
 			msgs := make([]llm.Message, 1, 10) // spare capacity the loop must not use
 			msgs[0] = llm.UserText("go")
-			req := &llm.Request{Messages: msgs, Tools: []llm.ToolDefinition{newCounter("echo").def}}
-			if r := runTurn(context.Background(), FunctionInvocation(ToolLoop{})(m), req, stream); r.err != nil {
+			req := &llm.Request{Messages: msgs}
+			if r := runTurn(context.Background(), FunctionInvocation(ToolLoop{Tools: []tool.Tool{newCounter("echo")}})(m), req, stream); r.err != nil {
 				t.Fatal(r.err)
 			}
 			if spare := msgs[:3]; spare[1].Role != "" || spare[2].Role != "" {
@@ -451,8 +450,8 @@ func TestApproverSeesArgumentsAfterToolMiddleware(t *testing.T) {
 	m := llmtest.New(llmtest.Reply(llmtest.Call("a", "guarded", `{"path":"/etc"}`)), llmtest.Text("ok")).Verify(t)
 	e := &env{echo: newCounter("echo")}
 	req := user("go")
-	req.Tools = guarded(e)
 	loop := FunctionInvocation(ToolLoop{
+		Tools:   guarded(e),
 		Invoker: tool.Invoker{Middleware: []tool.Middleware{rewrite}},
 		Approver: ApproverFunc(func(_ context.Context, c tool.Call) (Decision, error) {
 			seen = string(c.Input)
@@ -480,8 +479,8 @@ func TestApproverTimeoutIsNotAToolTimeout(t *testing.T) {
 	m := llmtest.New(llmtest.Reply(llmtest.Call("a", "guarded", `{}`)), llmtest.Text("ok")).Verify(t)
 	e := &env{echo: newCounter("echo")}
 	req := user("go")
-	req.Tools = guarded(e)
 	loop := FunctionInvocation(ToolLoop{
+		Tools:   guarded(e),
 		Invoker: tool.Invoker{Timeout: time.Millisecond},
 		Approver: ApproverFunc(func(context.Context, tool.Call) (Decision, error) {
 			time.Sleep(10 * time.Millisecond) // a slow human
@@ -491,5 +490,45 @@ func TestApproverTimeoutIsNotAToolTimeout(t *testing.T) {
 	resp, err := loop.Generate(context.Background(), req)
 	if err != nil || resp.Transcript[1].IsError {
 		t.Fatalf("err %v, result %q", err, resp.Transcript[1].Text())
+	}
+}
+
+func TestRetryRefusesToWrapAToolLoop(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "inside FunctionInvocation") {
+			t.Errorf("recover() = %v, want a panic telling where Retry goes", r)
+		}
+	}()
+	Chain(llmtest.New(), Retry(RetryConfig{}), FunctionInvocation(ToolLoop{}))
+}
+
+func TestWithInfoReachesEveryLayer(t *testing.T) {
+	info := llm.ModelInfo{Name: "local", ContextWindow: 32000}
+	m := Chain(llmtest.New().WithInfo(llm.ModelInfo{Name: "adapter"}), FunctionInvocation(ToolLoop{}), Retry(RetryConfig{}), (&Hooks{}).Middleware(), WithInfo(info))
+	if m.Info() != info {
+		t.Errorf("Info = %+v, want the override", m.Info())
+	}
+}
+
+// The loop offers its tools after the request's own definitions, skipping
+// a name the request already defines, and never changes the caller's
+// request.
+func TestTheLoopOffersItsTools(t *testing.T) {
+	m := llmtest.New(llmtest.Text("ok")).Verify(t)
+	req := user("go")
+	req.Tools = []llm.ToolDefinition{{Name: "ask_user"}, {Name: "echo", Description: "the request's words"}}
+	loop := FunctionInvocation(ToolLoop{Tools: []tool.Tool{newCounter("echo"), newCounter("other")}})(m)
+	if _, err := loop.Generate(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range m.Requests()[0].Tools {
+		got = append(got, d.Name+":"+d.Description)
+	}
+	if want := []string{"ask_user:", "echo:the request's words", "other:counts"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("offered %q, want %q", got, want)
+	}
+	if len(req.Tools) != 2 {
+		t.Error("the caller's request was changed")
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
-	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/session/sqlite"
 	"github.com/agcore/agcore/tool"
@@ -102,13 +101,15 @@ func converse(ctx context.Context, w io.Writer, path string, model llm.Model) (e
 			err = cerr
 		}
 	}()
-	a := &agent.Agent{
+	a, err := agent.New(model, agent.Config{
 		Name:         "travel",
 		Instructions: "You are a brief travel assistant.",
 		Tools:        []tool.Tool{tool.MustFunc("get_weather", "Current weather in a city.", getWeather)},
 		Providers:    []agent.ContextProvider{profile{name: "Ada"}},
-		Model:        middleware.Chain(model, middleware.FunctionInvocation(middleware.ToolLoop{})),
 		Store:        store,
+	})
+	if err != nil {
+		return err
 	}
 	for _, q := range []string{"What's the weather in Paris?", "What should I pack?", "Which city did I ask about?"} {
 		fmt.Fprintln(w, "> "+q)

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
 	"github.com/agcore/agcore/middleware"
@@ -84,24 +85,23 @@ func main() {
 		}),
 	)
 
-	pipeline := middleware.FunctionInvocation(middleware.ToolLoop{
-		Approver: &terminalApprover{in: bufio.NewReader(os.Stdin), out: os.Stdout},
-		Invoker:  tool.Invoker{Concurrency: 1}, // ask in call order
-	})(model)
-
-	req := &llm.Request{
-		Messages: []llm.Message{llm.UserText("Clean up /tmp/work.")},
-		Tools:    []llm.ToolDefinition{tool.Definition(listFiles), tool.Definition(deleteFile)},
+	a, err := agent.New(model, agent.Config{
+		Tools:           []tool.Tool{listFiles, deleteFile},
+		Approver:        &terminalApprover{in: bufio.NewReader(os.Stdin), out: os.Stdout},
+		ToolConcurrency: 1, // ask in call order
+	})
+	if err != nil {
+		log.Fatal(err)
 	}
-	resp, err := pipeline.Generate(context.Background(), req)
+	resp, err := a.Run(context.Background(), []llm.Message{llm.UserText("Clean up /tmp/work.")}, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("\nTool results the model saw:")
-	for _, m := range resp.Transcript {
+	for _, m := range resp.Messages {
 		if m.Role == llm.RoleTool {
 			fmt.Printf("  %s (error=%v): %s\n", m.ToolCallID, m.IsError, m.Text())
 		}
 	}
-	fmt.Println("\nAssistant:", resp.Message.Text())
+	fmt.Println("\nAssistant:", resp.Text())
 }

@@ -86,24 +86,21 @@ func run(ctx context.Context, w io.Writer, turns int) (*summary, error) {
 	defer store.Close()
 
 	counter := compact.CounterFor(info.Name)
-	// nil: no summarizer, so old turns are cleared and dropped; pass a
-	// model to have them summarized instead.
-	strategy := compact.NewIncremental(compact.DefaultPipeline(nil))
 	check := &budgetCheck{counter: counter, budget: info.InputBudget()}
 	model, sc := llmtest.New().WithInfo(info), &script{counter: counter}
-	a := &agent.Agent{
+	// The default budget policy: no summarizer, so old tool results are
+	// cleared and old turns dropped; give the policy a
+	// compact.DefaultPipeline(summarizer) strategy to have them summarized.
+	a, err := agent.New(model, agent.Config{
 		Name:         "coder",
 		Instructions: "You are a coding agent. Read the files you are asked about before answering.",
 		Tools:        []tool.Tool{tool.MustFunc("read_file", "Reads a file of the repository.", readFile)},
-		Model: middleware.Chain(model,
-			middleware.FunctionInvocation(middleware.ToolLoop{}),
-			compact.Guard(compact.GuardConfig{Strategy: strategy, Counter: counter, Info: info}),
-			check.middleware, // innermost: sees exactly what the model receives
-		),
-		ModelInfo:   &info,
-		Compression: strategy,
-		Counter:     counter,
-		Store:       store,
+		Compaction:   &compact.Policy{Counter: counter},
+		Middleware:   []middleware.Middleware{check.middleware}, // after the policy: sees what the model receives
+		Store:        store,
+	})
+	if err != nil {
+		return nil, err
 	}
 
 	fmt.Fprintf(w, "window %d tokens, input budget %d\n", info.ContextWindow, info.InputBudget())

@@ -1,5 +1,5 @@
-// Command tools shows a typed tool made from a plain Go function and a
-// streamed multi-step tool loop with parallel calls. It runs offline: the
+// Command tools shows typed tools made from plain Go functions and an
+// agent's streamed multi-step tool loop with parallel calls. It runs offline: the
 // model is scripted with llmtest.
 //
 //	go run ./examples/tools
@@ -14,9 +14,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
-	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/tool"
 )
 
@@ -83,51 +83,47 @@ func main() {
 			WithUsage(llm.Usage{InputTokens: 330, OutputTokens: 30}),
 	)
 
-	// The pipeline: the tool loop over the model, tool calls logged.
+	// The agent: the tool loop over the model, up to 4 calls at once, tool
+	// calls logged (warnings only here).
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	pipeline := middleware.Chain(model,
-		middleware.FunctionInvocation(middleware.ToolLoop{
-			Invoker: tool.Invoker{
-				Concurrency: 4,
-				Timeout:     10 * time.Second,
-				Middleware:  []tool.Middleware{middleware.ToolLogging(middleware.LogConfig{Logger: logger})},
-			},
-		}),
-	)
-
-	req := &llm.Request{
-		Messages: []llm.Message{llm.UserText("What's the weather in Paris and Tokyo?")},
-		Tools:    reg.Definitions(),
+	a, err := agent.New(model, agent.Config{
+		Tools:           reg.List(),
+		ToolConcurrency: 4,
+		ToolTimeout:     10 * time.Second, // local_time sets its own 2 s
+		Logger:          logger,
+	})
+	if err != nil {
+		log.Fatal(err)
 	}
-	step := 0
-	for ev, err := range pipeline.Stream(context.Background(), req) {
+
+	st := a.RunStream(context.Background(), []llm.Message{llm.UserText("What's the weather in Paris and Tokyo?")}, nil)
+	afterResults := false
+	for u, err := range st.Updates() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		switch ev.Type {
-		case llm.EventMessageStart: // each model call of the loop starts a message
-			step++
-			fmt.Printf("── model call %d ──\n", step)
-		case llm.EventTextDelta:
-			fmt.Print(ev.Delta) // arrives in small pieces, as it is generated
-		case llm.EventBlockStop:
-			if u, ok := ev.Block.(llm.ToolUse); ok {
-				fmt.Printf("\n  → %s %s (%s)", u.Name, u.Input, u.ID)
+		switch u.Kind {
+		case agent.UpdateText:
+			if afterResults { // the next model call of the loop
+				fmt.Print("\n")
+				afterResults = false
 			}
-		case llm.EventStepComplete:
-			fmt.Printf("\n  [model call done: %s]\n", ev.Response.FinishReason)
-		case llm.EventToolResult:
+			fmt.Print(u.Text) // arrives in small pieces, as it is generated
+		case agent.UpdateToolCall: // whole, once its arguments are complete
+			fmt.Printf("\n  → %s %s (%s)", u.ToolCall.Name, u.ToolCall.Input, u.ToolCall.ID)
+		case agent.UpdateToolResult:
 			mark := "✓"
-			if ev.Message.IsError {
+			if u.ToolResult.IsError {
 				mark = "✗"
 			}
-			fmt.Printf("  %s %s: %s\n", mark, ev.Message.ToolCallID, ev.Message.Text())
-		case llm.EventComplete:
-			r := ev.Response
-			fmt.Printf("\nturn done: %s, %d messages in the transcript, %d+%d tokens over %d model calls\n",
-				r.FinishReason, len(r.Transcript), r.Usage.InputTokens, r.Usage.OutputTokens, model.Calls())
+			fmt.Printf("\n  %s %s: %s", mark, u.ToolResult.ToolCallID, u.ToolResult.Text())
+			afterResults = true
+		case agent.UpdateFinish:
+			r := u.Response
+			fmt.Printf("\n\nturn done: %s, %d messages in the transcript, %d+%d tokens over %d model calls\n",
+				r.FinishReason, len(r.Messages), r.Usage.InputTokens, r.Usage.OutputTokens, model.Calls())
 			var roles []string
-			for _, m := range r.Transcript {
+			for _, m := range r.Messages {
 				roles = append(roles, string(m.Role))
 			}
 			fmt.Println("transcript:", strings.Join(roles, " → "))

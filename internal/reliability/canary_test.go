@@ -101,13 +101,13 @@ func TestCanaryKeyNeverLeaks(t *testing.T) {
 			model = blocking(model)
 		}
 		logCfg := middleware.LogConfig{Logger: logger, Level: slog.LevelDebug, Contents: true}
-		pipe := middleware.Chain(model,
-			middleware.FunctionInvocation(middleware.ToolLoop{Invoker: tool.Invoker{Middleware: []tool.Middleware{middleware.ToolLogging(logCfg)}}}),
-			middleware.Retry(middleware.RetryConfig{MaxAttempts: 2, Clock: &fakeClock{}}),
-			middleware.Logging(logCfg))
+		pipe := built{adapter: model, clock: &fakeClock{}, attempts: 2,
+			mws:     []middleware.Middleware{middleware.Logging(logCfg)},
+			toolMWs: []tool.Middleware{middleware.ToolLogging(logCfg)},
+			onError: func(_ context.Context, err error) { record(errorTexts(err)) },
+		}
 		for _, store := range []session.Store{fstore, sstore} {
 			a := newAgent(pipe, store, logger)
-			a.OnError = func(_ context.Context, err error) { record(errorTexts(err)) }
 			sid := fmt.Sprintf("canary-%s-%v-%T", col.format, col.stream, store)
 			sid = strings.NewReplacer("*", "", "/", "-").Replace(sid)
 

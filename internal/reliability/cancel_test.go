@@ -134,12 +134,13 @@ func cancelOnce(t *testing.T, srv *faultserver.Server, tr *http.Transport, base 
 	fire := func() { once.Do(func() { close(trigger) }) }
 	store := &signalStore{Store: base, entered: fire}
 	model := newAdapter(adapterConfig{format: f, base: baseURL(srv, f), key: "k", client: &http.Client{Transport: tr}, idle: 10 * time.Second})
-	a := newAgent(pipeline(model, &fakeClock{}, 3), store, nil)
-	a.Tools = append(a.Tools, tool.MustFunc("hold", "Waits until cancelled.", func(ctx context.Context, _ struct{}) (string, error) {
+	b := pipeline(model, &fakeClock{}, 3)
+	b.tools = append(testTools(), tool.MustFunc("hold", "Waits until cancelled.", func(ctx context.Context, _ struct{}) (string, error) {
 		fire()
 		<-ctx.Done()
 		return "", ctx.Err()
 	}))
+	a := newAgent(b, store, nil)
 	if _, err := runTurn(t.Context(), seededAgent(srv, a), sid, "seed", true); err != nil {
 		t.Fatalf("seed: %v", err)
 	}

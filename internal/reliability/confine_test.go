@@ -172,8 +172,7 @@ func TestToolPathsCannotEscapeTheRoot(t *testing.T) {
 		return middleware.Decision{Approved: true}, nil
 	})
 	adapter := newAdapter(adapterConfig{format: faultserver.Anthropic, base: srv.AnthropicBaseURL(), key: "k", client: &http.Client{Transport: tr}})
-	a := newAgent(middleware.Chain(adapter, middleware.FunctionInvocation(middleware.ToolLoop{Approver: approveAll})), store, nil)
-	a.Tools = tools
+	a := newAgent(built{adapter: adapter, attempts: 1, approver: approveAll, tools: tools}, store, nil)
 	resp, err := runTurn(t.Context(), a, "tools", "look around", true)
 	if err != nil {
 		t.Fatal(err)
@@ -210,8 +209,9 @@ func TestToolResultsAreSizeLimited(t *testing.T) {
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
 	store := memstore.New()
-	a := newAgent(pipeline(newAdapter(adapterConfig{format: faultserver.OpenAI, base: srv.OpenAIBaseURL(), key: "k", client: &http.Client{Transport: tr}}), &fakeClock{}, 1), store, nil)
-	a.Tools = []tool.Tool{bigTool(8 << 20)}
+	b := pipeline(newAdapter(adapterConfig{format: faultserver.OpenAI, base: srv.OpenAIBaseURL(), key: "k", client: &http.Client{Transport: tr}}), &fakeClock{}, 1)
+	b.tools = []tool.Tool{bigTool(8 << 20)}
+	a := newAgent(b, store, nil)
 	if _, err := runTurn(t.Context(), a, "big", "dump it", false); err != nil {
 		t.Fatal(err)
 	}

@@ -177,28 +177,49 @@ func toolCalls(prefix string) faultserver.Reply {
 	}
 }
 
-// pipeline is the model an agent gets: the tool loop over retries over
-// the adapter.
-func pipeline(adapter llm.Model, clock middleware.Clock, attempts int, extra ...middleware.Middleware) llm.Model {
-	mws := []middleware.Middleware{
-		middleware.FunctionInvocation(middleware.ToolLoop{}),
-		middleware.Retry(middleware.RetryConfig{MaxAttempts: attempts, Clock: clock}),
-	}
-	return middleware.Chain(adapter, append(mws, extra...)...)
+// built is what a test's agent is made of: the adapter, and the settings
+// agent.New assembles around it.
+type built struct {
+	adapter  llm.Model
+	clock    middleware.Clock
+	attempts int // model calls per request, the first included
+	mws      []middleware.Middleware
+	toolMWs  []tool.Middleware
+	approver middleware.Approver
+	onError  func(context.Context, error)
+	tools    []tool.Tool // nil: testTools()
 }
 
-func newAgent(model llm.Model, store session.Store, logger *slog.Logger) *agent.Agent {
+// pipeline is the standard agent over adapter: the tool loop over retries
+// (attempts calls at most, waiting on clock).
+func pipeline(adapter llm.Model, clock middleware.Clock, attempts int) built {
+	return built{adapter: adapter, clock: clock, attempts: attempts}
+}
+
+func newAgent(b built, store session.Store, logger *slog.Logger) *agent.Agent {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &agent.Agent{
-		Name:         "reliability",
-		Instructions: "You are a test agent.",
-		Tools:        testTools(),
-		Model:        model,
-		Store:        store,
-		Logger:       logger,
+	tools := b.tools
+	if tools == nil {
+		tools = testTools()
 	}
+	a, err := agent.New(b.adapter, agent.Config{
+		Name:           "reliability",
+		Instructions:   "You are a test agent.",
+		Tools:          tools,
+		Store:          store,
+		Logger:         logger,
+		Retry:          middleware.RetryConfig{MaxAttempts: max(b.attempts, 1), Clock: b.clock},
+		Middleware:     b.mws,
+		ToolMiddleware: b.toolMWs,
+		Approver:       b.approver,
+		OnError:        b.onError,
+	})
+	if err != nil {
+		panic(err)
+	}
+	return a
 }
 
 // runTurn runs one turn, through Updates when stream is set, else through

@@ -25,6 +25,7 @@ import (
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/session/filestore"
 	"github.com/agcore/agcore/session/sqlite"
+	"github.com/agcore/agcore/tool"
 )
 
 const (
@@ -99,10 +100,11 @@ func runLoad(t *testing.T, sc loadScenario) {
 			base += "/v1"
 		}
 		ad := newAdapter(adapterConfig{format: f, base: base, key: "load-key", client: client, idle: time.Minute, model: model})
-		agents[i] = newAgent(pipeline(ad, nil, 1), store, nil)
+		b := pipeline(ad, nil, 1)
 		if !sc.tools {
-			agents[i].Tools = nil
+			b.tools = []tool.Tool{}
 		}
+		agents[i] = newAgent(b, store, nil)
 	}
 	want := strings.Repeat("lorem ", sc.chunks)
 

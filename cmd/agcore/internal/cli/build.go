@@ -23,7 +23,6 @@ import (
 	"github.com/agcore/agcore/provider/openai"
 	"github.com/agcore/agcore/tool"
 	"github.com/agcore/agcore/tool/fstool"
-	"github.com/agcore/agcore/usage"
 )
 
 // mcpStartTimeout bounds starting the MCP servers (npx may download one
@@ -57,7 +56,6 @@ func (a *app) turnOptions(s *config.Settings) buildOptions {
 		if !s.JSON && isTerminal(a.env.Stdout) {
 			m.Delay = demoDelay
 		}
-		o.cost = func(string, llm.Usage) (float64, bool) { return 0, true }
 	}
 	return o
 }
@@ -101,18 +99,13 @@ func (rt *runtime) Close() error {
 type buildOptions struct {
 	adapter llm.Model
 	info    llm.ModelInfo
-	ask     askFunc                                 // interactive approval; nil denies
-	cost    func(string, llm.Usage) (float64, bool) // nil: the price table
+	ask     askFunc // interactive approval; nil denies
 }
 
-// build assembles the pipeline in one visible place:
-//
-//	adapter → Logging → Retry → Hooks → compact.Guard → FunctionInvocation (tools, approval, max steps)
-//
-// and the agent over it, with the tools (fstool + MCP), compression per
-// --compact and the store. The --compact strategy works twice: the agent
-// compresses the history before each turn, and the guard keeps each model
-// call of the tool loop inside the input budget (without --compact off).
+// build opens what a command needs (log, tools: fstool + MCP, store) and
+// builds the agent with agent.New, which assembles the pipeline: the tool
+// loop with the approver, the budget policy per --compact, retries per
+// --retries, logging per --log, the model info (--context-window).
 func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*runtime, error) {
 	rt := &runtime{model: o.info.Name, sink: render.NewJSON(io.Discard)}
 	built := false
@@ -169,68 +162,42 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 	}
 	rt.closers = append(rt.closers, rt.store.close)
 
-	logCfg := middleware.LogConfig{Logger: logger} // never message contents
-	hooks := &middleware.Hooks{Logger: logger}     // where user hooks go; the CLI adds none of its own
+	approve := &approver{yes: s.Yes, ask: o.ask, pause: func() func() { return rt.sink.Pause() }}
 	retry := middleware.RetryConfig{
-		Disabled:    s.Retries == 0,
 		MaxAttempts: s.Retries + 1,
 		OnRetry: func(_ context.Context, attempt int, d time.Duration, err error) {
 			rt.sink.Retry(attempt, d, err)
 		},
 	}
-	approve := &approver{yes: s.Yes, ask: o.ask, pause: func() func() { return rt.sink.Pause() }}
 
-	// One Incremental serves the agent's compression before each turn and
-	// the guard on each step of the tool loop. Sharing is safe: it tells
-	// conversations apart and extends its last result only when the input
-	// extends the last input and the result still fits. It also helps: after
-	// a turn the guard had to compress, the next turn's request can extend
-	// the guard's last one (a prompt-cache hit).
+	// --compact: the agent's budget policy keeps every model call of the
+	// tool loop inside the input budget.
 	info := o.info
-	var (
-		strategy compact.Strategy
-		counter  compact.TokenCounter
-		guard    middleware.Middleware // nil (skipped by Chain) with --compact off
-	)
+	policy := &compact.Policy{Counter: compact.CounterFor(info.Name)}
 	switch s.Compact {
-	case "auto":
-		strategy = compact.NewIncremental(compact.DefaultPipeline(nil)) // microcompact, then truncation
+	case "off":
+		policy.Strategy = compact.Off
 	case "summarize":
 		// The summarizer calls the model directly, with retries and logging
-		// but without tools or the guard.
-		summarizer := middleware.Chain(o.adapter, middleware.Retry(retry), middleware.Logging(logCfg))
-		strategy = compact.NewIncremental(compact.DefaultPipeline(summarizer))
-	}
-	if strategy != nil {
-		counter = compact.CounterFor(info.Name)
-		guard = compact.Guard(compact.GuardConfig{Strategy: strategy, Counter: counter, Info: info, Logger: logger})
-	}
-	model := middleware.Chain(o.adapter,
-		middleware.FunctionInvocation(middleware.ToolLoop{
-			MaxSteps: s.MaxSteps,
-			Invoker:  tool.Invoker{Middleware: []tool.Middleware{hooks.ToolMiddleware(), middleware.ToolLogging(logCfg)}, Logger: logger},
-			Approver: approve,
-		}),
-		guard, // inside the loop: every step; outside Retry: a retry resends the same request
-		hooks.Middleware(),
-		middleware.Retry(retry),
-		middleware.Logging(logCfg),
-	)
+		// but without tools or the budget policy.
+		summarizer := middleware.Chain(o.adapter, middleware.Retry(retry), middleware.Logging(middleware.LogConfig{Logger: logger}))
+		policy.Strategy = compact.NewIncremental(compact.DefaultPipeline(summarizer))
+	} // "auto": the default strategy
 
-	rt.agent = &agent.Agent{
+	rt.agent, err = agent.New(o.adapter, agent.Config{
 		Name:         "agcore",
 		Instructions: instructions(s, tools),
 		Tools:        tools,
-		Model:        model,
-		ModelInfo:    &info,
 		Store:        rt.store,
+		Compaction:   policy,
+		Retry:        retry,
+		Approver:     approve,
+		MaxSteps:     s.MaxSteps,
+		ModelInfo:    &info,
 		Logger:       logger,
-		Cost:         o.cost,
-		Compression:  strategy,
-		Counter:      counter,
-	}
-	if rt.agent.Cost == nil {
-		rt.agent.Cost = usage.Cost
+	})
+	if err != nil {
+		return nil, exit(ExitUsage, "%v", err)
 	}
 	built = true
 	return rt, nil

@@ -129,12 +129,12 @@ func (a *app) chatBye(s *config.Settings, sessionID string) error {
 
 // toolSummary names the tools offered, for the chat banner.
 func toolSummary(rt *runtime) string {
-	n := len(rt.agent.Tools)
+	n := len(rt.agent.Tools())
 	if n == 0 {
 		return "no tools"
 	}
 	names := make([]string, 0, n)
-	for _, t := range rt.agent.Tools {
+	for _, t := range rt.agent.Tools() {
 		names = append(names, t.Name())
 	}
 	if n > 6 {

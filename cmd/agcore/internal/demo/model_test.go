@@ -13,7 +13,6 @@ import (
 
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/middleware"
-	"github.com/agcore/agcore/tool"
 	"github.com/agcore/agcore/tool/fstool"
 )
 
@@ -27,14 +26,9 @@ func turnOver(t *testing.T, dir string, names []string) *llm.Response {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defs := make([]llm.ToolDefinition, len(tools))
-	for i, tl := range tools {
-		defs[i] = tool.Definition(tl)
-	}
-	m := middleware.Chain(&Model{}, middleware.FunctionInvocation(middleware.ToolLoop{}))
+	m := middleware.Chain(&Model{}, middleware.FunctionInvocation(middleware.ToolLoop{Tools: tools}))
 	resp, err := llm.Collect(m.Stream(context.Background(), &llm.Request{
 		Messages: []llm.Message{llm.UserText("Overview, please.")},
-		Tools:    defs,
 	}))
 	if err != nil {
 		t.Fatal(err)
