@@ -75,4 +75,3 @@ func (g *guard) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 		}
 	}
 }
-
