@@ -113,6 +113,16 @@ func (mc Microcompact) CompressReport(ctx context.Context, msgs []llm.Message, b
 	return out, rep, nil
 }
 
+// forIncremental clears every old result when Step is left at its
+// default: under [Incremental] the result is reused until it no longer
+// fits, so a quantized boundary only leaves more to send afresh.
+func (mc Microcompact) forIncremental() Strategy {
+	if mc.Step <= 0 {
+		mc.Step = 1
+	}
+	return mc
+}
+
 func orDefault(v, def int) int {
 	if v <= 0 {
 		return def

@@ -88,3 +88,15 @@ func (p Pipeline) CompressReport(ctx context.Context, msgs []llm.Message, budget
 	}
 	return cur, rep, nil
 }
+
+// forIncremental tunes each strategy of p for [Incremental].
+func (p Pipeline) forIncremental() Strategy {
+	q := make(Pipeline, len(p))
+	for i, s := range p {
+		if t, ok := s.(incrementalTuner); ok {
+			s = t.forIncremental()
+		}
+		q[i] = s
+	}
+	return q
+}

@@ -19,7 +19,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agcore/agcore/compact"
 	"github.com/agcore/agcore/internal/cacheshare"
 )
 
@@ -47,5 +46,4 @@ func main() {
 			fmt.Fprintf(os.Stderr, "%s, %d turns: %s\n", r.Name, r.Turns, v)
 		}
 	}
-	_ = compact.Estimator{}
 }
