@@ -31,6 +31,13 @@ type incrementalTuner interface {
 // whole history again, aiming at LowWater of the budget so that the
 // conversation can grow for a while before the next compression.
 //
+// The strategies of this package know when Incremental runs them and cut
+// for it: a [Pipeline] passes this on to its members, and a [Microcompact]
+// with a zero Step clears every result older than its KeepRecent messages
+// instead of stopping at a quantized boundary (the quantization keeps a
+// stateless pipeline's requests stable; under Incremental it only leaves
+// more to send afresh). Other strategies run as they are.
+//
 // The trade-off: between compressions, old tool results and old turns stay
 // exactly as the last compression left them (newer results are not
 // cleared until the next one), and each compression removes more than the

@@ -22,7 +22,9 @@ type Pipeline []Strategy
 
 // DefaultPipeline returns microcompact, then summarization by summarizer
 // (left out when nil), then truncation, each with its defaults. An agent
-// that compresses before every request should wrap it in [NewIncremental].
+// that compresses before every request should wrap it in [NewIncremental],
+// under which the microcompact step clears every old result (see
+// [Microcompact]).
 func DefaultPipeline(summarizer llm.Model) Pipeline {
 	p := Pipeline{Microcompact{}}
 	if summarizer != nil {
