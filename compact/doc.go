@@ -92,13 +92,23 @@
 //     reused, request after request until the history has grown by a step;
 //   - [Incremental] goes further: it sends its previous result plus the new
 //     messages, untouched, until that no longer fits, and then compresses
-//     to three quarters of the budget, leaving room to grow.
+//     to three quarters of the budget, leaving room to grow. Under it the
+//     strategies of this package drop their quantization where it only
+//     costs: [Microcompact] clears every result older than its KeepRecent
+//     messages (Step 1 unless set), so each compression re-sends little
+//     beyond the newest messages and frees more, which postpones the next
+//     compression and the next truncation.
 //
 // The trade-off is deliberate: each compression removes more than the
 // minimum (up to a step, or down to the low-water mark) in exchange for a
 // prefix that stays byte-identical between compressions, so most requests
 // hit the cache (in the 200-turn test session on a 32k budget, 92% of
-// requests extend the previous one with Incremental, 79% to 87% without). A strategy
+// requests extend the previous one with Incremental, 79% to 87% without).
+// BenchmarkCacheShare and examples/cacheshare measure the share of input
+// tokens a prompt cache could serve on a 24k-token window: with the
+// default, about 0.91 over 30 turns and 0.90 over 200, against 0.67 and
+// 0.60 for dropping the oldest turns to fit, while keeping more of the
+// conversation. A strategy
 // that removed the exact minimum would keep a little more context but pay
 // full price for the whole conversation on every request. [Report.KeptPrefix]
 // and [Report.BreaksPrefix] tell how much of the input a compression kept;

@@ -112,13 +112,12 @@ func Example_longSession() {
 	}
 	fmt.Printf("%d requests, %d extended the previous one, largest %d tokens (budget %d)\n", requests, kept, largest, budget)
 	// Output:
-	// turn 16:  64 of  64 messages, 1807 tokens: new prefix from message 3 (pipeline)
-	// turn 25: 100 of 100 messages, 2962 tokens: new prefix from message 3 (pipeline)
-	// turn 30:  84 of 120 messages, 2511 tokens: new prefix from message 2 (pipeline)
-	// turn 36: 108 of 144 messages, 2907 tokens: new prefix from message 2 (pipeline)
-	// turn 41:  92 of 164 messages, 2456 tokens: new prefix from message 2 (pipeline)
-	// turn 48:  84 of 192 messages, 2511 tokens: new prefix from message 2 (pipeline)
-	// turn 54: 108 of 216 messages, 2907 tokens: new prefix from message 2 (pipeline)
-	// turn 59:  92 of 236 messages, 2456 tokens: new prefix from message 2 (pipeline)
-	// 60 requests, 51 extended the previous one, largest 3974 tokens (budget 4000)
+	// turn 16:  64 of  64 messages, 1433 tokens: new prefix from message 3 (pipeline)
+	// turn 27: 108 of 108 messages, 2159 tokens: new prefix from message 3 (pipeline)
+	// turn 35: 140 of 140 messages, 2687 tokens: new prefix from message 3 (pipeline)
+	// turn 41: 128 of 164 messages, 2489 tokens: new prefix from message 2 (pipeline)
+	// turn 47: 152 of 188 messages, 2885 tokens: new prefix from message 2 (pipeline)
+	// turn 52: 136 of 208 messages, 2621 tokens: new prefix from message 2 (pipeline)
+	// turn 58: 124 of 232 messages, 2423 tokens: new prefix from message 2 (pipeline)
+	// 60 requests, 52 extended the previous one, largest 3963 tokens (budget 4000)
 }

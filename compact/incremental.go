@@ -12,6 +12,13 @@ import (
 // DefaultLowWater is the share of the budget [Incremental] compresses to.
 const DefaultLowWater = 0.75
 
+// incrementalTuner is implemented by the strategies of this package that
+// cut differently when [Incremental] holds their result between
+// compressions.
+type incrementalTuner interface {
+	forIncremental() Strategy
+}
+
 // Incremental makes any strategy cache-friendly across requests. An agent
 // keeps the whole history and compresses it again before every request;
 // even a deterministic strategy then cuts at a slightly different place
@@ -23,6 +30,13 @@ const DefaultLowWater = 0.75
 // for byte. Only when it no longer fits does it run the strategy on the
 // whole history again, aiming at LowWater of the budget so that the
 // conversation can grow for a while before the next compression.
+//
+// The strategies of this package know when Incremental runs them and cut
+// for it: a [Pipeline] passes this on to its members, and a [Microcompact]
+// with a zero Step clears every result older than its KeepRecent messages
+// instead of stopping at a quantized boundary (the quantization keeps a
+// stateless pipeline's requests stable; under Incremental it only leaves
+// more to send afresh). Other strategies run as they are.
 //
 // The trade-off: between compressions, old tool results and old turns stay
 // exactly as the last compression left them (newer results are not
@@ -108,16 +122,20 @@ func (c *Incremental) CompressReport(ctx context.Context, msgs []llm.Message, bu
 	if c.Strategy == nil {
 		return nil, Report{Strategy: name}, fmt.Errorf("compact: Incremental has no Strategy")
 	}
+	strategy := c.Strategy
+	if t, ok := strategy.(incrementalTuner); ok {
+		strategy = t.forIncremental()
+	}
 	low := c.LowWater
 	if low <= 0 || low > 1 {
 		low = DefaultLowWater
 	}
-	out, rep, err := Apply(ctx, c.Strategy, msgs, max(1, int(float64(budget)*low)), counter)
+	out, rep, err := Apply(ctx, strategy, msgs, max(1, int(float64(budget)*low)), counter)
 	if err != nil || rep.TokensAfter > budget {
 		if ctx.Err() != nil {
 			return nil, Report{Strategy: name}, ctx.Err()
 		}
-		out, rep, err = Apply(ctx, c.Strategy, msgs, budget, counter)
+		out, rep, err = Apply(ctx, strategy, msgs, budget, counter)
 	}
 	if err != nil {
 		return out, rep, err

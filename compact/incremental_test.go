@@ -115,3 +115,57 @@ func TestIncrementalPassesFailuresOn(t *testing.T) {
 		t.Fatal("no error without a strategy")
 	}
 }
+
+// lastCleared returns the index of the last message holding a cleared
+// tool result, or -1.
+func lastCleared(msgs []llm.Message) int {
+	last := -1
+	for i := range msgs {
+		if msgs[i].Role == llm.RoleTool && isPlaceholder(msgs[i].Content) {
+			last = i
+		}
+	}
+	return last
+}
+
+// Under Incremental, a default Microcompact clears every result older than
+// its KeepRecent messages instead of stopping at a quantized boundary; an
+// explicit Step is respected, and the pipeline outside Incremental keeps
+// its quantized boundary.
+func TestIncrementalTunesMicrocompact(t *testing.T) {
+	msgs := exchanges(20) // 82 messages
+	budget := est.CountMessages(msgs) * 9 / 10
+	keep := DefaultKeepRecent
+	out, err := NewIncremental(DefaultPipeline(nil)).Compress(ctx, msgs, budget, est)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The last result before the KeepRecent messages is cleared.
+	want := -1
+	for i := len(msgs) - keep - 1; i >= 0; i-- {
+		if msgs[i].Role == llm.RoleTool {
+			want = i
+			break
+		}
+	}
+	if got := lastCleared(out); got != want {
+		t.Errorf("under Incremental the last cleared result is message %d, want %d", got, want)
+	}
+	if err := Validate(out); err != nil {
+		t.Fatal(err)
+	}
+	stateless, err := DefaultPipeline(nil).Compress(ctx, msgs, budget, est)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, limit := lastCleared(stateless), (len(msgs)-keep)/DefaultStep*DefaultStep; got >= limit {
+		t.Errorf("the stateless pipeline cleared message %d, beyond its quantized boundary %d", got, limit)
+	}
+	explicit, err := NewIncremental(Pipeline{Microcompact{Step: 20}, Truncate{}}).Compress(ctx, msgs, budget, est)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, limit := lastCleared(explicit), (len(msgs)-keep)/20*20; got >= limit {
+		t.Errorf("an explicit Step was overridden: cleared message %d, boundary %d", got, limit)
+	}
+}

@@ -31,7 +31,11 @@ const placeholderPrefix = "[tool result cleared to save context: "
 // on, so the prompt cache misses from there. Microcompact therefore acts
 // only when it frees at least MinFree tokens, and it moves its boundary in
 // steps of Step messages: between two steps the cleared part stays
-// byte-identical and the cache keeps hitting.
+// byte-identical and the cache keeps hitting. Under [Incremental], which
+// reuses its last result until it no longer fits, a step only leaves up to
+// Step-1 more messages to send afresh at the next compression, so there a
+// Microcompact whose Step is left at zero uses 1: it clears every result
+// before the last KeepRecent messages.
 //
 // The zero value uses the defaults. A Microcompact is stateless and safe
 // for concurrent use.
@@ -111,6 +115,16 @@ func (mc Microcompact) CompressReport(ctx context.Context, msgs []llm.Message, b
 		return out, rep, &CannotFitError{Strategy: name, Tokens: after, Budget: budget, Reason: "the remaining messages are too large"}
 	}
 	return out, rep, nil
+}
+
+// forIncremental clears every old result when Step is left at its
+// default: under [Incremental] the result is reused until it no longer
+// fits, so a quantized boundary only leaves more to send afresh.
+func (mc Microcompact) forIncremental() Strategy {
+	if mc.Step <= 0 {
+		mc.Step = 1
+	}
+	return mc
 }
 
 func orDefault(v, def int) int {

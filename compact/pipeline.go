@@ -22,7 +22,9 @@ type Pipeline []Strategy
 
 // DefaultPipeline returns microcompact, then summarization by summarizer
 // (left out when nil), then truncation, each with its defaults. An agent
-// that compresses before every request should wrap it in [NewIncremental].
+// that compresses before every request should wrap it in [NewIncremental],
+// under which the microcompact step clears every old result (see
+// [Microcompact]).
 func DefaultPipeline(summarizer llm.Model) Pipeline {
 	p := Pipeline{Microcompact{}}
 	if summarizer != nil {
@@ -87,4 +89,16 @@ func (p Pipeline) CompressReport(ctx context.Context, msgs []llm.Message, budget
 		return cur, rep, &CannotFitError{Strategy: name, Tokens: after, Budget: budget, Reason: strings.Join(reasons, "; ")}
 	}
 	return cur, rep, nil
+}
+
+// forIncremental tunes each strategy of p for [Incremental].
+func (p Pipeline) forIncremental() Strategy {
+	q := make(Pipeline, len(p))
+	for i, s := range p {
+		if t, ok := s.(incrementalTuner); ok {
+			s = t.forIncremental()
+		}
+		q[i] = s
+	}
+	return q
 }
