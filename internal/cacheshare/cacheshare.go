@@ -118,7 +118,7 @@ func Run(ctx context.Context, name string, s compact.Strategy, turns int) (Resul
 	rec := &recorder{}
 	var model llm.Model = rec
 	if s != nil {
-		model = compact.Guard(compact.GuardConfig{
+		model = compact.Guard(&compact.Policy{
 			Strategy: s, Counter: counter, Info: Info,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		})(rec)
