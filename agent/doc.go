@@ -1,7 +1,19 @@
-// Package agent runs an LLM agent: an [Agent] holds instructions, tools,
-// context providers, an optional compression strategy and a model (already
-// wrapped in its middleware pipeline), and runs turns with [Agent.Run] and
-// [Agent.RunStream] in three phases:
+// Package agent runs an LLM agent. [New] builds the standard agent from a
+// model (a provider adapter) and one [Config]: instructions, tools,
+// context providers, a session store, the budget policy, retries, hooks,
+// an approver, the step limit, logging, extra middleware (the tracing
+// seam), the clock and id source. It assembles the pipeline in the one
+// correct order, each setting given once:
+//
+//	tool loop → budget policy → hooks → Config.Middleware → retry → logging → model-info override → model
+//
+// The tool loop runs the user's own tool.Tool values, so every interface
+// they implement (tool.Timed, tool.Approvable, or the user's own, which a
+// hook or approver may look for) is seen where it matters. The budget
+// policy (compact.Policy) checks every model call of the loop, and a
+// retry re-sends one model call, never the tools.
+//
+// [Agent.Run] and [Agent.RunStream] run a turn in three phases:
 //
 //  1. Pre-invocation. Each [ContextProvider], in order, may add instructions,
 //     messages and tools (or replace the messages gathered so far). A
@@ -11,16 +23,16 @@
 //     providers' messages and the caller's messages; every other
 //     system-role message (from providers, callers or an in-memory
 //     session's history) is dropped: per-run instructions go through
-//     RunOptions.Instructions. When a strategy, a counter and
-//     known model limits are all present and the request is over the input
-//     budget, it is compressed (a failing strategy leaves it unchanged).
-//     This happens once per turn; a compact.Guard in the pipeline keeps
-//     each later step of the tool loop inside the budget too.
-//     The session records the request's prefix hashes.
-//  2. Model call. The agent's tools come first, then the run's extra tools,
-//     then the providers' minus any name already taken. The model's events
-//     become [Update]s: text and thinking deltas, whole tool calls, tool
-//     results, usage and the finish, each with the agent's name and run id.
+//     RunOptions.Instructions. The tools are the agent's, then the run's,
+//     then the providers' minus any name already taken, then the run's
+//     declared-only tools (whose calls end the turn for the caller).
+//  2. Model call. The tool loop calls the model through the pipeline; the
+//     budget policy compresses each request over the input budget (or
+//     refuses one that cannot fit the context window), and the session
+//     records the prefix hashes of the first request as sent. The model's
+//     events become [Update]s: text and thinking deltas, whole tool calls,
+//     tool results, usage and the finish, each with the agent's name and
+//     run id.
 //  3. Post-invocation. When the stream ends, each provider's Invoked is
 //     called, then the caller's messages and the turn's transcript are
 //     appended to the session as one atomic turn keyed by the run id.
@@ -31,6 +43,11 @@
 // before the finish update) persists nothing. Runs on the same session
 // through the same Agent never interleave: a second run waits for the first
 // to finish, including its persistence.
+//
+// Lower-level composition stays possible: package middleware's
+// FunctionInvocation, compact.Guard and the rest are plain
+// func(llm.Model) llm.Model values, and package conversation keeps a
+// history without an agent.
 //
 // Package agent imports llm, tool, middleware, session, compact and usage.
 // It must never import cmd, provider adapters or concrete session stores.

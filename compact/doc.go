@@ -43,33 +43,32 @@
 //
 // [Apply] runs any strategy and returns a [Report] of what it did.
 //
-// # Guarding each model call
+// # The budget policy
 //
-// An agent compresses once, before a turn; within the turn the tool loop
-// makes up to twenty model calls, each adding an assistant message and its
-// tool results, so a tool-heavy turn outgrows the budget after its first
-// step. [Guard] is a model middleware that checks every call and sends an
-// over-budget request compressed (what the loop records, and the agent
-// persists, stays whole). It goes inside the tool loop, so that each step
-// is checked, and outside retries, so that a retry resends the same
-// compressed request:
+// [Policy] is the one way a request is kept inside the budget; the agent,
+// [Guard] and package conversation all apply it through [Policy.Fit]:
+// count the messages and tool definitions, compare with the input budget,
+// compress with the strategy (using a partial result when that is all it
+// has), never drop the user's newest message, stop calling a strategy that
+// failed three times in a row until one succeeds (a circuit breaker), and
+// refuse with an *llm.Error of kind context_length, sending nothing, a
+// request that is still larger than the whole context window. Its zero
+// value works: the default strategy (below) and the estimator counter.
 //
-//	strategy := compact.NewIncremental(compact.DefaultPipeline(summarizer))
-//	counter := compact.CounterFor(info.Name)
-//	model := middleware.Chain(adapter,
-//		middleware.FunctionInvocation(loop),
-//		compact.Guard(compact.GuardConfig{Strategy: strategy, Counter: counter, Info: info}),
-//		hooks.Middleware(),
-//		middleware.Retry(retry),
-//		middleware.Logging(logCfg),
-//	)
-//	a := &agent.Agent{Model: model, ModelInfo: &info, Compression: strategy, Counter: counter}
+// Within a turn the tool loop makes up to twenty model calls, each adding
+// an assistant message and its tool results, so a tool-heavy turn outgrows
+// the budget after its first step. [Guard] is the model middleware that
+// applies the policy to every call (what the loop records, and the agent
+// persists, stays whole); agent.New puts it inside the tool loop, so that
+// each step is checked, and outside retries, so that a retry resends the
+// same compressed request:
 //
-// The summarizer is the adapter with retries, never the guarded pipeline
-// itself. The agent and the guard may share one Incremental, which tells
-// conversations apart (see [Guard]). When compression fails the guard
-// sends the request anyway, unless it is larger than the whole context
-// window: that call fails with an *llm.Error of kind context_length.
+//	a, err := agent.New(adapter, agent.Config{
+//		Compaction: &compact.Policy{Strategy: compact.NewIncremental(compact.DefaultPipeline(summarizer))},
+//	})
+//
+// The summarizer is the adapter with retries, never the agent's pipeline
+// itself.
 //
 // # Prompt caches
 //

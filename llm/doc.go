@@ -21,6 +21,7 @@
 // Errors from models are *[Error] values whose Kind can be tested with
 // errors.Is against the sentinels ([ErrRateLimited], [ErrAuth], ...).
 //
-// This package imports only the standard library and must never import any
-// other agcore package.
+// This package imports only the standard library and internal/jsonscan (the
+// JSON scanning primitives of its one-pass message decoder); it must never
+// import any other agcore package.
 package llm

@@ -7,25 +7,30 @@
 // ([Logging], [ToolLogging]). The agent and the provider adapters never know
 // which of them are present: each is just an llm.Model.
 //
-// The recommended order, outermost first, is
+// agent.New assembles them in the one correct order; composing by hand,
+// the order, outermost first, is
 //
 //	model := middleware.Chain(adapter,
-//		middleware.FunctionInvocation(middleware.ToolLoop{...}), // the turn: model calls and tool calls
-//		compact.Guard(compact.GuardConfig{...}),                 // each model call inside the input budget
-//		hooks.Middleware(),                                      // once per model call, after retries
-//		middleware.Retry(middleware.RetryConfig{}),              // re-sends one model call
-//		middleware.Logging(middleware.LogConfig{}),              // one record per attempt
+//		middleware.FunctionInvocation(middleware.ToolLoop{Tools: tools}), // the turn: model calls and tool calls
+//		compact.Guard(policy),                                            // each model call inside the input budget
+//		hooks.Middleware(),                                               // once per model call, after retries
+//		middleware.Retry(middleware.RetryConfig{}),                       // re-sends one model call
+//		middleware.Logging(middleware.LogConfig{}),                       // one record per attempt
+//		middleware.WithInfo(info),                                        // a model-info override every layer sees
 //	)
 //
-// so that every model call of a tool loop goes through the guard, hooks,
-// retries and logging, hooks see one call however often it was retried, and
-// the log shows every attempt. The guard (package compact; any
-// func(llm.Model) llm.Model is a Middleware) sits inside the loop because
-// the agent compresses only once, before the turn, while each step of the
-// loop adds an assistant message and its tool results; it sits outside
-// retries so that a retry resends the same compressed request, and hooks
-// see the request as sent. Tool calls are wrapped by tool middleware given to
-// the loop's invoker (hooks.ToolMiddleware(), ToolLogging(...)).
+// so that every model call of a tool loop goes through the budget policy,
+// hooks, retries and logging, hooks see one call however often it was
+// retried, and the log shows every attempt. Retry wrapped around the tool
+// loop would run the tools again on every attempt: it panics when it is
+// given a tool loop to wrap. Tool calls are wrapped by tool middleware
+// given to the loop's invoker (hooks.ToolMiddleware(), ToolLogging(...)):
+// a Hooks value has both halves, and both must be installed.
+//
+// The tool loop runs the user's own [tool.Tool] values (ToolLoop.Tools);
+// an llm.ToolDefinition is only what the model is told. A definition in
+// the request without a tool of that name is declared only: the turn ends
+// with its call, for the caller to answer.
 //
 // Time is read and slept through a [Clock], so tests and durable
 // orchestrators can replace it.
