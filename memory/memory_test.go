@@ -12,6 +12,7 @@ import (
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
+	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/memory"
 	"github.com/agcore/agcore/tool"
 )
@@ -139,7 +140,8 @@ func TestProviderRemembersSuccessfulRunsOnly(t *testing.T) {
 		llmtest.Text("You are Ada."),
 		llmtest.Text("Who?"),
 	).Verify(t)
-	a, err := agent.New(m, agent.Config{Instructions: "Be brief.", Providers: []agent.ContextProvider{&memory.Provider{Store: store}}})
+	a, err := agent.New(m, agent.Config{Instructions: "Be brief.", Providers: []agent.ContextProvider{&memory.Provider{Store: store}},
+		Retry: middleware.RetryConfig{MaxAttempts: 1}}) // the failure must reach the run
 	if err != nil {
 		t.Fatal(err)
 	}
