@@ -57,12 +57,12 @@ type Agent struct {
 	NewID func() string
 	// Cost prices a turn's usage for the model that answered; known is
 	// false when the model has no price (the cost is then unknown, not
-	// zero). Nil means the Tracker's prices when a Tracker is set, else
-	// usage.Cost.
+	// zero). Nil means the Price of the model's info (ModelInfo, else
+	// Model.Info()), through usage.CostOf.
 	Cost func(model string, u llm.Usage) (usd float64, known bool)
 	// Tracker, when set, records the usage of every run that got a
-	// response, by session and model: the agent's running totals. It prices
-	// with its own table.
+	// response, by session and model, with the cost the agent computed:
+	// the agent's running totals.
 	Tracker *usage.Tracker
 
 	locks sessionLocks
@@ -196,19 +196,17 @@ func (a *Agent) modelInfo() llm.ModelInfo {
 	return a.Model.Info()
 }
 
-// price records a turn's usage with the Tracker and prices it.
+// price prices a turn's usage and records it with the Tracker.
 func (a *Agent) price(sessionID, model string, u llm.Usage) (usd float64, known bool) {
+	if a.Cost != nil {
+		usd, known = a.Cost(model, u)
+	} else {
+		usd, known = usage.CostOf(a.modelInfo(), u)
+	}
 	if a.Tracker != nil {
-		t := a.Tracker.Record(sessionID, model, u)
-		usd, known = t.CostUSD, t.Known
+		a.Tracker.Add(usage.Turn{Session: sessionID, Model: model, Usage: u, CostUSD: usd, Known: known})
 	}
-	switch {
-	case a.Cost != nil:
-		return a.Cost(model, u)
-	case a.Tracker != nil:
-		return usd, known
-	}
-	return usage.Cost(model, u)
+	return usd, known
 }
 
 // report logs err as a warning and hands it to OnError.

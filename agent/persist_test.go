@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"github.com/agcore/agcore/catalog"
 	"reflect"
 	"strings"
 	"testing"
@@ -306,7 +307,7 @@ func TestAnInMemorySessionIsUpdatedInPlaceOnSuccess(t *testing.T) {
 func TestCostDefaultsToThePriceTableAndTheTrackerSumsTurns(t *testing.T) {
 	u := llm.Usage{InputTokens: 1_000_000, OutputTokens: 100_000}
 	m := llmtest.New(llmtest.Text("a").WithUsage(u), llmtest.Text("b").WithUsage(u), llmtest.Text("c").WithUsage(u)).
-		WithInfo(llm.ModelInfo{Name: "gpt-4o"}).Verify(t)
+		WithInfo(gpt4o()).Verify(t)
 	tracker := &usage.Tracker{}
 	a := &agent.Agent{Model: m, Tracker: tracker}
 	ctx := context.Background()
@@ -318,7 +319,7 @@ func TestCostDefaultsToThePriceTableAndTheTrackerSumsTurns(t *testing.T) {
 		}
 		last = resp
 	}
-	want, _ := usage.Cost("gpt-4o", u)
+	want, _ := usage.CostOf(gpt4o(), u)
 	if !last.CostKnown || last.CostUSD != want || want == 0 {
 		t.Errorf("cost %v known %v, want the price table's %v", last.CostUSD, last.CostKnown, want)
 	}
@@ -328,4 +329,10 @@ func TestCostDefaultsToThePriceTableAndTheTrackerSumsTurns(t *testing.T) {
 	if tot := tracker.Total(); tot.Turns != 3 || tot.CostUSD != 3*want {
 		t.Errorf("tracker total = %+v", tot)
 	}
+}
+
+// gpt4o is what the default catalog knows of gpt-4o, its price included.
+func gpt4o() llm.ModelInfo {
+	info, _ := catalog.Default().Lookup("gpt-4o")
+	return info
 }

@@ -85,7 +85,7 @@ func run(ctx context.Context, w io.Writer, turns int) (*summary, error) {
 	}
 	defer store.Close()
 
-	counter := compact.CounterFor(info.Name)
+	counter := compact.CounterFor(info)
 	// nil: no summarizer, so old turns are cleared and dropped; pass a
 	// model to have them summarized instead.
 	strategy := compact.NewIncremental(compact.DefaultPipeline(nil))

@@ -16,6 +16,7 @@ import (
 	"github.com/agcore/agcore/cmd/agcore/internal/demo"
 	"github.com/agcore/agcore/cmd/agcore/internal/render"
 	"github.com/agcore/agcore/compact"
+	"github.com/agcore/agcore/compact/tiktoken"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/mcp"
 	"github.com/agcore/agcore/middleware"
@@ -62,10 +63,12 @@ func (a *app) turnOptions(s *config.Settings) buildOptions {
 	return o
 }
 
-// modelInfo returns what is known of the model's limits: the catalog's
-// entry, else the adapter's, with --context-window replacing the window.
+// modelInfo returns what is known of the model's limits and price: the
+// catalog's entry for the provider kind the user chose (so "compatible" and
+// "ollama" get no cloud price), else the adapter's, with --context-window
+// replacing the window.
 func modelInfo(s *config.Settings, adapter llm.Model) llm.ModelInfo {
-	info, ok := catalog.Lookup(s.Model)
+	info, ok := catalog.Default().LookupFor(s.Kind.Name, s.Model)
 	if !ok {
 		info = adapter.Info()
 	}
@@ -202,7 +205,7 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		strategy = compact.NewIncremental(compact.DefaultPipeline(summarizer))
 	}
 	if strategy != nil {
-		counter = compact.CounterFor(info.Name)
+		counter, _ = tiktoken.For(info.Name) // exact for OpenAI models, else the estimator
 		guard = compact.Guard(compact.GuardConfig{Strategy: strategy, Counter: counter, Info: info, Logger: logger})
 	}
 	model := middleware.Chain(o.adapter,
@@ -230,7 +233,7 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		Counter:      counter,
 	}
 	if rt.agent.Cost == nil {
-		rt.agent.Cost = usage.Cost
+		rt.agent.Cost = func(_ string, u llm.Usage) (float64, bool) { return usage.CostOf(info, u) }
 	}
 	built = true
 	return rt, nil
