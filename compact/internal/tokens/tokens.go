@@ -8,10 +8,7 @@ package tokens
 
 import (
 	"bytes"
-	"image"
-	_ "image/gif"  // register GIF so image sizes can be read
-	_ "image/jpeg" // register JPEG so image sizes can be read
-	_ "image/png"  // register PNG so image sizes can be read
+	"encoding/binary"
 	"strings"
 
 	"github.com/agcore/agcore/llm"
@@ -75,14 +72,57 @@ func ImageCost(img llm.Image, openAIOnly bool) int {
 }
 
 func imageSize(img llm.Image) (w, h int, ok bool) {
-	if len(img.Data) == 0 {
-		return 0, 0, false
+	w, h, ok = ImageSize(img.Data)
+	return w, h, ok && w > 0 && h > 0
+}
+
+// ImageSize reads the width and height of a PNG, GIF or JPEG image from its
+// header, as image.DecodeConfig would, without linking the decoders: only
+// the size matters for counting. ok is false for anything else.
+func ImageSize(data []byte) (w, h int, ok bool) {
+	switch {
+	case len(data) >= 24 && bytes.HasPrefix(data, []byte("\x89PNG\r\n\x1a\n")) && string(data[12:16]) == "IHDR":
+		return int(binary.BigEndian.Uint32(data[16:20])), int(binary.BigEndian.Uint32(data[20:24])), true
+	case len(data) >= 10 && (bytes.HasPrefix(data, []byte("GIF87a")) || bytes.HasPrefix(data, []byte("GIF89a"))):
+		return int(binary.LittleEndian.Uint16(data[6:8])), int(binary.LittleEndian.Uint16(data[8:10])), true
+	case len(data) >= 4 && data[0] == 0xff && data[1] == 0xd8:
+		return jpegSize(data[2:])
 	}
-	cfg, _, err := image.DecodeConfig(bytes.NewReader(img.Data))
-	if err != nil || cfg.Width <= 0 || cfg.Height <= 0 {
-		return 0, 0, false
+	return 0, 0, false
+}
+
+// jpegSize walks the JPEG segments after the SOI marker to the first
+// start-of-frame segment, which holds the size.
+func jpegSize(b []byte) (w, h int, ok bool) {
+	for len(b) >= 4 {
+		if b[0] != 0xff {
+			return 0, 0, false
+		}
+		marker := b[1]
+		switch {
+		case marker == 0xff: // fill byte
+			b = b[1:]
+			continue
+		case marker == 0xd8 || marker == 0x01 || (marker >= 0xd0 && marker <= 0xd7):
+			b = b[2:] // markers without a length
+			continue
+		case marker == 0xd9 || marker == 0xda: // end of image, start of scan
+			return 0, 0, false
+		}
+		n := int(binary.BigEndian.Uint16(b[2:4]))
+		if n < 2 || len(b) < 2+n {
+			return 0, 0, false
+		}
+		// SOF0..SOF15, except DHT (c4), JPG (c8) and DAC (cc).
+		if marker >= 0xc0 && marker <= 0xcf && marker != 0xc4 && marker != 0xc8 && marker != 0xcc {
+			if n < 7 {
+				return 0, 0, false
+			}
+			return int(binary.BigEndian.Uint16(b[7:9])), int(binary.BigEndian.Uint16(b[5:7])), true
+		}
+		b = b[2+n:]
 	}
-	return cfg.Width, cfg.Height, true
+	return 0, 0, false
 }
 
 // openAIImageTokens follows OpenAI's vision pricing: a low-detail image is
