@@ -324,11 +324,12 @@ func (a *Agent) newID() string {
 	return session.NewID()
 }
 
-// price prices a turn's usage and records it with the Tracker.
+// price prices a turn's usage with the model info's Price (unknown, not
+// zero, without one) and records it with the Tracker.
 func (a *Agent) price(sessionID, model string, u llm.Usage) (usd float64, known bool) {
-	usd, known = usage.Cost(model, u)
+	usd, known = usage.CostOf(a.Info(), u)
 	if a.cfg.Tracker != nil {
-		a.cfg.Tracker.Record(sessionID, model, u)
+		a.cfg.Tracker.Add(usage.Turn{Session: sessionID, Model: model, Usage: u, CostUSD: usd, Known: known})
 	}
 	return usd, known
 }

@@ -35,7 +35,7 @@ func TestBudgetKeepsEveryStepOfAToolLoopInsideTheWindow(t *testing.T) {
 	{
 		{
 			info := llm.ModelInfo{Provider: "llmtest", Name: "gpt-4o", ContextWindow: 4096, MaxOutputTokens: 512}
-			counter := compact.CounterFor(info.Name)
+			counter := compact.CounterFor(info)
 			budget := info.InputBudget()
 
 			var script []llmtest.Step

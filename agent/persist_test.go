@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"github.com/agcore/agcore/catalog"
 	"reflect"
 	"strings"
 	"testing"
@@ -73,7 +74,10 @@ func TestPersistencePriority(t *testing.T) {
 func TestATurnIsOneAtomicAppendKeyedByTheRunID(t *testing.T) {
 	store := newStore()
 	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-	a := newAgent(t, &eventModel{events: toolLoopEvents(true)}, agent.Config{Store: store, NewID: ids(), Clock: fixedClock{now}})
+	// A price given once, in the model-info override, prices the turn:
+	// 30 input tokens at $1000/M and 7 output at $1000/M = $0.037.
+	info := llm.ModelInfo{Name: "m", Price: &llm.Price{Input: 1000, Output: 1000}}
+	a := newAgent(t, &eventModel{events: toolLoopEvents(true)}, agent.Config{Store: store, NewID: ids(), Clock: fixedClock{now}, ModelInfo: &info})
 	resp, err := a.Run(context.Background(), []llm.Message{llm.SystemText("dropped"), llm.UserText("hi")}, withSession("s"))
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +94,7 @@ func TestATurnIsOneAtomicAppendKeyedByTheRunID(t *testing.T) {
 	if got := texts(turn.Messages); !reflect.DeepEqual(got, want) {
 		t.Errorf("turn messages %q, want %q (caller input without system, then the transcript)", got, want)
 	}
-	if turn.Usage != resp.Usage || turn.Usage.InputTokens != 30 || !turn.Time.Equal(now) {
+	if turn.Usage != resp.Usage || turn.Usage.InputTokens != 30 || turn.CostUSD != 0.037 || !resp.CostKnown || !turn.Time.Equal(now) {
 		t.Errorf("turn usage %+v cost %v time %v; response cost %v known %v", turn.Usage, turn.CostUSD, turn.Time, resp.CostUSD, resp.CostKnown)
 	}
 	if turn.Hashes == nil || turn.Prefix.Requests != 1 {
@@ -296,7 +300,7 @@ func TestAnInMemorySessionIsUpdatedInPlaceOnSuccess(t *testing.T) {
 func TestCostDefaultsToThePriceTableAndTheTrackerSumsTurns(t *testing.T) {
 	u := llm.Usage{InputTokens: 1_000_000, OutputTokens: 100_000}
 	m := llmtest.New(llmtest.Text("a").WithUsage(u), llmtest.Text("b").WithUsage(u), llmtest.Text("c").WithUsage(u)).
-		WithInfo(llm.ModelInfo{Name: "gpt-4o"}).Verify(t)
+		WithInfo(gpt4o()).Verify(t)
 	tracker := &usage.Tracker{}
 	a := newAgent(t, m, agent.Config{Tracker: tracker})
 	ctx := context.Background()
@@ -308,7 +312,7 @@ func TestCostDefaultsToThePriceTableAndTheTrackerSumsTurns(t *testing.T) {
 		}
 		last = resp
 	}
-	want, _ := usage.Cost("gpt-4o", u)
+	want, _ := usage.CostOf(gpt4o(), u)
 	if !last.CostKnown || last.CostUSD != want || want == 0 {
 		t.Errorf("cost %v known %v, want the price table's %v", last.CostUSD, last.CostKnown, want)
 	}
@@ -318,4 +322,10 @@ func TestCostDefaultsToThePriceTableAndTheTrackerSumsTurns(t *testing.T) {
 	if tot := tracker.Total(); tot.Turns != 3 || tot.CostUSD != 3*want {
 		t.Errorf("tracker total = %+v", tot)
 	}
+}
+
+// gpt4o is what the default catalog knows of gpt-4o, its price included.
+func gpt4o() llm.ModelInfo {
+	info, _ := catalog.Default().Lookup("gpt-4o")
+	return info
 }

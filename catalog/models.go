@@ -2,101 +2,147 @@ package catalog
 
 import "github.com/agcore/agcore/llm"
 
-// AsOf is the date the built-in entries were checked against the
-// providers' documentation.
+// AsOf is the date the built-in windows and output limits were checked
+// against the providers' documentation.
 const AsOf = "2026-11-30"
 
-func openai(name string, window, maxOut int) llm.ModelInfo {
-	return llm.ModelInfo{Provider: "openai", Name: name, ContextWindow: window, MaxOutputTokens: maxOut}
+// PricesAsOf is the date the built-in prices were taken from the providers'
+// pricing pages.
+const PricesAsOf = "2026-11-30"
+
+func entry(provider, name string, window, maxOut int, price *llm.Price) llm.ModelInfo {
+	return llm.ModelInfo{Provider: provider, Name: name, ContextWindow: window, MaxOutputTokens: maxOut, Price: price}
+}
+
+func openai(name string, window, maxOut int, price *llm.Price) llm.ModelInfo {
+	return entry("openai", name, window, maxOut, price)
 }
 
 // gpt5 models share a 400k window of which at most 272k may be input: the
 // whole 128k of output is reserved, or the default quarter of the window
 // would leave an input budget above what the API accepts.
-func gpt5(name string) llm.ModelInfo {
-	info := openai(name, 400_000, 128_000)
+func gpt5(name string, price *llm.Price) llm.ModelInfo {
+	info := openai(name, 400_000, 128_000, price)
 	info.ReservedOutput = 128_000
 	return info
 }
 
-func anthropic(name string, window, maxOut int) llm.ModelInfo {
-	return llm.ModelInfo{Provider: "anthropic", Name: name, ContextWindow: window, MaxOutputTokens: maxOut}
+func anthropic(name string, window, maxOut int, price *llm.Price) llm.ModelInfo {
+	return entry("anthropic", name, window, maxOut, price)
 }
 
-func deepseek(name string, window, maxOut int) llm.ModelInfo {
-	return llm.ModelInfo{Provider: "deepseek", Name: name, ContextWindow: window, MaxOutputTokens: maxOut}
+func deepseek(name string, window, maxOut int, price *llm.Price) llm.ModelInfo {
+	return entry("deepseek", name, window, maxOut, price)
 }
 
 // ollama entries give the model's native window; see the package
-// documentation about Ollama's own, smaller default.
+// documentation about Ollama's own, smaller default. They have no price:
+// the models run on the user's hardware.
 func ollama(name string, window, maxOut int) llm.ModelInfo {
-	return llm.ModelInfo{Provider: "ollama", Name: name, ContextWindow: window, MaxOutputTokens: maxOut}
+	return entry("ollama", name, window, maxOut, nil)
 }
 
-// builtin is the catalog's table. Sources: OpenAI's model pages
-// (developers.openai.com/api/docs/models), Anthropic's models overview and
-// per-model pages (platform.claude.com/docs/en/about-claude/models),
-// DeepSeek's "Models & Pricing" (api-docs.deepseek.com/quick_start/pricing),
-// and the model cards in Ollama's library for the open models.
-var builtin = []llm.ModelInfo{
-	// OpenAI.
-	openai("gpt-4o", 128_000, 16_384),
-	openai("gpt-4o-mini", 128_000, 16_384),
-	openai("chatgpt-4o-latest", 128_000, 16_384),
-	openai("gpt-4.1", 1_047_576, 32_768),
-	openai("gpt-4.1-mini", 1_047_576, 32_768),
-	openai("gpt-4.1-nano", 1_047_576, 32_768),
-	gpt5("gpt-5"),
-	gpt5("gpt-5-mini"),
-	gpt5("gpt-5-nano"),
-	gpt5("gpt-5.1"),
-	gpt5("gpt-5.2"),
-	openai("gpt-5-chat-latest", 128_000, 16_384),
-	openai("o1", 200_000, 100_000),
-	openai("o3", 200_000, 100_000),
-	openai("o3-mini", 200_000, 100_000),
-	openai("o4-mini", 200_000, 100_000),
-	openai("gpt-4-turbo", 128_000, 4_096),
-	openai("gpt-3.5-turbo", 16_385, 4_096),
+// OpenAI bills cache writes as ordinary input.
+func openaiPrice(in, cached, out float64) *llm.Price {
+	return &llm.Price{Input: in, Output: out, CacheRead: cached, CacheWrite: in}
+}
 
-	// Anthropic, as the API spells the ids (dated snapshots and the
-	// "-latest" and "-0" aliases match by prefix).
-	anthropic("claude-opus-4-8", 1_000_000, 128_000),
-	anthropic("claude-opus-4-7", 1_000_000, 128_000),
-	anthropic("claude-opus-4-6", 1_000_000, 128_000),
-	anthropic("claude-opus-4-5", 200_000, 64_000),
-	anthropic("claude-opus-4-1", 200_000, 32_000),
-	anthropic("claude-opus-4", 200_000, 32_000), // claude-opus-4-0, claude-opus-4-20250514
-	anthropic("claude-sonnet-4-6", 1_000_000, 128_000),
-	anthropic("claude-sonnet-4-5", 200_000, 64_000), // 1M with the context-1m beta: register it
-	anthropic("claude-sonnet-4", 200_000, 64_000),   // claude-sonnet-4-0, claude-sonnet-4-20250514
-	anthropic("claude-haiku-4-5", 200_000, 64_000),
-	anthropic("claude-3-7-sonnet", 200_000, 64_000),
-	anthropic("claude-3-5-sonnet", 200_000, 8_192),
-	anthropic("claude-3-5-haiku", 200_000, 8_192),
+// Anthropic bills a 5-minute cache write at 1.25× input and a read at 0.1×;
+// llm.Usage does not say which cache duration was written, so writes are
+// priced at the 5-minute rate (a 1-hour write costs 2× input).
+func anthropicPrice(in, out float64) *llm.Price {
+	return &llm.Price{Input: in, Output: out, CacheRead: in / 10, CacheWrite: in * 1.25}
+}
 
-	// DeepSeek. deepseek-chat and deepseek-reasoner keep the limits
-	// documented for them (128k window); DeepSeek now serves them with its
-	// V4 Flash model, whose own names have a 1M window.
-	deepseek("deepseek-chat", 128_000, 8_192),
-	deepseek("deepseek-reasoner", 128_000, 65_536),
-	deepseek("deepseek-flash", 1_000_000, 384_000),
-	deepseek("deepseek-v4-flash", 1_000_000, 384_000),
-	deepseek("deepseek-v4-pro", 1_000_000, 384_000),
+// sonnetLong is Claude Sonnet 4 and 4.5 with the 1M-token beta: a call with
+// more than 200k input tokens is billed at $6/$22.50 for all its tokens.
+func sonnetLong() *llm.Price {
+	p := anthropicPrice(3, 15)
+	p.LongContext, p.LongContextThreshold = anthropicPrice(6, 22.5), 200_000
+	return p
+}
 
-	// Open models under their Ollama names (tags such as ":7b" match by
-	// prefix). Output is limited only by the window; 8k is the usual cap.
-	ollama("qwen2.5", 32_768, 8_192),
-	ollama("qwen2.5-coder", 32_768, 8_192),
-	ollama("qwen3", 40_960, 8_192),
-	ollama("llama3", 8_192, 2_048),
-	ollama("llama3.1", 131_072, 8_192),
-	ollama("llama3.2", 131_072, 8_192),
-	ollama("llama3.3", 131_072, 8_192),
-	ollama("mistral", 32_768, 8_192),
-	ollama("mistral-nemo", 131_072, 8_192),
-	ollama("mistral-small", 32_768, 8_192),
-	ollama("gemma2", 8_192, 4_096),
-	ollama("gemma3", 131_072, 8_192),
-	ollama("gemma3:1b", 32_768, 8_192),
+// DeepSeek caches automatically; a miss is billed as ordinary input.
+// deepseek-chat and deepseek-reasoner are at their last published (V3.2)
+// price. The V4 names bill off-peak hours at half; the table holds the
+// peak price, an upper bound.
+func deepseekPrice(miss, hit, out float64) *llm.Price {
+	return &llm.Price{Input: miss, Output: out, CacheRead: hit, CacheWrite: miss}
+}
+
+// builtin returns the catalog's table. Sources, for the limits: OpenAI's
+// model pages (developers.openai.com/api/docs/models), Anthropic's models
+// overview and per-model pages
+// (platform.claude.com/docs/en/about-claude/models), DeepSeek's "Models &
+// Pricing" (api-docs.deepseek.com/quick_start/pricing), and the model cards
+// in Ollama's library for the open models. Prices, USD per million tokens,
+// taken on PricesAsOf from developers.openai.com/api/docs/pricing (and the
+// per-model pages), platform.claude.com/docs/en/about-claude/pricing, and
+// api-docs.deepseek.com/quick_start/pricing: OpenAI's as input, cached
+// input, output (gpt-4-turbo has no prompt caching; chatgpt-4o-latest has
+// no published price); Anthropic's as input, output, the cache prices
+// following from input; DeepSeek's as cache miss, cache hit, output.
+func builtin() []llm.ModelInfo {
+	return []llm.ModelInfo{
+		// OpenAI.
+		openai("gpt-4o", 128_000, 16_384, openaiPrice(2.50, 1.25, 10.00)),
+		openai("gpt-4o-mini", 128_000, 16_384, openaiPrice(0.15, 0.075, 0.60)),
+		openai("chatgpt-4o-latest", 128_000, 16_384, nil),
+		openai("gpt-4.1", 1_047_576, 32_768, openaiPrice(2.00, 0.50, 8.00)),
+		openai("gpt-4.1-mini", 1_047_576, 32_768, openaiPrice(0.40, 0.10, 1.60)),
+		openai("gpt-4.1-nano", 1_047_576, 32_768, openaiPrice(0.10, 0.025, 0.40)),
+		gpt5("gpt-5", openaiPrice(1.25, 0.125, 10.00)),
+		gpt5("gpt-5-mini", openaiPrice(0.25, 0.025, 2.00)),
+		gpt5("gpt-5-nano", openaiPrice(0.05, 0.005, 0.40)),
+		gpt5("gpt-5.1", openaiPrice(1.25, 0.125, 10.00)),
+		gpt5("gpt-5.2", openaiPrice(1.75, 0.175, 14.00)),
+		openai("gpt-5-chat-latest", 128_000, 16_384, openaiPrice(1.25, 0.125, 10.00)),
+		openai("o1", 200_000, 100_000, openaiPrice(15.00, 7.50, 60.00)),
+		openai("o3", 200_000, 100_000, openaiPrice(2.00, 0.50, 8.00)),
+		openai("o3-mini", 200_000, 100_000, openaiPrice(1.10, 0.55, 4.40)),
+		openai("o4-mini", 200_000, 100_000, openaiPrice(1.10, 0.275, 4.40)),
+		openai("gpt-4-turbo", 128_000, 4_096, openaiPrice(10.00, 10.00, 30.00)),
+		openai("gpt-3.5-turbo", 16_385, 4_096, openaiPrice(0.50, 0.50, 1.50)),
+
+		// Anthropic, as the API spells the ids (dated snapshots and the
+		// "-latest" and "-0" aliases match by prefix).
+		anthropic("claude-opus-4-8", 1_000_000, 128_000, anthropicPrice(5, 25)),
+		anthropic("claude-opus-4-7", 1_000_000, 128_000, anthropicPrice(5, 25)),
+		anthropic("claude-opus-4-6", 1_000_000, 128_000, anthropicPrice(5, 25)),
+		anthropic("claude-opus-4-5", 200_000, 64_000, anthropicPrice(5, 25)),
+		anthropic("claude-opus-4-1", 200_000, 32_000, anthropicPrice(15, 75)),
+		anthropic("claude-opus-4", 200_000, 32_000, anthropicPrice(15, 75)), // claude-opus-4-0, claude-opus-4-20250514
+		anthropic("claude-sonnet-4-6", 1_000_000, 128_000, anthropicPrice(3, 15)),
+		anthropic("claude-sonnet-4-5", 200_000, 64_000, sonnetLong()), // 1M with the context-1m beta: Add it
+		anthropic("claude-sonnet-4", 200_000, 64_000, sonnetLong()),   // claude-sonnet-4-0, claude-sonnet-4-20250514
+		anthropic("claude-haiku-4-5", 200_000, 64_000, anthropicPrice(1, 5)),
+		anthropic("claude-3-7-sonnet", 200_000, 64_000, anthropicPrice(3, 15)),
+		anthropic("claude-3-5-sonnet", 200_000, 8_192, anthropicPrice(3, 15)),
+		anthropic("claude-3-5-haiku", 200_000, 8_192, anthropicPrice(0.80, 4)),
+
+		// DeepSeek. deepseek-chat and deepseek-reasoner keep the limits
+		// documented for them (128k window); DeepSeek now serves them with its
+		// V4 Flash model, whose own names have a 1M window.
+		deepseek("deepseek-chat", 128_000, 8_192, deepseekPrice(0.28, 0.028, 0.42)),
+		deepseek("deepseek-reasoner", 128_000, 65_536, deepseekPrice(0.28, 0.028, 0.42)),
+		deepseek("deepseek-flash", 1_000_000, 384_000, deepseekPrice(0.30, 0.006, 1.20)),
+		deepseek("deepseek-v4-flash", 1_000_000, 384_000, deepseekPrice(0.30, 0.006, 1.20)),
+		deepseek("deepseek-v4-pro", 1_000_000, 384_000, deepseekPrice(1.32, 0.044, 3.96)),
+
+		// Open models under their Ollama names (tags such as ":7b" match by
+		// prefix). Output is limited only by the window; 8k is the usual cap.
+		ollama("qwen2.5", 32_768, 8_192),
+		ollama("qwen2.5-coder", 32_768, 8_192),
+		ollama("qwen3", 40_960, 8_192),
+		ollama("llama3", 8_192, 2_048),
+		ollama("llama3.1", 131_072, 8_192),
+		ollama("llama3.2", 131_072, 8_192),
+		ollama("llama3.3", 131_072, 8_192),
+		ollama("mistral", 32_768, 8_192),
+		ollama("mistral-nemo", 131_072, 8_192),
+		ollama("mistral-small", 32_768, 8_192),
+		ollama("gemma2", 8_192, 4_096),
+		ollama("gemma3", 131_072, 8_192),
+		ollama("gemma3:1b", 32_768, 8_192),
+	}
 }

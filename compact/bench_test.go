@@ -9,19 +9,12 @@ import (
 )
 
 // BenchmarkCount measures counting throughput on each kind of the
-// calibration corpus: the exact o200k_base counter and the estimator, each
-// scanning the text (no cache), and the estimator answering from its cache
-// as it does when an agent counts the same history again.
+// calibration corpus: the estimator scanning the text (no cache), and
+// answering from its cache as it does when an agent counts the same history
+// again. compact/tiktoken benchmarks the exact counter on the same corpus.
 func BenchmarkCount(b *testing.B) {
 	for _, c := range corpus {
 		text := readCorpus(b, c.file)
-		b.Run("exact/"+c.kind, func(b *testing.B) {
-			enc := O200k()
-			b.SetBytes(int64(len(text)))
-			for b.Loop() {
-				enc.CountText(text)
-			}
-		})
 		b.Run("estimate/"+c.kind, func(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			for b.Loop() {
@@ -72,7 +65,7 @@ func BenchmarkCountMessages10k(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		c    TokenCounter
-	}{{"estimator", Estimator{}}, {"o200k-cached", O200k()}} {
+	}{{"estimator", Estimator{}}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(historyBytes(msgs)))
 			for b.Loop() {

@@ -4,15 +4,20 @@
 //
 // # Counting
 //
-// A [TokenCounter] counts messages and tool definitions. [CounterFor] picks
-// one for a model id: [OpenAICounter] counts exactly for OpenAI models
-// (o200k_base, cl100k_base; vocabularies compiled in) with OpenAI's
-// documented per-message and per-tool overheads; [Estimator] estimates for
-// every other model without a vocabulary, aware that Chinese, Japanese and
-// Korean text, source code and JSON tokenize very differently from English
-// prose (the calibration test holds it within ±15% of o200k_base on each).
-// Images, audio and files get documented fixed estimates ([ImageTokens],
-// [AudioTokens], [FileTokens]).
+// A [TokenCounter] counts messages and tool definitions. [CounterFor]
+// returns one for a model: an [Estimator], which needs no vocabulary and is
+// aware that Chinese, Japanese and Korean text, source code and JSON
+// tokenize very differently from English prose (the calibration test in
+// compact/tiktoken holds it within ±15% of o200k_base on each), scaled up
+// for Claude models, whose tokenizer counts more. Images, audio and files
+// get documented fixed estimates ([ImageTokens], [AudioTokens],
+// [FileTokens]), and images of known size the providers' formulas.
+//
+// Exact counting for OpenAI models (o200k_base, cl100k_base, with OpenAI's
+// documented per-message and per-tool overheads) is in package
+// compact/tiktoken: its vocabularies add about 12 MB to a binary, so this
+// package does not link them. Use tiktoken.For(model) where the exact
+// figure is worth that.
 //
 // # Compressing
 //
@@ -119,7 +124,7 @@
 // (the seed's validate_messages); [Repair] fixes tool pairing in a history
 // loaded after a crash, adding an error result for each call that has none.
 //
-// This package imports only package llm, the standard library and the
-// tokenizer library github.com/tiktoken-go/tokenizer; it must not import
-// other agcore packages.
+// This package imports only packages llm and catalog (for model names) and
+// the standard library; it must not import other agcore packages, nor
+// github.com/tiktoken-go/tokenizer (a test checks).
 package compact

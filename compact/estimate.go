@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agcore/agcore/compact/internal/tokens"
 	"github.com/agcore/agcore/llm"
 )
 
@@ -38,33 +39,33 @@ const (
 	// dimensions are priced by the providers' formulas (OpenAI: 85 + 170 per
 	// 512-pixel tile after scaling; Anthropic: width×height/750), taking the
 	// larger.
-	ImageTokens = 1600
+	ImageTokens = tokens.ImageTokens
 	// ImageLowTokens is an OpenAI image sent with detail "low".
-	ImageLowTokens = 85
+	ImageLowTokens = tokens.ImageLowTokens
 	// AudioTokens is charged for an audio block given by URL. Inline audio
 	// is charged by size at [AudioBytesPerToken].
-	AudioTokens = 1500
+	AudioTokens = tokens.AudioTokens
 	// AudioBytesPerToken converts inline audio bytes to tokens: 16 kHz
 	// 16-bit mono PCM is 32,000 bytes a second, and audio models bill about
 	// 10 tokens a second, so ~3,200 bytes a token (compressed formats carry
 	// more seconds per byte; their estimate is low by the compression
 	// ratio).
-	AudioBytesPerToken = 3200
+	AudioBytesPerToken = tokens.AudioBytesPerToken
 	// FileTokens is charged for a document given by URL or file id, or
 	// inline in a binary format (PDF): about one page of text plus the
 	// page's image as providers render PDFs. Inline text documents
 	// (text/*, JSON, XML, ...) are counted as text instead.
-	FileTokens = 3000
+	FileTokens = tokens.FileTokens
 )
 
 // Overheads added around content, following OpenAI's published counting
 // recipe for chat models (3 tokens per message, 3 to prime the reply).
 const (
-	perMessageTokens  = 3
-	replyPrimeTokens  = 3
-	perToolCallTokens = 4 // wrapper of one tool call in an assistant message
-	perToolDefTokens  = 8 // wrapper of one tool definition
-	toolsEndTokens    = 12
+	perMessageTokens  = tokens.PerMessage
+	replyPrimeTokens  = tokens.ReplyPrime
+	perToolCallTokens = tokens.PerToolCall
+	perToolDefTokens  = tokens.PerToolDef
+	toolsEndTokens    = tokens.ToolsEnd
 )
 
 func (e Estimator) scale() float64 {
@@ -89,8 +90,12 @@ var estimates = struct {
 }{m: map[string]float64{}}
 
 // estimateCacheMinLen is the shortest text worth a lookup: the scan is
-// fast, so only long texts gain.
-const estimateCacheMinLen = 256
+// fast, so only long texts gain. The cache holds at most
+// estimateCacheMaxBytes of text and is emptied when full.
+const (
+	estimateCacheMinLen   = 256
+	estimateCacheMaxBytes = 16 << 20
+)
 
 func estimateCached(s string) float64 {
 	if len(s) < estimateCacheMinLen {
@@ -104,7 +109,7 @@ func estimateCached(s string) float64 {
 	}
 	v = estimateText(s)
 	estimates.Lock()
-	if estimates.bytes+len(s) > cacheMaxBytes {
+	if estimates.bytes+len(s) > estimateCacheMaxBytes {
 		clear(estimates.m)
 		estimates.bytes = 0
 	}

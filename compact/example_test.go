@@ -16,14 +16,14 @@ func ExampleCounterFor() {
 		llm.SystemText("You are a concise assistant."),
 		llm.UserText("What is the capital of France?"),
 	}
-	for _, model := range []string{"gpt-4o", "gpt-4-turbo", "claude-sonnet-4-5", "qwen2.5:7b"} {
-		fmt.Printf("%-18s %T %d\n", model, compact.CounterFor(model), compact.CounterFor(model).CountMessages(msgs))
+	for _, model := range []string{"gpt-4o", "claude-sonnet-4-5", "qwen2.5:7b"} {
+		counter := compact.CounterFor(llm.ModelInfo{Name: model})
+		fmt.Printf("%-18s %+v %d\n", model, counter, counter.CountMessages(msgs))
 	}
 	// Output:
-	// gpt-4o             *compact.OpenAICounter 24
-	// gpt-4-turbo        *compact.OpenAICounter 24
-	// claude-sonnet-4-5  compact.Estimator 26
-	// qwen2.5:7b         compact.Estimator 23
+	// gpt-4o             {Scale:0} 23
+	// claude-sonnet-4-5  {Scale:1.2} 26
+	// qwen2.5:7b         {Scale:0} 23
 }
 
 func ExampleRepair() {

@@ -1,100 +1,18 @@
 package compact
 
 import (
-	"bytes"
-	"image"
-	_ "image/gif"  // register GIF so image sizes can be read
-	_ "image/jpeg" // register JPEG so image sizes can be read
-	_ "image/png"  // register PNG so image sizes can be read
-	"strings"
-
+	"github.com/agcore/agcore/compact/internal/tokens"
 	"github.com/agcore/agcore/llm"
 )
 
 // imageCost estimates an image's tokens. With openAIOnly it applies OpenAI's
-// published formula alone (the exact counter); otherwise it takes the larger
-// of OpenAI's and Anthropic's, so the estimate is safe for either family.
-// Only the image header is decoded.
-func imageCost(img llm.Image, openAIOnly bool) int {
-	w, h, ok := imageSize(img)
-	switch {
-	case openAIOnly && ok:
-		return openAIImageTokens(w, h, img.Detail)
-	case openAIOnly && strings.EqualFold(img.Detail, "low"):
-		return ImageLowTokens
-	case !ok:
-		return ImageTokens
-	}
-	// Anthropic ignores the detail setting, so the larger cost applies.
-	return max(openAIImageTokens(w, h, img.Detail), anthropicImageTokens(w, h))
-}
+// published formula alone (the exact counters); otherwise it takes the
+// larger of OpenAI's and Anthropic's, so the estimate is safe for either
+// family. Only the image header is decoded.
+func imageCost(img llm.Image, openAIOnly bool) int { return tokens.ImageCost(img, openAIOnly) }
 
-func imageSize(img llm.Image) (w, h int, ok bool) {
-	if len(img.Data) == 0 {
-		return 0, 0, false
-	}
-	cfg, _, err := image.DecodeConfig(bytes.NewReader(img.Data))
-	if err != nil || cfg.Width <= 0 || cfg.Height <= 0 {
-		return 0, 0, false
-	}
-	return cfg.Width, cfg.Height, true
-}
-
-// openAIImageTokens follows OpenAI's vision pricing: a low-detail image is
-// 85 tokens; otherwise the image is fitted within 2048×2048, then its
-// shorter side is brought down to 768, and each 512-pixel tile costs 170 on
-// top of a base of 85.
-func openAIImageTokens(w, h int, detail string) int {
-	if strings.EqualFold(detail, "low") {
-		return ImageLowTokens
-	}
-	fw, fh := float64(w), float64(h)
-	if m := max(fw, fh); m > 2048 {
-		fw, fh = fw*2048/m, fh*2048/m
-	}
-	if s := min(fw, fh); s > 768 {
-		fw, fh = fw*768/s, fh*768/s
-	}
-	tiles := ceilDiv(int(fw+0.999), 512) * ceilDiv(int(fh+0.999), 512)
-	return ImageLowTokens + 170*tiles
-}
-
-// anthropicImageTokens follows Anthropic's vision documentation: an image
-// whose long edge exceeds 1568 pixels is scaled down to it, then costs
-// width×height/750 tokens.
-func anthropicImageTokens(w, h int) int {
-	fw, fh := float64(w), float64(h)
-	if m := max(fw, fh); m > 1568 {
-		fw, fh = fw*1568/m, fh*1568/m
-	}
-	return int(fw*fh/750) + 1
-}
-
-func ceilDiv(a, b int) int { return (a + b - 1) / b }
-
-func audioCost(a llm.Audio) int {
-	if len(a.Data) == 0 {
-		return AudioTokens
-	}
-	return max(1, len(a.Data)/AudioBytesPerToken)
-}
+func audioCost(a llm.Audio) int { return tokens.AudioCost(a) }
 
 // fileText returns an inline document's bytes as text when its media type
 // says it is text.
-func fileText(f llm.File) (string, bool) {
-	if len(f.Data) == 0 {
-		return "", false
-	}
-	mt := strings.ToLower(f.MediaType)
-	if i := strings.IndexByte(mt, ';'); i >= 0 {
-		mt = strings.TrimSpace(mt[:i])
-	}
-	switch {
-	case strings.HasPrefix(mt, "text/"),
-		mt == "application/json", mt == "application/xml", mt == "application/yaml",
-		mt == "application/x-yaml", mt == "application/javascript", mt == "application/x-ndjson",
-		strings.HasSuffix(mt, "+json"), strings.HasSuffix(mt, "+xml"):
-		return string(f.Data), true
-	}
-	return "", false
-}
+func fileText(f llm.File) (string, bool) { return tokens.FileText(f) }

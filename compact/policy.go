@@ -93,12 +93,12 @@ func (p *Policy) strategy() Strategy {
 }
 
 // CounterFor returns the counter the policy uses for a model: Counter, or
-// the package's [CounterFor] the model's name.
+// the package's [CounterFor] the model.
 func (p *Policy) CounterFor(info llm.ModelInfo) TokenCounter {
 	if p.Counter != nil {
 		return p.Counter
 	}
-	return CounterFor(info.Name)
+	return CounterFor(info)
 }
 
 // Limits returns the budget and the hard limit (the context window) the

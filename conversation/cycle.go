@@ -34,9 +34,9 @@ type Config struct {
 	// compressed history is adopted only when the call succeeds.
 	Compaction *compact.Policy
 	// Tracker sums the usage and cost of every successful call (the
-	// seed's CostTracker), recorded under Name; nil means a tracker of the
-	// Cycle's own with the default prices. Share one between cycles to sum
-	// across them.
+	// seed's CostTracker), recorded under Name and priced with the model's
+	// Info().Price; nil means a tracker of the Cycle's own. Share one
+	// between cycles to sum across them.
 	Tracker *usage.Tracker
 	// Name labels this cycle's calls in the Tracker (its "session").
 	Name string
@@ -210,5 +210,6 @@ func (c *Cycle) record(resp *llm.Response) {
 	if model == "" {
 		model = c.base.Info().Name
 	}
-	c.tracker.Record(c.cfg.Name, model, resp.Usage)
+	usd, known := usage.CostOf(c.base.Info(), resp.Usage)
+	c.tracker.Add(usage.Turn{Session: c.cfg.Name, Model: model, Usage: resp.Usage, CostUSD: usd, Known: known})
 }

@@ -219,13 +219,11 @@ func TestHistoryEditing(t *testing.T) {
 }
 
 func TestCostIsCountedPerModelAndUnknownWhenUnpriced(t *testing.T) {
-	prices := usage.NewPriceTable()
-	prices.Set("priced", usage.Price{Input: 10}) // $10 per million input tokens
-	tracker := &usage.Tracker{Prices: prices}
+	tracker := &usage.Tracker{}
 	ctx := context.Background()
 	u := llm.Usage{InputTokens: 100_000}
 
-	priced := llmtest.New(llmtest.Text("a").WithUsage(u)).WithInfo(llm.ModelInfo{Name: "priced"}).Verify(t)
+	priced := llmtest.New(llmtest.Text("a").WithUsage(u)).WithInfo(llm.ModelInfo{Name: "priced", Price: &llm.Price{Input: 10}}).Verify(t) // $10 per million input tokens
 	c := conversation.New(priced, conversation.Config{Tracker: tracker, Name: "one"})
 	if _, err := c.Submit(ctx, "x", nil); err != nil {
 		t.Fatal(err)
@@ -233,7 +231,7 @@ func TestCostIsCountedPerModelAndUnknownWhenUnpriced(t *testing.T) {
 	if got := c.Usage(); got.CostUSD != 1 || !got.CostKnown() || got.Turns != 1 {
 		t.Errorf("priced cycle: %+v", got)
 	}
-	// The price goes by the model that answered, not the one requested.
+	// The price is the model's (its Info), not the one requested by name.
 	unpriced := llmtest.New(llmtest.Text("b").WithUsage(u)).Verify(t)
 	c2 := conversation.New(unpriced, conversation.Config{Model: "priced", Tracker: tracker, Name: "two"})
 	if _, err := c2.Submit(ctx, "x", nil); err != nil {

@@ -23,7 +23,7 @@ type Model interface {
 	Info() ModelInfo
 }
 
-// ModelInfo is what is known about a model's limits.
+// ModelInfo is what is known about a model: its limits and its price.
 type ModelInfo struct {
 	Provider        string // "openai", "anthropic", "deepseek", ...
 	Name            string // model id
@@ -34,6 +34,10 @@ type ModelInfo struct {
 	ReservedOutput int
 	// SafetyMargin is kept free for counting error; 0 means 5% of the window.
 	SafetyMargin int
+	// Price is what Provider charges for the model; nil means the price is
+	// unknown, and so is the cost of a call (unknown, not zero). A local
+	// server's model costs nothing per token only if its Price says so.
+	Price *Price
 }
 
 // Known reports whether the context window is known.

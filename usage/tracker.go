@@ -46,27 +46,28 @@ func (t *Totals) add(turn Turn) {
 }
 
 // Tracker sums usage and cost per session, per model and overall (the
-// seed's CostTracker). The zero value uses the default prices; a Tracker is
-// safe for concurrent use.
+// seed's CostTracker). It has no prices of its own: it records the cost it
+// is given ([Tracker.Add]) or the one a model's llm.ModelInfo.Price gives
+// ([Tracker.Record]). The zero value is ready to use; a Tracker is safe for
+// concurrent use.
 type Tracker struct {
-	// Prices prices the turns; nil means [DefaultPrices].
-	Prices *PriceTable
-
 	mu       sync.Mutex
 	total    Totals
 	sessions map[string]*Totals
 	models   map[string]*Totals
 }
 
-// Record adds one turn of session (may be empty) answered by model, and
-// returns it priced.
-func (t *Tracker) Record(session, model string, u llm.Usage) Turn {
-	prices := t.Prices
-	if prices == nil {
-		prices = DefaultPrices()
-	}
-	cost, known := prices.Cost(model, u)
-	turn := Turn{Session: session, Model: model, Usage: u, CostUSD: cost, Known: known}
+// Record adds one turn of session (may be empty) answered by the model
+// info describes, priced with info.Price (unpriced when it is nil), under
+// the model name info.Name, and returns the turn.
+func (t *Tracker) Record(session string, info llm.ModelInfo, u llm.Usage) Turn {
+	cost, known := CostOf(info, u)
+	return t.Add(Turn{Session: session, Model: info.Name, Usage: u, CostUSD: cost, Known: known})
+}
+
+// Add adds one turn as given: its cost counts when turn.Known, else the
+// turn is unpriced. It returns turn.
+func (t *Tracker) Add(turn Turn) Turn {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.total.add(turn)
@@ -74,16 +75,16 @@ func (t *Tracker) Record(session, model string, u llm.Usage) Turn {
 		t.sessions = map[string]*Totals{}
 		t.models = map[string]*Totals{}
 	}
-	s := t.sessions[session]
+	s := t.sessions[turn.Session]
 	if s == nil {
 		s = &Totals{}
-		t.sessions[session] = s
+		t.sessions[turn.Session] = s
 	}
 	s.add(turn)
-	m := t.models[model]
+	m := t.models[turn.Model]
 	if m == nil {
 		m = &Totals{}
-		t.models[model] = m
+		t.models[turn.Model] = m
 	}
 	m.add(turn)
 	return turn

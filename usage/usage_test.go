@@ -6,10 +6,23 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agcore/agcore/catalog"
 	"github.com/agcore/agcore/llm"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+// cost prices u for model as the model's own provider sells it.
+func cost(model string, u llm.Usage) (float64, bool) {
+	info, _ := catalog.Default().Lookup(model)
+	return CostOf(info, u)
+}
+
+// info is what the default catalog says of model.
+func info(model string) llm.ModelInfo {
+	i, _ := catalog.Default().Lookup(model)
+	return i
+}
 
 func TestCostPricesEachPartOfTheInputSeparately(t *testing.T) {
 	tests := []struct {
@@ -41,7 +54,7 @@ func TestCostPricesEachPartOfTheInputSeparately(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.rule, func(t *testing.T) {
-			got, known := Cost(tc.model, tc.u)
+			got, known := cost(tc.model, tc.u)
 			if !known {
 				t.Fatalf("%s: price unknown", tc.model)
 			}
@@ -54,41 +67,21 @@ func TestCostPricesEachPartOfTheInputSeparately(t *testing.T) {
 
 func TestUnknownModelCostIsUnknownNotZero(t *testing.T) {
 	for _, m := range []string{"my-model", "", "gpt-5.9", "llama3.1:8b"} {
-		if usd, known := Cost(m, llm.Usage{InputTokens: 100}); known || usd != 0 {
-			t.Errorf("Cost(%q) = %v, %v; want unknown", m, usd, known)
+		if usd, known := cost(m, llm.Usage{InputTokens: 100}); known || usd != 0 {
+			t.Errorf("cost(%q) = %v, %v; want unknown", m, usd, known)
 		}
 	}
-}
-
-func TestSetAddsAndOverridesPrices(t *testing.T) {
-	pt := NewPriceTable()
-	pt.Set("llama3.1", Price{Input: 0.1, Output: 0.2, CacheRead: 0.1, CacheWrite: 0.1})
-	if usd, known := pt.Cost("llama3.1:70b", llm.Usage{InputTokens: 1_000_000}); !known || !near(usd, 0.1) {
-		t.Errorf("set price not used: %v %v", usd, known)
-	}
-	pt.Set("GPT-4o", Price{Input: 1})
-	if usd, _ := pt.Cost("gpt-4o", llm.Usage{InputTokens: 1_000_000}); !near(usd, 1) {
-		t.Errorf("override not used: %v", usd)
-	}
-	if usd, _ := Cost("gpt-4o", llm.Usage{InputTokens: 1_000_000}); !near(usd, 2.5) {
-		t.Error("changing a new table changed the default")
-	}
-}
-
-func TestBuiltinPricesAreConsistent(t *testing.T) {
-	for name, p := range builtin {
-		if p.Input <= 0 || p.Output < p.Input || p.CacheRead <= 0 || p.CacheRead > p.Input || p.CacheWrite < p.Input {
-			t.Errorf("%s: implausible price %+v", name, p)
-		}
+	if usd, known := CostOf(llm.ModelInfo{Name: "free", Price: &llm.Price{}}, llm.Usage{InputTokens: 100}); !known || usd != 0 {
+		t.Errorf("a zero price: %v, %v; want a known zero", usd, known)
 	}
 }
 
 func TestTrackerSumsPerTurnSessionModelAndOverall(t *testing.T) {
 	var tr Tracker
-	a := tr.Record("s1", "gpt-4o", llm.Usage{InputTokens: 1000, OutputTokens: 100})
-	tr.Record("s1", "claude-haiku-4-5", llm.Usage{InputTokens: 2000, OutputTokens: 200})
-	tr.Record("s2", "gpt-4o", llm.Usage{InputTokens: 3000, OutputTokens: 300})
-	u := tr.Record("s2", "mystery", llm.Usage{InputTokens: 5, OutputTokens: 5})
+	a := tr.Record("s1", info("gpt-4o"), llm.Usage{InputTokens: 1000, OutputTokens: 100})
+	tr.Record("s1", info("claude-haiku-4-5"), llm.Usage{InputTokens: 2000, OutputTokens: 200})
+	tr.Add(Turn{Session: "s2", Model: "gpt-4o", Usage: llm.Usage{InputTokens: 3000, OutputTokens: 300}, CostUSD: (3000*2.5 + 300*10) / 1e6, Known: true})
+	u := tr.Record("s2", llm.ModelInfo{Name: "mystery"}, llm.Usage{InputTokens: 5, OutputTokens: 5})
 
 	if !a.Known || !near(a.CostUSD, (1000*2.5+100*10)/1e6) {
 		t.Errorf("turn = %+v", a)
@@ -126,12 +119,13 @@ func TestTrackerSumsPerTurnSessionModelAndOverall(t *testing.T) {
 }
 
 func TestTrackerIsSafeForConcurrentUse(t *testing.T) {
-	tr := Tracker{Prices: NewPriceTable()}
+	var tr Tracker
+	mini := info("gpt-5-mini")
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Go(func() {
 			for range 500 {
-				tr.Record(fmt.Sprintf("s%d", i%3), "gpt-5-mini", llm.Usage{InputTokens: 10, OutputTokens: 1})
+				tr.Record(fmt.Sprintf("s%d", i%3), mini, llm.Usage{InputTokens: 10, OutputTokens: 1})
 			}
 		})
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agcore/agcore/catalog"
 	"github.com/agcore/agcore/compact"
+	"github.com/agcore/agcore/compact/tiktoken"
 	"github.com/agcore/agcore/llm"
 )
 
@@ -310,10 +311,10 @@ func TestCompactionKeepsRequestsInsideTheWindow(t *testing.T) {
 // budget, while the session keeps every tool result whole.
 func TestCompactionKeepsEachStepOfAToolLoopInsideTheWindow(t *testing.T) {
 	const steps, window = 12, 4000
-	info, _ := catalog.Lookup("gpt-4o-mini")
+	info, _ := catalog.Default().Lookup("gpt-4o-mini")
 	info.ContextWindow = window
 	budget := info.InputBudget()
-	counter := compact.CounterFor("gpt-4o-mini")
+	counter, _ := tiktoken.For("gpt-4o-mini")
 	for _, mode := range []string{"auto", "off"} {
 		t.Run(mode, func(t *testing.T) {
 			srv := newFake(t)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agcore/agcore/catalog"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/usage"
 )
@@ -123,7 +124,8 @@ func TestJSONEventsInOrderWithExactShapes(t *testing.T) {
 	if !reflect.DeepEqual(done["usage"], wantUsage) {
 		t.Errorf("done.usage = %v, want %v", done["usage"], wantUsage)
 	}
-	cost, known := usage.Cost("gpt-4o-mini", llm.Usage{InputTokens: 250, OutputTokens: 30, CachedInputTokens: 100})
+	mini, _ := catalog.Default().LookupFor("openai", "gpt-4o-mini")
+	cost, known := usage.CostOf(mini, llm.Usage{InputTokens: 250, OutputTokens: 30, CachedInputTokens: 100})
 	if got, _ := done["cost_usd"].(float64); !known || math.Abs(got-cost) > 1e-12 || cost == 0 {
 		t.Errorf("done.cost_usd = %v, want %v", done["cost_usd"], cost)
 	}

@@ -14,12 +14,12 @@ import (
 	"path/filepath"
 
 	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/catalog"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/session/sqlite"
 	"github.com/agcore/agcore/tool"
-	"github.com/agcore/agcore/usage"
 )
 
 // CityArgs are get_weather's arguments.
@@ -82,7 +82,7 @@ func run(ctx context.Context, w io.Writer) error {
 		llmtest.Text("Paris is sunny at 18°C.").WithUsage(llm.Usage{InputTokens: 260, OutputTokens: 9}),
 		llmtest.Text("Take sunglasses, Ada.").WithUsage(llm.Usage{InputTokens: 300, OutputTokens: 7, CachedInputTokens: 256}),
 		llmtest.Text("You asked about Paris.").WithUsage(llm.Usage{InputTokens: 330, OutputTokens: 6, CachedInputTokens: 256}),
-	).WithInfo(llm.ModelInfo{Provider: "openai", Name: "gpt-4o-mini", ContextWindow: 128_000, MaxOutputTokens: 16_384}) // answers as gpt-4o-mini, so turns are priced
+	).WithInfo(gpt4oMini()) // answers as gpt-4o-mini, so turns are priced
 
 	if err := converse(ctx, w, path, model); err != nil {
 		return err
@@ -161,8 +161,15 @@ func reload(ctx context.Context, w io.Writer, path string) error {
 	}
 	turns, _, _ := session.GetState[int](s, "profile.turns")
 	fmt.Fprintf(w, "usage: %d input (%d cached) + %d output tokens, $%.6f (prices of %s)\n",
-		s.Usage.InputTokens, s.Usage.CachedInputTokens, s.Usage.OutputTokens, s.CostUSD, usage.PricesAsOf)
+		s.Usage.InputTokens, s.Usage.CachedInputTokens, s.Usage.OutputTokens, s.CostUSD, catalog.PricesAsOf)
 	fmt.Fprintf(w, "prompt-cache prefix: %d requests, %d extended the previous one\n", s.Prefix.Requests, s.Prefix.PrefixStable)
 	fmt.Fprintf(w, "profile state: %d turns\n", turns)
 	return nil
+}
+
+// gpt4oMini is what the catalog knows of gpt-4o-mini sold by OpenAI, its
+// price included.
+func gpt4oMini() llm.ModelInfo {
+	info, _ := catalog.Default().LookupFor("openai", "gpt-4o-mini")
+	return info
 }

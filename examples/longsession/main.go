@@ -85,7 +85,7 @@ func run(ctx context.Context, w io.Writer, turns int) (*summary, error) {
 	}
 	defer store.Close()
 
-	counter := compact.CounterFor(info.Name)
+	counter := compact.CounterFor(info)
 	check := &budgetCheck{counter: counter, budget: info.InputBudget()}
 	model, sc := llmtest.New().WithInfo(info), &script{counter: counter}
 	// The default budget policy: no summarizer, so old tool results are

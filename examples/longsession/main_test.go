@@ -30,7 +30,7 @@ func TestLongSessionStaysInsideTheBudget(t *testing.T) {
 	if err := compact.Validate(sum.Stored); err != nil {
 		t.Errorf("the stored history does not validate: %v", err)
 	}
-	if n := compact.CounterFor(info.Name).CountMessages(sum.Stored); n < 3*sum.Budget {
+	if n := compact.CounterFor(info).CountMessages(sum.Stored); n < 3*sum.Budget {
 		t.Errorf("the history holds only %d tokens; the example should outgrow the budget of %d several times", n, sum.Budget)
 	}
 	if sum.Prefix.Requests != turns || sum.Prefix.PrefixStable == 0 {

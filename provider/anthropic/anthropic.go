@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agcore/agcore/catalog"
 	"github.com/agcore/agcore/internal/httpx"
 	"github.com/agcore/agcore/internal/sse"
 	"github.com/agcore/agcore/llm"
@@ -51,6 +52,7 @@ type Model struct {
 	model     string
 	maxTokens int
 	autoCache bool
+	catalog   *catalog.Catalog
 }
 
 // Option configures a Model.
@@ -100,6 +102,11 @@ func WithMaxTokens(n int) Option { return func(m *Model) { m.maxTokens = n } }
 // default) or off.
 func WithAutoCache(on bool) Option { return func(m *Model) { m.autoCache = on } }
 
+// WithCatalog sets the catalog the model's limits and price come from (a
+// new catalog.Default() by default): Info reads it, and the default
+// max_tokens is capped at the maximum output it gives.
+func WithCatalog(c *catalog.Catalog) Option { return func(m *Model) { m.catalog = c } }
+
 // New returns a Model configured by the environment and opts. Without an
 // API key, calls to the default base URL fail with llm.ErrAuth before
 // anything is sent; calls to another base URL (a gateway that adds its own
@@ -124,17 +131,28 @@ func New(opts ...Option) *Model {
 	if m.model == "" {
 		m.model = DefaultModel
 	}
+	if m.catalog == nil {
+		m.catalog = catalog.Default()
+	}
 	m.endpoint = strings.TrimRight(m.baseURL, "/") + "/v1/messages"
 	return m
 }
 
 // Info describes the default model: the catalog's entry when it knows the
-// model, else its provider and name only.
+// model (limits and price), else its provider and name only.
+//
+// Provider is who serves the model, as the catalog is asked
+// (catalog.LookupFor): "anthropic" when the base URL is Anthropic's own
+// (api.anthropic.com), "compatible" for any other (a gateway, or another
+// vendor's Anthropic-compatible endpoint). A compatible server keeps the
+// model's limits but not Anthropic's price, so its cost is unknown unless
+// the catalog has an entry for provider "compatible".
 func (m *Model) Info() llm.ModelInfo {
-	if info, ok := lookupModel(m.model); ok {
+	provider := m.servingProvider()
+	if info, ok := m.catalog.LookupFor(provider, m.model); ok {
 		return info
 	}
-	return llm.ModelInfo{Provider: providerName, Name: m.model}
+	return llm.ModelInfo{Provider: provider, Name: m.model}
 }
 
 // Generate makes one blocking call.

@@ -1,11 +1,23 @@
 package anthropic
 
 import (
-	"github.com/agcore/agcore/catalog"
+	"net/url"
+	"strings"
+
 	"github.com/agcore/agcore/llm"
 )
 
-// lookupModel returns what the catalog knows about a model's limits.
-func lookupModel(name string) (llm.ModelInfo, bool) {
-	return catalog.Lookup(name)
+// lookupModel returns what the model's catalog knows about a model's
+// limits.
+func (m *Model) lookupModel(name string) (llm.ModelInfo, bool) {
+	return m.catalog.Lookup(name)
+}
+
+// servingProvider is the provider identity Info reports: "anthropic" for
+// Anthropic's own API, "compatible" for any other base URL.
+func (m *Model) servingProvider() string {
+	if u, err := url.Parse(m.baseURL); err == nil && strings.EqualFold(u.Hostname(), "api.anthropic.com") {
+		return providerName
+	}
+	return "compatible"
 }

@@ -135,7 +135,7 @@ func (m *Model) maxTokensFor(requested int, model string, budget int) int {
 		return requested
 	}
 	limit := 0
-	if info, ok := lookupModel(model); ok {
+	if info, ok := m.lookupModel(model); ok {
 		limit = info.MaxOutputTokens
 	}
 	n := m.maxTokens

@@ -370,14 +370,21 @@ func TestRequestsTheAPICannotExpressAreInvalid(t *testing.T) {
 // TestInfoAndMaxTokensComeFromTheCatalog: Info is the catalog's entry, and
 // the default max_tokens never exceeds the model's maximum output.
 func TestInfoAndMaxTokensComeFromTheCatalog(t *testing.T) {
+	t.Setenv("ANTHROPIC_BASE_URL", "")
 	info := New(WithModel("claude-sonnet-4-5-20250929")).Info()
-	if info.Provider != "anthropic" || info.Name != "claude-sonnet-4-5-20250929" || info.ContextWindow <= 0 || info.MaxOutputTokens <= 0 {
+	if info.Provider != "anthropic" || info.Name != "claude-sonnet-4-5-20250929" || info.ContextWindow <= 0 || info.MaxOutputTokens <= 0 || info.Price == nil {
 		t.Errorf("Info() = %+v, want the catalog's entry", info)
 	}
 	if info := New(WithModel("claude-unknown")).Info(); info != (llm.ModelInfo{Provider: "anthropic", Name: "claude-unknown"}) {
 		t.Errorf("unknown model: Info() = %+v", info)
 	}
-	catalog.Register(llm.ModelInfo{Provider: "anthropic", Name: "claude-test-small", ContextWindow: 100_000, MaxOutputTokens: 4096})
+	// Another base URL is a compatible server: Claude's limits, no price.
+	gw := New(WithModel("claude-sonnet-4-5"), WithBaseURL("https://gateway.example"))
+	if info := gw.Info(); info.Provider != "compatible" || info.ContextWindow != 200_000 || info.Price != nil {
+		t.Errorf("through a gateway: Info() = %+v", info)
+	}
+	mine := catalog.Default()
+	mine.Add(llm.ModelInfo{Provider: "anthropic", Name: "claude-test-small", ContextWindow: 100_000, MaxOutputTokens: 4096})
 	tests := []struct {
 		name   string
 		req    *llm.Request
@@ -389,7 +396,7 @@ func TestInfoAndMaxTokensComeFromTheCatalog(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := wire(t, tc.req, WithAutoCache(false))["max_tokens"]; got != tc.tokens {
+			if got := wire(t, tc.req, WithAutoCache(false), WithCatalog(mine))["max_tokens"]; got != tc.tokens {
 				t.Errorf("max_tokens = %v, want %v", got, tc.tokens)
 			}
 		})

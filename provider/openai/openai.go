@@ -54,6 +54,7 @@ type config struct {
 	maxBody        int64
 	maxTokensParam string
 	sendReasoning  bool
+	catalog        *catalog.Catalog
 }
 
 // Option configures a Model.
@@ -107,6 +108,9 @@ func New(opts ...Option) *Model {
 	}
 	if cfg.maxBody <= 0 {
 		cfg.maxBody = httpx.DefaultMaxBodySize
+	}
+	if cfg.catalog == nil {
+		cfg.catalog = catalog.Default()
 	}
 	m := &Model{cfg: cfg}
 	m.endpoint, m.err = endpointURL(base)
@@ -216,17 +220,50 @@ func WithReasoningContent(on bool) Option {
 	return func(c *config) { c.sendReasoning = on }
 }
 
-// Info describes the default model (WithModel): the catalog's entry when
-// the catalog knows it (context window, maximum output), else just the
-// provider and name, with the limits left zero (unknown). Provider is this
-// adapter's (a gpt model reached through OpenRouter is "openrouter").
+// WithCatalog sets the catalog Info reads the model's limits and price
+// from (a new catalog.Default() by default). Extend a catalog with the
+// windows and prices you know (what OpenRouter charges, the num_ctx an
+// Ollama server runs with) and give it here.
+func WithCatalog(c *catalog.Catalog) Option {
+	return func(cfg *config) { cfg.catalog = c }
+}
+
+// Info describes the default model (WithModel): the catalog's entry for it
+// (context window, maximum output, price) when the catalog knows it, else
+// just the provider and name, with the limits left zero (unknown) and no
+// price.
+//
+// Provider is who serves the model, as the catalog is asked
+// (catalog.LookupFor): the preset's name ("deepseek", "ollama", "vllm",
+// "openrouter", "qwen", "moonshot", "groq", "xai"), and without a preset
+// "openai" only when the base URL is OpenAI's own (api.openai.com); any
+// other base URL (OPENAI_BASE_URL or WithBaseURL: LM Studio, a gateway,
+// Azure) is "compatible". A price applies only to the provider it is listed
+// for, so gpt-4o through OpenRouter or a compatible server keeps its window
+// but has no price (an unknown cost) unless the catalog has an entry for
+// that provider.
 func (m *Model) Info() llm.ModelInfo {
-	info, ok := catalog.Lookup(m.cfg.model)
-	if !ok || m.cfg.model == "" {
-		info = llm.ModelInfo{Name: m.cfg.model}
+	provider := m.servingProvider()
+	if m.cfg.model == "" {
+		return llm.ModelInfo{Provider: provider}
 	}
-	info.Provider = m.cfg.provider
+	info, ok := m.cfg.catalog.LookupFor(provider, m.cfg.model)
+	if !ok {
+		info = llm.ModelInfo{Provider: provider, Name: m.cfg.model}
+	}
 	return info
+}
+
+// servingProvider is the provider identity Info reports: the preset's, or
+// for the OpenAI preset "compatible" when the base URL is not OpenAI's.
+func (m *Model) servingProvider() string {
+	if m.cfg.provider != "openai" {
+		return m.cfg.provider
+	}
+	if u, err := url.Parse(m.cfg.baseURL); err == nil && strings.EqualFold(u.Hostname(), "api.openai.com") {
+		return "openai"
+	}
+	return "compatible"
 }
 
 // Generate sends req without streaming and returns the whole answer.

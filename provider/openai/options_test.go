@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/agcore/agcore/catalog"
 	"github.com/agcore/agcore/llm"
 )
 
@@ -25,13 +26,13 @@ func TestConfigurationSources(t *testing.T) {
 	}{
 		{name: "OpenAI defaults", provider: "openai", endpoint: "https://api.openai.com/v1/chat/completions"},
 		{name: "OpenAI from the environment", env: map[string]string{"OPENAI_API_KEY": "sk-env", "OPENAI_BASE_URL": "http://proxy:8080/v1/"},
-			provider: "openai", endpoint: "http://proxy:8080/v1/chat/completions", key: "sk-env"},
+			provider: "compatible", endpoint: "http://proxy:8080/v1/chat/completions", key: "sk-env"},
 		{name: "options beat the environment", env: map[string]string{"OPENAI_API_KEY": "sk-env", "OPENAI_BASE_URL": "http://proxy/v1"},
-			opts: []Option{WithAPIKey("sk-opt"), WithBaseURL("https://gw.example/openai/v1")}, provider: "openai", endpoint: "https://gw.example/openai/v1/chat/completions", key: "sk-opt"},
+			opts: []Option{WithAPIKey("sk-opt"), WithBaseURL("https://gw.example/openai/v1")}, provider: "compatible", endpoint: "https://gw.example/openai/v1/chat/completions", key: "sk-opt"},
 		{name: "an explicit empty key stops the environment", env: map[string]string{"OPENAI_API_KEY": "sk-env"}, opts: []Option{WithAPIKey("")},
 			provider: "openai", endpoint: "https://api.openai.com/v1/chat/completions"},
 		{name: "a query string is kept (Azure's api-version)", opts: []Option{WithBaseURL("https://r.openai.azure.com/openai/v1?api-version=preview")},
-			provider: "openai", endpoint: "https://r.openai.azure.com/openai/v1/chat/completions?api-version=preview"},
+			provider: "compatible", endpoint: "https://r.openai.azure.com/openai/v1/chat/completions?api-version=preview"},
 		{name: "DeepSeek defaults", env: map[string]string{"OPENAI_API_KEY": "sk-openai", "DEEPSEEK_API_KEY": "sk-ds"}, opts: []Option{DeepSeek()},
 			provider: "deepseek", endpoint: "https://api.deepseek.com/chat/completions", key: "sk-ds"},
 		{name: "DeepSeek from the environment", env: map[string]string{"DEEPSEEK_BASE_URL": "https://api.deepseek.com/v1"}, opts: []Option{DeepSeek()},
@@ -122,22 +123,29 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func TestInfoComesFromTheCatalog(t *testing.T) {
+	clearEnv(t)
+	mine := catalog.Default()
+	mine.Add(llm.ModelInfo{Provider: "openrouter", Name: "gpt-4o", Price: &llm.Price{Input: 2.5, Output: 10}})
 	tests := []struct {
-		name     string
-		opts     []Option
-		provider string
-		known    bool
+		name          string
+		opts          []Option
+		provider      string
+		known, priced bool
 	}{
-		{"a known OpenAI model", []Option{WithModel("gpt-4o-2024-08-06")}, "openai", true},
-		{"a known model behind OpenRouter keeps the adapter's provider", []Option{OpenRouter(), WithModel("openai/gpt-4o")}, "openrouter", true},
-		{"DeepSeek", []Option{DeepSeek(), WithModel("deepseek-chat")}, "deepseek", true},
-		{"an unknown model has unknown limits", []Option{WithModel("my-finetune")}, "openai", false},
-		{"no model", nil, "openai", false},
+		{"a known OpenAI model", []Option{WithModel("gpt-4o-2024-08-06")}, "openai", true, true},
+		{"a known model behind OpenRouter keeps its limits, not OpenAI's price", []Option{OpenRouter(), WithModel("openai/gpt-4o")}, "openrouter", true, false},
+		{"a catalog that prices OpenRouter", []Option{OpenRouter(), WithModel("openai/gpt-4o"), WithCatalog(mine)}, "openrouter", true, true},
+		{"a custom base URL is a compatible server", []Option{WithBaseURL("http://localhost:1234/v1"), WithModel("gpt-4o")}, "compatible", true, false},
+		{"Ollama serving a cloud model's name", []Option{Ollama(), WithModel("deepseek-chat")}, "ollama", true, false},
+		{"DeepSeek", []Option{DeepSeek(), WithModel("deepseek-chat")}, "deepseek", true, true},
+		{"an unknown model has unknown limits", []Option{WithModel("my-finetune")}, "openai", false, false},
+		{"an empty catalog knows nothing", []Option{WithModel("gpt-4o"), WithCatalog(&catalog.Catalog{})}, "openai", false, false},
+		{"no model", nil, "openai", false, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			info := New(append(tc.opts, WithAPIKey(""))...).Info()
-			if info.Provider != tc.provider || info.Known() != tc.known || info.Name != New(tc.opts...).cfg.model {
+			if info.Provider != tc.provider || info.Known() != tc.known || info.Name != New(tc.opts...).cfg.model || (info.Price != nil) != tc.priced {
 				t.Fatalf("info = %+v", info)
 			}
 		})

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agcore/agcore/catalog"
 	"github.com/agcore/agcore/llm"
 )
 
@@ -229,13 +230,11 @@ func (m *Model) maxTokensParam(model string) string {
 }
 
 // isOpenAIReasoningFamily reports whether model is one of OpenAI's reasoning
-// families, which reject max_tokens: o1, o3, o4-mini..., gpt-5 and later. A
-// "vendor/" prefix (OpenRouter) is ignored.
+// families, which reject max_tokens: o1, o3, o4-mini..., gpt-5 and later.
+// The id is compared in catalog.Normalize'd form, so a "vendor/" prefix
+// (OpenRouter) and case are ignored.
 func isOpenAIReasoningFamily(model string) bool {
-	if i := strings.LastIndexByte(model, '/'); i >= 0 {
-		model = model[i+1:]
-	}
-	model = strings.ToLower(model)
+	model = strings.TrimPrefix(catalog.Normalize(model), "ft:")
 	if len(model) >= 2 && model[0] == 'o' && model[1] >= '1' && model[1] <= '9' {
 		return true
 	}

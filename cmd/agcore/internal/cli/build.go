@@ -16,6 +16,7 @@ import (
 	"github.com/agcore/agcore/cmd/agcore/internal/demo"
 	"github.com/agcore/agcore/cmd/agcore/internal/render"
 	"github.com/agcore/agcore/compact"
+	"github.com/agcore/agcore/compact/tiktoken"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/mcp"
 	"github.com/agcore/agcore/middleware"
@@ -60,10 +61,12 @@ func (a *app) turnOptions(s *config.Settings) buildOptions {
 	return o
 }
 
-// modelInfo returns what is known of the model's limits: the catalog's
-// entry, else the adapter's, with --context-window replacing the window.
+// modelInfo returns what is known of the model's limits and price: the
+// catalog's entry for the provider kind the user chose (so "compatible" and
+// "ollama" get no cloud price), else the adapter's, with --context-window
+// replacing the window.
 func modelInfo(s *config.Settings, adapter llm.Model) llm.ModelInfo {
-	info, ok := catalog.Lookup(s.Model)
+	info, ok := catalog.Default().LookupFor(s.Kind.Name, s.Model)
 	if !ok {
 		info = adapter.Info()
 	}
@@ -173,7 +176,8 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 	// --compact: the agent's budget policy keeps every model call of the
 	// tool loop inside the input budget.
 	info := o.info
-	policy := &compact.Policy{Counter: compact.CounterFor(info.Name)}
+	counter, _ := tiktoken.For(info.Name) // exact for OpenAI models, else the estimator
+	policy := &compact.Policy{Counter: counter}
 	switch s.Compact {
 	case "off":
 		policy.Strategy = compact.Off

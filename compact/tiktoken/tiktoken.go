@@ -1,4 +1,4 @@
-package compact
+package tiktoken
 
 import (
 	"bytes"
@@ -7,6 +7,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agcore/agcore/catalog"
+	"github.com/agcore/agcore/compact"
+	"github.com/agcore/agcore/compact/internal/tokens"
 	"github.com/agcore/agcore/llm"
 	"github.com/tiktoken-go/tokenizer"
 )
@@ -22,21 +25,21 @@ const (
 	Cl100kBase Encoding = "cl100k_base"
 )
 
-// OpenAICounter counts tokens exactly as OpenAI's tokenizer does, with the
+// Counter counts tokens exactly as OpenAI's tokenizer does, with the
 // per-message and per-tool overheads from OpenAI's published counting recipe
 // ("How to count tokens with tiktoken"): 3 tokens per message, 3 to prime
 // the reply, and the function-definition format for tools. Parts the recipe
 // does not cover (tool calls and results in history, images, files) are
 // counted as their text plus a small wrapper, or by the fixed estimates the
-// [Estimator] uses; the error there is a few tokens per message.
+// compact.Estimator uses; the error there is a few tokens per message.
 //
 // The vocabularies are compiled into the binary (no download at run time);
 // the first use of an encoding builds its tables, which takes a moment. A
 // counter remembers the counts of long texts it has seen (bounded), because
 // strategies and agents count the same history again on every turn.
 //
-// An OpenAICounter is safe for concurrent use.
-type OpenAICounter struct {
+// An Counter is safe for concurrent use.
+type Counter struct {
 	enc   Encoding
 	codec tokenizer.Codec
 	// funcInit is the per-function overhead of the tools format, 7 for
@@ -57,12 +60,12 @@ const (
 )
 
 var (
-	o200kOnce  = sync.OnceValues(func() (*OpenAICounter, error) { return NewOpenAICounter(O200kBase) })
-	cl100kOnce = sync.OnceValues(func() (*OpenAICounter, error) { return NewOpenAICounter(Cl100kBase) })
+	o200kOnce  = sync.OnceValues(func() (*Counter, error) { return New(O200kBase) })
+	cl100kOnce = sync.OnceValues(func() (*Counter, error) { return New(Cl100kBase) })
 )
 
 // O200k returns the shared o200k_base counter.
-func O200k() *OpenAICounter {
+func O200k() *Counter {
 	c, err := o200kOnce()
 	if err != nil {
 		panic(err) // the encoding is compiled in; this cannot fail
@@ -71,7 +74,7 @@ func O200k() *OpenAICounter {
 }
 
 // Cl100k returns the shared cl100k_base counter.
-func Cl100k() *OpenAICounter {
+func Cl100k() *Counter {
 	c, err := cl100kOnce()
 	if err != nil {
 		panic(err)
@@ -79,9 +82,9 @@ func Cl100k() *OpenAICounter {
 	return c
 }
 
-// NewOpenAICounter returns a counter for enc, which must be [O200kBase] or
+// New returns a counter for enc, which must be [O200kBase] or
 // [Cl100kBase]. Most callers want the shared [O200k] or [Cl100k] instead.
-func NewOpenAICounter(enc Encoding) (*OpenAICounter, error) {
+func New(enc Encoding) (*Counter, error) {
 	var (
 		te       tokenizer.Encoding
 		funcInit int
@@ -92,21 +95,38 @@ func NewOpenAICounter(enc Encoding) (*OpenAICounter, error) {
 	case Cl100kBase:
 		te, funcInit = tokenizer.Cl100kBase, 10
 	default:
-		return nil, fmt.Errorf("compact: unsupported encoding %q", enc)
+		return nil, fmt.Errorf("tiktoken: unsupported encoding %q", enc)
 	}
 	codec, err := tokenizer.Get(te)
 	if err != nil {
-		return nil, fmt.Errorf("compact: encoding %s: %w", enc, err)
+		return nil, fmt.Errorf("tiktoken: encoding %s: %w", enc, err)
 	}
-	return &OpenAICounter{enc: enc, codec: codec, funcInit: funcInit, cache: make(map[string]int)}, nil
+	return &Counter{enc: enc, codec: codec, funcInit: funcInit, cache: make(map[string]int)}, nil
+}
+
+// For returns the exact counter for a model id: o200k_base for gpt-4o,
+// gpt-4.1, gpt-4.5, gpt-5 and later, the o-series, gpt-oss and codex-mini;
+// cl100k_base for gpt-4, gpt-4-turbo and gpt-3.5. For every other model it
+// returns [compact.CounterFor]'s estimator and false. Model ids are
+// compared in [catalog.Normalize]d form, so routing prefixes ("openai/")
+// and fine-tune ids ("ft:gpt-4o-mini:...") are recognized. The returned
+// counters are shared and safe for concurrent use.
+func For(model string) (compact.TokenCounter, bool) {
+	switch {
+	case catalog.InFamily(model, "gpt-4o", "chatgpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "gpt-oss", "codex-mini"):
+		return O200k(), true
+	case catalog.InFamily(model, "gpt-4", "gpt-3.5", "gpt-35"):
+		return Cl100k(), true
+	}
+	return compact.CounterFor(llm.ModelInfo{Name: model}), false
 }
 
 // Encoding returns the counter's encoding.
-func (c *OpenAICounter) Encoding() Encoding { return c.enc }
+func (c *Counter) Encoding() Encoding { return c.enc }
 
 // CountText returns the exact number of tokens of s, without any overhead
 // and without consulting the cache.
-func (c *OpenAICounter) CountText(s string) int {
+func (c *Counter) CountText(s string) int {
 	if s == "" {
 		return 0
 	}
@@ -114,13 +134,13 @@ func (c *OpenAICounter) CountText(s string) int {
 	if err != nil {
 		// The codec fails only on a matcher error; fall back to the
 		// estimate rather than reporting an impossible zero.
-		return Estimator{}.CountText(s)
+		return compact.Estimator{}.CountText(s)
 	}
 	return n
 }
 
 // text counts s through the cache.
-func (c *OpenAICounter) text(s string) int {
+func (c *Counter) text(s string) int {
 	if len(s) < cacheMinLen {
 		return c.CountText(s)
 	}
@@ -142,18 +162,18 @@ func (c *OpenAICounter) text(s string) int {
 	return n
 }
 
-// CountMessages implements [TokenCounter]. Like the [Estimator], the count
+// CountMessages implements compact.TokenCounter. Like the estimator, the count
 // is additive over messages.
-func (c *OpenAICounter) CountMessages(msgs []llm.Message) int {
-	n := replyPrimeTokens
+func (c *Counter) CountMessages(msgs []llm.Message) int {
+	n := tokens.ReplyPrime
 	for i := range msgs {
 		n += c.countMessage(&msgs[i])
 	}
 	return n
 }
 
-func (c *OpenAICounter) countMessage(m *llm.Message) int {
-	n := perMessageTokens + 1 // the role name
+func (c *Counter) countMessage(m *llm.Message) int {
+	n := tokens.PerMessage + 1 // the role name
 	for _, b := range m.Content {
 		n += c.countBlock(b)
 	}
@@ -162,7 +182,7 @@ func (c *OpenAICounter) countMessage(m *llm.Message) int {
 
 // countBlock is exhaustive over the closed set of block kinds (no default
 // case, FIX-C).
-func (c *OpenAICounter) countBlock(b llm.Block) int {
+func (c *Counter) countBlock(b llm.Block) int {
 	switch b := b.(type) {
 	case llm.Text:
 		return c.text(b.Text)
@@ -173,38 +193,38 @@ func (c *OpenAICounter) countBlock(b llm.Block) int {
 	case llm.RedactedThinking:
 		return (len(b.Data) + 3) / 4
 	case llm.ToolUse:
-		return perToolCallTokens + c.text(b.Name) + c.text(string(b.InputOrEmpty()))
+		return tokens.PerToolCall + c.text(b.Name) + c.text(string(b.InputOrEmpty()))
 	case llm.ToolResult:
-		n := perMessageTokens
+		n := tokens.PerMessage
 		for _, inner := range b.Content {
 			n += c.countBlock(inner)
 		}
 		return n
 	case llm.Image:
-		return imageCost(b, true)
+		return tokens.ImageCost(b, true)
 	case llm.Audio:
-		return audioCost(b)
+		return tokens.AudioCost(b)
 	case llm.File:
-		if text, ok := fileText(b); ok {
+		if text, ok := tokens.FileText(b); ok {
 			return c.text(b.Name) + c.text(text)
 		}
-		return FileTokens
+		return tokens.FileTokens
 	case llm.Extension:
 		return c.text(b.Kind) + c.text(string(b.Data))
 	}
 	return 0
 }
 
-// CountTools implements [TokenCounter] with OpenAI's recipe for function
+// CountTools implements compact.TokenCounter with OpenAI's recipe for function
 // definitions: per function 7 tokens (10 for cl100k), the tokens of
 // "name:description", then per property 3 tokens plus "key:type:description"
 // and 3 per enum value plus the value, and 12 at the end. Nested schemas,
 // which the recipe does not cover, add the tokens of their compact JSON.
-func (c *OpenAICounter) CountTools(tools []llm.ToolDefinition) int {
+func (c *Counter) CountTools(tools []llm.ToolDefinition) int {
 	if len(tools) == 0 {
 		return 0
 	}
-	n := toolsEndTokens
+	n := tokens.ToolsEnd
 	for _, t := range tools {
 		n += c.funcInit
 		n += c.text(t.Name + ":" + strings.TrimSuffix(t.Description, "."))
@@ -221,7 +241,7 @@ type schemaProp struct {
 	Items       json.RawMessage `json:"items"`
 }
 
-func (c *OpenAICounter) countSchema(params json.RawMessage) int {
+func (c *Counter) countSchema(params json.RawMessage) int {
 	var schema struct {
 		Properties map[string]schemaProp `json:"properties"`
 	}

@@ -1,14 +1,17 @@
-package compact
+package tiktoken
 
 import (
 	"math"
+
+	"github.com/agcore/agcore/compact"
 	"os"
 	"path/filepath"
 	"testing"
 )
 
-// corpus is the calibration corpus: original text written for agcore, one
-// file per kind of content an agent's context holds.
+// corpus is the calibration corpus (compact/testdata/corpus): original
+// text written for agcore, one file per kind of content an agent's context
+// holds.
 var corpus = []struct{ kind, file string }{
 	{"english prose", "english.txt"},
 	{"chinese prose", "chinese.txt"},
@@ -18,7 +21,7 @@ var corpus = []struct{ kind, file string }{
 
 func readCorpus(tb testing.TB, file string) string {
 	tb.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "corpus", file))
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "corpus", file))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -34,7 +37,7 @@ func TestEstimatorWithin15PercentOfO200kPerKind(t *testing.T) {
 		t.Run(c.kind, func(t *testing.T) {
 			text := readCorpus(t, c.file)
 			want := exact.CountText(text)
-			got := Estimator{}.CountText(text)
+			got := compact.Estimator{}.CountText(text)
 			rel := float64(got-want) / float64(want)
 			t.Logf("%-18s bytes=%5d o200k=%5d cl100k=%5d estimate=%5d error=%+.1f%%",
 				c.kind, len(text), want, Cl100k().CountText(text), got, 100*rel)
