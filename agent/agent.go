@@ -212,7 +212,7 @@ type RunOptions struct {
 	// caller must not use it while the run is in progress.
 	Session *session.Session
 	// Instructions, when not empty, replace the agent's instructions for
-	// this run (the seed's with_instructions). Providers' instructions still
+	// this run. Providers' instructions still
 	// follow them.
 	Instructions string
 	// Temperature, MaxTokens, ToolChoice and ResponseFormat go into the

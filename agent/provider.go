@@ -9,8 +9,8 @@ import (
 	"github.com/agcore/agcore/tool"
 )
 
-// ContextProvider adds context to an agent's runs and learns how they ended
-// (the seed's ContextProvider). Providers are called only for runs that have
+// ContextProvider adds context to an agent's runs and learns how they ended.
+// Providers are called only for runs that have
 // a session, in the order of Agent.Providers.
 //
 // A provider may keep per-session data in the session's state bag
@@ -42,7 +42,7 @@ type Invocation struct {
 	Options *RunOptions
 }
 
-// Injection is what one provider adds to a run (the seed's ContextResult).
+// Injection is what one provider adds to a run.
 type Injection struct {
 	// Instructions are appended to the system message, after the agent's
 	// and earlier providers' instructions, separated by a blank line.

@@ -145,7 +145,7 @@ func (s *Stream) run(yield func(Update, error) bool) {
 	s.resp = resp
 	over = true
 	// The post-invocation phase runs beside the caller, who already has
-	// every update but the finish (the seed's channel fork). The caller's
+	// every update but the finish. The caller's
 	// cancellation cannot stop it: the model has answered, and the turn must
 	// not be lost.
 	post := func() {

@@ -40,7 +40,7 @@ func (k UpdateKind) String() string {
 	return "unknown"
 }
 
-// Update is one item of a run's stream (the seed's AgentResponseResult).
+// Update is one item of a run's stream.
 // Which fields are set depends on Kind; Agent and RunID always are.
 type Update struct {
 	Kind         UpdateKind
@@ -56,8 +56,7 @@ type Update struct {
 	Response *Response
 }
 
-// converter turns model events into updates (the seed's
-// AgentResponseConverter). Tool-call arguments are buffered until the call
+// converter turns model events into updates. Tool-call arguments are buffered until the call
 // is complete.
 type converter struct {
 	agent, runID string
@@ -131,7 +130,7 @@ func (c *converter) emitCall(call llm.ToolUse) {
 }
 
 // flush sends the tool calls of the model call that just ended whose stop
-// never came (the seed's finalize / flush_tool_calls).
+// never came.
 func (c *converter) flush() {
 	for i := range c.pending {
 		c.emitCall(c.pending[i].built())

@@ -120,8 +120,8 @@
 //
 // # Validation
 //
-// [Check] and [Validate] apply the rules providers enforce on message order
-// (the seed's validate_messages); [Repair] fixes tool pairing in a history
+// [Check] and [Validate] apply the rules providers enforce on message order;
+// [Repair] fixes tool pairing in a history
 // loaded after a crash, adding an error result for each call that has none.
 //
 // This package imports only packages llm and catalog (for model names) and

@@ -142,7 +142,7 @@ func (e Estimator) countMessage(m *llm.Message) int {
 }
 
 // countBlock is exhaustive over the closed set of block kinds: a new kind
-// must be priced here deliberately (FIX-C), so there is no default case.
+// must be priced here deliberately, so there is no default case.
 func (e Estimator) countBlock(b llm.Block) int {
 	switch b := b.(type) {
 	case llm.Text:

@@ -19,8 +19,7 @@ const (
 // cleared twice.
 const placeholderPrefix = "[tool result cleared to save context: "
 
-// Microcompact is the cheapest strategy (the seed's microcompact with
-// FIX-F): it replaces the content of tool results older than the last
+// Microcompact is the cheapest strategy: it replaces the content of tool results older than the last
 // KeepRecent messages with a one-line placeholder that names the tool and
 // the original size, so the model knows what it had and can call the tool
 // again. It never touches error results (their text is why the model acts

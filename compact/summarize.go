@@ -55,8 +55,7 @@ Do not invent anything. The user's own messages and the files touched are kept s
 //
 // Summarize is stateful (use it through a pointer; it is safe for
 // concurrent use by many conversations): after MaxFailures consecutive
-// failed model calls it stops with [ErrCircuitOpen] (the seed's
-// should_compact circuit breaker), and it refuses with [ErrThrashing] to
+// failed model calls it stops with [ErrCircuitOpen], and it refuses with [ErrThrashing] to
 // summarize again within ThrashWindow messages of its last summary of the
 // same conversation.
 type Summarize struct {

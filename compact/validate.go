@@ -126,8 +126,7 @@ func ValidatePairing(msgs []llm.Message) error {
 	return nil
 }
 
-// Check returns the problems of a message sequence (the seed's
-// validate_messages):
+// Check returns the problems of a message sequence:
 //
 //   - tool results (RoleTool messages, or ToolResult blocks nested in a user
 //     message the Anthropic way) appear only in the run of messages right

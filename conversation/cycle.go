@@ -33,8 +33,7 @@ type Config struct {
 	// circuit breaker, a hard refusal over the context window). A
 	// compressed history is adopted only when the call succeeds.
 	Compaction *compact.Policy
-	// Tracker sums the usage and cost of every successful call (the
-	// seed's CostTracker), recorded under Name and priced with the model's
+	// Tracker sums the usage and cost of every successful call, recorded under Name and priced with the model's
 	// Info().Price; nil means a tracker of the Cycle's own. Share one
 	// between cycles to sum across them.
 	Tracker *usage.Tracker
@@ -46,7 +45,7 @@ type Config struct {
 }
 
 // Cycle is a conversation with a model: the history, and the calls that
-// extend it (the seed's LlmCycle). Create it with New.
+// extend it. Create it with New.
 type Cycle struct {
 	cfg      Config
 	base     llm.Model // the model as given
@@ -141,8 +140,7 @@ func (c *Cycle) SubmitMessages(ctx context.Context, msgs []llm.Message, tools []
 }
 
 // SubmitStream streams one model call on the history plus a user message
-// holding prompt. It does not change the history or the usage (the seed's
-// FIX-E): when the stream's EventComplete arrives, record the turn with
+// holding prompt. It does not change the history or the usage: when the stream's EventComplete arrives, record the turn with
 // Commit(prompt, event.Response). A stream that fails or is abandoned thus
 // leaves the Cycle as it was. The request is built when ranging starts.
 func (c *Cycle) SubmitStream(ctx context.Context, prompt string, tools []llm.ToolDefinition) iter.Seq2[llm.Event, error] {

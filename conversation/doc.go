@@ -1,5 +1,5 @@
 // Package conversation keeps a conversation's history and sends it to a
-// model: a [Cycle] (the seed's LlmCycle) is for programs that want history
+// model: a [Cycle] is for programs that want history
 // management without an agent, sessions or context providers.
 //
 // A Cycle holds the messages, the model, optional hooks, an optional
@@ -11,10 +11,10 @@
 //
 // The history changes only when a call succeeds: a failed, blocked or
 // cancelled call leaves it exactly as it was. The system prompt is only
-// ever a system message in the history (the seed's FIX-D): put one there
+// ever a system message in the history: put one there
 // with WithMessages or PushMessage; the Cycle never inserts one.
 //
-// SubmitStream does not change the history (the seed's FIX-E): after the
+// SubmitStream does not change the history: after the
 // stream's EventComplete the caller records the turn with [Cycle.Commit]
 // (or with PushMessage); a stream that fails or is abandoned then leaves
 // no trace.

@@ -1,6 +1,6 @@
 // Package memory keeps conversations in a key/value [Store] and gives them
-// back to an agent as context: a [Conversation] is one session's messages
-// (the seed's ConversationMemory) and a [Provider] is the agent context
+// back to an agent as context: a [Conversation] is one session's messages,
+// and a [Provider] is the agent context
 // provider that injects a conversation's recent messages into each run and
 // records the run's messages after it succeeds.
 //

@@ -12,8 +12,8 @@ import (
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
-	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/memory"
+	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/tool"
 )
 
