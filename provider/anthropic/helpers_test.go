@@ -19,9 +19,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
-// fixtureDir holds the recorded Anthropic responses (../shared from the
-// repository root).
-const fixtureDir = "../../../shared/fixtures/providers/anthropic"
+// fixtureDir holds real recorded provider traffic, committed with its
+// provenance rows and licence notices (provider/testdata/providers/
+// PROVENANCE.md, LICENSES/), so a plain clone replays it.
+const fixtureDir = "../testdata/providers/anthropic"
 
 const testKey = "sk-ant-test-SECRET-0123456789"
 

@@ -24,9 +24,10 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
-// fixtureDir is the shared recorded fixtures, which live beside the
-// repository's clone (../shared from the repository root).
-const fixtureDir = "../../../shared/fixtures/providers"
+// fixtureDir holds real recorded provider traffic, committed with its
+// provenance rows and licence notices (provider/testdata/providers/
+// PROVENANCE.md, LICENSES/), so a plain clone replays it.
+const fixtureDir = "../testdata/providers"
 
 const testKey = "sk-test-0123456789abcdef"
 
