@@ -86,12 +86,13 @@ func (f *fake) messages(i int) string {
 	return string(b)
 }
 
-// fixture replays a recorded response body from the shared fixtures.
+// fixture replays a recorded response body from the repository's
+// provider fixtures (provider/testdata/providers, with their provenance).
 func fixture(t *testing.T, name string) reply {
 	t.Helper()
-	body, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "fixtures", "providers", name))
+	body, err := os.ReadFile(filepath.Join("..", "..", "provider", "testdata", "providers", name))
 	if err != nil {
-		t.Skipf("shared fixtures not available: %v", err)
+		t.Fatal(err)
 	}
 	return func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
