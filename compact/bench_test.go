@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/agcore/agcore/compact/internal/compacttest"
 	"github.com/agcore/agcore/llm"
 )
 
@@ -13,15 +14,15 @@ import (
 // answering from its cache as it does when an agent counts the same history
 // again. compact/tiktoken benchmarks the exact counter on the same corpus.
 func BenchmarkCount(b *testing.B) {
-	for _, c := range corpus {
-		text := readCorpus(b, c.file)
-		b.Run("estimate/"+c.kind, func(b *testing.B) {
+	for _, c := range compacttest.Corpus {
+		text := compacttest.Text(c.File)
+		b.Run("estimate/"+c.Kind, func(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			for b.Loop() {
 				estimateText(text)
 			}
 		})
-		b.Run("estimate-cached/"+c.kind, func(b *testing.B) {
+		b.Run("estimate-cached/"+c.Kind, func(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			for b.Loop() {
 				Estimator{}.CountText(text)

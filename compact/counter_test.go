@@ -2,29 +2,15 @@ package compact
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"image"
 	"image/png"
 	"testing"
 
+	"github.com/agcore/agcore/compact/internal/compacttest"
+	"github.com/agcore/agcore/compact/internal/tokens"
 	"github.com/agcore/agcore/llm"
 )
-
-// oneOfEach holds one block of every kind, each with some content.
-func oneOfEach() []llm.Block {
-	return []llm.Block{
-		llm.Text{Text: "some text here"},
-		llm.Image{URL: "https://example.com/a.png"},
-		llm.Audio{URL: "https://example.com/a.wav"},
-		llm.File{FileID: "file-123", Name: "report.pdf"},
-		llm.ToolUse{ID: "call_1", Name: "grep", Input: json.RawMessage(`{"q":"x"}`)},
-		llm.ToolResult{ToolUseID: "call_1", Content: []llm.Block{llm.Text{Text: "found"}}},
-		llm.Thinking{Text: "let me think", Signature: "sig"},
-		llm.RedactedThinking{Data: "ZW5jcnlwdGVkIHJlYXNvbmluZw=="},
-		llm.Extension{Kind: "citation", Data: json.RawMessage(`{"url":"https://example.com"}`)},
-	}
-}
 
 var counters = []struct {
 	name string
@@ -37,7 +23,7 @@ var counters = []struct {
 func TestEveryBlockKindCostsTokens(t *testing.T) {
 	for _, c := range counters {
 		base := c.c.CountMessages([]llm.Message{{Role: llm.RoleUser}})
-		for _, b := range oneOfEach() {
+		for _, b := range compacttest.OneOfEach() {
 			got := c.c.CountMessages([]llm.Message{{Role: llm.RoleUser, Content: []llm.Block{b}}}) - base
 			if got <= 0 {
 				t.Errorf("%s: a %s block costs %d tokens", c.name, b.BlockType(), got)
@@ -49,7 +35,7 @@ func TestEveryBlockKindCostsTokens(t *testing.T) {
 func TestCountMessagesIsAdditive(t *testing.T) {
 	msgs := []llm.Message{
 		llm.SystemText("You are terse."),
-		{Role: llm.RoleUser, Content: oneOfEach()},
+		{Role: llm.RoleUser, Content: compacttest.OneOfEach()},
 		llm.AssistantText("ok"),
 		llm.ToolResultText("call_1", "result text", false),
 	}
@@ -66,7 +52,7 @@ func TestCountMessagesIsAdditive(t *testing.T) {
 }
 
 func TestEstimatorScaleMultiplies(t *testing.T) {
-	text := readCorpus(t, "english.txt")
+	text := compacttest.Text("english.txt")
 	base := Estimator{}.CountText(text)
 	if got := (Estimator{Scale: 1.5}).CountText(text); got < base*3/2-1 || got > base*3/2+1 {
 		t.Errorf("scaled %d, want about %d", got, base*3/2)
@@ -118,17 +104,17 @@ func TestImageCostFollowsProviderFormulas(t *testing.T) {
 		{"small image", llm.Image{Data: pngOf(t, 100, 50)}, 85 + 170, 85 + 170},
 	}
 	for _, tc := range tests {
-		if got := imageCost(tc.img, true); got != tc.openai {
+		if got := tokens.ImageCost(tc.img, true); got != tc.openai {
 			t.Errorf("%s: OpenAI cost %d, want %d", tc.rule, got, tc.openai)
 		}
-		if got := imageCost(tc.img, false); got != tc.any {
+		if got := tokens.ImageCost(tc.img, false); got != tc.any {
 			t.Errorf("%s: estimate %d, want %d", tc.rule, got, tc.any)
 		}
 	}
 }
 
 func TestInlineTextFilesAreCountedAsText(t *testing.T) {
-	doc := readCorpus(t, "english.txt")
+	doc := compacttest.Text("english.txt")
 	text := llm.File{Data: []byte(doc), MediaType: "text/plain; charset=utf-8"}
 	pdf := llm.File{Data: []byte("%PDF-1.7 ..."), MediaType: "application/pdf"}
 	e := Estimator{}

@@ -141,40 +141,13 @@ func (e Estimator) countMessage(m *llm.Message) int {
 	return n
 }
 
-// countBlock is exhaustive over the closed set of block kinds: a new kind
-// must be priced here deliberately, so there is no default case.
-func (e Estimator) countBlock(b llm.Block) int {
-	switch b := b.(type) {
-	case llm.Text:
-		return e.CountText(b.Text)
-	case llm.Thinking:
-		return e.CountText(b.Text)
-	case llm.RedactedThinking:
-		// Opaque base64-like data: about 4 bytes a token.
-		return (len(b.Data) + 3) / 4
-	case llm.ToolUse:
-		return perToolCallTokens + e.CountText(b.Name) + e.CountText(string(b.InputOrEmpty()))
-	case llm.ToolResult:
-		n := perMessageTokens
-		for _, c := range b.Content {
-			n += e.countBlock(c)
-		}
-		return n
-	case llm.Image:
-		return imageCost(b, false)
-	case llm.Audio:
-		return audioCost(b)
-	case llm.File:
-		if text, ok := fileText(b); ok {
-			return e.CountText(b.Name) + e.CountText(text)
-		}
-		return FileTokens
-	case llm.Extension:
-		return e.CountText(b.Kind) + e.CountText(string(b.Data))
-	}
-	// Unreachable for the closed set; a nil Block costs nothing.
-	return 0
-}
+// countBlock counts one block (see tokens.Block).
+func (e Estimator) countBlock(b llm.Block) int { return tokens.Block(estimated{e}, b, false) }
+
+// estimated adapts an Estimator to tokens.TextCounter.
+type estimated struct{ e Estimator }
+
+func (t estimated) Text(s string) int { return t.e.CountText(s) }
 
 // CountTools implements [TokenCounter]: the name, description and JSON
 // schema of each tool plus a fixed wrapper.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agcore/agcore/compact/internal/compacttest"
 	"github.com/agcore/agcore/llm"
 )
 
@@ -189,8 +190,8 @@ func FuzzRepair(f *testing.F) {
 // never wildly above the text's size, and within a broad factor of the
 // exact count for text it was not calibrated on.
 func FuzzEstimate(f *testing.F) {
-	for _, c := range corpus {
-		f.Add(readCorpus(f, c.file)[:200])
+	for _, c := range compacttest.Corpus {
+		f.Add(compacttest.Text(c.File)[:200])
 	}
 	f.Add("\xff\xfe invalid utf-8 \xc3")
 	f.Add("emoji 😀🎉 and ☃ symbols")

@@ -180,40 +180,13 @@ func (c *Counter) countMessage(m *llm.Message) int {
 	return n
 }
 
-// countBlock is exhaustive over the closed set of block kinds (no default
-// case): a new kind must be priced here deliberately.
-func (c *Counter) countBlock(b llm.Block) int {
-	switch b := b.(type) {
-	case llm.Text:
-		return c.text(b.Text)
-	case llm.Thinking:
-		// OpenAI does not take reasoning back as text, but other adapters
-		// may send it; counting it keeps the budget safe.
-		return c.text(b.Text)
-	case llm.RedactedThinking:
-		return (len(b.Data) + 3) / 4
-	case llm.ToolUse:
-		return tokens.PerToolCall + c.text(b.Name) + c.text(string(b.InputOrEmpty()))
-	case llm.ToolResult:
-		n := tokens.PerMessage
-		for _, inner := range b.Content {
-			n += c.countBlock(inner)
-		}
-		return n
-	case llm.Image:
-		return tokens.ImageCost(b, true)
-	case llm.Audio:
-		return tokens.AudioCost(b)
-	case llm.File:
-		if text, ok := tokens.FileText(b); ok {
-			return c.text(b.Name) + c.text(text)
-		}
-		return tokens.FileTokens
-	case llm.Extension:
-		return c.text(b.Kind) + c.text(string(b.Data))
-	}
-	return 0
-}
+// countBlock counts one block, text through the cache.
+func (c *Counter) countBlock(b llm.Block) int { return tokens.Block(cached{c}, b, true) }
+
+// cached counts text through the Counter's cache.
+type cached struct{ c *Counter }
+
+func (t cached) Text(s string) int { return t.c.text(s) }
 
 // CountTools implements compact.TokenCounter with OpenAI's recipe for function
 // definitions: per function 7 tokens (10 for cl100k), the tokens of

@@ -7,28 +7,14 @@ import (
 	"testing"
 
 	"github.com/agcore/agcore/compact"
+	"github.com/agcore/agcore/compact/internal/compacttest"
 	"github.com/agcore/agcore/llm"
 )
-
-// oneOfEach holds one block of every kind, each with some content.
-func oneOfEach() []llm.Block {
-	return []llm.Block{
-		llm.Text{Text: "some text here"},
-		llm.Image{URL: "https://example.com/a.png"},
-		llm.Audio{URL: "https://example.com/a.wav"},
-		llm.File{FileID: "file-123", Name: "report.pdf"},
-		llm.ToolUse{ID: "call_1", Name: "grep", Input: json.RawMessage(`{"q":"x"}`)},
-		llm.ToolResult{ToolUseID: "call_1", Content: []llm.Block{llm.Text{Text: "found"}}},
-		llm.Thinking{Text: "let me think", Signature: "sig"},
-		llm.RedactedThinking{Data: "ZW5jcnlwdGVkIHJlYXNvbmluZw=="},
-		llm.Extension{Kind: "citation", Data: json.RawMessage(`{"url":"https://example.com"}`)},
-	}
-}
 
 func TestEveryBlockKindCostsTokens(t *testing.T) {
 	for _, c := range []*Counter{O200k(), Cl100k()} {
 		base := c.CountMessages([]llm.Message{{Role: llm.RoleUser}})
-		for _, b := range oneOfEach() {
+		for _, b := range compacttest.OneOfEach() {
 			got := c.CountMessages([]llm.Message{{Role: llm.RoleUser, Content: []llm.Block{b}}}) - base
 			if got <= 0 {
 				t.Errorf("%s: a %s block costs %d tokens", c.Encoding(), b.BlockType(), got)
@@ -40,7 +26,7 @@ func TestEveryBlockKindCostsTokens(t *testing.T) {
 func TestCountMessagesIsAdditive(t *testing.T) {
 	msgs := []llm.Message{
 		llm.SystemText("You are terse."),
-		{Role: llm.RoleUser, Content: oneOfEach()},
+		{Role: llm.RoleUser, Content: compacttest.OneOfEach()},
 		llm.AssistantText("ok"),
 		llm.ToolResultText("call_1", "result text", false),
 	}
@@ -134,7 +120,7 @@ func TestFor(t *testing.T) {
 }
 
 func TestCounterIsSafeForConcurrentUse(t *testing.T) {
-	text := readCorpus(t, "code_go.txt")
+	text := compacttest.Text("code_go.txt")
 	want := O200k().CountText(text)
 	msgs := []llm.Message{llm.UserText(text)}
 	wantMsgs := O200k().CountMessages(msgs)
@@ -172,7 +158,7 @@ func TestNilBlocksDoNotPanic(t *testing.T) {
 func TestStrategiesWorkWithTheExactCounter(t *testing.T) {
 	var msgs []llm.Message
 	for i := range 60 {
-		msgs = append(msgs, llm.UserText(readCorpus(t, "english.txt")[:200+i]), llm.AssistantText("noted"))
+		msgs = append(msgs, llm.UserText(compacttest.Text("english.txt")[:200+i]), llm.AssistantText("noted"))
 	}
 	c := O200k()
 	budget := c.CountMessages(msgs) / 3

@@ -185,3 +185,48 @@ func FileText(f llm.File) (string, bool) {
 	}
 	return "", false
 }
+
+// TextCounter counts the tokens of a text.
+type TextCounter interface{ Text(s string) int }
+
+// Block returns the tokens of one content block: its text through c, and
+// the fixed costs above for the rest. openAIImages prices images with
+// OpenAI's recipe alone (the exact counters); otherwise an image costs the
+// larger of OpenAI's and Anthropic's (see ImageCost). It is exhaustive over the
+// closed set of block kinds (no default case): a new kind must be priced
+// here deliberately. Generic so that each counter's call is direct, with
+// no allocation on the counting path.
+func Block[C TextCounter](c C, b llm.Block, openAIImages bool) int {
+	switch b := b.(type) {
+	case llm.Text:
+		return c.Text(b.Text)
+	case llm.Thinking:
+		// Not every provider takes reasoning back as text, but some do;
+		// counting it keeps the budget safe.
+		return c.Text(b.Text)
+	case llm.RedactedThinking:
+		// Opaque base64-like data: about 4 bytes a token.
+		return (len(b.Data) + 3) / 4
+	case llm.ToolUse:
+		return PerToolCall + c.Text(b.Name) + c.Text(string(b.InputOrEmpty()))
+	case llm.ToolResult:
+		n := PerMessage
+		for _, inner := range b.Content {
+			n += Block(c, inner, openAIImages)
+		}
+		return n
+	case llm.Image:
+		return ImageCost(b, openAIImages)
+	case llm.Audio:
+		return AudioCost(b)
+	case llm.File:
+		if text, ok := FileText(b); ok {
+			return c.Text(b.Name) + c.Text(text)
+		}
+		return FileTokens
+	case llm.Extension:
+		return c.Text(b.Kind) + c.Text(string(b.Data))
+	}
+	// Unreachable for the closed set; a nil Block costs nothing.
+	return 0
+}
