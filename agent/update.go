@@ -56,8 +56,8 @@ type Update struct {
 	Response *Response
 }
 
-// converter turns model events into updates. Tool-call arguments are buffered until the call
-// is complete.
+// converter turns model events into updates. Tool-call arguments are buffered
+// until the call is complete.
 type converter struct {
 	agent, runID string
 	pending      []pendingCall // tool calls of the current model call not yet sent

@@ -21,13 +21,13 @@ func Normalize(model string) string {
 	return m
 }
 
-// InFamily reports whether model, normalized, is one of the families or
-// extends one after a separator ("-", ".", ":", "@", "_"): "o3" matches
-// "o3-mini" and "gpt-4" matches "gpt-4.1", but "o1" does not match "o1x"
-// and "gpt-5" does not match "gpt-50". A fine-tuned model
-// ("ft:gpt-4o-mini:…") belongs to its base model's family. A family is
-// given in normalized form. This is the loose test of model families (which tokenizer, which
-// request parameter); [Catalog.Lookup] matches entries more strictly.
+// InFamily reports whether model, normalized, is one of the families or extends
+// one after a separator ("-", ".", ":", "@", "_"): "o3" matches "o3-mini" and
+// "gpt-4" matches "gpt-4.1", but "o1" does not match "o1x" and "gpt-5" does not
+// match "gpt-50". A fine-tuned model ("ft:gpt-4o-mini:…") belongs to its base
+// model's family. A family is given in normalized form. This is the loose test
+// of model families (which tokenizer, which request parameter);
+// [Catalog.Lookup] matches entries more strictly.
 func InFamily(model string, families ...string) bool {
 	m := strings.TrimPrefix(Normalize(model), "ft:")
 	for _, f := range families {

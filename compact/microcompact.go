@@ -19,12 +19,12 @@ const (
 // cleared twice.
 const placeholderPrefix = "[tool result cleared to save context: "
 
-// Microcompact is the cheapest strategy: it replaces the content of tool results older than the last
-// KeepRecent messages with a one-line placeholder that names the tool and
-// the original size, so the model knows what it had and can call the tool
-// again. It never touches error results (their text is why the model acts
-// as it does next), assistant messages (so thinking blocks and tool calls
-// are kept as sent) or the structure of the conversation.
+// Microcompact is the cheapest strategy: it replaces the content of tool
+// results older than the last KeepRecent messages with a one-line placeholder
+// that names the tool and the original size, so the model knows what it had and
+// can call the tool again. It never touches error results (their text is why
+// the model acts as it does next), assistant messages (so thinking blocks and
+// tool calls are kept as sent) or the structure of the conversation.
 //
 // Clearing results changes the conversation from the first cleared result
 // on, so the prompt cache misses from there. Microcompact therefore acts

@@ -53,11 +53,11 @@ Do not invent anything. The user's own messages and the files touched are kept s
 // When more must go, the previous summary and the newly dropped groups are
 // summarized together.
 //
-// Summarize is stateful (use it through a pointer; it is safe for
-// concurrent use by many conversations): after MaxFailures consecutive
-// failed model calls it stops with [ErrCircuitOpen], and it refuses with [ErrThrashing] to
-// summarize again within ThrashWindow messages of its last summary of the
-// same conversation.
+// Summarize is stateful (use it through a pointer; it is safe for concurrent
+// use by many conversations): after MaxFailures consecutive failed model calls
+// it stops with [ErrCircuitOpen], and it refuses with [ErrThrashing] to
+// summarize again within ThrashWindow messages of its last summary of the same
+// conversation.
 type Summarize struct {
 	// Model writes the summaries. Required.
 	Model llm.Model

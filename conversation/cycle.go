@@ -33,13 +33,15 @@ type Config struct {
 	// circuit breaker, a hard refusal over the context window). A
 	// compressed history is adopted only when the call succeeds.
 	Compaction *compact.Policy
-	// Tracker sums the usage and cost of every successful call, recorded under Name and priced with the model's
+	// Tracker sums the usage and cost of every successful call, recorded
+	// under Name and priced with the model's
 	// Info().Price; nil means a tracker of the Cycle's own. Share one
 	// between cycles to sum across them.
 	Tracker *usage.Tracker
 	// Name labels this cycle's calls in the Tracker (its "session").
 	Name string
-	// Logger receives warnings (failed compressions); nil means
+	// Logger receives the compaction policy's warnings when the policy
+	// has no Logger of its own (New sets it); nil means
 	// slog.Default().
 	Logger *slog.Logger
 }
@@ -62,6 +64,9 @@ func New(model llm.Model, cfg Config) *Cycle {
 	c := &Cycle{cfg: cfg, base: model, model: model, tracker: cfg.Tracker}
 	if c.tracker == nil {
 		c.tracker = &usage.Tracker{}
+	}
+	if cfg.Compaction != nil && cfg.Compaction.Logger == nil {
+		cfg.Compaction.Logger = cfg.Logger
 	}
 	if cfg.Hooks != nil {
 		c.model = middleware.Chain(model, cfg.Hooks.Middleware())
@@ -140,9 +145,10 @@ func (c *Cycle) SubmitMessages(ctx context.Context, msgs []llm.Message, tools []
 }
 
 // SubmitStream streams one model call on the history plus a user message
-// holding prompt. It does not change the history or the usage: when the stream's EventComplete arrives, record the turn with
-// Commit(prompt, event.Response). A stream that fails or is abandoned thus
-// leaves the Cycle as it was. The request is built when ranging starts.
+// holding prompt. It does not change the history or the usage: when the
+// stream's EventComplete arrives, record the turn with Commit(prompt,
+// event.Response). A stream that fails or is abandoned thus leaves the Cycle as
+// it was. The request is built when ranging starts.
 func (c *Cycle) SubmitStream(ctx context.Context, prompt string, tools []llm.ToolDefinition) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
 		req, err := c.fit(ctx, c.request(append(c.messages, llm.UserText(prompt)), tools))
@@ -190,13 +196,6 @@ func (c *Cycle) fit(ctx context.Context, req *llm.Request) (*llm.Request, error)
 		return req, nil
 	}
 	return c.cfg.Compaction.Fit(ctx, req, c.base.Info())
-}
-
-func (c *Cycle) logger() *slog.Logger {
-	if c.cfg.Logger != nil {
-		return c.cfg.Logger
-	}
-	return slog.Default()
 }
 
 // record counts a successful call's usage for the model that answered.

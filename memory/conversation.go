@@ -26,8 +26,9 @@ type Config struct {
 	Budget   int
 }
 
-// Conversation is one session's messages in a Store. Load it with Open. It is not safe for concurrent
-// use, and two Conversations on one session must not add at once.
+// Conversation is one session's messages in a Store. Load it with Open. It is
+// not safe for concurrent use, and two Conversations on one session must not
+// add at once.
 type Conversation struct {
 	store     Store
 	sessionID string

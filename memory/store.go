@@ -12,7 +12,8 @@ import (
 // ErrNotFound is returned (wrapped) by Store.Get for a missing key.
 var ErrNotFound = errors.New("memory: not found")
 
-// Store is a key/value store with ordered prefix listing. Implementations are safe for concurrent use.
+// Store is a key/value store with ordered prefix listing. Implementations are
+// safe for concurrent use.
 type Store interface {
 	// Put stores value under key, replacing any value there.
 	Put(ctx context.Context, key string, value []byte) error

@@ -45,10 +45,10 @@ func (t *Totals) add(turn Turn) {
 	}
 }
 
-// Tracker sums usage and cost per session, per model and overall. It has no prices of its own: it records the cost it
-// is given ([Tracker.Add]) or the one a model's llm.ModelInfo.Price gives
-// ([Tracker.Record]). The zero value is ready to use; a Tracker is safe for
-// concurrent use.
+// Tracker sums usage and cost per session, per model and overall. It has no
+// prices of its own: it records the cost it is given ([Tracker.Add]) or the one
+// a model's llm.ModelInfo.Price gives ([Tracker.Record]). The zero value is
+// ready to use; a Tracker is safe for concurrent use.
 type Tracker struct {
 	mu       sync.Mutex
 	total    Totals
