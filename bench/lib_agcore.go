@@ -10,7 +10,6 @@ import (
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/llm"
-	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/provider/anthropic"
 	"github.com/agcore/agcore/provider/openai"
 	"github.com/agcore/agcore/session/memstore"
@@ -21,7 +20,7 @@ func agcoreLibraries() []Library {
 	return []Library{
 		{Name: "agcore openai", Wire: WireOpenAI, Note: "provider/openai Model.Stream, events until EventComplete (the assembled Response)", New: newAgcoreOpenAI},
 		{Name: "agcore anthropic", Wire: WireAnthropic, Note: "provider/anthropic Model.Stream, events until EventComplete (the assembled Response)", New: newAgcoreAnthropic},
-		{Name: "agcore agent", Wire: WireOpenAI, Note: "agent.Agent over provider/openai with the tool-loop and retry middleware and a memstore session: one whole turn (request assembly, stream, updates, persistence)", New: newAgcoreAgent},
+		{Name: "agcore agent", Wire: WireOpenAI, Note: "agent.Agent over provider/openai built by agent.New (tool loop, retry, budget policy) with a memstore session: one whole turn (request assembly, stream, updates, persistence)", New: newAgcoreAgent},
 	}
 }
 
@@ -75,25 +74,28 @@ func newAgcoreAgent(_ context.Context, env Env) (StreamFunc, error) {
 		agents  sync.Map // model name → *agent.Agent
 		session atomic.Int64
 	)
-	get := func(model string) *agent.Agent {
+	get := func(model string) (*agent.Agent, error) {
 		if a, ok := agents.Load(model); ok {
-			return a.(*agent.Agent)
+			return a.(*agent.Agent), nil
 		}
 		adapter := openai.New(openai.WithBaseURL(env.BaseURL+"/v1"), openai.WithAPIKey(APIKey),
 			openai.WithHTTPClient(env.HTTP), openai.WithModel(model))
-		a := &agent.Agent{
+		a, err := agent.New(adapter, agent.Config{
 			Name:         "bench",
 			Instructions: "You are a helpful assistant.",
-			Model: middleware.Chain(adapter,
-				middleware.FunctionInvocation(middleware.ToolLoop{}),
-				middleware.Retry(middleware.RetryConfig{})),
-			Store: store,
+			Store:        store,
+		})
+		if err != nil {
+			return nil, err
 		}
 		v, _ := agents.LoadOrStore(model, a)
-		return v.(*agent.Agent)
+		return v.(*agent.Agent), nil
 	}
 	return func(ctx context.Context, model string) (chunks, textLen int, err error) {
-		a := get(model)
+		a, err := get(model)
+		if err != nil {
+			return 0, 0, err
+		}
 		id := "bench-" + strconv.FormatInt(session.Add(1), 10)
 		s := a.RunStream(ctx, []llm.Message{llm.UserText(Prompt)}, &agent.RunOptions{SessionID: id})
 		for u, err := range s.Updates() {
