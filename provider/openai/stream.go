@@ -136,7 +136,9 @@ func (s *streamReader) apply(c *chunk) error {
 	if c.err != nil {
 		return s.m.inBandError(*c.err, 200)
 	}
-	if !s.started && (len(c.id.raw) > 0 || len(c.choices) > 0) {
+	// A usage-only chunk (no id, no choices) can come first from some
+	// OpenAI-compatible servers; it still opens the message.
+	if !s.started && (len(c.id.raw) > 0 || len(c.choices) > 0 || c.usage != nil) {
 		s.started = true
 		s.emit(llm.Event{Type: llm.EventMessageStart, Response: &llm.Response{ID: s.str(c.id), Model: s.str(c.model)}})
 	}
