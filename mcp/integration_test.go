@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agcore/agcore/internal/testenv"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/tool"
 )
@@ -39,7 +40,7 @@ func everything(t *testing.T) (node, entry string) {
 		if required {
 			t.Fatalf("%s is set but %s", serverDirEnv, msg)
 		}
-		t.Skip(msg)
+		testenv.Missing(t, "%s", msg)
 	}
 	return node, entry
 }

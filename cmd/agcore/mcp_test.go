@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agcore/agcore/internal/testenv"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -38,7 +39,7 @@ func everything(t *testing.T) string {
 		if required {
 			t.Fatalf("%s is set but %s", serverDirEnv, msg)
 		}
-		t.Skip(msg)
+		testenv.Missing(t, "%s", msg)
 	}
 	return fmt.Sprintf("'%s' '%s' stdio", node, entry)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agcore/agcore/internal/faultserver"
+	"github.com/agcore/agcore/internal/testenv"
 )
 
 // TestCanaryKeyNeverLeaksFromTheCLI builds the agcore command and runs it
@@ -22,7 +23,7 @@ import (
 func TestCanaryKeyNeverLeaksFromTheCLI(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("no go command to build the CLI with")
+		testenv.Missing(t, "no go command to build the CLI with")
 	}
 	work := t.TempDir()
 	bin := filepath.Join(work, "agcore")

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agcore/agcore/internal/testenv"
 )
 
 // maxProbeBytes is the most the standard agent (this directory's main) may
@@ -21,7 +23,7 @@ func goTool(t *testing.T) string {
 	t.Helper()
 	path, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("go is not on PATH")
+		testenv.Missing(t, "go is not on PATH")
 	}
 	return path
 }

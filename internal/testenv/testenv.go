@@ -1,0 +1,33 @@
+// Package testenv decides what a test does when something it needs from the
+// machine (a command, an installed server, a database) is missing: outside
+// CI it skips, so a contributor without the tool can still run the suite;
+// under CI (the CI environment variable set, as every CI system sets it) it
+// fails, so CI cannot pass by skipping.
+//
+// It is imported by tests only.
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+// InCI reports whether the tests run under CI: the CI environment variable
+// is set to anything but "" or "false".
+func InCI() bool {
+	v, ok := os.LookupEnv("CI")
+	return ok && v != "" && v != "false"
+}
+
+// Missing reports that something the test needs is missing: t.Fatalf under
+// CI, t.Skipf elsewhere. It does not return.
+func Missing(t testing.TB, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if InCI() {
+		t.Fatalf("CI is set, and %s", msg)
+		return
+	}
+	t.Skip(msg)
+}
