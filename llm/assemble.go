@@ -147,7 +147,7 @@ func (p *partialBlock) build() (Block, error) {
 			in = "{}"
 		}
 		if !json.Valid([]byte(in)) {
-			return nil, fmt.Errorf("llm: tool call %q (%s) has arguments that are not valid JSON: %.200q", s.Name, s.ID, in)
+			return MalformedInput(s.ID, s.Name, in), nil
 		}
 		return ToolUse{ID: s.ID, Name: s.Name, Input: json.RawMessage(in)}, nil
 	default:
@@ -156,9 +156,10 @@ func (p *partialBlock) build() (Block, error) {
 }
 
 // Finish builds the Response: the assistant message from every started
-// block in index order. A tool call whose arguments are not valid JSON is an
-// error, except when the finish reason is FinishLength: then the cut-off call
-// is dropped. If the finish reason was not set it is
+// block in index order. A tool call whose arguments are not valid JSON is
+// kept with its text (see [ToolUse]), except when the finish reason is
+// FinishLength: then the call was cut off and is dropped. If the finish
+// reason was not set it is
 // FinishToolUse when the message holds tool calls, else FinishStop.
 func (a *Assembler) Finish() (*Response, error) {
 	resp := a.resp
@@ -173,13 +174,16 @@ func (a *Assembler) Finish() (*Response, error) {
 		}
 		b, err := p.build()
 		if err != nil {
-			// A response cut off by the length limit may end inside a tool
-			// call's arguments; such a call can never run, so it is dropped
-			// rather than failing the whole response.
-			if _, isTool := p.start.(ToolUse); isTool && resp.FinishReason == FinishLength {
+			return nil, err
+		}
+		// A response cut off by the length limit may end inside a tool
+		// call's arguments; such a call was never finished, so it is
+		// dropped. Malformed arguments of a finished answer stay (see
+		// ToolUse): the invoker tells the model what was wrong.
+		if tu, isTool := b.(ToolUse); isTool && resp.FinishReason == FinishLength {
+			if _, bad := tu.Malformed(); bad {
 				continue
 			}
-			return nil, err
 		}
 		resp.Message.Content = append(resp.Message.Content, b)
 	}

@@ -56,7 +56,8 @@ func TestAssemblerRules(t *testing.T) {
 			[]Block{ToolUse{ID: "a", Name: "b", Input: json.RawMessage(`{"x":1}`)}}},
 		{"tool with no input gets an empty object", []Event{start(0, ToolUse{ID: "a", Name: "b"})}, "", false,
 			[]Block{ToolUse{ID: "a", Name: "b", Input: json.RawMessage(`{}`)}}},
-		{"invalid tool JSON is an error", []Event{start(0, ToolUse{ID: "a", Name: "b"}), {Type: EventToolInputDelta, Delta: `{"x":`}}, FinishToolUse, true, nil},
+		{"invalid tool JSON is kept as its text", []Event{start(0, ToolUse{ID: "a", Name: "b"}), {Type: EventToolInputDelta, Delta: `{"x":`}}, FinishToolUse, false,
+			[]Block{ToolUse{ID: "a", Name: "b", Input: json.RawMessage(`"{\"x\":"`)}}},
 		{"cut-off tool call is dropped when the length limit was hit", []Event{start(0, Text{}), {Type: EventTextDelta, Delta: "hi"}, start(1, ToolUse{ID: "a", Name: "b"}), {Type: EventToolInputDelta, Index: 1, Delta: `{"x":`}}, FinishLength, false,
 			[]Block{Text{Text: "hi"}}},
 		{"sparse indexes keep order", []Event{start(2, Text{}), {Type: EventTextDelta, Index: 2, Delta: "b"}, start(0, Text{}), {Type: EventTextDelta, Index: 0, Delta: "a"}}, "", false,
@@ -136,5 +137,42 @@ func TestInputBudget(t *testing.T) {
 		if got := tc.info.InputBudget(); got != tc.want {
 			t.Errorf("%+v: InputBudget = %d, want %d", tc.info, got, tc.want)
 		}
+	}
+}
+
+func TestToolUseMalformed(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		text string
+		bad  bool
+	}{
+		{``, "", false},
+		{`{}`, "", false},
+		{` {"a":1}`, "", false},
+		{`"{\"path\":"`, `{"path":`, true},
+		{`[1,2]`, `[1,2]`, true},
+		{`7`, `7`, true},
+	} {
+		text, bad := ToolUse{Input: json.RawMessage(tc.in)}.Malformed()
+		if text != tc.text || bad != tc.bad {
+			t.Errorf("Malformed(%s) = %q, %v; want %q, %v", tc.in, text, bad, tc.text, tc.bad)
+		}
+	}
+	tu := MalformedInput("c1", "read", `{"path":`)
+	if text, bad := tu.Malformed(); !bad || text != `{"path":` {
+		t.Fatalf("MalformedInput round trip: %q %v", text, bad)
+	}
+	// It survives the storage JSON.
+	m := Message{Role: RoleAssistant, Content: []Block{tu}}
+	data, err := m.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Message
+	if err := back.UnmarshalJSON(data); err != nil {
+		t.Fatal(err)
+	}
+	if text, bad := back.ToolUses()[0].Malformed(); !bad || text != `{"path":` {
+		t.Fatalf("after storage JSON: %q %v", text, bad)
 	}
 }

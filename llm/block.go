@@ -1,6 +1,9 @@
 package llm
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // Block is one piece of a message's content. The concrete types are [Text],
 // [Image], [Audio], [File], [ToolUse], [ToolResult], [Thinking],
@@ -57,6 +60,14 @@ type File struct {
 
 // ToolUse is the model's request to call a tool. Input is a JSON object; an
 // empty Input means "{}".
+//
+// A model can send arguments that are not JSON at all (small local models
+// cut them short: `{"path":`). The [Assembler] then keeps the call, with
+// the text the model sent as a JSON string in Input, so the history stays
+// valid JSON and the call still pairs with its result; [ToolUse.Malformed]
+// returns that text, the tool invoker answers such a call with an error
+// result that quotes it (the model can try again), and the adapters send
+// it back as the model wrote it.
 type ToolUse struct {
 	ID    string          `json:"id"`
 	Name  string          `json:"name"`
@@ -114,6 +125,31 @@ func (ToolResult) isBlock()       {}
 func (Thinking) isBlock()         {}
 func (RedactedThinking) isBlock() {}
 func (Extension) isBlock()        {}
+
+// Malformed returns the text of arguments that arrived as something other
+// than a JSON object (see [ToolUse]), and whether they did: a JSON string
+// Input is the text of invalid JSON the model sent; any other non-object
+// Input (a number, an array) is returned as it is.
+func (t ToolUse) Malformed() (text string, ok bool) {
+	in := bytes.TrimSpace(t.Input)
+	if len(in) == 0 || in[0] == '{' {
+		return "", false
+	}
+	if in[0] == '"' {
+		var s string
+		if json.Unmarshal(in, &s) == nil {
+			return s, true
+		}
+	}
+	return string(in), true
+}
+
+// MalformedInput returns the ToolUse for a call whose arguments text is not
+// valid JSON: Input holds the text as a JSON string (see [ToolUse]).
+func MalformedInput(id, name, text string) ToolUse {
+	q, _ := json.Marshal(text) // a string always encodes
+	return ToolUse{ID: id, Name: name, Input: q}
+}
 
 // InputOrEmpty returns Input, or "{}" when Input is empty.
 func (t ToolUse) InputOrEmpty() json.RawMessage {

@@ -223,6 +223,10 @@ func (inv *Invoker) invokeTool(ctx context.Context, call Call) (string, error) {
 	if !json.Valid(in) {
 		return "", &ArgumentError{Tool: call.Name, Err: fmt.Errorf("not valid JSON: %.200s", in)}
 	}
+	if text, bad := (llm.ToolUse{Input: in}).Malformed(); bad && in[0] == '"' {
+		// The model sent text that is not JSON (see llm.ToolUse).
+		return "", &ArgumentError{Tool: call.Name, Err: fmt.Errorf("the arguments are not valid JSON (cut short or malformed): %.200s; call the tool again with one complete JSON object", text)}
+	}
 	if in[0] != '{' {
 		return "", &ArgumentError{Tool: call.Name, Err: fmt.Errorf("arguments must be a JSON object, got %.100s", in)}
 	}

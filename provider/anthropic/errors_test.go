@@ -122,7 +122,6 @@ func TestBadStreamsGiveTypedErrors(t *testing.T) {
 		{"a block stopped twice is malformed", evStart + evText + evStop + evStop + evEnd, nil, llm.KindMalformed, nil},
 		{"a block started twice is malformed", evStart + evText + evText + evEnd, nil, llm.KindMalformed, nil},
 		{"a huge block index is malformed", evStart + strings.Replace(evText, `"index":0`, `"index":99999999`, 1) + evEnd, nil, llm.KindMalformed, nil},
-		{"tool input that is not JSON is malformed unless cut off by max_tokens", toolStream(`"{\"a\":"`, "tool_use"), nil, llm.KindMalformed, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -139,6 +138,34 @@ func TestBadStreamsGiveTypedErrors(t *testing.T) {
 				t.Errorf("errors.Is(%v, ErrNetwork) = false", err)
 			}
 		})
+	}
+}
+
+// TestToolInputThatIsNotJSONIsKept: a finished answer whose tool call
+// arguments are not JSON completes; the call keeps the text the model sent
+// (llm.ToolUse.Malformed), announced by its BlockStop, so the invoker can
+// answer it with an error result instead of failing the turn.
+func TestToolInputThatIsNotJSONIsKept(t *testing.T) {
+	srv := serve(t, 200, "text/event-stream", []byte(toolStream(`"{\"a\":"`, "tool_use")), 0, nil)
+	evs, resp, err := drain(t, newTestModel(srv.URL).Stream(bg, fixtureRequest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := resp.Message.ToolUses()
+	if len(calls) != 1 {
+		t.Fatalf("calls %v, want the one malformed call", calls)
+	}
+	if text, bad := calls[0].Malformed(); !bad || text != `{"a":` {
+		t.Fatalf("Malformed() = %q, %v", text, bad)
+	}
+	stops := 0
+	for _, ev := range evs {
+		if ev.Type == llm.EventBlockStop {
+			stops++
+		}
+	}
+	if stops != 1 {
+		t.Fatalf("%d BlockStops, want the call's one", stops)
 	}
 }
 

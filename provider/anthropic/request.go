@@ -272,7 +272,9 @@ func convertBlocks(content []llm.Block) ([]any, error) {
 			return nil, invalid("audio input is not supported by the Anthropic Messages API")
 		case llm.ToolUse:
 			input := b.InputOrEmpty()
-			if string(bytes.TrimSpace(input)) == "null" {
+			if _, bad := b.Malformed(); bad {
+				// The API takes only an object; the call's error result
+				// (from the invoker) says what the model sent.
 				input = json.RawMessage("{}")
 			}
 			out = append(out, &toolUseBlock{Type: "tool_use", ID: b.ID, Name: b.Name, Input: input})

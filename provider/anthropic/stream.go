@@ -37,6 +37,27 @@ type streamState struct {
 	scratch []byte    // unescape buffer of the fast path
 	// completed is set once message_stop was handled.
 	completed bool
+	// held is the BlockStop of a tool call whose arguments are not valid
+	// JSON, kept back until the stop reason can tell whether max_tokens
+	// cut the call off (then it is dropped, never announced) or the model
+	// sent it that way (then it is announced before the next block or the
+	// end; the invoker answers it with an error result).
+	held *llm.Event
+}
+
+// flushHeld announces a held BlockStop, unless the answer was cut off by
+// max_tokens. It returns false when the consumer stopped.
+func (s *streamState) flushHeld(yield func(llm.Event, error) bool) bool {
+	ev := s.held
+	if ev == nil {
+		return true
+	}
+	s.held = nil
+	if s.finish == llm.FinishLength {
+		return true
+	}
+	s.asm.Add(*ev)
+	return yield(*ev, nil)
 }
 
 type blockKind uint8
@@ -196,6 +217,9 @@ func (s *streamState) blockStart(yield func(llm.Event, error) bool) (bool, error
 	if b.kind != blockNone {
 		return false, s.malformed("content block %d started twice", i)
 	}
+	if !s.flushHeld(yield) {
+		return false, nil
+	}
 	var c wireContent
 	if err := json.Unmarshal(s.ev.ContentBlock, &c); err != nil || c.Type == "" {
 		return false, s.malformed("content_block_start %d has no valid content_block", i)
@@ -281,6 +305,9 @@ func (s *streamState) blockStop(i int, yield func(llm.Event, error) bool) (bool,
 		}
 	}
 	b.stopped = true
+	if !s.flushHeld(yield) {
+		return false, nil
+	}
 	if b.ext != nil {
 		ext := b.ext.build()
 		b.ext = nil
@@ -297,15 +324,17 @@ func (s *streamState) blockStop(i int, yield func(llm.Event, error) bool) (bool,
 	}
 	built, err := s.asm.Built(i)
 	if err != nil {
-		if b.kind == blockTool {
-			// A tool call cut off by max_tokens ends with invalid JSON; the
-			// Assembler drops it when the finish reason says so and fails
-			// otherwise, so no BlockStop announces a call that cannot run.
-			return true, nil
-		}
 		return false, s.malformed("%v", err)
 	}
 	ev := llm.Event{Type: llm.EventBlockStop, Index: i, Block: built}
+	if tu, ok := built.(llm.ToolUse); ok {
+		if _, bad := tu.Malformed(); bad {
+			// Cut off by max_tokens, or sent that way: message_delta's
+			// stop reason, which comes later, tells (see held).
+			s.held = &ev
+			return true, nil
+		}
+	}
 	s.asm.Add(ev)
 	return yield(ev, nil), nil
 }
@@ -313,6 +342,9 @@ func (s *streamState) blockStop(i int, yield func(llm.Event, error) bool) (bool,
 // complete yields the usage and the final event.
 func (s *streamState) complete(yield func(llm.Event, error) bool) error {
 	s.completed = true
+	if !s.flushHeld(yield) {
+		return nil
+	}
 	u := s.usage.result()
 	ev := llm.Event{Type: llm.EventUsage, Usage: &u}
 	s.asm.Add(ev)

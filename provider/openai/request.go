@@ -360,8 +360,12 @@ func (m *Model) assistantMessage(msg llm.Message, withReasoning bool) (wireMessa
 		case llm.Thinking:
 			thinking.WriteString(b.Text)
 		case llm.ToolUse:
+			args := string(b.InputOrEmpty())
+			if text, bad := b.Malformed(); bad {
+				args = text // the arguments as the model sent them (see llm.ToolUse)
+			}
 			wm.ToolCalls = append(wm.ToolCalls, wireToolCall{ID: b.ID, Type: "function", Function: wireFunctionCall{
-				Name: b.Name, Arguments: string(b.InputOrEmpty()),
+				Name: b.Name, Arguments: args,
 			}})
 		case llm.RedactedThinking, llm.Extension:
 		default:

@@ -166,7 +166,11 @@ func (m *Model) decodeResponse(data []byte, status int) (*llm.Response, error) {
 		}
 		for _, tc := range msg.ToolCalls {
 			hasTools = true
-			add(llm.ToolUse{ID: tc.ID, Name: tc.Function.Name}, llm.EventToolInputDelta, argumentsText(tc.Function.Arguments))
+			id := tc.ID
+			if id == "" {
+				id = newCallID() // see streamReader.tool
+			}
+			add(llm.ToolUse{ID: id, Name: tc.Function.Name}, llm.EventToolInputDelta, argumentsText(tc.Function.Arguments))
 		}
 		finish = c.FinishReason
 		break

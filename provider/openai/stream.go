@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -218,6 +219,12 @@ func (s *streamReader) tool(tc *toolDelta) error {
 	if sl != nil && len(tc.id.raw) > 0 && sl.id != "" && sl.id != s.str(tc.id) {
 		sl = nil // a new call at an index already used
 	}
+	if sl != nil && sl.started && len(tc.id.raw) == 0 && len(tc.name.raw) > 0 && s.argsComplete(sl) {
+		// A named fragment without an id after a whole call at the same
+		// index is the next call: Gemini's compatible endpoint sends each
+		// call whole, with "id": "", all at index 0.
+		sl = nil
+	}
 	if sl == nil {
 		s.tools = append(s.tools, toolSlot{wire: tc.index})
 		sl = &s.tools[len(s.tools)-1]
@@ -240,6 +247,12 @@ func (s *streamReader) tool(tc *toolDelta) error {
 			return err
 		}
 		sl.started = true
+		if sl.id == "" {
+			// Without an id the call could not be paired with its result
+			// (Gemini's compatible endpoint sends "id": ""). The generated
+			// one is in every event, the Response and the history.
+			sl.id = newCallID()
+		}
 		sl.block = s.startBlock(llm.ToolUse{ID: sl.id, Name: sl.name}, kindTool)
 		if len(sl.pending) > 0 {
 			s.emit(llm.Event{Type: llm.EventToolInputDelta, Index: sl.block, Delta: string(sl.pending)})
@@ -250,6 +263,27 @@ func (s *streamReader) tool(tc *toolDelta) error {
 		s.emit(llm.Event{Type: llm.EventToolInputDelta, Index: sl.block, Delta: s.str(tc.args)})
 	}
 	return nil
+}
+
+// argsComplete reports whether the started call's arguments so far are a
+// whole JSON value.
+func (s *streamReader) argsComplete(sl *toolSlot) bool {
+	b, err := s.asm.Built(sl.block)
+	if err != nil {
+		return false
+	}
+	tu, ok := b.(llm.ToolUse)
+	if !ok {
+		return false
+	}
+	_, bad := tu.Malformed()
+	return !bad
+}
+
+// newCallID returns a unique tool call id for a call the server sent
+// without one.
+func newCallID() string {
+	return "call_" + rand.Text()
 }
 
 func (s *streamReader) startBlock(b llm.Block, kind blockKind) int {
