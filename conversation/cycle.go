@@ -83,7 +83,7 @@ func (c *Cycle) WithMessages(msgs []llm.Message) *Cycle {
 }
 
 // PushMessage appends msgs to the history: tool results the caller ran,
-// or, after SubmitStream, the turn when Commit is not used.
+// or, after SubmitStream, the streamed answer.
 func (c *Cycle) PushMessage(msgs ...llm.Message) {
 	c.messages = append(c.messages, msgs...)
 }
@@ -145,10 +145,25 @@ func (c *Cycle) SubmitMessages(ctx context.Context, msgs []llm.Message, tools []
 }
 
 // SubmitStream streams one model call on the history plus a user message
-// holding prompt. It does not change the history or the usage: when the
-// stream's EventComplete arrives, record the turn with Commit(prompt,
-// event.Response). A stream that fails or is abandoned thus leaves the Cycle as
-// it was. The request is built when ranging starts.
+// holding prompt. When ranging starts, the request is built (compressed by
+// the Compaction policy, as Submit's is) and becomes the history, prompt
+// included; when EventComplete arrives its usage is counted. The caller
+// then adds the answer, the one way to finish a streamed turn:
+//
+//	var final *llm.Response
+//	for ev, err := range c.SubmitStream(ctx, prompt, nil) {
+//		if err != nil {
+//			return err // the history is as it was
+//		}
+//		if ev.Type == llm.EventComplete {
+//			final = ev.Response
+//		}
+//	}
+//	c.PushMessage(final.Message)
+//
+// A stream that fails, or that the caller abandons before its
+// EventComplete, takes the prompt back out: the history is as it was
+// before the call, compression included.
 func (c *Cycle) SubmitStream(ctx context.Context, prompt string, tools []llm.ToolDefinition) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
 		req, err := c.fit(ctx, c.request(append(c.messages, llm.UserText(prompt)), tools))
@@ -156,7 +171,19 @@ func (c *Cycle) SubmitStream(ctx context.Context, prompt string, tools []llm.Too
 			yield(llm.Event{}, err)
 			return
 		}
+		before := c.messages
+		c.messages = slices.Clip(req.Messages)
+		completed := false
+		defer func() {
+			if !completed {
+				c.messages = before
+			}
+		}()
 		for ev, err := range c.model.Stream(ctx, req) {
+			if err == nil && ev.Type == llm.EventComplete {
+				completed = true
+				c.record(ev.Response)
+			}
 			if !yield(ev, err) || err != nil {
 				return
 			}
@@ -164,15 +191,7 @@ func (c *Cycle) SubmitStream(ctx context.Context, prompt string, tools []llm.Too
 	}
 }
 
-// Commit records a turn that SubmitStream completed: a user message holding
-// prompt and resp's messages join the history, and resp's usage is counted.
-func (c *Cycle) Commit(prompt string, resp *llm.Response) {
-	c.messages = append(c.messages, llm.UserText(prompt))
-	c.messages = append(c.messages, resp.Messages()...)
-	c.record(resp)
-}
-
-// Usage returns the totals of this cycle's successful calls (committed
+// Usage returns the totals of this cycle's successful calls (completed
 // ones for SubmitStream): tokens, and the cost in USD, complete unless some
 // call's model had no known price (see usage.Totals.CostKnown).
 func (c *Cycle) Usage() usage.Totals { return c.tracker.Session(c.cfg.Name) }

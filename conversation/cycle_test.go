@@ -159,7 +159,11 @@ func TestSubmitMessagesLeavesTheHistoryAlone(t *testing.T) {
 	}
 }
 
-func TestSubmitStreamLeavesTheHistoryToTheCaller(t *testing.T) {
+// TestSubmitStreamRecordsThePromptAndTheCallerTheAnswer follows the
+// streaming pattern: the prompt is in the history once the stream runs, the
+// caller pushes the answer, and a failed or abandoned stream takes the
+// prompt back out.
+func TestSubmitStreamRecordsThePromptAndTheCallerTheAnswer(t *testing.T) {
 	rate := &llm.Error{Kind: llm.KindRateLimited}
 	m := llmtest.New(llmtest.Text("streamed answer"), llmtest.Text("x").FailAfter(2, rate), llmtest.Text("abandoned answer")).Verify(t)
 	c := conversation.New(m, conversation.Config{})
@@ -175,8 +179,8 @@ func TestSubmitStreamLeavesTheHistoryToTheCaller(t *testing.T) {
 			sb.WriteString(ev.Delta)
 		}
 		if ev.Type == llm.EventComplete {
-			if len(c.Messages()) != 0 {
-				t.Error("the history changed before the caller committed")
+			if got := texts(c.Messages()); !reflect.DeepEqual(got, []string{"user:hi"}) {
+				t.Errorf("history while streaming %q, want the prompt", got)
 			}
 			final = ev.Response
 		}
@@ -184,10 +188,13 @@ func TestSubmitStreamLeavesTheHistoryToTheCaller(t *testing.T) {
 	if sb.String() != "streamed answer" || final == nil {
 		t.Fatalf("streamed %q, final %v", sb.String(), final)
 	}
-	c.Commit("hi", final)
+	c.PushMessage(final.Message)
 	want := []string{"user:hi", "assistant:streamed answer"}
 	if got := texts(c.Messages()); !reflect.DeepEqual(got, want) {
-		t.Errorf("history after Commit %q", got)
+		t.Errorf("history after PushMessage %q", got)
+	}
+	if c.Usage().Turns != 1 {
+		t.Errorf("usage %+v, want the completed call counted", c.Usage())
 	}
 
 	for _, err := range c.SubmitStream(ctx, "fails", nil) {
@@ -257,16 +264,19 @@ func (counter) CountMessages(msgs []llm.Message) int {
 }
 func (counter) CountTools([]llm.ToolDefinition) int { return 0 }
 
-// dropOldest keeps the last message, or fails with err.
+// dropOldest keeps the last message, or fails with err; failing, when set,
+// decides per call (0-based) instead of err.
 type dropOldest struct {
-	calls int
-	err   error
+	calls   int
+	err     error
+	failing func(call int) bool
 }
 
 func (d *dropOldest) Compress(_ context.Context, msgs []llm.Message, _ int, _ compact.TokenCounter) ([]llm.Message, error) {
+	call := d.calls
 	d.calls++
-	if d.err != nil {
-		return nil, d.err
+	if d.err != nil || (d.failing != nil && d.failing(call)) {
+		return nil, errors.New("cannot fit")
 	}
 	return msgs[len(msgs)-1:], nil
 }
@@ -323,6 +333,64 @@ func TestCompaction(t *testing.T) {
 		}
 		if n := len(m.Requests()[2].Messages); n != 5 {
 			t.Errorf("third request has %d messages, want the uncompressed 5", n)
+		}
+	})
+	t.Run("by default the breaker opens after 3 failures in a row", func(t *testing.T) {
+		s := &dropOldest{err: errors.New("cannot fit")}
+		m := llmtest.New(llmtest.Text("1"), llmtest.Text("2"), llmtest.Text("3"), llmtest.Text("4"), llmtest.Text("5")).Verify(t)
+		c := conversation.New(m, conversation.Config{Logger: discard(), Compaction: &compact.Policy{Strategy: s, Counter: counter{}, Budget: 1}})
+		for range 5 {
+			if _, err := c.Submit(context.Background(), "too long", nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if s.calls != 3 {
+			t.Errorf("strategy ran %d times over 5 calls, want 3 (the default MaxFailures)", s.calls)
+		}
+	})
+	t.Run("a success resets the failure count", func(t *testing.T) {
+		// Fails twice, succeeds once, then always fails: with the reset the
+		// breaker needs 3 more failures (6 runs in all); without it, one
+		// (4 runs).
+		s := &dropOldest{failing: func(call int) bool { return call != 2 }}
+		steps := make([]llmtest.Step, 8)
+		for i := range steps {
+			steps[i] = llmtest.Text("ok")
+		}
+		m := llmtest.New(steps...).Verify(t)
+		c := conversation.New(m, conversation.Config{Logger: discard(), Compaction: &compact.Policy{Strategy: s, Counter: counter{}, Budget: 1}})
+		for range 8 {
+			if _, err := c.Submit(context.Background(), "too long", nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if s.calls != 6 {
+			t.Errorf("strategy ran %d times, want 6 (the count reset by the success)", s.calls)
+		}
+	})
+	t.Run("a streamed turn keeps the compressed history, as Submit does", func(t *testing.T) {
+		history := []llm.Message{llm.UserText("0123456789"), llm.AssistantText("old")}
+		policy := func() *compact.Policy {
+			return &compact.Policy{Strategy: &dropOldest{}, Counter: counter{}, Budget: 10}
+		}
+		m := llmtest.New(llmtest.Text("ok"), llmtest.Text("ok")).Verify(t)
+		submitted := conversation.New(m, conversation.Config{Compaction: policy()}).WithMessages(history)
+		if _, err := submitted.Submit(context.Background(), "new", nil); err != nil {
+			t.Fatal(err)
+		}
+		streamed := conversation.New(m, conversation.Config{Compaction: policy()}).WithMessages(history)
+		var final *llm.Response
+		for ev, err := range streamed.SubmitStream(context.Background(), "new", nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.Type == llm.EventComplete {
+				final = ev.Response
+			}
+		}
+		streamed.PushMessage(final.Message)
+		if a, b := texts(submitted.Messages()), texts(streamed.Messages()); !reflect.DeepEqual(a, b) {
+			t.Errorf("Submit kept %q, the streamed turn %q", a, b)
 		}
 	})
 }

@@ -14,10 +14,11 @@
 // ever a system message in the history: put one there
 // with WithMessages or PushMessage; the Cycle never inserts one.
 //
-// SubmitStream does not change the history: after the
-// stream's EventComplete the caller records the turn with [Cycle.Commit]
-// (or with PushMessage); a stream that fails or is abandoned then leaves
-// no trace.
+// SubmitStream records the prompt (in the history as the request was
+// sent, compressed or not, as Submit does) when the stream starts; after
+// the stream's EventComplete the caller adds the answer with
+// [Cycle.PushMessage]. A stream that fails or is abandoned before its
+// EventComplete leaves the history as it was.
 //
 // A Cycle is not safe for concurrent use.
 //

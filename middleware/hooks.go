@@ -33,8 +33,13 @@ type (
 	// change, but whose messages' blocks are shared, so replace a message
 	// rather than edit its Content in place.
 	PreRequestFunc func(ctx context.Context, req *llm.Request) error
-	// PostRequestFunc sees each successful model response; it must not
-	// change req or resp.
+	// PostRequestFunc sees each model call once it is over; it must not
+	// change req or resp. For Generate it runs after a success, with the
+	// response, and a Block turns the call into a failure. For Stream it
+	// runs once the stream has ended, however it ended: with the
+	// assembled response when the stream completed, with a nil resp when
+	// it failed or the consumer stopped early. A streamed response was
+	// already delivered, so there a Block is logged, not applied.
 	PostRequestFunc func(ctx context.Context, req *llm.Request, resp *llm.Response) error
 	// ErrorFunc is told about each failed model call. Its error is only
 	// logged.
@@ -304,6 +309,11 @@ func (m *hooked) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Eve
 			yield(llm.Event{}, err)
 			return
 		}
+		var final *llm.Response
+		if len(m.h.PostRequest) > 0 {
+			// Once the stream has ended, whichever way (see PostRequestFunc).
+			defer func() { m.postStream(ctx, req, final) }()
+		}
 		for ev, err := range m.next.Stream(ctx, req) {
 			if err != nil {
 				m.h.RunOnError(ctx, req, err)
@@ -311,14 +321,21 @@ func (m *hooked) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Eve
 				return
 			}
 			if ev.Type == llm.EventComplete {
-				if err := m.h.RunPostRequest(ctx, req, ev.Response); err != nil {
-					yield(llm.Event{}, err)
-					return
-				}
+				final = ev.Response
 			}
 			if !yield(ev, nil) {
 				return
 			}
 		}
+	}
+}
+
+// postStream runs the PostRequest hooks after a stream ended. What the
+// stream delivered cannot be taken back, so a Block is only logged.
+func (m *hooked) postStream(ctx context.Context, req *llm.Request, resp *llm.Response) {
+	var b *BlockedError
+	if err := m.h.RunPostRequest(ctx, req, resp); errors.As(err, &b) {
+		m.h.logger().WarnContext(ctx, "a PostRequest hook blocked a streamed response that was already delivered; ignored",
+			"hook", b.Hook, "reason", b.Reason)
 	}
 }

@@ -123,19 +123,6 @@ func TestModelHooks(t *testing.T) {
 			step:    text("ok"),
 			wantLog: "did not return within 5ms",
 		},
-		{
-			name: "PostRequest sees the response and may block it",
-			hooks: func(h *Hooks) {
-				h.PostRequest = []Hook[PostRequestFunc]{{Name: "filter", Func: func(_ context.Context, _ *llm.Request, resp *llm.Response) error {
-					if strings.Contains(resp.Message.Text(), "secret") {
-						return Block("leaks a secret")
-					}
-					return nil
-				}}}
-			},
-			step:    text("the secret is 42"),
-			wantErr: `PostRequest hook "filter" blocked the response: leaks a secret`,
-		},
 	}
 	for _, tt := range tests {
 		for _, stream := range modes() {
@@ -278,6 +265,99 @@ func TestToolHooks(t *testing.T) {
 			res := resp.Transcript[1]
 			if !strings.Contains(res.Text(), tt.wantResult) || res.IsError != tt.wantIsErr || echo.runs.Load() != tt.wantRuns {
 				t.Errorf("result %q (error %v), tool ran %d", res.Text(), res.IsError, echo.runs.Load())
+			}
+		})
+	}
+}
+
+// secretFilter is a PostRequest hook that blocks answers holding "secret"
+// and records each response it saw (nil for a stream that did not
+// complete).
+type secretFilter struct {
+	mu   sync.Mutex
+	seen []*llm.Response
+}
+
+func (f *secretFilter) hooks(logs *logBuffer) *Hooks {
+	return &Hooks{Logger: logs.logger(), PostRequest: []Hook[PostRequestFunc]{{Name: "filter",
+		Func: func(_ context.Context, _ *llm.Request, resp *llm.Response) error {
+			f.mu.Lock()
+			f.seen = append(f.seen, resp)
+			f.mu.Unlock()
+			if resp != nil && strings.Contains(resp.Message.Text(), "secret") {
+				return Block("leaks a secret")
+			}
+			return nil
+		}}}}
+}
+
+func TestPostRequestBlocksAGeneratedResponse(t *testing.T) {
+	var logs logBuffer
+	f := &secretFilter{}
+	m := llmtest.New(llmtest.Text("the secret is 42")).Verify(t)
+	_, err := f.hooks(&logs).Middleware()(m).Generate(context.Background(), user("hi"))
+	if !errors.Is(err, ErrBlocked) || !strings.Contains(err.Error(), `PostRequest hook "filter" blocked the response: leaks a secret`) {
+		t.Fatalf("err = %v, want the block", err)
+	}
+}
+
+// TestPostRequestRunsOnceAStreamHasEnded: on a stream the hook runs after
+// the consumer had every event, however the stream ended, and its Block
+// cannot withdraw a response already delivered (it is logged).
+func TestPostRequestRunsOnceAStreamHasEnded(t *testing.T) {
+	boom := &llm.Error{Kind: llm.KindServer, Message: "boom"}
+	for _, tc := range []struct {
+		name     string
+		step     llmtest.Step
+		stopAt   llm.EventType // the consumer breaks after this event ("" = never)
+		wantResp bool
+		wantErr  bool
+		wantLog  string
+	}{
+		{name: "completed, the block is logged", step: llmtest.Text("the secret is 42"), wantResp: true,
+			wantLog: "a PostRequest hook blocked a streamed response that was already delivered"},
+		{name: "completed and allowed", step: llmtest.Text("hello"), wantResp: true},
+		{name: "failed", step: llmtest.Text("hello").FailAfter(1, boom), wantErr: true},
+		{name: "abandoned by the consumer", step: llmtest.Text("hello"), stopAt: llm.EventMessageStart},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs logBuffer
+			f := &secretFilter{}
+			m := llmtest.New(tc.step).Verify(t)
+			sawComplete, ranBeforeEnd := false, false
+			var err error
+			for ev, e := range f.hooks(&logs).Middleware()(m).Stream(context.Background(), user("hi")) {
+				f.mu.Lock()
+				ranBeforeEnd = ranBeforeEnd || len(f.seen) > 0
+				f.mu.Unlock()
+				if e != nil {
+					err = e
+					break
+				}
+				if ev.Type == llm.EventComplete {
+					sawComplete = true
+				}
+				if ev.Type == tc.stopAt {
+					break
+				}
+			}
+			if ranBeforeEnd {
+				t.Fatal("the hook ran before the stream ended")
+			}
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
+			}
+			if tc.wantResp && !sawComplete {
+				t.Fatal("the completion event was withheld")
+			}
+			if len(f.seen) != 1 {
+				t.Fatalf("the hook ran %d times, want once", len(f.seen))
+			}
+			if got := f.seen[0] != nil; got != tc.wantResp {
+				t.Fatalf("the hook saw a response: %v, want %v", got, tc.wantResp)
+			}
+			if !strings.Contains(logs.String(), tc.wantLog) {
+				t.Fatalf("log %q lacks %q", logs.String(), tc.wantLog)
 			}
 		})
 	}
