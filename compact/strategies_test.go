@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -68,7 +69,7 @@ func TestMicrocompactClearsOldResultsWithANamedPlaceholder(t *testing.T) {
 
 func TestMicrocompactNeverClearsErrorResults(t *testing.T) {
 	msgs := exchanges(4)
-	msgs[4].IsError = true // FIX-F: the reason a call failed must stay
+	msgs[4].IsError = true // the reason a call failed must stay
 	out, _, _ := Microcompact{KeepRecent: 2, Step: 1, MinFree: -1}.CompressReport(ctx, msgs, 10, Estimator{})
 	if !reflect.DeepEqual(out[4], msgs[4]) {
 		t.Error("an error result was cleared")
@@ -89,6 +90,28 @@ func TestMicrocompactClearsNestedResults(t *testing.T) {
 	tr := out[2].Content[0].(llm.ToolResult)
 	if !isPlaceholder(tr.Content) || !strings.Contains(tr.Content[0].(llm.Text).Text, "grep") {
 		t.Errorf("nested result = %+v", tr)
+	}
+}
+
+func TestMicrocompactNeverClearsNestedErrorResults(t *testing.T) {
+	// Anthropic's form: results nested in a user message, one failed, one
+	// not. Only the successful one is cleared.
+	failed := llm.ToolResult{ToolUseID: "a", IsError: true, Content: []llm.Block{llm.Text{Text: "error: " + bigText(400)}}}
+	msgs := []llm.Message{llm.UserText("go"),
+		{Role: llm.RoleAssistant, Content: []llm.Block{
+			llm.ToolUse{ID: "a", Name: "grep", Input: []byte(`{}`)}, llm.ToolUse{ID: "b", Name: "read", Input: []byte(`{}`)}}},
+		{Role: llm.RoleUser, Content: []llm.Block{failed,
+			llm.ToolResult{ToolUseID: "b", Content: []llm.Block{llm.Text{Text: bigText(400)}}}}},
+		llm.AssistantText("ok"), llm.UserText("next"), llm.AssistantText("fine")}
+	out, _, err := Microcompact{KeepRecent: 2, Step: 1, MinFree: -1}.CompressReport(ctx, msgs, 600, Estimator{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out[2].Content[0].(llm.ToolResult); !reflect.DeepEqual(got, failed) {
+		t.Errorf("the nested error result was changed: %+v", got)
+	}
+	if got := out[2].Content[1].(llm.ToolResult); !isPlaceholder(got.Content) {
+		t.Errorf("the nested successful result was not cleared: %+v", got)
 	}
 }
 
@@ -316,23 +339,30 @@ func TestSummarizeCircuitBreakerOpensAfterThreeFailures(t *testing.T) {
 }
 
 func TestSummarizeSuccessResetsTheFailureCount(t *testing.T) {
+	// Fail, fail, succeed, then fail for good, with the default limit of 3:
+	// the success resets the count, so the breaker opens only after three
+	// more failures (call 7 is refused). Without the reset it would refuse
+	// call 5. Each call is a conversation of its own, so no remembered
+	// summary spares a call to the model.
 	m := &fakeModel{}
 	s := &Summarize{Model: m}
-	msgs := exchanges(10)
-	budget := est.CountMessages(msgs) / 2
-	for i := range 5 {
+	for i := range 7 {
+		msgs := append([]llm.Message{llm.UserText(fmt.Sprintf("conversation %d", i))}, exchanges(10)...)
+		budget := est.CountMessages(msgs) / 2
 		m.fail = nil
-		if i%2 == 0 {
+		if i != 2 {
 			m.fail = errors.New("flaky")
 		}
-		s.Reset() // forget summaries so every call asks the model
-		s.mu.Lock()
-		s.failures = 2 * (i % 2)
-		s.mu.Unlock()
 		_, _, err := s.CompressReport(ctx, msgs, budget, Estimator{})
-		if errors.Is(err, ErrCircuitOpen) {
-			t.Fatal("breaker opened without three consecutive failures")
+		switch open := errors.Is(err, ErrCircuitOpen); {
+		case i < 6 && open:
+			t.Fatalf("call %d: the breaker opened after %d failures since the success", i+1, i-3)
+		case i == 6 && !open:
+			t.Fatalf("call 7: err = %v, want ErrCircuitOpen after 3 failures in a row", err)
 		}
+	}
+	if n := m.callCount(); n != 6 {
+		t.Fatalf("the model was called %d times, want 6 (none once the breaker is open)", n)
 	}
 }
 
