@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
@@ -298,22 +299,53 @@ func TestRequestHashTrackingIsAPerSessionStatistic(t *testing.T) {
 	}
 }
 
+// sourcedTool is a tool whose description and result name where it came
+// from, so a test can tell which of two same-named tools won.
+type sourcedTool struct{ name, from string }
+
+func (s sourcedTool) Name() string                { return s.name }
+func (s sourcedTool) Description() string         { return s.name + " from " + s.from }
+func (s sourcedTool) Parameters() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+func (s sourcedTool) Invoke(context.Context, json.RawMessage) (string, error) {
+	return s.name + " ran from " + s.from, nil
+}
+
+// TestToolMerge: a name taken by several sources goes to the first of the
+// agent's tools, the run's tools, then the context providers' tools in
+// provider order; the order is stable, and the winner is the tool that
+// runs.
 func TestToolMerge(t *testing.T) {
-	agentTools := []tool.Tool{echoTool{"search"}, echoTool{"calc"}}
-	runTools := []tool.Tool{echoTool{"calc"}, echoTool{"clock"}}
-	p1 := &provider{name: "p1", inj: agent.Injection{Tools: []tool.Tool{echoTool{"search"}, echoTool{"memory"}}}}
-	p2 := &provider{name: "p2", inj: agent.Injection{Tools: []tool.Tool{echoTool{"notes"}, echoTool{"memory"}, echoTool{"clock"}}}}
-	a := (agent.Config{Tools: agentTools, Providers: []agent.ContextProvider{p1, p2}})
+	agentTools := []tool.Tool{sourcedTool{"search", "agent"}, sourcedTool{"calc", "agent"}}
+	runTools := []tool.Tool{sourcedTool{"calc", "run"}, sourcedTool{"clock", "run"}}
+	p1 := &provider{name: "p1", inj: agent.Injection{Tools: []tool.Tool{sourcedTool{"search", "p1"}, sourcedTool{"memory", "p1"}}}}
+	p2 := &provider{name: "p2", inj: agent.Injection{Tools: []tool.Tool{sourcedTool{"notes", "p2"}, sourcedTool{"memory", "p2"}, sourcedTool{"clock", "p2"}}}}
+	cfg := agent.Config{Tools: agentTools, Providers: []agent.ContextProvider{p1, p2}}
+	want := []string{"search from agent", "calc from agent", "clock from run", "memory from p1", "notes from p2"}
 	for i := range 3 { // the order is stable from run to run
-		req := firstRequest(t, a, user("hi"), &agent.RunOptions{SessionID: "s", Tools: runTools})
-		var names []string
+		req := firstRequest(t, cfg, user("hi"), &agent.RunOptions{SessionID: "s", Tools: runTools})
+		var got []string
 		for _, d := range req.Tools {
-			names = append(names, d.Name+"("+d.Description+")")
+			got = append(got, d.Description)
 		}
-		want := []string{"search(the search tool)", "calc(the calc tool)", "clock(the clock tool)", "memory(the memory tool)", "notes(the notes tool)"}
-		if !reflect.DeepEqual(names, want) {
-			t.Fatalf("run %d: tools = %v, want %v", i, names, want)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("run %d: tools = %v, want %v", i, got, want)
 		}
+	}
+	// The winners run.
+	m := llmtest.New(llmtest.Reply(
+		llmtest.Call("1", "calc", `{}`), llmtest.Call("2", "clock", `{}`), llmtest.Call("3", "memory", `{}`), llmtest.Call("4", "search", `{}`)),
+		llmtest.Text("ok")).Verify(t)
+	if _, err := newAgent(t, m, cfg).Run(context.Background(), user("hi"), &agent.RunOptions{SessionID: "s", Tools: runTools}); err != nil {
+		t.Fatal(err)
+	}
+	var results []string
+	for _, msg := range m.Requests()[1].Messages {
+		if msg.Role == llm.RoleTool {
+			results = append(results, msg.Text())
+		}
+	}
+	if want := []string{"calc ran from agent", "clock ran from run", "memory ran from p1", "search ran from agent"}; !reflect.DeepEqual(results, want) {
+		t.Fatalf("results %v, want %v", results, want)
 	}
 }
 
