@@ -19,7 +19,6 @@ type sessionStats struct {
 	tokens       int // tokens of all requests
 	cached       int // tokens of all requests in the prefix shared with the previous request
 	maxTokens    int // largest request sent
-	summaries    int
 }
 
 // simulateSession plays a tool-heavy agent session turn by turn, the way
@@ -96,21 +95,26 @@ func simulateSession(t testing.TB, turns, budget int, strategy Strategy, counter
 func TestPipelineKeeps200TurnSessionUnder32k(t *testing.T) {
 	const budget = 32_000
 	for _, tc := range []struct {
-		name      string
-		strategy  func() Strategy
-		counter   TokenCounter
-		minStable float64 // share of requests that extend the previous one
+		name       string
+		summarizer bool
+		strategy   func(m *fakeModel) Strategy
+		minStable  float64 // share of requests that extend the previous one
 	}{
-		{"incremental pipeline with summarizer", func() Strategy { return NewIncremental(DefaultPipeline(&fakeModel{})) }, est, 0.9},
-		{"incremental pipeline without summarizer", func() Strategy { return NewIncremental(DefaultPipeline(nil)) }, est, 0.9},
-		{"pipeline with summarizer", func() Strategy { return DefaultPipeline(&fakeModel{}) }, est, 0.75},
-		{"pipeline without summarizer", func() Strategy { return DefaultPipeline(nil) }, est, 0.7},
+		{"incremental pipeline with summarizer", true, func(m *fakeModel) Strategy { return NewIncremental(DefaultPipeline(m)) }, 0.9},
+		{"incremental pipeline without summarizer", false, func(*fakeModel) Strategy { return NewIncremental(DefaultPipeline(nil)) }, 0.9},
+		{"pipeline with summarizer", true, func(m *fakeModel) Strategy { return DefaultPipeline(m) }, 0.75},
+		{"pipeline without summarizer", false, func(*fakeModel) Strategy { return DefaultPipeline(nil) }, 0.7},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := simulateSession(t, 200, budget, tc.strategy(), tc.counter, 42)
+			t.Parallel()
+			m := &fakeModel{}
+			st := simulateSession(t, 200, budget, tc.strategy(m), est, 42)
 			stable := float64(st.prefixStable) / float64(st.requests-1)
-			t.Logf("requests=%d compressed=%d prefix-stable=%d (%.0f%%) cached tokens=%.0f%% max=%d tokens",
-				st.requests, st.compressed, st.prefixStable, 100*stable, 100*float64(st.cached)/float64(st.tokens), st.maxTokens)
+			t.Logf("requests=%d compressed=%d prefix-stable=%d (%.0f%%) cached tokens=%.0f%% max=%d tokens summaries=%d",
+				st.requests, st.compressed, st.prefixStable, 100*stable, 100*float64(st.cached)/float64(st.tokens), st.maxTokens, m.callCount())
+			if tc.summarizer && m.callCount() == 0 {
+				t.Fatal("the summarizer never ran: the case tests nothing the case without one does not")
+			}
 			if st.compressed < st.requests/2 {
 				t.Fatalf("only %d of %d requests needed compression: the session is too small to test anything", st.compressed, st.requests)
 			}
