@@ -120,10 +120,17 @@ func TestCancellation(t *testing.T) {
 		2*iters, report.String(), pct(all, 99), pct(interruptible, 99))
 	// Before the answer, nothing but a network read or a tool stands
 	// between the cancel and the return. (After it, the store's Append.)
-	if p := pct(interruptible, 99); p > time.Second {
-		t.Errorf("p99 from cancel to return is %v before the answer, want well under a second", p)
+	// Measured at 1-3 ms, with or without the race detector; the bound
+	// leaves a hundredfold for a loaded CI machine and still fails a
+	// cancel that waits for the next chunk, a tool or a timeout.
+	if p := pct(interruptible, 99); p > maxCancelLatency {
+		t.Errorf("p99 from cancel to return is %v before the answer, want at most %v", p, maxCancelLatency)
 	}
 }
+
+// maxCancelLatency bounds the p99 time from cancel to return before the
+// model has answered.
+const maxCancelLatency = 250 * time.Millisecond
 
 // cancelOnce runs one turn, cancels it at the point, and checks the
 // session. It returns the time from cancel to return and the outcome.

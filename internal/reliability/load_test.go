@@ -203,7 +203,30 @@ func runLoad(t *testing.T, sc loadScenario) {
 		sc.name, sc.n, sc.chunks, sc.interval, requests, took.Round(time.Millisecond), failed, sc.n,
 		mib(peak.rss), mib(base.rss), peak.goroutines, base.goroutines, mib(peak.heap), mib(base.heap), peak.active,
 		perStream(peak.rss, base.rss), perStream(peak.heap, base.heap))
+
+	// The headline figures, bounded where they are functional: the turns
+	// really ran side by side, and each active stream costs a bounded
+	// amount of memory (measured at about 50-80 KiB of Go heap and under
+	// 100 KiB of RSS; the race detector's shadow memory multiplies RSS,
+	// not the heap). The bounds leave room for a noisy machine and catch
+	// a stream that buffers its whole answer or leaks per-chunk garbage.
+	if peak.active < sc.n/2 {
+		t.Errorf("at most %d of %d streams were active at once: the load did not overlap", peak.active, sc.n)
+	}
+	if peak.active > 0 && peak.heap > base.heap {
+		if per := (peak.heap - base.heap) / uint64(peak.active); per > maxHeapPerStream {
+			t.Errorf("Go heap per active stream %d KiB, want at most %d KiB", per>>10, maxHeapPerStream>>10)
+		}
+	}
+	if peak.active > 0 && peak.rss > base.rss && base.rss > 0 {
+		if per := (peak.rss - base.rss) / uint64(peak.active); per > maxRSSPerStream {
+			t.Errorf("RSS per active stream %d KiB, want at most %d KiB", per>>10, maxRSSPerStream>>10)
+		}
+	}
 }
+
+// maxHeapPerStream bounds the Go heap one active stream may hold.
+const maxHeapPerStream = 256 << 10
 
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }
 
