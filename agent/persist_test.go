@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/agcore/agcore/agent"
@@ -141,43 +142,50 @@ func TestPersistenceErrorsNeverBreakTheStream(t *testing.T) {
 	}
 }
 
+// TestWaitAndRunReturnOnlyAfterPersistence runs in a synctest bubble:
+// synctest.Wait returns once every goroutine of the run is blocked, so
+// "Wait has not returned" is a fact, not a guess after a sleep.
 func TestWaitAndRunReturnOnlyAfterPersistence(t *testing.T) {
-	store := newStore()
-	store.gate = make(chan struct{})
-	a := newAgent(t, llmtest.New(llmtest.Text("one"), llmtest.Text("two")).Verify(t), agent.Config{Store: store})
+	synctest.Test(t, func(t *testing.T) {
+		store := newStore()
+		store.gate = make(chan struct{})
+		a := newAgent(t, llmtest.New(llmtest.Text("one"), llmtest.Text("two")).Verify(t), agent.Config{Store: store})
 
-	// RunStream: the caller has the finish while the append is still pending.
-	st := a.RunStream(context.Background(), user("hi"), withSession("s"))
-	ups := collect(t, st)
-	if ups[len(ups)-1].Kind != agent.UpdateFinish {
-		t.Fatal("no finish")
-	}
-	waited := make(chan struct{})
-	go func() { _, _ = st.Wait(); close(waited) }()
-	select {
-	case <-waited:
-		t.Fatal("Wait returned before the turn was persisted")
-	case <-time.After(20 * time.Millisecond):
-	}
-	store.gate <- struct{}{}
-	<-waited
-	if len(store.appendCalls()) != 1 {
-		t.Fatal("Wait returned without the append")
-	}
+		// RunStream: the caller has the finish while the append is still pending.
+		st := a.RunStream(context.Background(), user("hi"), withSession("s"))
+		ups := collect(t, st)
+		if ups[len(ups)-1].Kind != agent.UpdateFinish {
+			t.Fatal("no finish")
+		}
+		waited := make(chan struct{})
+		go func() { _, _ = st.Wait(); close(waited) }()
+		synctest.Wait()
+		select {
+		case <-waited:
+			t.Fatal("Wait returned before the turn was persisted")
+		default:
+		}
+		store.gate <- struct{}{}
+		<-waited
+		if len(store.appendCalls()) != 1 {
+			t.Fatal("Wait returned without the append")
+		}
 
-	// Run blocks until the append is done.
-	ran := make(chan struct{})
-	go func() { _, _ = a.Run(context.Background(), user("again"), withSession("s")); close(ran) }()
-	select {
-	case <-ran:
-		t.Fatal("Run returned before the turn was persisted")
-	case <-time.After(20 * time.Millisecond):
-	}
-	store.gate <- struct{}{}
-	<-ran
-	if got := len(store.session(t, "s").Messages); got != 4 {
-		t.Errorf("%d stored messages after two runs, want 4", got)
-	}
+		// Run blocks until the append is done.
+		ran := make(chan struct{})
+		go func() { _, _ = a.Run(context.Background(), user("again"), withSession("s")); close(ran) }()
+		synctest.Wait()
+		select {
+		case <-ran:
+			t.Fatal("Run returned before the turn was persisted")
+		default:
+		}
+		store.gate <- struct{}{}
+		<-ran
+		if got := len(store.session(t, "s").Messages); got != 4 {
+			t.Errorf("%d stored messages after two runs, want 4", got)
+		}
+	})
 }
 
 // statefulProvider changes the session's state bag while the run is in

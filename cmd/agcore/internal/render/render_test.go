@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -139,25 +140,30 @@ func TestTextKeepsStdoutForTheAnswer(t *testing.T) {
 	}
 }
 
+// TestTextOnATerminalDrawsAndStopsTheStatusLine runs in a synctest bubble:
+// the spinner's ticks come from the bubble's clock, so the sleep below
+// lets exactly that much fake time pass.
 func TestTextOnATerminalDrawsAndStopsTheStatusLine(t *testing.T) {
-	var out, errw syncBuilder
-	s := NewText(&out, &errw, TextOptions{Terminal: true, Color: true, HideThinking: true})
-	s.st.tick = time.Millisecond
-	s.Start("s1", "gpt-x")
-	s.Thinking("secret thoughts")
-	time.Sleep(20 * time.Millisecond)
-	s.Text("Hi")
-	resume := s.Pause()
-	resume()
-	s.Error("network", "lost")
-	s.Close() // goleak checks the spinner goroutine has ended
-	e := errw.String()
-	if !strings.Contains(e, "waiting for gpt-x") || !strings.Contains(e, "\r\x1b[K") || strings.Contains(e, "secret thoughts") {
-		t.Errorf("stderr = %q: want the status line, cleared, and no thinking", e)
-	}
-	if !strings.Contains(e, "\x1b[31merror (network): lost\x1b[0m") || out.String() != "Hi\n" {
-		t.Errorf("stdout %q, stderr %q", out.String(), e)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		var out, errw syncBuilder
+		s := NewText(&out, &errw, TextOptions{Terminal: true, Color: true, HideThinking: true})
+		s.st.tick = time.Millisecond
+		s.Start("s1", "gpt-x")
+		s.Thinking("secret thoughts")
+		time.Sleep(20 * time.Millisecond)
+		s.Text("Hi")
+		resume := s.Pause()
+		resume()
+		s.Error("network", "lost")
+		s.Close() // goleak checks the spinner goroutine has ended
+		e := errw.String()
+		if !strings.Contains(e, "waiting for gpt-x") || !strings.Contains(e, "\r\x1b[K") || strings.Contains(e, "secret thoughts") {
+			t.Errorf("stderr = %q: want the status line, cleared, and no thinking", e)
+		}
+		if !strings.Contains(e, "\x1b[31merror (network): lost\x1b[0m") || out.String() != "Hi\n" {
+			t.Errorf("stdout %q, stderr %q", out.String(), e)
+		}
+	})
 }
 
 // syncBuilder is a strings.Builder safe for the spinner's goroutine.
