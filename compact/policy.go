@@ -47,7 +47,8 @@ type Policy struct {
 	Counter TokenCounter
 	// Budget is the most input tokens a request may hold, messages and
 	// tool definitions together; 0 means the model's input budget
-	// ([llm.ModelInfo.InputBudget]).
+	// ([llm.ModelInfo.InputBudget]). A request compresses only when it
+	// holds more: one of exactly Budget tokens fits and is sent as it is.
 	Budget int
 	// Info, when its context window is known, replaces the model info Fit
 	// is given (a context window set by hand).

@@ -67,6 +67,30 @@ func TestPolicyCircuitBreaker(t *testing.T) {
 	}
 }
 
+// TestPolicyThresholdIsOverTheBudget: a request of exactly the budget fits
+// and is sent as it is; one token more compresses.
+func TestPolicyThresholdIsOverTheBudget(t *testing.T) {
+	msgs := toolSession(6, 200)
+	n := compact.Estimator{}.CountMessages(msgs)
+	for _, tc := range []struct {
+		budget       int
+		wantCompress bool
+	}{{n, false}, {n + 1, false}, {n - 1, true}} {
+		calls := 0
+		p := &compact.Policy{Counter: compact.Estimator{}, Budget: tc.budget, Logger: quiet(),
+			Strategy: &strategyFunc{fn: func(ctx context.Context, msgs []llm.Message, b int, c compact.TokenCounter) ([]llm.Message, error) {
+				calls++
+				return compact.Truncate{KeepLast: 2, Step: 1}.Compress(ctx, msgs, b, c)
+			}}}
+		if _, err := p.Fit(context.Background(), &llm.Request{Messages: msgs}, llm.ModelInfo{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := calls > 0; got != tc.wantCompress {
+			t.Errorf("%d tokens, budget %d: compressed %v, want %v", n, tc.budget, got, tc.wantCompress)
+		}
+	}
+}
+
 // An open breaker still refuses what cannot fit the window.
 func TestPolicyOpenBreakerRefusesOverTheWindow(t *testing.T) {
 	long := toolSession(12, 200)
