@@ -62,11 +62,11 @@ func (r *rig) reboot(l powerfs.Loss) {
 // powerTurn is the turn tag: four messages of a tool-using exchange (the
 // first names the tag), one input token, and the state key "last" set to
 // the tag, so that totals and state can be checked against the turns.
-// A tag starting with "big" carries about 20 KB more.
+// A tag starting with "big" carries about 2 KB more.
 func powerTurn(tag string) session.Turn {
 	msgs := sessiontest.Conversation(tag, 4)
 	if strings.HasPrefix(tag, "big") {
-		msgs[3] = llm.AssistantText(msgs[3].Text() + strings.Repeat(" padding", 2500))
+		msgs[3] = llm.AssistantText(msgs[3].Text() + strings.Repeat(" padding", 250))
 	}
 	return session.Turn{ID: tag, Messages: msgs, Usage: llm.Usage{InputTokens: 1},
 		State:  map[string]json.RawMessage{"last": json.RawMessage(fmt.Sprintf("%q", tag))},
@@ -393,22 +393,23 @@ func TestPowerLossTearsTheLastLine(t *testing.T) {
 // take new turns, which survive the next power loss.
 func TestPowerCutAnywhere(t *testing.T) {
 	t.Parallel()
-	seeds := uint64(12)
-	if testing.Short() {
-		seeds = 3
+	// At each cut the disk keeps none of the unsynced work, all of it, and
+	// a random part of it under a few seeds, which differ from cut to cut.
+	randoms := 6
+	if testing.Short() || raceEnabled {
+		randoms = 1
 	}
-	losses := []struct {
+	type lossCase struct {
 		name string
-		loss func() powerfs.Loss
-	}{
-		{"none kept", func() powerfs.Loss { return powerfs.Loss{} }},
-		{"all kept", func() powerfs.Loss { return powerfs.KeepAll }},
+		loss powerfs.Loss
 	}
-	for seed := range seeds {
-		losses = append(losses, struct {
-			name string
-			loss func() powerfs.Loss
-		}{fmt.Sprint("random ", seed), func() powerfs.Loss { return powerfs.Random(seed) }})
+	losses := func(cut int) []lossCase {
+		ls := []lossCase{{"none kept", powerfs.Loss{}}, {"all kept", powerfs.KeepAll}}
+		for i := range randoms {
+			seed := uint64(cut*randoms + i)
+			ls = append(ls, lossCase{fmt.Sprint("random seed ", seed), powerfs.Random(seed)})
+		}
+		return ls
 	}
 	ids := []string{"long", "c", "n"}
 	steps := []step{
@@ -439,7 +440,6 @@ func TestPowerCutAnywhere(t *testing.T) {
 		if !r.torn("long") {
 			t.Fatal("setup: no torn line")
 		}
-		r.observe(ids)
 		return r
 	}
 	base := model{"long": {"l0", "l1"}}
@@ -452,68 +452,88 @@ func TestPowerCutAnywhere(t *testing.T) {
 	}
 	total := r.fs.Ops() - start
 
-	var runs, torn, landed, lost int
-	for cut := 0; cut <= total; cut++ {
-		for _, l := range losses {
-			where := fmt.Sprintf("power cut at operation %d of %d, %s", cut, total, l.name)
-			t.Run(fmt.Sprintf("cut%03d/%s", cut, l.name), func(t *testing.T) {
-				r := setup(t)
-				r.fs.CutAfter(cut)
-				acked := base.clone()
-				failed := r.run(steps, acked)
-				op, _ := r.fs.Cut()
-				r.reboot(l.loss())
-				tornNow := 0
-				for _, id := range ids {
-					if r.torn(id) {
-						tornNow++
-					}
-				}
-				got := r.observe(ids)
-				after := acked.clone()
-				if failed != nil {
-					failed.apply(after)
-				}
-				switch {
-				case after.equal(acked): // nothing interrupted, or a no-op
-					if !got.equal(acked) {
-						t.Fatalf("%s (%v): the store holds %v, want %v", where, op, got, acked)
-					}
-				case got.equal(acked):
-					lost++
-				case got.equal(after):
-					landed++
-				default:
-					t.Fatalf("%s (%v, during %s): the store holds %v; want the acknowledged %v, or with %s %v",
-						where, op, failed.desc, got, acked, failed.desc, after)
-				}
-				if r.warn.Load() != int64(tornNow) {
-					t.Errorf("%s: %d torn logs but %d warnings", where, tornNow, r.warn.Load())
-				}
-				torn += tornNow
-				// Every session takes a new turn; a torn line is cut off.
-				want := got.clone()
-				for _, id := range slices.Sorted(maps.Keys(got)) {
-					st := appendStep(id, "after-"+id)
-					if err := st.run(r); err != nil {
-						t.Fatalf("%s: %s after the power loss: %v", where, st.desc, err)
-					}
-					st.apply(want)
-					if n := r.wholeLines(id); n != 1+len(want[id]) {
-						t.Fatalf("%s: log %s has %d lines, want a header and %d turns", where, id, n, len(want[id]))
-					}
-				}
-				r.reboot(powerfs.Loss{})
-				if got := r.observe(ids); !got.equal(want) {
-					t.Fatalf("%s: after the new turns and another power loss the store holds %v, want %v", where, got, want)
-				}
-				runs++
-			})
+	sw := &sweep{setup: setup, steps: steps, base: base, ids: ids}
+	t.Run("cuts", func(t *testing.T) {
+		for cut := 0; cut <= total; cut++ {
+			for _, l := range losses(cut) {
+				where := fmt.Sprintf("power cut at operation %d of %d, %s", cut, total, l.name)
+				t.Run(fmt.Sprintf("%03d/%s", cut, l.name), func(t *testing.T) {
+					t.Parallel()
+					sw.run(t, where, cut, l.loss)
+				})
+			}
 		}
-	}
-	if torn == 0 {
+	})
+	if sw.torn.Load() == 0 {
 		t.Error("no power loss left a torn line: the torn-line handling went untested")
 	}
-	t.Logf("%d operations cut at each of %d points under %d losses: %d runs; an interrupted operation that would change something landed in %d, not in %d; %d torn logs dropped and cut off",
-		len(steps), total+1, len(losses), runs, landed, lost, torn)
+	t.Logf("%d operations cut at each of %d points under %d losses each: %d runs; an interrupted operation that would change something landed in %d, not in %d; %d torn logs dropped and cut off",
+		len(steps), total+1, len(losses(0)), sw.runs.Load(), sw.landed.Load(), sw.lost.Load(), sw.torn.Load())
+}
+
+// sweep is TestPowerCutAnywhere's scenario and its counts.
+type sweep struct {
+	setup func(*testing.T) *rig // the store before the steps
+	steps []step
+	base  model // what setup leaves
+	ids   []string
+
+	runs, torn, landed, lost atomic.Int64
+}
+
+// run cuts the power after cut operations of the steps, loses it as loss
+// says, and checks the store.
+func (sw *sweep) run(t *testing.T, where string, cut int, loss powerfs.Loss) {
+	steps, ids := sw.steps, sw.ids
+	r := sw.setup(t)
+	r.fs.CutAfter(cut)
+	acked := sw.base.clone()
+	failed := r.run(steps, acked)
+	op, _ := r.fs.Cut()
+	r.reboot(loss)
+	tornNow := 0
+	for _, id := range ids {
+		if r.torn(id) {
+			tornNow++
+		}
+	}
+	got := r.observe(ids)
+	after := acked.clone()
+	if failed != nil {
+		failed.apply(after)
+	}
+	switch {
+	case after.equal(acked): // nothing interrupted, or a no-op
+		if !got.equal(acked) {
+			t.Fatalf("%s (%v): the store holds %v, want %v", where, op, got, acked)
+		}
+	case got.equal(acked):
+		sw.lost.Add(1)
+	case got.equal(after):
+		sw.landed.Add(1)
+	default:
+		t.Fatalf("%s (%v, during %s): the store holds %v; want the acknowledged %v, or with %s %v",
+			where, op, failed.desc, got, acked, failed.desc, after)
+	}
+	if r.warn.Load() != int64(tornNow) {
+		t.Errorf("%s: %d torn logs but %d warnings", where, tornNow, r.warn.Load())
+	}
+	sw.torn.Add(int64(tornNow))
+	// Every session takes a new turn; a torn line is cut off.
+	want := got.clone()
+	for _, id := range slices.Sorted(maps.Keys(got)) {
+		st := appendStep(id, "after-"+id)
+		if err := st.run(r); err != nil {
+			t.Fatalf("%s: %s after the power loss: %v", where, st.desc, err)
+		}
+		st.apply(want)
+		if n := r.wholeLines(id); n != 1+len(want[id]) {
+			t.Fatalf("%s: log %s has %d lines, want a header and %d turns", where, id, n, len(want[id]))
+		}
+	}
+	r.reboot(powerfs.Loss{})
+	if got := r.observe(ids); !got.equal(want) {
+		t.Fatalf("%s: after the new turns and another power loss the store holds %v, want %v", where, got, want)
+	}
+	sw.runs.Add(1)
 }
