@@ -5,7 +5,7 @@ package filestore_test
 // choice, keeps part of them: a torn last line, a prefix of the directory
 // journal). SIGKILL tests (TestCrashConsistency) cannot see a missing
 // fsync, because the kernel's page cache outlives the process; these can.
-// What each one catches is listed in the package doc's Durability section.
+// Each test says which mistake of the store it catches.
 
 import (
 	"bytes"
@@ -228,8 +228,8 @@ func (r *rig) run(steps []step, acked model) *step {
 
 // TestAcknowledgedAppendsSurvivePowerLoss: after every operation that
 // returned nil (Append to a new and to an existing session, Create, Delete)
-// the power goes, and the store holds exactly what was acknowledged, what
-// ever part of the unsynced writes the disk kept. It catches a missing
+// the power goes, and the store holds exactly what was acknowledged,
+// whatever part of the unsynced writes the disk kept. It catches a missing
 // fsync of an appended line and of a new log's directory entry.
 func TestAcknowledgedAppendsSurvivePowerLoss(t *testing.T) {
 	t.Parallel()
