@@ -489,7 +489,10 @@ func (sw *sweep) run(t *testing.T, where string, cut int, loss powerfs.Loss) {
 	r.fs.CutAfter(cut)
 	acked := sw.base.clone()
 	failed := r.run(steps, acked)
-	op, _ := r.fs.Cut()
+	op := "the steps ran whole, then the power went"
+	if o, ok := r.fs.Cut(); ok {
+		op = "cut at " + o.String()
+	}
 	r.reboot(loss)
 	tornNow := 0
 	for _, id := range ids {
