@@ -262,7 +262,7 @@ func TestWriterDurabilitySettings(t *testing.T) {
 	}
 	for _, q := range writers {
 		if !asksForFullSync(q) {
-			t.Errorf("the writer's connection does not ask for synchronous=FULL (%v): durability would rest on the driver's default", q)
+			t.Errorf("the writer's connection does not ask for synchronous=FULL or EXTRA itself (%v)", q)
 		}
 	}
 }
