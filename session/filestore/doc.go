@@ -35,6 +35,21 @@
 // followed by good ones is not a torn write but corruption, and Load
 // reports it as an error instead of guessing.
 //
+// That this holds beyond the death of the process is tested on a file
+// system that loses power (an in-memory stand-in for the directory, which
+// the store reaches only through a small internal interface): every write
+// not yet fsync'd is lost, except, as a seeded choice, a prefix of a file's
+// unsynced bytes (so the file system, not a hand-edited file, makes the
+// torn last lines) and a prefix of the unsynced directory changes. The
+// power is cut after, and at every file-system operation of, a sequence of
+// Creates, Appends and Deletes; the reopened store must hold exactly what
+// was acknowledged plus, whole or not at all, the interrupted operation,
+// drop and then cut off any torn line, and keep what it takes next. A
+// missing fsync of an appended line, of a new log before its link, or of
+// the directory after a log is linked or removed fails those tests; a
+// SIGKILL test cannot see one, as the kernel's page cache outlives the
+// process.
+//
 // The .meta.json file records the summary List shows together with the log
 // size it describes; it is written after the log and never fsync'd, and
 // List rebuilds it from the log whenever the sizes disagree, so it can be

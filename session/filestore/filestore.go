@@ -33,7 +33,7 @@ const (
 // safe for concurrent use.
 type Store struct {
 	dir    string
-	root   *os.Root // every file access goes through it, so none can leave dir
+	fs     fsys // every file access goes through it (an *os.Root), so none can leave dir
 	logger *slog.Logger
 
 	mu      sync.Mutex
@@ -84,18 +84,24 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("filestore: open: %w", err)
 	}
-	s := &Store{dir: dir, root: root, logger: slog.Default(), entries: make(map[string]*entry)}
+	return open(dir, rootFS{root}, opts)
+}
+
+// open returns a store over the directory fsys, which it closes on
+// failure.
+func open(dir string, fsys fsys, opts []Option) (*Store, error) {
+	s := &Store{dir: dir, fs: fsys, logger: slog.Default(), entries: make(map[string]*entry)}
 	for _, o := range opts {
 		o(s)
 	}
-	ents, err := fs.ReadDir(root.FS(), ".")
+	ents, err := fsys.ReadDir(".")
 	if err != nil {
-		root.Close()
+		fsys.Close()
 		return nil, fmt.Errorf("filestore: open: %w", err)
 	}
 	for _, e := range ents {
 		if isTemp(e.Name()) && e.Type().IsRegular() {
-			if err := root.Remove(e.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := fsys.Remove(e.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				s.logger.Warn("filestore: cannot remove temporary file", "file", e.Name(), "err", err)
 			}
 		}
@@ -120,7 +126,7 @@ func isTemp(name string) bool {
 }
 
 // Close releases the store's directory. The store must not be used after.
-func (s *Store) Close() error { return s.root.Close() }
+func (s *Store) Close() error { return s.fs.Close() }
 
 // Dir returns the store's directory.
 func (s *Store) Dir() string { return s.dir }
@@ -171,7 +177,7 @@ func (s *Store) Create(ctx context.Context, id string) (*session.Session, error)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if _, err := s.root.Lstat(logName(id)); err == nil {
+	if _, err := s.fs.Lstat(logName(id)); err == nil {
 		return nil, fmt.Errorf("filestore: create %q: %w", id, session.ErrExists)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("filestore: create %q: %w", id, err)
@@ -221,7 +227,7 @@ func (s *Store) Load(ctx context.Context, id string) (*session.Session, error) {
 // fs.ErrNotExist wrapped in ErrNotFound when there is no log. The caller
 // holds e.mu.
 func (s *Store) scan(e *entry, id string) (*parsedLog, error) {
-	data, err := s.root.ReadFile(logName(id))
+	data, err := s.fs.ReadFile(logName(id))
 	if errors.Is(err, fs.ErrNotExist) {
 		e.log = nil
 		return nil, session.ErrNotFound
@@ -258,7 +264,7 @@ func (s *Store) scan(e *entry, id string) (*parsedLog, error) {
 // cached or the file changed size behind the store's back; nil when the
 // session does not exist. The caller holds e.mu.
 func (s *Store) state(e *entry, id string) (*logState, error) {
-	fi, err := s.root.Lstat(logName(id))
+	fi, err := s.fs.Lstat(logName(id))
 	if errors.Is(err, fs.ErrNotExist) {
 		e.log = nil
 		return nil, nil
@@ -354,7 +360,7 @@ func (s *Store) appendNew(e *entry, id string, tr *stored.Turn) error {
 // cutting off a torn tail first, and fsyncs it. On failure it tries to
 // leave the log as it was.
 func (s *Store) writeLine(st *logState, id string, line []byte) (err error) {
-	f, err := s.root.OpenFile(logName(id), os.O_WRONLY, 0)
+	f, err := s.fs.OpenFile(logName(id), os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}
@@ -389,7 +395,7 @@ func (s *Store) createLog(id string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	defer s.root.Remove(tmp) // after a link, the log keeps the data
+	defer s.fs.Remove(tmp) // after a link, the log keeps the data
 	if _, err := f.Write(data); err != nil {
 		f.Close()
 		return err
@@ -403,19 +409,19 @@ func (s *Store) createLog(id string, data []byte) error {
 	}
 	// A stale summary of an earlier session of this id must not describe
 	// the new one.
-	if err := s.root.Remove(metaName(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.fs.Remove(metaName(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if err := s.root.Link(tmp, logName(id)); err != nil {
+	if err := s.fs.Link(tmp, logName(id)); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return session.ErrExists
 		}
 		// No hard links on this file system: rename instead. The session
 		// lock (and the one-store-per-directory rule) keeps it exclusive.
-		if _, serr := s.root.Lstat(logName(id)); serr == nil {
+		if _, serr := s.fs.Lstat(logName(id)); serr == nil {
 			return session.ErrExists
 		}
-		if err := s.root.Rename(tmp, logName(id)); err != nil {
+		if err := s.fs.Rename(tmp, logName(id)); err != nil {
 			return err
 		}
 	}
@@ -423,12 +429,12 @@ func (s *Store) createLog(id string, data []byte) error {
 }
 
 // createTemp creates a new temporary file named after final.
-func (s *Store) createTemp(final string) (string, *os.File, error) {
+func (s *Store) createTemp(final string) (string, file, error) {
 	for {
 		var r [8]byte
 		_, _ = rand.Read(r[:])
 		name := final + tmpMark + hex.EncodeToString(r[:])
-		f, err := s.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		f, err := s.fs.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -447,15 +453,15 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	e.log = nil
-	if _, err := s.root.Lstat(logName(id)); errors.Is(err, fs.ErrNotExist) {
+	if _, err := s.fs.Lstat(logName(id)); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("filestore: delete %q: %w", id, session.ErrNotFound)
 	}
 	// The summary goes first: a log without one is rebuilt, a summary
 	// without a log is ignored, and neither outlives a completed Delete.
-	if err := s.root.Remove(metaName(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.fs.Remove(metaName(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("filestore: delete %q: %w", id, err)
 	}
-	if err := s.root.Remove(logName(id)); err != nil {
+	if err := s.fs.Remove(logName(id)); err != nil {
 		return fmt.Errorf("filestore: delete %q: %w", id, err)
 	}
 	if err := s.syncDir(); err != nil {
@@ -475,7 +481,7 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (session.Pag
 	if _, err := stored.ParseCursor(opts.Cursor); err != nil {
 		return session.Page{}, fmt.Errorf("filestore: list: %w", err)
 	}
-	ents, err := fs.ReadDir(s.root.FS(), ".")
+	ents, err := s.fs.ReadDir(".")
 	if err != nil {
 		return session.Page{}, fmt.Errorf("filestore: list: %w", err)
 	}
@@ -523,14 +529,14 @@ type meta struct {
 // info returns the session's summary from its summary file when that
 // matches the log, else from the log (rewriting the summary file).
 func (s *Store) info(id string) (session.Info, error) {
-	fi, err := s.root.Lstat(logName(id))
+	fi, err := s.fs.Lstat(logName(id))
 	if errors.Is(err, fs.ErrNotExist) {
 		return session.Info{}, session.ErrNotFound
 	}
 	if err != nil {
 		return session.Info{}, err
 	}
-	if data, err := s.root.ReadFile(metaName(id)); err == nil {
+	if data, err := s.fs.ReadFile(metaName(id)); err == nil {
 		var m meta
 		if json.Unmarshal(data, &m) == nil && m.Size == fi.Size() && !m.CreatedAt.IsZero() {
 			return session.Info{ID: id, Messages: m.Messages, Turns: m.Turns,
@@ -558,7 +564,7 @@ func (s *Store) writeMeta(id string, st *logState) {
 		Turns: st.info.Turns, Messages: st.info.Messages})
 	if err == nil {
 		var tmp string
-		var f *os.File
+		var f file
 		tmp, f, err = s.createTemp(metaName(id))
 		if err == nil {
 			_, err = f.Write(data)
@@ -566,10 +572,10 @@ func (s *Store) writeMeta(id string, st *logState) {
 				err = cerr
 			}
 			if err == nil {
-				err = s.root.Rename(tmp, metaName(id))
+				err = s.fs.Rename(tmp, metaName(id))
 			}
 			if err != nil {
-				s.root.Remove(tmp)
+				s.fs.Remove(tmp)
 			}
 		}
 	}
@@ -585,7 +591,7 @@ func (s *Store) syncDir() error {
 	if runtime.GOOS == "windows" {
 		return nil
 	}
-	d, err := s.root.Open(".")
+	d, err := s.fs.OpenFile(".", os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}

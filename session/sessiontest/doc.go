@@ -22,7 +22,10 @@
 //
 // [Crash] checks a durable store against SIGKILL: a child process appends
 // in a loop and is killed at random moments; after each kill the store must
-// open and hold every turn whose Append had returned, whole.
+// open and hold every turn whose Append had returned, whole. A killed
+// process leaves the kernel's page cache behind, so this cannot show a
+// missing fsync; agcore's stores prove that with power-loss tests of their
+// own.
 //
 // [BenchAppend] and [BenchLoad] measure a store the same way for every
 // implementation: the p50 and p99 latency of appending a 10-message turn,

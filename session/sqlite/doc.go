@@ -13,6 +13,14 @@
 // connections and run beside the writer. A busy timeout covers another
 // process holding the database.
 //
+// The driver takes no Go file system for writes, so SQLite's fsyncs cannot
+// be intercepted in tests; what the store controls is tested instead: an
+// Append made to fail inside its transaction, after rows were written,
+// leaves the session as it was, row for row; the writer connection runs
+// WAL with synchronous=FULL, asked for in its own connection string; and
+// copies of the database and WAL files as an Append leaves them, or cut
+// anywhere within its commit, open holding whole turns only.
+//
 // # Schema
 //
 // The schema is versioned with PRAGMA user_version and upgraded on Open by

@@ -1,0 +1,5 @@
+//go:build !race
+
+package filestore_test
+
+const raceEnabled = false

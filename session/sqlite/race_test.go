@@ -1,0 +1,8 @@
+//go:build race
+
+package sqlite_test
+
+// raceEnabled is set when the race detector is on; the exhaustive
+// power-loss tests then sample fewer cases, as everything runs many times
+// slower.
+const raceEnabled = true
