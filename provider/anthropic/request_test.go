@@ -112,17 +112,17 @@ func TestEnvironmentConfiguresTheModel(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "env-key")
 	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:1/")
 	m := New()
-	if m.apiKey != "env-key" || m.endpoint != "http://127.0.0.1:1/v1/messages" {
-		t.Errorf("from env: key %q endpoint %q", m.apiKey, m.endpoint)
+	if m.apiKey != "env-key" || m.transport.Endpoint != "http://127.0.0.1:1/v1/messages" {
+		t.Errorf("from env: key %q endpoint %q", m.apiKey, m.transport.Endpoint)
 	}
 	m = New(WithAPIKey("opt"), WithBaseURL("http://h"))
-	if m.apiKey != "opt" || m.endpoint != "http://h/v1/messages" {
-		t.Errorf("options: key %q endpoint %q", m.apiKey, m.endpoint)
+	if m.apiKey != "opt" || m.transport.Endpoint != "http://h/v1/messages" {
+		t.Errorf("options: key %q endpoint %q", m.apiKey, m.transport.Endpoint)
 	}
 	t.Setenv("ANTHROPIC_BASE_URL", "")
 	t.Setenv("ANTHROPIC_API_KEY", "")
-	if m := New(); m.endpoint != DefaultBaseURL+"/v1/messages" {
-		t.Errorf("default endpoint %q", m.endpoint)
+	if m := New(); m.transport.Endpoint != DefaultBaseURL+"/v1/messages" {
+		t.Errorf("default endpoint %q", m.transport.Endpoint)
 	}
 	_, err := New().Generate(bg, fixtureRequest)
 	mustKind(t, err, llm.KindAuth)

@@ -58,8 +58,8 @@ func TestConfigurationSources(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			m := New(tc.opts...)
-			if m.err != nil || m.endpoint != tc.endpoint || m.cfg.apiKey != tc.key || m.Info().Provider != tc.provider {
-				t.Fatalf("got %s %q key %q err %v", m.Info().Provider, m.endpoint, m.cfg.apiKey, m.err)
+			if m.err != nil || m.client.Endpoint != tc.endpoint || m.cfg.apiKey != tc.key || m.Info().Provider != tc.provider {
+				t.Fatalf("got %s %q key %q err %v", m.Info().Provider, m.client.Endpoint, m.cfg.apiKey, m.err)
 			}
 		})
 	}
