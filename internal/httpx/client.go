@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -29,11 +30,16 @@ const DefaultIdleTimeout = sse.DefaultIdleTimeout
 // truncated text, which it reports as a snippet.
 const ErrorBodyLimit = 64 << 10
 
-// ErrHeaderTimeout is the cancellation cause (context.Cause) of a stream
-// whose response headers did not arrive within the idle timeout. The error
-// a Client returns then has kind llm.KindIdleTimeout, this sentinel's text
-// as its message, and wraps sse.ErrIdleTimeout.
+// ErrHeaderTimeout is the cancellation cause (context.Cause) of a stream's
+// request whose response headers did not arrive within the idle timeout.
+// The error Post then returns has kind llm.KindIdleTimeout and this
+// sentinel's text as its message, and wraps both this sentinel and
+// sse.ErrIdleTimeout (what a stalled body's error wraps), so errors.Is tells
+// the two stalls apart.
 var ErrHeaderTimeout = errors.New("no response headers within the idle timeout")
+
+// errHeaderIdle is the cause a header timeout's *llm.Error wraps.
+var errHeaderIdle = fmt.Errorf("%w (%w)", ErrHeaderTimeout, sse.ErrIdleTimeout)
 
 // secretMin is the shortest secret Redact replaces: replacing a shorter one
 // would mangle ordinary words in a message.
@@ -67,7 +73,8 @@ type Client struct {
 	// modifies it.
 	Header http.Header
 	// DecodeError reads a non-2xx response's body (at most ErrorBodyLimit
-	// bytes; the body itself is already consumed) into a typed error: its
+	// bytes of it; the Client reads and closes resp.Body) into a typed
+	// error: its
 	// Kind (refined from KindForStatus by the body), Code, Message and
 	// RequestID. The Client sets Provider, StatusCode and RetryAfter
 	// itself, falls back to KindForStatus for a KindUnknown error and to a
@@ -140,7 +147,7 @@ func (c *Client) Post(ctx context.Context, body []byte, stream bool) (*http.Resp
 			resp.Body.Close()
 		}
 		cancel(nil)
-		return nil, &llm.Error{Kind: llm.KindIdleTimeout, Provider: c.Provider, Message: ErrHeaderTimeout.Error(), Err: sse.ErrIdleTimeout}
+		return nil, &llm.Error{Kind: llm.KindIdleTimeout, Provider: c.Provider, Message: ErrHeaderTimeout.Error(), Err: errHeaderIdle}
 	}
 	if err != nil {
 		if cancel != nil {

@@ -97,7 +97,7 @@ func TestPostTimeouts(t *testing.T) {
 			if tc.postErr {
 				var e *llm.Error
 				if !errors.As(err, &e) || e.Kind != llm.KindIdleTimeout || !errors.Is(err, sse.ErrIdleTimeout) ||
-					!errors.Is(err, llm.ErrIdleTimeout) || e.Message != ErrHeaderTimeout.Error() || e.Provider != "p" {
+					!errors.Is(err, llm.ErrIdleTimeout) || !errors.Is(err, ErrHeaderTimeout) || e.Message != ErrHeaderTimeout.Error() || e.Provider != "p" {
 					t.Fatalf("err = %#v, want the header timeout", err)
 				}
 				if d := time.Since(start); d > 3*time.Second {
@@ -113,8 +113,10 @@ func TestPostTimeouts(t *testing.T) {
 			if !errors.Is(err, tc.readErr) {
 				t.Fatalf("read err = %v, want %v", err, tc.readErr)
 			}
-			if tc.readErr != nil && llm.KindOf(c.TransportError(ctx, err)) != llm.KindIdleTimeout {
-				t.Fatalf("TransportError(%v) = %v", err, c.TransportError(ctx, err))
+			if tc.readErr != nil {
+				if terr := c.TransportError(ctx, err); llm.KindOf(terr) != llm.KindIdleTimeout || errors.Is(terr, ErrHeaderTimeout) {
+					t.Fatalf("TransportError(%v) = %v, want a body idle timeout", err, terr)
+				}
 			}
 		})
 	}
