@@ -17,6 +17,8 @@ fuzztime="${1:-${FUZZTIME:-5s}}"
 targets=(
 	"./internal/sse FuzzDecoder"
 	"./internal/httpx FuzzParseRetryAfter"
+	"./internal/httpx FuzzBaseURL"
+	"./internal/httpx FuzzMergeExtra"
 	"./internal/jsonscan FuzzScanner"
 	"./llm FuzzMessageDecode"
 	"./llm FuzzDecodeMatchesReference"

@@ -1,6 +1,21 @@
-// Package httpx holds the HTTP plumbing the provider adapters share:
-// classifying failures into *llm.Error kinds, parsing Retry-After, bounded
-// body reads, and a stream body guarded by the idle timeout.
+// Package httpx is the HTTP transport the provider adapters share, so that
+// OpenAI-compatible and Anthropic calls fail, time out and redact alike:
+//
+//   - [Endpoint] validates a base URL (absolute http or https) and appends
+//     the endpoint path, keeping a query string such as Azure's
+//     api-version; a bad one is a KindInvalidRequest error naming the
+//     provider, the value and a good example.
+//   - [Client] posts a JSON body with the adapter's headers ([MergeHeader]:
+//     the user's replace the adapter's, never the credential), bounds a
+//     stream's wait for its response headers by the idle timeout
+//     ([ErrHeaderTimeout]), guards every body with that timeout, turns a
+//     non-2xx status into the adapter's typed error from a bounded body
+//     ([ErrorBodyLimit]) with its Retry-After, and redacts the API key from
+//     every error it returns ([Client.Redact]).
+//   - [KindForStatus], [ParseRetryAfter] and [TransportError] classify
+//     failures into *llm.Error kinds; [ReadBody] reads a bounded body.
+//   - [MergeExtra] merges Request.Extra into an encoded request body, and
+//     [MarshalJSON] encodes JSON as both adapters send it.
 //
 // It imports llm and internal/sse only.
 package httpx
@@ -131,10 +146,4 @@ func redactURL(s string) string {
 		return s[:i]
 	}
 	return s
-}
-
-// Stream opens a guarded stream body: the idle timeout closes the body when
-// no byte arrives in time.
-func Stream(body io.ReadCloser, idle time.Duration) *sse.IdleReader {
-	return sse.NewIdleReader(body, idle)
 }

@@ -1,10 +1,8 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"iter"
 	"net/http"
@@ -32,11 +30,12 @@ const (
 	// Anthropic's rate limiter counts it against the output budget up
 	// front, so the default is moderate rather than the model's maximum.
 	DefaultMaxTokens = 8192
-	// DefaultIdleTimeout is how long a stream may go without a byte.
-	DefaultIdleTimeout = 120 * time.Second
+	// DefaultIdleTimeout is how long a stream may go without a byte, and
+	// how long it waits for its response headers. It is the shared
+	// transport's default, httpx.DefaultIdleTimeout (120 seconds).
+	DefaultIdleTimeout = httpx.DefaultIdleTimeout
 
 	providerName = "anthropic"
-	errBodyLimit = 64 << 10
 )
 
 // Model is a Claude model behind the Anthropic Messages API. It implements
@@ -44,7 +43,6 @@ const (
 type Model struct {
 	apiKey    string
 	baseURL   string
-	endpoint  string
 	client    *http.Client
 	header    http.Header
 	idle      time.Duration
@@ -53,6 +51,9 @@ type Model struct {
 	maxTokens int
 	autoCache bool
 	catalog   *catalog.Catalog
+
+	transport httpx.Client // posts to {base}/v1/messages
+	err       error        // a malformed base URL, returned by every call
 }
 
 // Option configures a Model.
@@ -111,6 +112,10 @@ func WithCatalog(c *catalog.Catalog) Option { return func(m *Model) { m.catalog 
 // API key, calls to the default base URL fail with llm.ErrAuth before
 // anything is sent; calls to another base URL (a gateway that adds its own
 // credentials) go without x-api-key.
+//
+// New never fails: a malformed base URL (one that is not an absolute http
+// or https URL) makes every call fail with an llm.ErrInvalidRequest error
+// that names it.
 func New(opts ...Option) *Model {
 	m := &Model{
 		apiKey:    os.Getenv("ANTHROPIC_API_KEY"),
@@ -134,7 +139,19 @@ func New(opts ...Option) *Model {
 	if m.catalog == nil {
 		m.catalog = catalog.Default()
 	}
-	m.endpoint = strings.TrimRight(m.baseURL, "/") + "/v1/messages"
+	endpoint, err := httpx.Endpoint(providerName, m.baseURL, "/v1/messages", DefaultBaseURL)
+	if err != nil {
+		m.err = err
+	}
+	m.transport = httpx.Client{
+		Provider:    providerName,
+		HTTP:        m.client,
+		Endpoint:    endpoint,
+		Idle:        m.idle,
+		Secret:      m.apiKey,
+		Header:      httpx.MergeHeader(http.Header{"Anthropic-Version": {APIVersion}}, m.header, "X-Api-Key", m.apiKey),
+		DecodeError: decodeHTTPError,
+	}
 	return m
 }
 
@@ -157,7 +174,7 @@ func (m *Model) Info() llm.ModelInfo {
 
 // Generate makes one blocking call.
 func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	resp, err := m.send(ctx, req, false)
+	body, err := m.encode(req, false)
 	if err != nil {
 		return nil, err
 	}
@@ -165,19 +182,22 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	// context bounds the wait for the headers; once they are in, the body
 	// follows at once, and a server that stalls sending it fails with
 	// llm.ErrIdleTimeout instead of hanging the call.
-	rc := httpx.Stream(resp.Body, m.idle)
-	defer rc.Close()
-	body, err := httpx.ReadBody(providerName, rc, 0)
+	resp, err := m.transport.Post(ctx, body, false)
 	if err != nil {
-		return nil, httpx.TransportError(ctx, providerName, err)
+		return nil, err
 	}
-	out, err := parseResponse(body)
+	defer resp.Body.Close()
+	data, err := httpx.ReadBody(providerName, resp.Body, 0)
+	if err != nil {
+		return nil, m.transport.TransportError(ctx, err)
+	}
+	out, err := parseResponse(data)
 	if err != nil {
 		if e, ok := err.(*llm.Error); ok {
 			e.StatusCode = resp.StatusCode
 			e.RequestID = resp.Header.Get("request-id")
 		}
-		return nil, m.redact(err)
+		return nil, m.transport.Redact(err)
 	}
 	return out, nil
 }
@@ -186,41 +206,28 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 // breaking out of the range cancels the request and closes the body.
 func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
-		ctx, cancel := context.WithCancelCause(ctx)
-		defer cancel(nil)
-		// The idle timeout also bounds the wait for the response headers:
-		// a server that accepts the request and never answers fails the
-		// stream with llm.ErrIdleTimeout instead of hanging it.
-		idle := m.idle
-		if idle <= 0 {
-			idle = sse.DefaultIdleTimeout
-		}
-		timer := time.AfterFunc(idle, func() { cancel(errHeaderTimeout) })
-		resp, err := m.send(ctx, req, true)
-		fired := !timer.Stop()
-		if (fired && err == nil) || (err != nil && errors.Is(context.Cause(ctx), errHeaderTimeout)) {
-			if err == nil {
-				resp.Body.Close()
-			}
-			err = &llm.Error{Kind: llm.KindIdleTimeout, Provider: providerName, Message: errHeaderTimeout.Error(), Err: sse.ErrIdleTimeout}
-		}
+		body, err := m.encode(req, true)
 		if err != nil {
 			yield(llm.Event{}, err)
 			return
 		}
-		body := httpx.Stream(resp.Body, m.idle)
-		defer body.Close()
-		s := streamState{ctx: ctx, requestID: resp.Header.Get("request-id"), apiKey: m.apiKey}
-		s.run(sse.NewDecoder(body, sse.Options{MaxEventSize: m.maxEvent}), yield)
+		// The idle timeout also bounds the wait for the response headers:
+		// a server that accepts the request and never answers fails the
+		// stream with llm.ErrIdleTimeout instead of hanging it.
+		resp, err := m.transport.Post(ctx, body, true)
+		if err != nil {
+			yield(llm.Event{}, err)
+			return
+		}
+		// Closing the body also cancels the request.
+		defer resp.Body.Close()
+		s := streamState{ctx: ctx, requestID: resp.Header.Get("request-id"), transport: &m.transport}
+		s.run(sse.NewDecoder(resp.Body, sse.Options{MaxEventSize: m.maxEvent}), yield)
 		if s.completed && resp.ProtoMajor < 2 {
-			drainForReuse(body)
+			drainForReuse(resp.Body)
 		}
 	}
 }
-
-// errHeaderTimeout is the cancellation cause of a stream whose response
-// headers did not arrive within the idle timeout.
-var errHeaderTimeout = errors.New("no response headers within the idle timeout")
 
 // drainGrace is how long a finished HTTP/1 stream may take to send the end
 // of its body.
@@ -237,9 +244,12 @@ func drainForReuse(body io.ReadCloser) {
 	t.Stop()
 }
 
-// send posts the request and returns the response of a 2xx status; any
-// other status becomes a typed error.
-func (m *Model) send(ctx context.Context, req *llm.Request, stream bool) (*http.Response, error) {
+// encode checks the configuration and req, and returns the request body.
+// Nothing is sent when it fails.
+func (m *Model) encode(req *llm.Request, stream bool) ([]byte, error) {
+	if m.err != nil {
+		return nil, m.err
+	}
 	if req == nil {
 		return nil, invalid("nil request")
 	}
@@ -247,50 +257,17 @@ func (m *Model) send(ctx context.Context, req *llm.Request, stream bool) (*http.
 		return nil, &llm.Error{Kind: llm.KindAuth, Provider: providerName,
 			Message: "no API key: set ANTHROPIC_API_KEY or use anthropic.WithAPIKey"}
 	}
-	body, err := m.encodeRequest(req, stream)
-	if err != nil {
-		return nil, err
-	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, m.endpoint, bytes.NewReader(body))
-	if err != nil {
-		return nil, invalid("bad base URL: %v", err)
-	}
-	h := hreq.Header
-	h.Set("Content-Type", "application/json")
-	h.Set("Anthropic-Version", APIVersion)
-	h.Set("User-Agent", "agcore")
-	if stream {
-		h.Set("Accept", "text/event-stream")
-	} else {
-		h.Set("Accept", "application/json")
-	}
-	for k, vs := range m.header {
-		h[k] = append([]string(nil), vs...)
-	}
-	if m.apiKey != "" {
-		h.Set("X-Api-Key", m.apiKey)
-	}
-	resp, err := m.client.Do(hreq)
-	if err != nil {
-		return nil, httpx.TransportError(ctx, providerName, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		defer resp.Body.Close()
-		return nil, m.redact(httpError(resp))
-	}
-	return resp, nil
+	return m.encodeRequest(req, stream)
 }
 
-// httpError types a non-2xx response from its status and Anthropic's error
-// body.
-func httpError(resp *http.Response) error {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, errBodyLimit))
+// decodeHTTPError is the transport's error decoder (httpx.Client's
+// DecodeError): the kind, Anthropic's error type and message, and the
+// request id (the header's, else the body's) of a non-2xx response. The
+// transport adds the status and Retry-After, and redacts the key.
+func decodeHTTPError(resp *http.Response, body []byte) *llm.Error {
 	e := &llm.Error{
-		Kind:       httpx.KindForStatus(resp.StatusCode),
-		Provider:   providerName,
-		StatusCode: resp.StatusCode,
-		RetryAfter: httpx.ParseRetryAfter(resp.Header, time.Now()),
-		RequestID:  resp.Header.Get("request-id"),
+		Kind:      httpx.KindForStatus(resp.StatusCode),
+		RequestID: resp.Header.Get("request-id"),
 	}
 	var eb wireErrorBody
 	if json.Unmarshal(body, &eb) == nil && eb.Error != nil {
@@ -301,13 +278,7 @@ func httpError(resp *http.Response) error {
 			e.RequestID = eb.RequestID
 		}
 	} else {
-		e.Message = strings.TrimSpace(string(body))
-		if len(e.Message) > 512 {
-			e.Message = e.Message[:512] + "…"
-		}
-		if e.Message == "" {
-			e.Message = http.StatusText(resp.StatusCode)
-		}
+		e.Message = httpx.Snippet(body)
 	}
 	return e
 }

@@ -6,7 +6,9 @@
 //
 // [New] reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL (default
 // https://api.anthropic.com) unless [WithAPIKey] or [WithBaseURL] say
-// otherwise. Requests carry x-api-key, anthropic-version 2023-06-01 and any
+// otherwise. The base URL must be an absolute http or https URL; a
+// malformed one makes every call fail with [llm.ErrInvalidRequest] naming
+// it. Requests carry x-api-key, anthropic-version 2023-06-01 and any
 // headers given with [WithHeader]; beta flags go there:
 //
 //	m := anthropic.New(anthropic.WithHeader("anthropic-beta", "files-api-2025-04-14"))

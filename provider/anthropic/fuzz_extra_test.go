@@ -3,7 +3,6 @@ package anthropic
 import (
 	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -38,13 +37,13 @@ func FuzzErrorBody(f *testing.F) {
 	f.Fuzz(func(t *testing.T, status int, body []byte) {
 		body = bytes.ReplaceAll(body, []byte("KEY"), []byte(fuzzKey))
 		code := 400 + abs(status)%200
-		err := m.redact(httpError(&http.Response{StatusCode: code, Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(body))}))
+		err := m.transport.StatusError(&http.Response{StatusCode: code, Header: http.Header{}}, body)
 		checkFuzzError(t, err)
 		if _, err := parseResponse(body); err != nil {
-			checkFuzzError(t, m.redact(err))
+			checkFuzzError(t, m.transport.Redact(err))
 		}
 		ev := append([]byte("event: error\ndata: "), bytes.ReplaceAll(body, []byte("\n"), nil)...)
-		s := streamState{ctx: context.Background(), apiKey: fuzzKey}
+		s := streamState{ctx: context.Background(), transport: &m.transport}
 		s.run(sse.NewDecoder(bytes.NewReader(append(ev, "\n\n"...)), sse.Options{}), func(_ llm.Event, err error) bool {
 			if err != nil {
 				checkFuzzError(t, err)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/agcore/agcore/internal/httpx"
 	"github.com/agcore/agcore/llm"
 )
 
@@ -23,40 +24,14 @@ func (m *Model) encodeRequest(req *llm.Request, stream bool) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	body, err := marshal(w)
+	body, err := httpx.MarshalJSON(w)
 	if err != nil {
 		return nil, invalid("encoding the request: %v", err)
 	}
-	if len(req.Extra) == 0 {
-		return body, nil
+	if body, err = httpx.MergeExtra(body, req.Extra); err != nil {
+		return nil, invalid("%v", err)
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(body, &obj); err != nil {
-		return nil, invalid("encoding the request: %v", err)
-	}
-	for k, v := range req.Extra {
-		if v == nil {
-			delete(obj, k)
-			continue
-		}
-		raw, err := marshal(v)
-		if err != nil {
-			return nil, invalid("encoding Extra[%q]: %v", k, err)
-		}
-		obj[k] = raw
-	}
-	return marshal(obj)
-}
-
-// marshal encodes v without HTML escaping and without a trailing newline.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return body, nil
 }
 
 // buildRequest maps req to the Messages API's request.

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/agcore/agcore/catalog"
@@ -112,21 +114,93 @@ func TestEnvironmentConfiguresTheModel(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "env-key")
 	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:1/")
 	m := New()
-	if m.apiKey != "env-key" || m.endpoint != "http://127.0.0.1:1/v1/messages" {
-		t.Errorf("from env: key %q endpoint %q", m.apiKey, m.endpoint)
+	if m.apiKey != "env-key" || m.transport.Endpoint != "http://127.0.0.1:1/v1/messages" {
+		t.Errorf("from env: key %q endpoint %q", m.apiKey, m.transport.Endpoint)
 	}
 	m = New(WithAPIKey("opt"), WithBaseURL("http://h"))
-	if m.apiKey != "opt" || m.endpoint != "http://h/v1/messages" {
-		t.Errorf("options: key %q endpoint %q", m.apiKey, m.endpoint)
+	if m.apiKey != "opt" || m.transport.Endpoint != "http://h/v1/messages" {
+		t.Errorf("options: key %q endpoint %q", m.apiKey, m.transport.Endpoint)
 	}
 	t.Setenv("ANTHROPIC_BASE_URL", "")
 	t.Setenv("ANTHROPIC_API_KEY", "")
-	if m := New(); m.endpoint != DefaultBaseURL+"/v1/messages" {
-		t.Errorf("default endpoint %q", m.endpoint)
+	if m := New(); m.transport.Endpoint != DefaultBaseURL+"/v1/messages" {
+		t.Errorf("default endpoint %q", m.transport.Endpoint)
 	}
 	_, err := New().Generate(bg, fixtureRequest)
 	mustKind(t, err, llm.KindAuth)
 }
+
+// TestInvalidBaseURLFailsEveryCall: a malformed base URL (from the option
+// or ANTHROPIC_BASE_URL) makes Generate and Stream fail with a
+// KindInvalidRequest error that names the provider, the value and a good
+// example, before anything is sent, and never shows the key (not even one
+// put in the base URL's query string).
+func TestInvalidBaseURLFailsEveryCall(t *testing.T) {
+	const key = "sk-ant-canary-0123456789abcdef"
+	tests := []struct {
+		name, base, env, shown string
+	}{
+		{"no scheme", "api.anthropic.com", "", `"api.anthropic.com"`},
+		{"another scheme", "ftp://gw.example", "", `"ftp://gw.example"`},
+		{"unparsable", "http://[::1", "", `"http://[::1"`},
+		{"no host, the key in the query", "https://?key=" + key, "", `"https://"`},
+		{"from the environment", "", "gw.example:8080/anthropic", `"gw.example:8080/anthropic"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("ANTHROPIC_BASE_URL", tc.env)
+			opts := []Option{WithAPIKey(key)}
+			if tc.base != "" {
+				opts = append(opts, WithBaseURL(tc.base))
+			}
+			m := New(opts...)
+			_, gerr := m.Generate(bg, fixtureRequest)
+			_, _, serr := drain(t, m.Stream(bg, fixtureRequest))
+			for call, err := range map[string]error{"Generate": gerr, "Stream": serr} {
+				var e *llm.Error
+				if !errors.As(err, &e) || e.Kind != llm.KindInvalidRequest || !errors.Is(err, llm.ErrInvalidRequest) || e.Provider != "anthropic" {
+					t.Fatalf("%s: err = %#v, want a KindInvalidRequest error", call, err)
+				}
+				for _, part := range []string{"anthropic", tc.shown, DefaultBaseURL} {
+					if !strings.Contains(e.Message, part) {
+						t.Errorf("%s: message %q does not name %s", call, e.Message, part)
+					}
+				}
+				if strings.Contains(fmt.Sprintf("%v %+v", err, err), key) {
+					t.Errorf("%s: the error shows the key: %v", call, err)
+				}
+			}
+		})
+	}
+}
+
+// TestKeyNeverInTransportErrors: a dead server's transport error and a
+// proxy that echoes the key hold no key (the in-band and HTTP error cases
+// are TestEchoedKeyIsRedacted's).
+func TestKeyNeverInTransportErrors(t *testing.T) {
+	const key = "sk-ant-canary-0123456789abcdef"
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	echo := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return nil, errors.New("proxy refused x-api-key " + r.Header.Get("X-Api-Key"))
+	})}
+	for name, m := range map[string]*Model{
+		"dead server":   New(WithAPIKey(key), WithBaseURL(dead.URL)),
+		"echoing proxy": New(WithAPIKey(key), WithHTTPClient(echo)),
+	} {
+		_, gerr := m.Generate(bg, fixtureRequest)
+		_, _, serr := drain(t, m.Stream(bg, fixtureRequest))
+		for call, err := range map[string]error{"Generate": gerr, "Stream": serr} {
+			if !errors.Is(err, llm.ErrNetwork) || strings.Contains(fmt.Sprintf("%v %+v", err, err), key) {
+				t.Errorf("%s, %s: err = %v", name, call, err)
+			}
+		}
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // wire builds the JSON body for req and returns it decoded.
 func wire(t *testing.T, req *llm.Request, opts ...Option) map[string]any {

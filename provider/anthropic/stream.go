@@ -27,7 +27,7 @@ const maxBlocks = 1 << 16
 type streamState struct {
 	ctx       context.Context
 	requestID string
-	apiKey    string // redacted from in-band errors
+	transport *httpx.Client // redacts the key from in-band errors
 
 	asm     llm.Assembler
 	blocks  []blockState
@@ -93,7 +93,7 @@ func (s *streamState) run(dec *sse.Decoder, yield func(llm.Event, error) bool) {
 				err = &llm.Error{Kind: llm.KindNetwork, Provider: providerName, StatusCode: 200, RequestID: s.requestID,
 					Message: "stream ended without message_stop", Err: llm.ErrIncompleteStream}
 			} else {
-				err = httpx.TransportError(s.ctx, providerName, err)
+				err = s.transport.Redact(httpx.TransportError(s.ctx, providerName, err))
 			}
 			yield(llm.Event{}, err)
 			return
@@ -372,7 +372,7 @@ func (s *streamState) inBandError() error {
 	if e.Message == "" {
 		e.Message = "error event in the stream"
 	}
-	redactKey(e, s.apiKey)
+	s.transport.Redact(e)
 	return e
 }
 
@@ -478,9 +478,9 @@ func (e *extensionBlock) build() llm.Extension {
 		obj["input"] = json.RawMessage(in)
 	}
 	if e.hasText {
-		obj["content"], _ = marshal(e.content.String())
+		obj["content"], _ = httpx.MarshalJSON(e.content.String())
 	}
-	if data, err := marshal(obj); err == nil {
+	if data, err := httpx.MarshalJSON(obj); err == nil {
 		ext.Data = data
 	}
 	return ext

@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
-	"unicode/utf8"
 
 	"github.com/agcore/agcore/internal/httpx"
 	"github.com/agcore/agcore/llm"
@@ -61,7 +59,7 @@ func parseErrorValue(raw []byte) (e wireError) {
 			return e
 		}
 	}
-	return wireError{Message: snippet(raw)}
+	return wireError{Message: httpx.Snippet(raw)}
 }
 
 // code is the error's code as text ("context_length_exceeded", "400"), or
@@ -91,23 +89,19 @@ func (e wireError) statusHint() int {
 	return 0
 }
 
-// httpError turns a non-2xx response into a typed error carrying the status,
-// the provider's message and code, Retry-After and the request id.
-func (m *Model) httpError(resp *http.Response, body []byte) error {
+// decodeHTTPError is the transport's error decoder (httpx.Client's
+// DecodeError): the kind, the provider's message and code, and the request
+// id of a non-2xx response. The transport adds the provider, status and
+// Retry-After, and redacts the key.
+func decodeHTTPError(resp *http.Response, body []byte) *llm.Error {
 	e := &llm.Error{
-		Kind:       httpx.KindForStatus(resp.StatusCode),
-		Provider:   m.cfg.provider,
-		StatusCode: resp.StatusCode,
-		RetryAfter: httpx.ParseRetryAfter(resp.Header, time.Now()),
-		RequestID:  requestID(resp.Header),
+		Kind:      httpx.KindForStatus(resp.StatusCode),
+		RequestID: requestID(resp.Header),
 	}
 	if we, ok := parseError(body); ok {
 		e.Code, e.Message = we.code(), we.Message
 	} else {
-		e.Message = snippet(body)
-	}
-	if e.Message == "" {
-		e.Message = http.StatusText(resp.StatusCode)
+		e.Message = httpx.Snippet(body)
 	}
 	if isContextLength(e.Code, e.Message) {
 		e.Kind = llm.KindContextLength
@@ -118,7 +112,7 @@ func (m *Model) httpError(resp *http.Response, body []byte) error {
 		// alone, not a rate limit.
 		e.Kind = llm.KindAuth
 	}
-	return m.redact(e)
+	return e
 }
 
 // inBandError turns an error sent inside a 200 response (a stream's
@@ -146,7 +140,7 @@ func (m *Model) inBandError(we wireError, status int) *llm.Error {
 	if e.Message == "" {
 		e.Message = "the server reported an error inside the response"
 	}
-	m.redact(e)
+	m.client.Redact(e)
 	return e
 }
 
@@ -171,31 +165,4 @@ func requestID(h http.Header) string {
 		}
 	}
 	return ""
-}
-
-// snippet is a non-JSON error body shortened for a message.
-func snippet(body []byte) string {
-	s := strings.TrimSpace(string(body))
-	if len(s) > 500 {
-		s = s[:500]
-		for len(s) > 0 && !utf8.ValidString(s) {
-			s = s[:len(s)-1]
-		}
-		s += "…"
-	}
-	return s
-}
-
-// redact removes the API key from an error's text, in case a server echoes
-// it back. It returns err.
-func (m *Model) redact(err error) error {
-	key := m.cfg.apiKey
-	if len(key) < 8 {
-		return err
-	}
-	if e, ok := err.(*llm.Error); ok {
-		e.Message = strings.ReplaceAll(e.Message, key, "[redacted]")
-		e.Code = strings.ReplaceAll(e.Code, key, "[redacted]")
-	}
-	return err
 }

@@ -36,7 +36,7 @@ func FuzzErrorBody(f *testing.F) {
 	f.Fuzz(func(t *testing.T, status int, body []byte) {
 		body = bytes.ReplaceAll(body, []byte("KEY"), []byte(fuzzKey))
 		code := 400 + abs(status)%200
-		err := m.httpError(&http.Response{StatusCode: code, Header: http.Header{}}, body)
+		err := m.client.StatusError(&http.Response{StatusCode: code, Header: http.Header{}}, body)
 		checkFuzzError(t, err)
 		if we, ok := parseError(body); ok {
 			checkFuzzError(t, m.inBandError(we, 200))

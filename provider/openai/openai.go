@@ -1,10 +1,7 @@
 package openai
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"iter"
 	"mime"
 	"net/http"
@@ -24,15 +21,17 @@ import (
 const DefaultBaseURL = "https://api.openai.com/v1"
 
 // DefaultIdleTimeout is how long a stream may go without a byte before it
-// fails with llm.ErrIdleTimeout.
-const DefaultIdleTimeout = 120 * time.Second
+// fails with llm.ErrIdleTimeout, and how long a stream waits for its
+// response headers. It is the shared transport's default,
+// httpx.DefaultIdleTimeout (120 seconds).
+const DefaultIdleTimeout = httpx.DefaultIdleTimeout
 
 // Model is a chat model behind a Chat Completions endpoint. It implements
 // llm.Model and is safe for concurrent use.
 type Model struct {
-	cfg      config
-	endpoint string // {base}/chat/completions
-	err      error  // a configuration error, returned by every call
+	cfg    config
+	client httpx.Client // posts to {base}/chat/completions
+	err    error        // a configuration error, returned by every call
 }
 
 var _ llm.Model = (*Model)(nil)
@@ -112,34 +111,29 @@ func New(opts ...Option) *Model {
 	if cfg.catalog == nil {
 		cfg.catalog = catalog.Default()
 	}
+	example := cfg.defaultBase
+	if example == "" {
+		example = DefaultBaseURL
+	}
 	m := &Model{cfg: cfg}
-	m.endpoint, m.err = endpointURL(base)
-	if m.err != nil {
-		m.err = &llm.Error{Kind: llm.KindInvalidRequest, Provider: cfg.provider, Message: m.err.Error()}
+	endpoint, err := httpx.Endpoint(cfg.provider, base, "/chat/completions", example)
+	if err != nil {
+		m.err = err
+	}
+	auth := ""
+	if cfg.apiKey != "" {
+		auth = "Bearer " + cfg.apiKey
+	}
+	m.client = httpx.Client{
+		Provider:    cfg.provider,
+		HTTP:        cfg.client,
+		Endpoint:    endpoint,
+		Idle:        cfg.idle,
+		Secret:      cfg.apiKey,
+		Header:      httpx.MergeHeader(nil, cfg.headers, "Authorization", auth),
+		DecodeError: decodeHTTPError,
 	}
 	return m
-}
-
-// endpointURL appends /chat/completions to the base URL's path, keeping a
-// query string (Azure's api-version) in place.
-func endpointURL(base string) (string, error) {
-	u, err := url.Parse(base)
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return "", fmt.Errorf("invalid base URL %q: want an absolute http(s) URL such as %s", redactQuery(base), DefaultBaseURL)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("invalid base URL scheme %q: want http or https", u.Scheme)
-	}
-	u.Path = strings.TrimRight(u.Path, "/") + "/chat/completions"
-	u.RawPath = ""
-	return u.String(), nil
-}
-
-func redactQuery(s string) string {
-	if i := strings.IndexByte(s, '?'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // WithAPIKey sets the API key, sent as "Authorization: Bearer <key>". An
@@ -275,15 +269,14 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	if err != nil {
 		return nil, err
 	}
-	resp, err := m.send(ctx, body, nil)
+	resp, err := m.client.Post(ctx, body, false)
 	if err != nil {
 		return nil, err
 	}
-	rc := httpx.Stream(resp.Body, m.cfg.idle)
-	defer rc.Close()
-	data, err := httpx.ReadBody(m.cfg.provider, rc, m.cfg.maxBody)
+	defer resp.Body.Close()
+	data, err := httpx.ReadBody(m.cfg.provider, resp.Body, m.cfg.maxBody)
 	if err != nil {
-		return nil, m.transportError(ctx, err)
+		return nil, m.client.TransportError(ctx, err)
 	}
 	return m.decodeResponse(data, resp.StatusCode)
 }
@@ -304,21 +297,19 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 			yield(llm.Event{}, err)
 			return
 		}
-		ctx, cancel := context.WithCancelCause(ctx)
-		defer cancel(nil)
-		resp, err := m.send(ctx, body, cancel)
+		resp, err := m.client.Post(ctx, body, true)
 		if err != nil {
 			yield(llm.Event{}, err)
 			return
 		}
-		rc := httpx.Stream(resp.Body, m.cfg.idle)
-		defer rc.Close()
+		// Closing the body also cancels the request.
+		defer resp.Body.Close()
 		if !isEventStream(resp.Header.Get("Content-Type")) {
 			// A server that ignored "stream": true answers with one JSON
 			// document; replay it as a stream.
-			data, err := httpx.ReadBody(m.cfg.provider, rc, m.cfg.maxBody)
+			data, err := httpx.ReadBody(m.cfg.provider, resp.Body, m.cfg.maxBody)
 			if err != nil {
-				yield(llm.Event{}, m.transportError(ctx, err))
+				yield(llm.Event{}, m.client.TransportError(ctx, err))
 				return
 			}
 			r, err := m.decodeResponse(data, resp.StatusCode)
@@ -333,12 +324,12 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 			}
 			return
 		}
-		s := newStreamReader(m, rc)
+		s := newStreamReader(m, resp.Body)
 		for {
 			ev, err := s.next()
 			if err != nil {
 				if err != errStreamDone {
-					yield(llm.Event{}, m.transportError(ctx, err))
+					yield(llm.Event{}, m.client.TransportError(ctx, err))
 				}
 				return
 			}
@@ -356,63 +347,4 @@ func isEventStream(contentType string) bool {
 		return true
 	}
 	return mt != "application/json"
-}
-
-// errHeaderTimeout is the cancellation cause when response headers did not
-// arrive within the idle timeout.
-var errHeaderTimeout = errors.New("no response headers within the idle timeout")
-
-// send posts body and returns a 2xx response; any other status becomes a
-// typed error. A stream passes the cancel function of its context: the idle
-// timeout then also bounds the wait for the response headers (a blocking
-// call's headers come only when the whole answer is ready, so there only
-// ctx bounds the wait).
-func (m *Model) send(ctx context.Context, body []byte, cancel context.CancelCauseFunc) (*http.Response, error) {
-	stream := cancel != nil
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, m.endpoint, bytes.NewReader(body))
-	if err != nil {
-		return nil, &llm.Error{Kind: llm.KindInvalidRequest, Provider: m.cfg.provider, Message: err.Error()}
-	}
-	h := hreq.Header
-	h.Set("Content-Type", "application/json")
-	if stream {
-		h.Set("Accept", "text/event-stream")
-	} else {
-		h.Set("Accept", "application/json")
-	}
-	h.Set("User-Agent", "agcore")
-	for k, vs := range m.cfg.headers {
-		h[k] = append([]string(nil), vs...)
-	}
-	if m.cfg.apiKey != "" {
-		h.Set("Authorization", "Bearer "+m.cfg.apiKey)
-	}
-	var timer *time.Timer
-	if stream {
-		timer = time.AfterFunc(m.cfg.idle, func() { cancel(errHeaderTimeout) })
-	}
-	resp, err := m.cfg.client.Do(hreq)
-	if timer != nil {
-		timer.Stop()
-	}
-	if err != nil {
-		return nil, m.transportError(ctx, err)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		defer resp.Body.Close()
-		data, _ := httpx.ReadBody(m.cfg.provider, resp.Body, 1<<20)
-		return nil, m.httpError(resp, data)
-	}
-	return resp, nil
-}
-
-// transportError classifies a failure to send or read: the header timer's
-// cause is an idle timeout; the rest is httpx's classification. The message
-// never holds the key: it is only ever in a header, and URLs lose their
-// query strings.
-func (m *Model) transportError(ctx context.Context, err error) error {
-	if errors.Is(context.Cause(ctx), errHeaderTimeout) {
-		return &llm.Error{Kind: llm.KindIdleTimeout, Provider: m.cfg.provider, Message: errHeaderTimeout.Error(), Err: sse.ErrIdleTimeout}
-	}
-	return m.redact(httpx.TransportError(ctx, m.cfg.provider, err))
 }

@@ -2,7 +2,9 @@ package openai
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/agcore/agcore/catalog"
@@ -58,23 +60,50 @@ func TestConfigurationSources(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			m := New(tc.opts...)
-			if m.err != nil || m.endpoint != tc.endpoint || m.cfg.apiKey != tc.key || m.Info().Provider != tc.provider {
-				t.Fatalf("got %s %q key %q err %v", m.Info().Provider, m.endpoint, m.cfg.apiKey, m.err)
+			if m.err != nil || m.client.Endpoint != tc.endpoint || m.cfg.apiKey != tc.key || m.Info().Provider != tc.provider {
+				t.Fatalf("got %s %q key %q err %v", m.Info().Provider, m.client.Endpoint, m.cfg.apiKey, m.err)
 			}
 		})
 	}
 }
 
+// TestInvalidBaseURLFailsEveryCall: a malformed base URL makes Generate
+// and Stream fail with a KindInvalidRequest error that names the provider,
+// the value and a good example, and never shows the key (not even one put
+// in the base URL's query string).
 func TestInvalidBaseURLFailsEveryCall(t *testing.T) {
-	for _, base := range []string{"api.openai.com/v1", "ftp://x/v1", "http://[::1"} {
-		m := New(WithBaseURL(base), WithModel("m"))
-		if _, err := m.Generate(bg, userRequest()); !errors.Is(err, llm.ErrInvalidRequest) {
-			t.Errorf("%s: Generate err = %v", base, err)
-		}
-		_, _, err := drain(t, m.Stream(bg, userRequest()))
-		if !errors.Is(err, llm.ErrInvalidRequest) {
-			t.Errorf("%s: Stream err = %v", base, err)
-		}
+	const key = "sk-canary-0123456789abcdef"
+	tests := []struct {
+		name, base, shown string
+		opts              []Option
+		provider, example string
+	}{
+		{"no scheme", "api.openai.com/v1", `"api.openai.com/v1"`, nil, "openai", DefaultBaseURL},
+		{"another scheme", "ftp://x/v1", `"ftp://x/v1"`, nil, "openai", DefaultBaseURL},
+		{"unparsable", "http://[::1", `"http://[::1"`, nil, "openai", DefaultBaseURL},
+		{"no host, the key in the query", "https:///v1?api-key=" + key, `"https:///v1"`, nil, "openai", DefaultBaseURL},
+		{"a preset names itself and its own example", "localhost:11434/v1", `"localhost:11434/v1"`, []Option{Ollama()}, "ollama", "http://localhost:11434/v1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := New(append(tc.opts, WithAPIKey(key), WithBaseURL(tc.base), WithModel("m"))...)
+			_, gerr := m.Generate(bg, userRequest())
+			_, _, serr := drain(t, m.Stream(bg, userRequest()))
+			for call, err := range map[string]error{"Generate": gerr, "Stream": serr} {
+				var e *llm.Error
+				if !errors.As(err, &e) || e.Kind != llm.KindInvalidRequest || !errors.Is(err, llm.ErrInvalidRequest) || e.Provider != tc.provider {
+					t.Fatalf("%s: err = %#v, want a KindInvalidRequest error from %s", call, err, tc.provider)
+				}
+				for _, part := range []string{tc.provider, tc.shown, tc.example} {
+					if !strings.Contains(e.Message, part) {
+						t.Errorf("%s: message %q does not name %s", call, e.Message, part)
+					}
+				}
+				if strings.Contains(fmt.Sprintf("%v %+v", err, err), key) {
+					t.Errorf("%s: the error shows the key: %v", call, err)
+				}
+			}
+		})
 	}
 }
 

@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agcore/agcore/catalog"
+	"github.com/agcore/agcore/internal/httpx"
 	"github.com/agcore/agcore/llm"
 )
 
@@ -173,49 +173,14 @@ func (m *Model) encodeRequest(req *llm.Request, stream bool) ([]byte, error) {
 		w.Stream = true
 		w.StreamOptions = &wireStreamOptions{IncludeUsage: true}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(w); err != nil {
+	body, err := httpx.MarshalJSON(w)
+	if err != nil {
 		return nil, m.invalid("encoding the request: " + err.Error())
 	}
-	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-	if len(req.Extra) == 0 {
-		return body, nil
+	if body, err = httpx.MergeExtra(body, req.Extra); err != nil {
+		return nil, m.invalid(err.Error())
 	}
-	return m.mergeExtra(body, req.Extra)
-}
-
-// mergeExtra sets Request.Extra's keys at the top level of body; an Extra
-// key replaces the adapter's field of that name and a nil value deletes it.
-// The merged body's keys are sorted.
-func (m *Model) mergeExtra(body []byte, extra map[string]any) ([]byte, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil {
-		return nil, m.invalid("merging Extra: " + err.Error())
-	}
-	for k, v := range extra {
-		if v == nil {
-			delete(fields, k)
-			continue
-		}
-		raw, err := marshalNoEscape(v)
-		if err != nil {
-			return nil, m.invalid(fmt.Sprintf("encoding Extra[%q]: %v", k, err))
-		}
-		fields[k] = raw
-	}
-	return marshalNoEscape(fields)
-}
-
-func marshalNoEscape(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return body, nil
 }
 
 // maxTokensParam picks the field MaxTokens is sent in (see WithMaxTokensParam).

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/agcore/agcore/internal/httpx"
 	"github.com/agcore/agcore/internal/sse"
 	"github.com/agcore/agcore/llm"
 )
@@ -110,7 +111,7 @@ func (s *streamReader) pull() error {
 	case "error":
 		we, ok := parseError(data)
 		if !ok {
-			we = wireError{Message: snippet(data)}
+			we = wireError{Message: httpx.Snippet(data)}
 		}
 		return s.m.inBandError(we, 200)
 	default:

@@ -1,0 +1,47 @@
+package httpx
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/agcore/agcore/llm"
+)
+
+// Endpoint validates a provider's base URL and appends path to it (such as
+// "/chat/completions" or "/v1/messages"), keeping a query string in place
+// after the new path: Azure's "?api-version=..." stays a query of the
+// endpoint. A trailing slash on the base is dropped first, and a fragment
+// (which is never sent) is dropped.
+//
+// The base must be an absolute http or https URL with a host. Anything else
+// is a KindInvalidRequest *llm.Error from provider whose message names the
+// provider, the bad value (with its query string and password left out, in
+// case they hold a key) and example, a good base URL for that provider.
+func Endpoint(provider, base, path, example string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Opaque != "" || u.Hostname() == "" {
+		return "", &llm.Error{Kind: llm.KindInvalidRequest, Provider: provider, Message: fmt.Sprintf(
+			"invalid %s base URL %q: want an absolute http or https URL such as %q", provider, redactBase(base), example)}
+	}
+	u.Path = strings.TrimRight(u.Path, "/") + path
+	if u.RawPath != "" {
+		u.RawPath = strings.TrimRight(u.RawPath, "/") + path
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u.String(), nil
+}
+
+// redactBase is a base URL as an error may show it: without its query
+// string and fragment, and without the password of its user information.
+func redactBase(s string) string {
+	if i := strings.IndexAny(s, "?#"); i >= 0 {
+		s = s[:i]
+	}
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			return u.Redacted()
+		}
+	}
+	return s
+}
