@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
