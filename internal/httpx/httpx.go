@@ -131,7 +131,7 @@ func TransportError(ctx context.Context, provider string, err error) error {
 	case errors.Is(err, sse.ErrEventTooLarge):
 		return &llm.Error{Kind: llm.KindTooLarge, Provider: provider, Message: err.Error(), Err: err}
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return &llm.Error{Kind: llm.KindNetwork, Provider: provider, Message: "stream ended before its final event", Err: llm.ErrIncompleteStream}
+		return llm.IncompleteStream(provider, "")
 	}
 	return &llm.Error{Kind: llm.KindNetwork, Provider: provider, Message: redactURL(err.Error()), Err: err}
 }

@@ -90,8 +90,9 @@ func (s *streamState) run(dec *sse.Decoder, yield func(llm.Event, error) bool) {
 		ev, err := dec.Next()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				err = &llm.Error{Kind: llm.KindNetwork, Provider: providerName, StatusCode: 200, RequestID: s.requestID,
-					Message: "stream ended without message_stop", Err: llm.ErrIncompleteStream}
+				e := llm.IncompleteStream(providerName, "message_stop")
+				e.StatusCode, e.RequestID = 200, s.requestID
+				err = e
 			} else {
 				err = s.transport.Redact(httpx.TransportError(s.ctx, providerName, err))
 			}
