@@ -41,6 +41,9 @@ const (
 // Model is a Claude model behind the Anthropic Messages API. It implements
 // [llm.Model] and is safe for concurrent use.
 type Model struct {
+	// slowPath decodes every event with encoding/json; set by tests and
+	// benchmarks only, to compare with the hand-written delta decoder.
+	slowPath bool
 	apiKey    string
 	baseURL   string
 	client    *http.Client
@@ -221,7 +224,7 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 		}
 		// Closing the body also cancels the request.
 		defer resp.Body.Close()
-		s := streamState{ctx: ctx, requestID: resp.Header.Get("request-id"), transport: &m.transport}
+		s := streamState{ctx: ctx, requestID: resp.Header.Get("request-id"), transport: &m.transport, slow: m.slowPath}
 		s.run(sse.NewDecoder(resp.Body, sse.Options{MaxEventSize: m.maxEvent}), yield)
 		if s.completed && resp.ProtoMajor < 2 {
 			drainForReuse(resp.Body)

@@ -105,11 +105,9 @@ func BenchmarkStreamAnthropic(b *testing.B) {
 // BenchmarkStreamAnthropicEncodingJSON is the adapter with the fast path
 // off: every event decoded by encoding/json into the full event struct.
 func BenchmarkStreamAnthropicEncodingJSON(b *testing.B) {
-	fastPath = false
-	defer func() { fastPath = true }()
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("chunks=%d", n), func(b *testing.B) {
-			m := newTestModel("http://bench.invalid", WithHTTPClient(&http.Client{Transport: memTransport{streamBody(n)}}))
+			m := newTestModel("http://bench.invalid", WithHTTPClient(&http.Client{Transport: memTransport{streamBody(n)}}), withoutFastPath())
 			perChunk(b, n, func() { consume(b, m, n) })
 		})
 	}

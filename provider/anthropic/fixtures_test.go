@@ -16,7 +16,7 @@ var fixtureRequest = &llm.Request{Messages: []llm.Message{llm.UserText("hi")}}
 // replayFixture plays one recorded file through the adapter: streams for
 // .sse (200, written whole and in small pieces), Generate for .json (with
 // the status its name gives).
-func replayFixture(t *testing.T, file string, chunk int, contentType string) (*llm.Response, error) {
+func replayFixture(t *testing.T, file string, chunk int, contentType string, opts ...Option) (*llm.Response, error) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(fixtureDir, file))
 	if err != nil {
@@ -24,7 +24,7 @@ func replayFixture(t *testing.T, file string, chunk int, contentType string) (*l
 	}
 	if strings.HasSuffix(file, ".sse") {
 		srv := serve(t, 200, contentType, data, chunk, nil)
-		_, resp, err := drain(t, newTestModel(srv.URL).Stream(bg, fixtureRequest))
+		_, resp, err := drain(t, newTestModel(srv.URL, opts...).Stream(bg, fixtureRequest))
 		return resp, err
 	}
 	status := 200

@@ -14,10 +14,6 @@ import (
 	"github.com/agcore/agcore/llm"
 )
 
-// fastPath turns the hand-written delta decoder on; benchmarks and the
-// differential tests turn it off to compare with encoding/json alone.
-var fastPath = true
-
 // maxBlocks bounds the content-block index a stream may use, so a hostile
 // index cannot make the adapter allocate without limit.
 const maxBlocks = 1 << 16
@@ -35,6 +31,9 @@ type streamState struct {
 	finish  llm.FinishReason
 	ev      wireEvent // reused for events the fast path does not take
 	scratch []byte    // unescape buffer of the fast path
+	// slow turns the hand-written delta decoder off (Model.slowPath), so
+	// benchmarks and differential tests can compare with encoding/json.
+	slow bool
 	// completed is set once message_stop was handled.
 	completed bool
 	// held is the BlockStop of a tool call whose arguments are not valid
@@ -120,7 +119,7 @@ func (s *streamState) malformed(format string, args ...any) *llm.Error {
 // step handles one SSE event. It returns false when the stream is over
 // (the final event was yielded, or the consumer stopped).
 func (s *streamState) step(typ string, data []byte, yield func(llm.Event, error) bool) (bool, error) {
-	if fastPath && typ != "message_start" && typ != "message_delta" && typ != "content_block_start" {
+	if !s.slow && typ != "message_start" && typ != "message_delta" && typ != "content_block_start" {
 		ev, buf, ok := decodeFast(data, s.scratch)
 		s.scratch = buf
 		if ok {
