@@ -43,7 +43,7 @@ const (
 type Model struct {
 	// slowPath decodes every event with encoding/json; set by tests and
 	// benchmarks only, to compare with the hand-written delta decoder.
-	slowPath bool
+	slowPath  bool
 	apiKey    string
 	baseURL   string
 	client    *http.Client
