@@ -48,7 +48,7 @@ func (a *app) chat(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	sessionID, err := sessionFlag(cmd)
+	spec, err := sessionSpecOf(cmd)
 	if err != nil {
 		return err
 	}
@@ -72,6 +72,10 @@ func (a *app) chat(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	defer rt.Close()
+	sessionID, _, err := a.pickSession(ctx, rt, spec)
+	if err != nil {
+		return err
+	}
 	rt.sink = a.newSink(s)
 	defer rt.sink.Close()
 

@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
 	"github.com/agcore/agcore/cmd/agcore/internal/render"
-	"github.com/agcore/agcore/session"
 )
 
 const providerHelp = `Providers (--provider, or AGCORE_PROVIDER; detected from the key when unset):
@@ -69,7 +66,7 @@ func (a *app) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return a.failEarly(s, "invalid_request", err)
 	}
-	sessionID, err := sessionFlag(cmd)
+	spec, err := sessionSpecOf(cmd)
 	if err != nil {
 		return a.failEarly(s, "invalid_request", err)
 	}
@@ -78,20 +75,40 @@ func (a *app) run(cmd *cobra.Command, args []string) error {
 		asker := &lineAsker{w: a.env.Stderr, r: a.env.Stdin}
 		opts.ask = asker.ask
 	}
-	return a.oneTurn(ctx, s, opts, sessionID, prompt, textNotes{
-		after: func(*runtime, bool) string { return "session " + sessionID + "\n" },
-	})
+	// One Ctrl-C ends run: it cancels the turn and the command.
+	a.intr.setOneShot()
+	return a.oneTurn(ctx, s, opts, spec, prompt, textNotes{after: storedNote})
+}
+
+// storedNote says after a turn whether the session holds it.
+func storedNote(rt *runtime, t turnOutcome) string {
+	switch {
+	case t.err != nil && t.existed:
+		return fmt.Sprintf("session %s is as it was", t.id)
+	case t.err != nil:
+		return ""
+	case !rt.store.durable:
+		return fmt.Sprintf("not stored (--store %s)", rt.store.desc)
+	}
+	return "session " + t.id
 }
 
 // textNotes are printed on stderr around a turn in text mode.
 type textNotes struct {
-	before func(rt *runtime) string
-	after  func(rt *runtime, ok bool) string
+	before func(rt *runtime, id string) string
+	after  func(rt *runtime, t turnOutcome) string
 }
 
-// oneTurn builds the runtime, runs one turn and reports its outcome as the
-// exit status.
-func (a *app) oneTurn(ctx context.Context, s *config.Settings, opts buildOptions, sessionID, prompt string, notes textNotes) error {
+// turnOutcome is what notes know of a turn.
+type turnOutcome struct {
+	id      string // the session
+	existed bool   // it held turns before this one
+	err     error  // why the turn did not complete, nil when it did
+}
+
+// oneTurn builds the runtime, picks the session, runs one turn and reports
+// its outcome as the exit status.
+func (a *app) oneTurn(ctx context.Context, s *config.Settings, opts buildOptions, spec sessionSpec, prompt string, notes textNotes) error {
 	rt, err := a.build(ctx, s, opts)
 	if err != nil {
 		if ctx.Err() != nil { // Ctrl-C while starting (an MCP server, say)
@@ -100,14 +117,20 @@ func (a *app) oneTurn(ctx context.Context, s *config.Settings, opts buildOptions
 		return a.failEarly(s, "", err)
 	}
 	defer rt.Close()
+	id, existed, err := a.pickSession(ctx, rt, spec)
+	if err != nil {
+		return a.failEarly(s, "invalid_request", err)
+	}
 	rt.sink = a.newSink(s)
 	defer rt.sink.Close()
 	if notes.before != nil && !s.JSON {
-		fmt.Fprint(a.env.Stderr, notes.before(rt))
+		fmt.Fprint(a.env.Stderr, notes.before(rt, id))
 	}
-	_, err = a.runTurn(ctx, rt, sessionID, prompt)
-	if notes.after != nil && !s.JSON {
-		fmt.Fprint(a.env.Stderr, notes.after(rt, err == nil))
+	_, err = a.runTurn(ctx, rt, id, prompt)
+	if notes.after != nil {
+		if note := notes.after(rt, turnOutcome{id: id, existed: existed, err: err}); note != "" {
+			rt.sink.Note(note)
+		}
 	}
 	var te *turnError
 	if errors.As(err, &te) {
@@ -143,30 +166,3 @@ func (a *app) failEarly(s *config.Settings, code string, err error) error {
 	return err
 }
 
-// prompt joins the arguments, or reads piped stdin for "-" or none.
-func (a *app) prompt(args []string) (string, error) {
-	p := strings.TrimSpace(strings.Join(args, " "))
-	if p == "-" || (p == "" && a.env.Stdin != nil && !isTerminal(a.env.Stdin)) {
-		b, err := io.ReadAll(io.LimitReader(a.env.Stdin, 8<<20))
-		if err != nil {
-			return "", exit(ExitFailed, "reading the prompt from stdin: %v", err)
-		}
-		p = strings.TrimSpace(string(b))
-	}
-	if p == "" {
-		return "", exit(ExitUsage, "run needs a PROMPT (an argument, or piped stdin)\nRun 'agcore run --help' for usage.")
-	}
-	return p, nil
-}
-
-// sessionFlag returns --session, checked, or a new session id.
-func sessionFlag(cmd *cobra.Command) (string, error) {
-	id, _ := cmd.Flags().GetString("session")
-	if id == "" {
-		return session.NewID(), nil
-	}
-	if err := session.ValidateID(id); err != nil {
-		return "", exit(ExitUsage, "--session: %v", err)
-	}
-	return id, nil
-}

@@ -211,6 +211,25 @@ func (t *Text) Error(code, message string) {
 	fmt.Fprintln(t.errw, t.color("31", "error ("+code+"): "+message))
 }
 
+// Cancelled implements Sink: one dim line, no error.
+func (t *Text) Cancelled(message string) { t.Note(message) }
+
+// Note implements Sink: one dim line on stderr.
+func (t *Text) Note(message string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.st.setLocked("")
+	t.lineLocked()
+	fmt.Fprintln(t.errw, t.color("2", message))
+}
+
+// Busy shows msg on the status line (terminals only), as cancelling.
+func (t *Text) Busy(msg string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.busyLocked(msg)
+}
+
 // Pause implements Sink.
 func (t *Text) Pause() func() {
 	t.mu.Lock()
