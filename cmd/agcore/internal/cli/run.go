@@ -165,4 +165,3 @@ func (a *app) failEarly(s *config.Settings, code string, err error) error {
 	render.NewJSON(a.env.Stdout).Error(code, msg)
 	return err
 }
-
