@@ -105,3 +105,6 @@ func listSessions(ctx context.Context, st session.Store) ([]session.Info, error)
 		}
 	}
 }
+
+// newSessionID makes the id of a new session.
+func newSessionID() string { return session.NewID() }
