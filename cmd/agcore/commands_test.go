@@ -111,12 +111,14 @@ func TestSessionsCommands(t *testing.T) {
 				t.Errorf("sessions list --json = %+v, want beta (newest) then alpha with 4 messages", listed.Sessions)
 			}
 
-			// show --json is {"id","messages"} in the message model's storage format.
+			// show --json is {"id","messages",...} with the messages in the
+			// message model's storage format, and the session's totals.
 			raw := c.ok(append([]string{"sessions", "show", "alpha", "--json"}, sf...)...).stdout
 			var top map[string]json.RawMessage
 			json.Unmarshal([]byte(raw), &top)
-			if len(top) != 2 || string(top["id"]) != `"alpha"` {
-				t.Errorf("show --json keys/id: %s", raw)
+			if string(top["id"]) != `"alpha"` || string(top["model"]) != `"gpt-4o-mini"` || string(top["turns"]) != "1" ||
+				string(top["usage"]) != `{"input_tokens":10,"output_tokens":2,"cached_input_tokens":0}` || string(top["cost_usd"]) == "0" {
+				t.Errorf("show --json: %s", raw)
 			}
 			var msgs []map[string]any
 			json.Unmarshal(top["messages"], &msgs)
@@ -138,7 +140,7 @@ func TestSessionsCommands(t *testing.T) {
 			}
 
 			text := c.ok(append([]string{"sessions", "show", "alpha"}, sf...)...).stdout
-			for _, want := range []string{"session alpha", "first", "One.", "→ list_dir", "[tool result c1: ok"} {
+			for _, want := range []string{"session alpha · gpt-4o-mini (openai) · 1 turn · 10 input / 0 cached / 2 output tokens · $0.000003", "── you ──\nfirst\n", "── assistant ──\nOne.\n", "→ list_dir", "✓ list_dir [tool result c1"} {
 				if !strings.Contains(text, want) {
 					t.Errorf("sessions show lacks %q:\n%s", want, text)
 				}

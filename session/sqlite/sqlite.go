@@ -118,26 +118,44 @@ func fileURI(abs string) string {
 }
 
 // openReadOnly opens the database at abs with ReadOnly: one read-only pool
-// serves as reader and (failing) writer.
+// serves as reader and (failing) writer. A WAL database needs its -shm
+// file, which a reader who cannot write the directory cannot create; when
+// there is no write-ahead log to read (the last writer checkpointed it),
+// the file alone holds every session and is opened as immutable instead.
 func openReadOnly(ctx context.Context, abs string, o options) (*Store, error) {
 	if _, err := os.Stat(abs); err != nil {
 		return nil, fmt.Errorf("sqlite: open: %w", err)
 	}
-	db, err := sql.Open("sqlite", fileURI(abs)+"?mode=ro&_busy_timeout="+fmt.Sprint(o.busyTimeout.Milliseconds()))
+	busy := "&_busy_timeout=" + fmt.Sprint(o.busyTimeout.Milliseconds())
+	db, err := openVersioned(ctx, fileURI(abs)+"?mode=ro"+busy, o.readers)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: open: %w", err)
+		if fi, serr := os.Stat(abs + "-wal"); serr != nil || fi.Size() == 0 {
+			db, err = openVersioned(ctx, fileURI(abs)+"?mode=ro&immutable=1"+busy, o.readers)
+		}
 	}
-	db.SetMaxOpenConns(o.readers)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s read-only: %w", abs, err)
+	}
+	return &Store{w: db, r: db, path: abs}, nil
+}
+
+// openVersioned opens a pool on name and checks the schema version.
+func openVersioned(ctx context.Context, name string, conns int) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", name)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(conns)
 	var v int
 	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
+		return nil, err
 	}
 	if v != SchemaVersion {
 		db.Close()
-		return nil, fmt.Errorf("sqlite: open %s read-only: schema version %d, want %d (open it once for writing to migrate it)", abs, v, SchemaVersion)
+		return nil, fmt.Errorf("schema version %d, want %d (open it once for writing to migrate it)", v, SchemaVersion)
 	}
-	return &Store{w: db, r: db, path: abs}, nil
+	return db, nil
 }
 
 // Path returns the database file's absolute path.

@@ -228,6 +228,7 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		MaxSteps:     s.MaxSteps,
 		ModelInfo:    &info,
 		Logger:       logger,
+		Providers:    []agent.ContextProvider{&metaRecorder{meta: sessionMeta{Model: s.Model, Provider: s.Provider}}},
 	})
 	if err != nil {
 		return nil, exit(ExitUsage, "%v", err)

@@ -62,6 +62,9 @@ func (a *app) pickSession(ctx context.Context, rt *runtime, spec sessionSpec) (s
 // the one session whose id starts with it. ErrNotFound when there is none;
 // an exit error when the prefix is ambiguous.
 func resolveID(ctx context.Context, st *openedStore, id string) (string, error) {
+	if err := session.ValidateID(id); err != nil {
+		return "", exit(ExitUsage, "%v", err)
+	}
 	if _, err := st.Load(ctx, id); err == nil {
 		return id, nil
 	} else if !errors.Is(err, session.ErrNotFound) {

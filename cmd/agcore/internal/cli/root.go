@@ -123,12 +123,13 @@ Then configure a provider (agcore run --help shows how) and run a turn or chat.`
 		Version:           version(),
 		SilenceUsage:      true,
 		SilenceErrors:     true,
-		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: true},
+		CompletionOptions: cobra.CompletionOptions{},
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return exit(ExitUsage, "%v (see %s --help)", err, c.CommandPath())
 	})
 	root.AddCommand(a.newRunCmd(), a.newChatCmd(), a.newDemoCmd(), a.newSessionsCmd(), a.newConfigCmd())
+	a.registerCompletions(root)
 	return root
 }
 
