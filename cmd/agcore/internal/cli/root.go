@@ -128,7 +128,7 @@ Then configure a provider (agcore run --help shows how) and run a turn or chat.`
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return exit(ExitUsage, "%v (see %s --help)", err, c.CommandPath())
 	})
-	root.AddCommand(a.newRunCmd(), a.newChatCmd(), a.newDemoCmd(), a.newSessionsCmd(), a.newConfigCmd())
+	root.AddCommand(a.newRunCmd(), a.newChatCmd(), a.newDemoCmd(), a.newSessionsCmd(), a.newModelsCmd(), a.newConfigCmd())
 	a.registerCompletions(root)
 	return root
 }

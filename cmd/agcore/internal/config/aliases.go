@@ -11,7 +11,7 @@ import (
 // `-m 4o`. The config file's "aliases" add to them and may replace them.
 var BuiltinAliases = map[string]string{
 	"sonnet":  "claude-sonnet-4-5",
-	"opus":    "claude-opus-4-1",
+	"opus":    "claude-opus-4-5",
 	"haiku":   "claude-haiku-4-5",
 	"4o":      "gpt-4o",
 	"4o-mini": "gpt-4o-mini",
