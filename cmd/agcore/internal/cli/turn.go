@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agcore/agcore/agent"
@@ -19,12 +20,20 @@ func (a *app) newSink(s *config.Settings) render.Sink {
 		return render.NewJSON(a.env.Stdout)
 	}
 	tty := isTerminal(a.env.Stderr)
-	return render.NewText(a.env.Stdout, a.env.Stderr, render.TextOptions{
+	opts := render.TextOptions{
 		Terminal:     tty,
 		Color:        tty && a.colorOK(),
 		HideThinking: s.HideThinking,
 		Width:        func() int { return termWidth(a.env.Stderr) },
-	})
+	}
+	// Markdown is rendered only for a person: stdout a terminal, --raw
+	// not given, a terminal that is not dumb.
+	if term, _ := a.env.Getenv("TERM"); !s.Raw && isTerminal(a.env.Stdout) && !strings.EqualFold(term, "dumb") {
+		if md, err := render.NewMarkdown(termWidth(a.env.Stdout), !a.colorOK()); err == nil {
+			opts.Markdown = md
+		}
+	}
+	return render.NewText(a.env.Stdout, a.env.Stderr, opts)
 }
 
 // turnError is a turn that did not complete: it failed, timed out or was
