@@ -264,5 +264,23 @@ func openLog(path string) (*slog.Logger, func() error, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("--log: %w", err)
 	}
-	return slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo})), f.Close, nil
+	return slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo, ReplaceAttr: readableDurations})), f.Close, nil
+}
+
+// readableDurations writes durations in units a person reads ("1.234s",
+// "850ms", "120µs") instead of a count of nanoseconds.
+func readableDurations(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() != slog.KindDuration {
+		return a
+	}
+	d := a.Value.Duration()
+	switch {
+	case d >= time.Second:
+		d = d.Round(time.Millisecond)
+	case d >= time.Millisecond:
+		d = d.Round(10 * time.Microsecond)
+	default:
+		d = d.Round(time.Microsecond)
+	}
+	return slog.String(a.Key, d.String())
 }

@@ -53,7 +53,8 @@ and --mcp-url replace the file's "mcp" list.`,
 	addStoreFlags(fs)
 	addAgentFlags(fs)
 	fs.String("log", "", "the log file [$AGCORE_LOG]")
-	fs.Bool("json", false, "print JSON")
+	fs.Bool("raw", false, "no Markdown rendering [$AGCORE_RAW]")
+	fs.Bool("json", false, "print the configuration as one JSON object")
 	return cmd
 }
 
@@ -65,7 +66,11 @@ func (a *app) showConfig(cmd *cobra.Command, _ []string) error {
 	}
 	entries := s.Entries()
 	if s.JSON {
-		return writeJSON(a.env.Stdout, map[string]any{"config": entries})
+		out := s.JSONObject()
+		if se != nil {
+			out["problem"] = se.Reason
+		}
+		return writeJSON(a.env.Stdout, out)
 	}
 	if err := config.Print(a.env.Stdout, entries); err != nil {
 		return err
