@@ -11,15 +11,23 @@ import (
 	"github.com/agcore/agcore/cmd/agcore/internal/render"
 )
 
-const providerHelp = `Providers (--provider, or AGCORE_PROVIDER; detected from the key when unset):
+const providerHelp = `Providers (--provider, or AGCORE_PROVIDER; when unset, the maker of the -m model
+or the first key set):
   openai      OPENAI_API_KEY, OPENAI_BASE_URL (default https://api.openai.com/v1)
   anthropic   ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (default https://api.anthropic.com)
   deepseek    DEEPSEEK_API_KEY, DEEPSEEK_BASE_URL (default https://api.deepseek.com)
   ollama      no key; http://localhost:11434/v1
-  compatible  any OpenAI-compatible server (vLLM, LM Studio, ...): --base-url or
-              OPENAI_BASE_URL, and --model; OPENAI_API_KEY if it wants a key
+  vllm        http://localhost:8000/v1 (VLLM_API_KEY if the server wants one); -m NAME
+  openrouter  OPENROUTER_API_KEY; -m vendor/model
+  groq        GROQ_API_KEY; -m NAME
+  xai         XAI_API_KEY; -m NAME
+  qwen        DASHSCOPE_API_KEY; -m NAME
+  moonshot    MOONSHOT_API_KEY; -m NAME
+  compatible  any OpenAI-compatible server (LM Studio, llama.cpp, ...): --base-url or
+              OPENAI_BASE_URL, and -m; OPENAI_API_KEY if it wants a key
   demo        offline: the scripted demo model of agcore demo, no key
-Keys are read from the environment only, and never printed, logged or stored.`
+Keys are read from the environment only, and never printed, logged or stored.
+agcore models lists the known models and the aliases -m accepts (sonnet, 4o, ...).`
 
 const jsonHelp = `With --json, stdout carries one JSON event a line:
   {"type":"start","session":"ID","model":"NAME"}
@@ -28,22 +36,32 @@ const jsonHelp = `With --json, stdout carries one JSON event a line:
   {"type":"tool_call","id":"call_1","name":"read_file","input":{...}}
   {"type":"tool_result","id":"call_1","name":"read_file","is_error":false,"output":"..."}
   {"type":"done","finish_reason":"stop","text":"...","usage":{"input_tokens":N,"output_tokens":N,"cached_input_tokens":N},"cost_usd":N,"cost_known":true}
-  {"type":"error","code":"rate_limited|auth|context_length|overloaded|server|network|invalid_request|blocked|cancelled|internal","message":"..."}
-Exit status: 0 after done, 1 after error (the session is left as it was),
-2 for bad usage or no provider, 130 when cancelled with Ctrl-C.`
+  {"type":"error","code":"rate_limited|auth|context_length|overloaded|server|network|invalid_request|blocked|cancelled|timeout|internal","message":"..."}
+Exit status: 0 after done; 1 after error (the session is left as it was);
+2 for a usage or configuration mistake, or no provider, found before any
+model call; 130 when cancelled with Ctrl-C (one quiet line; with --json an
+error event with the code "cancelled").`
 
 func (a *app) newRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "run [flags] PROMPT",
+		Use:   "run [flags] [PROMPT]",
 		Short: "Run one user turn, the whole tool loop included, and stream the answer",
-		Long: `Run sends PROMPT (the arguments joined by spaces; "-" or none reads it from
-piped stdin) as one user turn. The model may call tools, as many rounds as
---max-steps allows; the answer streams on stdout, tool calls, thinking and the
-usage line on stderr. The turn is stored in the session (--session, or a new
-one whose id is printed) only when it completes.
+		Long: `Run sends PROMPT (the arguments joined by spaces) as one user turn. Piped
+stdin is read too: alone it is the prompt ("-" or no arguments), with
+arguments it follows them after a blank line (git diff | agcore run "Review
+this:"). The model may call tools, as many rounds as --max-steps allows; the
+answer streams on stdout (rendered as Markdown on a terminal, unless --raw),
+tool calls, thinking and the usage line on stderr. The turn is stored in the
+session (--session ID or a unique prefix of one, -c for the newest, or a new
+one) only when it completes; its id is printed then, and otherwise the
+output says nothing was stored. --timeout bounds the whole turn; a server
+silent for --idle-timeout (counted across retries) is reported as not
+responding.
 
 ` + providerHelp + "\n\n" + jsonHelp,
 		Example: `  agcore run "Summarize README.md"
+  agcore run -c "And what about the tests?"
+  git diff | agcore run -m sonnet "Review this change:"
   agcore run --session notes "And what about the tests?"
   agcore run --provider ollama --model qwen3 --tools read_file,grep "Where is main defined?"
   agcore run --tools read_file,write_file --yes "Write a CHANGELOG.md from the git log in log.txt"

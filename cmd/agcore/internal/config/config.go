@@ -47,7 +47,7 @@ var CompactModes = []string{"auto", "summarize", "off"}
 //	  "provider": "anthropic",
 //	  "providers": {
 //	    "anthropic": {"model": "claude-sonnet-4-5"},
-//	    "vllm": {"type": "compatible", "base_url": "http://gpu:8000/v1", "model": "qwen3", "api_key_env": "VLLM_KEY"}
+//	    "gpu": {"type": "vllm", "base_url": "http://gpu:8000/v1", "model": "qwen3", "api_key_env": "GPU_KEY"}
 //	  },
 //	  "tools": ["read_file", "list_dir", "grep"],
 //	  "mcp": [{"command": "npx -y @modelcontextprotocol/server-everything"}, {"url": "http://localhost:3001/mcp", "approval": true}],
