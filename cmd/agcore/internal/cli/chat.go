@@ -22,7 +22,7 @@ A line that starts with // is sent with one slash less.
 Several lines as one prompt: paste them, or type """ on a line, the lines,
 and """ again; a line ending in \ also continues on the next.
 Ctrl-C cancels a turn (nothing of it is stored); at the prompt it clears
-the line, and a second one exits.`
+the line, and twice at an empty prompt it exits.`
 
 func (a *app) newChatCmd() *cobra.Command {
 	cmd := &cobra.Command{
