@@ -1,6 +1,8 @@
 package main_test
 
 import (
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -111,5 +113,35 @@ func TestChatFromAPipeJoinsBlocks(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "unknown command /nope") || lastLine(r.stderr) != "nothing was stored" {
 		t.Errorf("stderr:\n%s", r.stderr)
+	}
+}
+
+// A tool that needs approval asks on the prompt line; the answer is typed
+// there and is not kept as a prompt in the history.
+func TestChatAsksForApproval(t *testing.T) {
+	skipWithoutPTY(t)
+	t.Parallel()
+	srv := newFake(t,
+		openaiReply(turn{calls: []call{{"w1", "write_file", `{"path":"out.txt","content":"written"}`}}}),
+		openaiReply(turn{text: "Done writing."}),
+	)
+	c := newCLI(t).openai(srv, "sk-test")
+	tm := c.startTerminal("chat", "--raw", "--tools", "write_file")
+	tm.expect("> ")
+	tm.send("Write it\r")
+	tm.expect(`Allow write_file path="out.txt"`)
+	tm.send("y\r")
+	tm.expect("Done writing.")
+	tm.expect("> ")
+	tm.send("\x04")
+	if code := tm.wait(); code != 0 {
+		t.Errorf("exit %d", code)
+	}
+	if b, err := os.ReadFile(filepath.Join(c.dir, "out.txt")); err != nil || string(b) != "written" {
+		t.Errorf("out.txt: %q, %v", b, err)
+	}
+	hist, _ := os.ReadFile(filepath.Join(c.home, "chat_history"))
+	if string(hist) != "\"Write it\"\n" {
+		t.Errorf("chat_history = %q, want the prompt only", hist)
 	}
 }
