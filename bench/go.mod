@@ -13,11 +13,7 @@ require (
 	github.com/tmc/langchaingo v0.1.14
 )
 
-require (
-	github.com/dlclark/regexp2/v2 v2.5.1 // indirect
-	github.com/google/jsonschema-go v0.4.3 // indirect
-	github.com/tiktoken-go/tokenizer v0.10.0 // indirect
-)
+require github.com/google/jsonschema-go v0.4.3 // indirect
 
 require (
 	cloud.google.com/go/auth v0.23.1 // indirect
@@ -50,7 +46,7 @@ require (
 	github.com/cloudwego/base64x v0.1.6 // indirect
 	github.com/cloudwego/eino-ext/libs/acl/openai v0.1.11 // indirect
 	github.com/coder/websocket v1.8.15 // indirect
-	github.com/dlclark/regexp2 v1.10.0 // indirect
+	github.com/dlclark/regexp2 v1.11.5 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/eino-contrib/jsonschema v1.0.3 // indirect
 	github.com/evanphx/json-patch v0.5.2 // indirect

@@ -4,59 +4,75 @@
 //
 //	go build -o agcore ./cmd/agcore
 //
-//	agcore run [flags] PROMPT        one user turn, the whole tool loop included; streams the answer
+//	agcore run [flags] [PROMPT]      one user turn, the whole tool loop included; streams the answer
 //	agcore chat [flags]              interactive loop over the same machinery (Ctrl-C cancels a turn, Ctrl-D exits)
 //	agcore demo                      the whole machinery offline, on a built-in scripted model
-//	agcore sessions list [--json]
-//	agcore sessions show ID [--json]
+//	agcore sessions list [--json]    title, model, turns, tokens, cost; newest first
+//	agcore sessions show ID [--json] a transcript with its usage and cost totals
 //	agcore sessions rm ID
+//	agcore models [FILTER]           known models (window, price, provider), aliases, what a server serves
 //	agcore config [--json]           the effective configuration, secrets masked
+//	agcore completion SHELL          the completion script for bash, zsh, fish or powershell
+//
+// run reads piped stdin too: alone it is the prompt, after arguments it
+// follows them after a blank line. Session ids are accepted by any unique
+// prefix. chat sends a pasted text of several lines, or lines between two
+// lines of """, as one prompt, and answers /commands itself.
 //
 // # Providers
 //
-// --provider (AGCORE_PROVIDER) is openai, deepseek, anthropic, ollama
-// (http://localhost:11434/v1, no key) or compatible (any OpenAI-compatible
-// server at --base-url), or a provider named in the config file; demo is
-// the offline scripted model of `agcore demo`, for trying run and chat
-// without a key. Keys come
-// from OPENAI_API_KEY, DEEPSEEK_API_KEY and ANTHROPIC_API_KEY only; they are
-// never printed, logged or stored. Base URLs come from --base-url,
-// OPENAI_BASE_URL, DEEPSEEK_BASE_URL or ANTHROPIC_BASE_URL, as the official
-// SDKs use them: OpenAI-style requests go to {base}/chat/completions,
-// Anthropic's to {base}/v1/messages. With no provider named, the first of
-// OPENAI_API_KEY, ANTHROPIC_API_KEY, DEEPSEEK_API_KEY that is set picks
-// one; with none, run and chat say how to configure one and exit 2.
+// --provider (AGCORE_PROVIDER) is openai, anthropic, deepseek, ollama
+// (http://localhost:11434/v1, no key), vllm, openrouter, groq, xai, qwen,
+// moonshot (provider/openai's presets, each with its own key variable),
+// compatible (any OpenAI-compatible server at --base-url), a provider named
+// in the config file, or demo, the offline scripted model of `agcore demo`.
+// Keys come from the environment only; they are never printed, logged or
+// stored. Base URLs come from --base-url, OPENAI_BASE_URL,
+// DEEPSEEK_BASE_URL or ANTHROPIC_BASE_URL, as the official SDKs use them:
+// OpenAI-style requests go to {base}/chat/completions, Anthropic's to
+// {base}/v1/messages. With no provider named, the maker of the -m model
+// (claude-* is Anthropic's) or the first of OPENAI_API_KEY,
+// ANTHROPIC_API_KEY, DEEPSEEK_API_KEY, ... that is set picks one; with none,
+// run and chat say how to configure one and exit 2.
 //
 // # Flags
 //
 // Every flag of run and chat, with its environment variable:
 //
 //	--provider NAME       AGCORE_PROVIDER
-//	--model NAME          AGCORE_MODEL
+//	-m, --model NAME      AGCORE_MODEL: a model id or an alias (sonnet, 4o, ...; agcore models lists them)
 //	--base-url URL        OPENAI_BASE_URL, DEEPSEEK_BASE_URL, ANTHROPIC_BASE_URL
-//	--session ID          load this session and persist the turn into it; without it a new id is made and printed
+//	--session ID          continue this session (or the one whose id it begins); a new name starts one
+//	-c, --continue        continue the most recently updated session
 //	--store DSN           AGCORE_STORE: sqlite:PATH, file:DIR, memory:; default sqlite $AGCORE_HOME/agcore.db
+//	--config FILE         AGCORE_CONFIG: the config file (default $AGCORE_HOME/config.json)
 //	--tools LIST          AGCORE_TOOLS: read_file, list_dir, grep, write_file (default read_file,list_dir,grep)
 //	--root DIR            AGCORE_ROOT: the directory the file tools are confined to (default: the working directory)
 //	--mcp 'CMD ARGS'      an MCP server over stdio (repeatable); its tools are offered as mcp__SERVER__TOOL
 //	--mcp-url URL         an MCP server over streamable HTTP (repeatable)
-//	--yes, -y             approve tools that need approval (write_file) without asking
+//	-y, --yes             approve tools that need approval (write_file) without asking
 //	--max-steps N         AGCORE_MAX_STEPS: most model calls in one turn (default 20)
 //	--context-window N    AGCORE_CONTEXT_WINDOW: the model's window, when the catalog does not know it
 //	--system TEXT         AGCORE_SYSTEM: the agent's instructions
 //	--compact MODE        AGCORE_COMPACT: auto (microcompact, then drop the oldest groups), summarize, off
+//	--retries N           AGCORE_RETRIES: retries of a failed model call (default 3)
+//	--timeout D           AGCORE_TIMEOUT: the longest one turn may take (default 10m; 0 for none)
+//	--idle-timeout D      AGCORE_IDLE_TIMEOUT: silence of a model call, across its retries, before "no response" (default 2m)
 //	--json                newline-delimited JSON events on stdout
+//	--raw                 AGCORE_RAW: no Markdown rendering on a terminal
 //	--hide-thinking       do not show the model's thinking
 //	--log FILE            AGCORE_LOG: a structured log of model and tool calls (no contents)
-//	--retries N           AGCORE_RETRIES: retries of a failed model call (default 3)
-//	--config FILE         AGCORE_CONFIG: the config file (default $AGCORE_HOME/config.json)
 //
 // AGCORE_HOME defaults to ~/.agcore. Precedence is flag > environment >
 // config file > default; `agcore config --help` shows the file's format.
+// Mistakes (a base URL that is not a URL, a --store of no kind, a --root
+// that is not a directory) are found before anything is sent or stored:
+// one line, exit status 2.
 //
 // # Output
 //
-// In text mode the answer streams on stdout and nothing else goes there;
+// In text mode the answer streams on stdout and nothing else goes there
+// (rendered as Markdown, code highlighted, when stdout is a terminal);
 // tool calls and results (one line each), thinking (dimmed), retries, the
 // usage line (input / cached / output tokens, cost, duration) and errors go
 // to stderr, with a spinner when stderr is a terminal. With --json, stdout
@@ -68,7 +84,7 @@
 //	{"type":"tool_call","id":"call_1","name":"read_file","input":{...}}
 //	{"type":"tool_result","id":"call_1","name":"read_file","is_error":false,"output":"..."}
 //	{"type":"done","finish_reason":"stop","text":"...","usage":{"input_tokens":N,"output_tokens":N,"cached_input_tokens":N},"cost_usd":N,"cost_known":true}
-//	{"type":"error","code":"rate_limited|auth|context_length|overloaded|server|network|invalid_request|blocked|cancelled|internal","message":"..."}
+//	{"type":"error","code":"rate_limited|auth|context_length|overloaded|server|network|invalid_request|blocked|cancelled|timeout|internal","message":"..."}
 //
 // done.usage and cost_usd are summed over every model call of the turn
 // (cost_usd is 0 and cost_known false when the model has no known price). A stop at --max-steps
@@ -78,13 +94,16 @@
 // # Exit status
 //
 // 0 after done; 1 after an error event (the session is left exactly as it
-// was before the turn); 2 for bad usage or no usable provider; 130 when a
-// Ctrl-C cancelled the turn.
+// was before the turn); 2 for a usage or configuration mistake or no usable
+// provider, found before any model call; 130 when a Ctrl-C cancelled the
+// turn (not an error: one quiet line, "cancelled; nothing was stored"). A
+// session id is printed only when the session holds the turn.
 //
 // # The pipeline
 //
-// Each turn runs the provider adapter under the middleware chain, built in
-// one place (internal/cli/build.go): adapter → Logging → Retry → Hooks →
+// Each turn runs the provider adapter (behind the idle budget of
+// internal/cli/quiet.go) under the middleware chain, built in one place
+// (internal/cli/build.go, with agent.New): adapter → Logging → Retry → Hooks →
 // compact.Guard → FunctionInvocation (the tool loop, with the approver and
 // --max-steps), inside an agent.Agent that holds the tools (fstool and
 // MCP), the compression strategy per --compact with the catalog's context

@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	os.Chmod(dir, 0o755) // the tests run it as another user too
 	binary = filepath.Join(dir, "agcore")
 	if runtime.GOOS == "windows" {
 		binary += ".exe"

@@ -37,6 +37,16 @@ type Option func(*options)
 type options struct {
 	busyTimeout time.Duration
 	readers     int
+	readOnly    bool
+}
+
+// ReadOnly opens an existing database for reading only, for a program that
+// only lists or shows sessions: the file is neither created nor migrated
+// (a missing file is an error wrapping fs.ErrNotExist), it may belong to
+// someone else or sit in a directory the caller cannot write, and every
+// write fails.
+func ReadOnly() Option {
+	return func(o *options) { o.readOnly = true }
 }
 
 // WithBusyTimeout sets how long an operation waits for another process
@@ -66,16 +76,16 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open: %w", err)
 	}
+	if o.readOnly {
+		return openReadOnly(ctx, abs, o)
+	}
 	// SQLite would create the file world-readable; sessions are private.
 	if f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
 		return nil, fmt.Errorf("sqlite: open: %w", err)
 	} else {
 		f.Close()
 	}
-	name := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
-	if !strings.HasPrefix(name, "file:///") { // a Windows path "C:/x" needs the third slash too
-		name = "file:///" + strings.TrimPrefix(name, "file:")
-	}
+	name := fileURI(abs)
 	busy := fmt.Sprint(o.busyTimeout.Milliseconds())
 	w, err := sql.Open("sqlite", name+"?_busy_timeout="+busy+"&_journal_mode=WAL&_synchronous=FULL&_txlock=immediate")
 	if err != nil {
@@ -96,6 +106,56 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
 	}
 	return s, nil
+}
+
+// fileURI is the SQLite URI of the file at abs.
+func fileURI(abs string) string {
+	name := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
+	if !strings.HasPrefix(name, "file:///") { // a Windows path "C:/x" needs the third slash too
+		name = "file:///" + strings.TrimPrefix(name, "file:")
+	}
+	return name
+}
+
+// openReadOnly opens the database at abs with ReadOnly: one read-only pool
+// serves as reader and (failing) writer. A WAL database needs its -shm
+// file, which a reader who cannot write the directory cannot create; when
+// there is no write-ahead log to read (the last writer checkpointed it),
+// the file alone holds every session and is opened as immutable instead.
+func openReadOnly(ctx context.Context, abs string, o options) (*Store, error) {
+	if _, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("sqlite: open: %w", err)
+	}
+	busy := "&_busy_timeout=" + fmt.Sprint(o.busyTimeout.Milliseconds())
+	db, err := openVersioned(ctx, fileURI(abs)+"?mode=ro"+busy, o.readers)
+	if err != nil {
+		if fi, serr := os.Stat(abs + "-wal"); serr != nil || fi.Size() == 0 {
+			db, err = openVersioned(ctx, fileURI(abs)+"?mode=ro&immutable=1"+busy, o.readers)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s read-only: %w", abs, err)
+	}
+	return &Store{w: db, r: db, path: abs}, nil
+}
+
+// openVersioned opens a pool on name and checks the schema version.
+func openVersioned(ctx context.Context, name string, conns int) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", name)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(conns)
+	var v int
+	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if v != SchemaVersion {
+		db.Close()
+		return nil, fmt.Errorf("schema version %d, want %d (open it once for writing to migrate it)", v, SchemaVersion)
+	}
+	return db, nil
 }
 
 // Path returns the database file's absolute path.

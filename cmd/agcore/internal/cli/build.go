@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/agcore/agcore/agent"
@@ -31,20 +30,39 @@ import (
 const mcpStartTimeout = 2 * time.Minute
 
 // newAdapter returns the provider adapter the settings name. The key and
-// base URL are passed explicitly, so the precedence is the CLI's.
+// base URL are passed explicitly, so the precedence is the CLI's; every
+// adapter sends through newHTTPClient and waits IdleTimeout for a byte (the
+// quietGuard around it counts that silence across retries).
 func newAdapter(s *config.Settings) llm.Model {
-	switch s.Kind.Name {
-	case "demo":
+	client := newHTTPClient()
+	if s.Kind.Wire == "demo" {
 		return &demo.Model{}
-	case "anthropic":
-		return anthropic.New(anthropic.WithAPIKey(s.APIKey), anthropic.WithBaseURL(s.BaseURL), anthropic.WithModel(s.Model))
-	case "deepseek":
-		return openai.New(openai.DeepSeek(), openai.WithAPIKey(s.APIKey), openai.WithBaseURL(s.BaseURL), openai.WithModel(s.Model))
-	case "ollama":
-		return openai.New(openai.Ollama(), openai.WithBaseURL(s.BaseURL), openai.WithModel(s.Model))
 	}
-	// openai and compatible
-	return openai.New(openai.WithAPIKey(s.APIKey), openai.WithBaseURL(s.BaseURL), openai.WithModel(s.Model))
+	if s.Kind.Wire == "anthropic" {
+		return anthropic.New(anthropic.WithAPIKey(s.APIKey), anthropic.WithBaseURL(s.BaseURL), anthropic.WithModel(s.Model),
+			anthropic.WithHTTPClient(client), anthropic.WithIdleTimeout(s.IdleTimeout))
+	}
+	var preset openai.Option
+	switch s.Kind.Name {
+	case "deepseek":
+		preset = openai.DeepSeek()
+	case "ollama":
+		preset = openai.Ollama()
+	case "vllm":
+		preset = openai.VLLM()
+	case "openrouter":
+		preset = openai.OpenRouter()
+	case "groq":
+		preset = openai.Groq()
+	case "xai":
+		preset = openai.XAI()
+	case "qwen":
+		preset = openai.Qwen()
+	case "moonshot":
+		preset = openai.Moonshot()
+	} // openai and compatible: none
+	return openai.New(preset, openai.WithAPIKey(s.APIKey), openai.WithBaseURL(s.BaseURL), openai.WithModel(s.Model),
+		openai.WithHTTPClient(client), openai.WithIdleTimeout(s.IdleTimeout))
 }
 
 // turnOptions returns the build options of run and chat for the settings'
@@ -62,9 +80,10 @@ func (a *app) turnOptions(s *config.Settings) buildOptions {
 }
 
 // modelInfo returns what is known of the model's limits and price: the
-// catalog's entry for the provider kind the user chose (so "compatible" and
-// "ollama" get no cloud price), else the adapter's, with --context-window
-// replacing the window.
+// catalog's entry for the provider kind the user chose (so a compatible
+// server, Ollama or vLLM get no cloud price, while --provider openai with
+// a proxy's base URL is OpenAI's price), else the adapter's, with
+// --context-window replacing the window.
 func modelInfo(s *config.Settings, adapter llm.Model) llm.ModelInfo {
 	info, ok := catalog.Default().LookupFor(s.Kind.Name, s.Model)
 	if !ok {
@@ -80,6 +99,11 @@ func modelInfo(s *config.Settings, adapter llm.Model) llm.ModelInfo {
 // runtime is everything one command builds to run turns: the store, the
 // tools (built-in and MCP), the pipeline and the agent.
 type runtime struct {
+	s       *config.Settings
+	quiet   *quietGuard // the idle budget of the model's calls; nil for the demo
+	counter compact.TokenCounter
+	info    llm.ModelInfo
+	instr   string // the agent's instructions
 	store   *openedStore
 	mcp     *mcp.Group
 	agent   *agent.Agent
@@ -110,7 +134,7 @@ type buildOptions struct {
 // loop with the approver, the budget policy per --compact, retries per
 // --retries, logging per --log, the model info (--context-window).
 func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*runtime, error) {
-	rt := &runtime{model: o.info.Name, sink: render.NewJSON(io.Discard)}
+	rt := &runtime{s: s, info: o.info, model: o.info.Name, sink: render.NewJSON(io.Discard)}
 	built := false
 	defer func() {
 		if !built {
@@ -124,9 +148,6 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 	}
 	rt.closers = append(rt.closers, closeLog)
 
-	if !filepath.IsAbs(s.Root) {
-		s.Root = filepath.Join(a.env.Cwd, s.Root)
-	}
 	var tools []tool.Tool
 	if len(s.Tools) > 0 {
 		tools, err = fstool.ByName(s.Root, s.Tools, fstool.Options{})
@@ -166,8 +187,14 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 	rt.closers = append(rt.closers, rt.store.close)
 
 	approve := &approver{yes: s.Yes, ask: o.ask, pause: func() func() { return rt.sink.Pause() }}
+	model := o.adapter
+	if _, offline := model.(*demo.Model); !offline {
+		rt.quiet = newQuietGuard(model, s.IdleTimeout, config.RedactURL(s.BaseURL))
+		model = rt.quiet
+	}
 	retry := middleware.RetryConfig{
 		MaxAttempts: s.Retries + 1,
+		ShouldRetry: shouldRetry,
 		OnRetry: func(_ context.Context, attempt int, d time.Duration, err error) {
 			rt.sink.Retry(attempt, d, err)
 		},
@@ -177,6 +204,7 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 	// tool loop inside the input budget.
 	info := o.info
 	counter, _ := tiktoken.For(info.Name) // exact for OpenAI models, else the estimator
+	rt.counter = counter
 	policy := &compact.Policy{Counter: counter}
 	switch s.Compact {
 	case "off":
@@ -184,13 +212,14 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 	case "summarize":
 		// The summarizer calls the model directly, with retries and logging
 		// but without tools or the budget policy.
-		summarizer := middleware.Chain(o.adapter, middleware.Retry(retry), middleware.Logging(middleware.LogConfig{Logger: logger}))
+		summarizer := middleware.Chain(model, middleware.Retry(retry), middleware.Logging(middleware.LogConfig{Logger: logger}))
 		policy.Strategy = compact.NewIncremental(compact.DefaultPipeline(summarizer))
 	} // "auto": the default strategy
 
-	rt.agent, err = agent.New(o.adapter, agent.Config{
+	rt.instr = instructions(s, tools)
+	rt.agent, err = agent.New(model, agent.Config{
 		Name:         "agcore",
-		Instructions: instructions(s, tools),
+		Instructions: rt.instr,
 		Tools:        tools,
 		Store:        rt.store,
 		Compaction:   policy,
@@ -199,6 +228,7 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		MaxSteps:     s.MaxSteps,
 		ModelInfo:    &info,
 		Logger:       logger,
+		Providers:    []agent.ContextProvider{&metaRecorder{meta: sessionMeta{Model: s.Model, Provider: s.Provider}}},
 	})
 	if err != nil {
 		return nil, exit(ExitUsage, "%v", err)
@@ -234,5 +264,23 @@ func openLog(path string) (*slog.Logger, func() error, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("--log: %w", err)
 	}
-	return slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo})), f.Close, nil
+	return slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo, ReplaceAttr: readableDurations})), f.Close, nil
+}
+
+// readableDurations writes durations in units a person reads ("1.234s",
+// "850ms", "120µs") instead of a count of nanoseconds.
+func readableDurations(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() != slog.KindDuration {
+		return a
+	}
+	d := a.Value.Duration()
+	switch {
+	case d >= time.Second:
+		d = d.Round(time.Millisecond)
+	case d >= time.Millisecond:
+		d = d.Round(10 * time.Microsecond)
+	default:
+		d = d.Round(time.Microsecond)
+	}
+	return slog.String(a.Key, d.String())
 }

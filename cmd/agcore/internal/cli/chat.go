@@ -4,36 +4,43 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
-	"github.com/chzyer/readline"
 	"github.com/spf13/cobra"
 
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
 )
 
-const chatPrompt = "> "
+const chatHelp = `Commands (answered here, never sent to the model):
+  /help       this list
+  /session    the session's id
+  /new        start a new session
+  /model      the model and provider
+  /exit       leave (also /quit, Ctrl-D)
+A line that starts with // is sent with one slash less.
+Several lines as one prompt: paste them, or type """ on a line, the lines,
+and """ again; a line ending in \ also continues on the next.
+Ctrl-C cancels a turn (nothing of it is stored); at the prompt it clears
+the line, and twice at an empty prompt it exits.`
 
 func (a *app) newChatCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "chat [flags]",
 		Short: "Chat interactively over the same machinery as run (Ctrl-C cancels a turn, Ctrl-D exits)",
-		Long: `Chat reads one prompt a line and runs each as a turn of one session, with the
-same tools, store and output as run. On a terminal it keeps a readline prompt
-with history ($AGCORE_HOME/chat_history); with piped stdin it reads a prompt
-a line until end of input.
+		Long: `Chat runs each prompt you type as a turn of one session, with the same tools,
+store and output as run. On a terminal it has a line editor (emacs or vi
+keys per ~/.inputrc, history in $AGCORE_HOME/chat_history); a pasted text of
+several lines is one prompt. With piped stdin it reads a prompt a line
+until end of input.
 
-Ctrl-C during a turn cancels it (the session keeps its previous state); a
-second Ctrl-C, or Ctrl-D at the prompt, exits. Type /exit to leave, /session
-to print the session id.
+` + chatHelp + `
 
 ` + providerHelp,
 		Example: `  agcore chat
+  agcore chat -c
   agcore chat --session work --tools read_file,list_dir,grep,write_file
-  agcore chat --provider ollama --model llama3.2
+  agcore chat --provider ollama -m llama3.2
   printf 'Hi\nWhat did I just say?\n' | agcore chat --store memory:`,
 		Args: cobra.NoArgs,
 		RunE: a.chat,
@@ -48,83 +55,123 @@ func (a *app) chat(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	sessionID, err := sessionFlag(cmd)
+	spec, err := sessionSpecOf(cmd)
 	if err != nil {
-		return err
+		return a.failEarly(s, "invalid_request", err)
 	}
 	opts := a.turnOptions(s)
 
 	var in lineReader
-	if f, ok := a.env.Stdin.(*os.File); ok && isTerminal(f) && isTerminal(a.env.Stdout) {
-		rl, err := a.readline(s)
-		if err != nil {
-			return exit(ExitFailed, "chat: %v", err)
-		}
-		defer rl.Close()
-		in = rl
-		opts.ask = rl.ask
+	if f, ok := a.env.Stdin.(*os.File); ok && f == os.Stdin && isTerminal(f) && isTerminal(a.env.Stdout) {
+		tr := newTermReader(s.Home)
+		in, opts.ask = tr, tr.ask
 	} else {
-		in = newPipedLines(a.env.Stdin)
+		in = newPipedReader(a.env.Stdin)
 	}
 
 	rt, err := a.build(ctx, s, opts)
 	if err != nil {
-		return err
+		return a.failEarly(s, "", err)
 	}
 	defer rt.Close()
+	sessionID, existed, err := a.pickSession(ctx, rt, spec)
+	if err != nil {
+		return a.failEarly(s, "invalid_request", err)
+	}
 	rt.sink = a.newSink(s)
 	defer rt.sink.Close()
 
 	if !s.JSON {
-		fmt.Fprintf(a.env.Stderr, "agcore chat · %s (%s) · session %s · %s\nCtrl-C cancels a turn, Ctrl-D exits, /help for commands.\n",
-			s.Model, s.Provider, sessionID, toolSummary(rt))
+		which := "new session"
+		if existed {
+			which = "session " + sessionID
+		}
+		fmt.Fprintf(a.env.Stderr, "agcore chat · %s (%s) · %s · %s\n/help for commands; Ctrl-C cancels a turn, Ctrl-D exits.\n",
+			s.Model, s.Provider, which, toolSummary(rt))
 	}
-	interrupted := false // the last thing the user did was Ctrl-C
+	interrupted := false // the last thing the user did was Ctrl-C at an empty prompt
 	for ctx.Err() == nil {
-		line, err := in.next(ctx)
-		if errors.Is(err, readline.ErrInterrupt) {
-			if line == "" {
+		text, err := in.next(ctx)
+		if errors.Is(err, errInterrupted) {
+			if strings.TrimSpace(text) == "" {
 				if interrupted {
 					break
 				}
 				interrupted = true
-				fmt.Fprintln(a.env.Stderr, "(Ctrl-C again or Ctrl-D to exit)")
+				a.say(s, "(Ctrl-C again or Ctrl-D to exit)")
 			}
 			continue
 		}
 		if err != nil { // io.EOF (Ctrl-D), or the command was cancelled
 			break
 		}
-		line = strings.TrimSpace(line)
-		switch line {
-		case "":
-			continue
-		case "/exit", "/quit":
-			return a.chatBye(s, sessionID)
-		case "/session":
-			fmt.Fprintln(a.env.Stderr, "session "+sessionID)
-			continue
-		case "/help":
-			fmt.Fprintln(a.env.Stderr, "/session prints the session id, /exit leaves; Ctrl-C cancels a turn, Ctrl-D exits.")
+		interrupted = false
+		if text == "" {
 			continue
 		}
-		interrupted = false
-		if _, err := a.runTurn(ctx, rt, sessionID, line); err != nil {
+		if strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "//") {
+			if quit := a.chatCommand(s, &sessionID, text); quit {
+				break
+			}
+			continue
+		}
+		text = strings.TrimPrefix(text, "/") // "//x" sends "/x"
+		if _, err := a.runTurn(ctx, rt, sessionID, text); err != nil {
 			var te *turnError
 			if !errors.As(err, &te) {
 				return err
 			}
-			interrupted = te.interrupted
 		}
 	}
-	return a.chatBye(s, sessionID)
+	a.chatBye(ctx, rt, sessionID)
+	return nil
 }
 
-func (a *app) chatBye(s *config.Settings, sessionID string) error {
+// say prints a line for the person at the terminal (nothing with --json).
+func (a *app) say(s *config.Settings, line string) {
 	if !s.JSON {
-		fmt.Fprintf(a.env.Stderr, "session %s (continue: agcore chat --session %s)\n", sessionID, sessionID)
+		fmt.Fprintln(a.env.Stderr, line)
 	}
-	return nil
+}
+
+// chatCommand answers a slash command locally; it reports whether the
+// command ends the chat.
+func (a *app) chatCommand(s *config.Settings, sessionID *string, line string) (quit bool) {
+	name, _, _ := strings.Cut(line, " ")
+	switch name {
+	case "/exit", "/quit":
+		return true
+	case "/help":
+		a.say(s, chatHelp)
+	case "/session":
+		a.say(s, "session "+*sessionID)
+	case "/new":
+		*sessionID = newSessionID()
+		a.say(s, "new session")
+	case "/model":
+		a.say(s, fmt.Sprintf("%s (%s)", s.Model, s.Provider))
+	default:
+		a.say(s, fmt.Sprintf("unknown command %s: /help lists the commands (start the line with // to send it to the model)", name))
+	}
+	return false
+}
+
+// chatBye says how to continue the session, if it holds anything.
+func (a *app) chatBye(ctx context.Context, rt *runtime, sessionID string) {
+	if rt.s.JSON {
+		return
+	}
+	stored := false
+	if rt.store.durable {
+		if ss, err := rt.store.Load(context.WithoutCancel(ctx), sessionID); err == nil && ss.Turns > 0 {
+			stored = true
+		}
+	}
+	if !stored {
+		fmt.Fprintln(a.env.Stderr, "nothing was stored")
+		return
+	}
+	fmt.Fprintf(a.env.Stderr, "session %s (continue: agcore chat --session %s)\n", sessionID, sessionID)
 }
 
 // toolSummary names the tools offered, for the chat banner.
@@ -142,61 +189,3 @@ func toolSummary(rt *runtime) string {
 	}
 	return "tools: " + strings.Join(names, ", ")
 }
-
-// lineReader gives chat its prompts.
-type lineReader interface {
-	next(ctx context.Context) (string, error)
-}
-
-// rlReader is the interactive prompt, with history.
-type rlReader struct{ rl *readline.Instance }
-
-func (a *app) readline(s *config.Settings) (*rlReader, error) {
-	history := ""
-	if err := os.MkdirAll(s.Home, 0o700); err == nil {
-		history = filepath.Join(s.Home, "chat_history")
-		// Create it private before readline opens it.
-		if f, err := os.OpenFile(history, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
-			f.Close()
-		}
-	}
-	rl, err := readline.NewEx(&readline.Config{
-		Prompt:          chatPrompt,
-		HistoryFile:     history,
-		InterruptPrompt: "^C",
-		// Prompts are saved by next, not approval answers.
-		DisableAutoSaveHistory: true,
-		Stdout:                 a.env.Stdout,
-		Stderr:                 a.env.Stderr,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &rlReader{rl: rl}, nil
-}
-
-func (r *rlReader) next(context.Context) (string, error) {
-	line, err := r.rl.Readline()
-	if err == nil && strings.TrimSpace(line) != "" {
-		_ = r.rl.SaveHistory(line)
-	}
-	return line, err
-}
-
-// ask asks an approval question on the prompt line.
-func (r *rlReader) ask(_ context.Context, question string) (string, error) {
-	r.rl.SetPrompt(question)
-	defer r.rl.SetPrompt(chatPrompt)
-	return r.rl.Readline()
-}
-
-func (r *rlReader) Close() error { return r.rl.Close() }
-
-// pipedLines reads prompts from a pipe, a line at a time.
-type pipedLines struct{ asker lineAsker }
-
-func newPipedLines(r io.Reader) *pipedLines {
-	return &pipedLines{asker: lineAsker{w: io.Discard, r: r}}
-}
-
-func (p *pipedLines) next(ctx context.Context) (string, error) { return p.asker.ask(ctx, "") }

@@ -25,8 +25,8 @@ The config file is $AGCORE_HOME/config.json (AGCORE_HOME defaults to
     "provider": "anthropic",
     "providers": {
       "anthropic": {"model": "claude-sonnet-4-5"},
-      "vllm": {"type": "compatible", "base_url": "http://gpu:8000/v1",
-               "model": "qwen3", "api_key_env": "VLLM_API_KEY", "context_window": 32768}
+      "gpu": {"type": "vllm", "base_url": "http://gpu:8000/v1",
+              "model": "qwen3", "api_key_env": "GPU_KEY", "context_window": 32768}
     },
     "tools": ["read_file", "list_dir", "grep"],
     "mcp": [{"command": "npx -y @modelcontextprotocol/server-everything"},
@@ -35,16 +35,19 @@ The config file is $AGCORE_HOME/config.json (AGCORE_HOME defaults to
     "root": "/home/me/src",
     "system": "You are terse.",
     "max_steps": 30, "context_window": 32768, "compact": "auto",
-    "retries": 3, "log": "/tmp/agcore.log", "hide_thinking": false
+    "retries": 3, "log": "/tmp/agcore.log", "hide_thinking": false,
+    "timeout": "10m", "idle_timeout": "2m", "raw": false,
+    "aliases": {"fast": "gpt-4.1-nano"}
   }
 
-A provider's "type" is its kind (openai, anthropic, deepseek, ollama,
-compatible); without one the name is the kind. "api_key_env" names the
+A provider's "type" is its kind (openai, anthropic, deepseek, ollama, vllm,
+openrouter, groq, xai, qwen, moonshot, compatible); without one the name is
+the kind. "aliases" add short model names for -m to the built-in ones. "api_key_env" names the
 variable its key is read from; a key itself in the file is refused. --mcp
 and --mcp-url replace the file's "mcp" list.`,
 		Example: `  agcore config
   agcore config --provider deepseek
-  agcore config --json`,
+  agcore config --json | jq -r .provider`,
 		Args: cobra.NoArgs,
 		RunE: a.showConfig,
 	}
@@ -53,7 +56,8 @@ and --mcp-url replace the file's "mcp" list.`,
 	addStoreFlags(fs)
 	addAgentFlags(fs)
 	fs.String("log", "", "the log file [$AGCORE_LOG]")
-	fs.Bool("json", false, "print JSON")
+	fs.Bool("raw", false, "no Markdown rendering [$AGCORE_RAW]")
+	fs.Bool("json", false, "print the configuration as one JSON object")
 	return cmd
 }
 
@@ -65,7 +69,11 @@ func (a *app) showConfig(cmd *cobra.Command, _ []string) error {
 	}
 	entries := s.Entries()
 	if s.JSON {
-		return writeJSON(a.env.Stdout, map[string]any{"config": entries})
+		out := s.JSONObject()
+		if se != nil {
+			out["problem"] = se.Reason
+		}
+		return writeJSON(a.env.Stdout, out)
 	}
 	if err := config.Print(a.env.Stdout, entries); err != nil {
 		return err

@@ -10,7 +10,6 @@ import (
 
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
 	"github.com/agcore/agcore/cmd/agcore/internal/demo"
-	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/tool/fstool"
 )
 
@@ -58,19 +57,22 @@ func (a *app) demo(cmd *cobra.Command, _ []string) error {
 	s.Provider, s.Model = "demo", demo.Name
 	s.Kind, _ = config.KindNamed("demo")
 	s.Tools, s.MCP, s.Yes = fstool.DefaultNames, nil, false
+	if err := s.Check(); err != nil {
+		return a.failEarly(s, "invalid_request", exit(ExitUsage, "%v", err))
+	}
 	opts := a.turnOptions(s)
-	id := session.NewID()
-	return a.oneTurn(cmd.Context(), s, opts, id, demoPrompt, textNotes{
-		before: func(rt *runtime) string {
+	return a.oneTurn(cmd.Context(), s, opts, sessionSpec{}, demoPrompt, textNotes{
+		before: func(rt *runtime, _ string) string {
 			return fmt.Sprintf("agcore demo · model: %s\n  tools %s on %s · store %s\n\n> %s\n\n",
 				demo.Label, strings.Join(s.Tools, ", "), s.Root, rt.store.desc, demoPrompt)
 		},
-		after: func(rt *runtime, ok bool) string {
-			if !ok {
+		after: func(rt *runtime, t turnOutcome) string {
+			id := t.id
+			if t.err != nil {
 				return ""
 			}
 			if !rt.store.durable {
-				return fmt.Sprintf("\nsession %s (not kept: --store %s)\n", id, rt.store.desc)
+				return fmt.Sprintf("\nnot stored (--store %s)", rt.store.desc)
 			}
 			store := ""
 			if s.Store != "" {
@@ -81,8 +83,7 @@ session %s stored in %s
   inspect it:   agcore sessions show%s %s
   list them:    agcore sessions list%s
   continue it:  agcore chat%s --session %s   (with a provider configured: see agcore run --help;
-                or offline, on the same scripted model: --provider demo)
-`, id, rt.store.desc, store, id, store, store, id)
+                or offline, on the same scripted model: --provider demo)`, id, rt.store.desc, store, id, store, store, id)
 		},
 	})
 }

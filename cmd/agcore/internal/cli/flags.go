@@ -17,10 +17,12 @@ import (
 
 func addProviderFlags(fs *pflag.FlagSet) {
 	fs.String("provider", "", "model provider: openai, deepseek, anthropic, ollama, compatible, demo (offline), or a provider named in the config file [$AGCORE_PROVIDER]")
-	fs.String("model", "", "model id sent to the provider [$AGCORE_MODEL]")
+	fs.StringP("model", "m", "", "model id sent to the provider, or an alias (sonnet, 4o, ...: agcore models lists them) [$AGCORE_MODEL]")
 	fs.String("base-url", "", "API base URL: OpenAI-style requests go to {base}/chat/completions, Anthropic's to {base}/v1/messages [$OPENAI_BASE_URL, $DEEPSEEK_BASE_URL, $ANTHROPIC_BASE_URL]")
 	fs.Int("context-window", 0, "the model's context window in tokens, for models the catalog does not know [$AGCORE_CONTEXT_WINDOW]")
 	fs.Int("retries", config.DefaultRetries, "retries of a failed model call (rate limits, overload, server and network errors); 0 disables [$AGCORE_RETRIES]")
+	fs.String("timeout", config.DefaultTimeout.String(), "the longest one turn may take, the tool loop included; 0 for no limit [$AGCORE_TIMEOUT]")
+	fs.String("idle-timeout", config.DefaultIdleTimeout.String(), "how long a model call may get nothing from the server, counted across its retries, before it is reported as not responding [$AGCORE_IDLE_TIMEOUT]")
 }
 
 func addAgentFlags(fs *pflag.FlagSet) {
@@ -35,7 +37,8 @@ func addAgentFlags(fs *pflag.FlagSet) {
 }
 
 func addSessionFlag(fs *pflag.FlagSet) {
-	fs.String("session", "", "load this session before the turn and persist the turn into it (created if new); without it a new id is made and printed")
+	fs.String("session", "", "continue this session (its id, or a unique prefix of one) and store the turn in it; a new name starts a session of that name; without it a new id is made")
+	fs.BoolP("continue", "c", false, "continue the most recently updated session")
 }
 
 func addStoreFlags(fs *pflag.FlagSet) {
@@ -46,6 +49,7 @@ func addStoreFlags(fs *pflag.FlagSet) {
 func addOutputFlags(fs *pflag.FlagSet) {
 	fs.Bool("json", false, "newline-delimited JSON events on stdout instead of text")
 	fs.Bool("hide-thinking", false, "do not show the model's thinking")
+	fs.Bool("raw", false, "print the answer as the model wrote it: no Markdown rendering on a terminal [$AGCORE_RAW]")
 	fs.String("log", "", "append a structured log of model and tool calls (no contents, never keys) to this file [$AGCORE_LOG]")
 }
 
@@ -66,10 +70,18 @@ func (a *app) turnSettings(cmd *cobra.Command) (*config.Settings, error) {
 	var se *config.SetupError
 	switch {
 	case errors.As(err, &se) || (err == nil && s.Provider == ""):
+		if se != nil && se.Settings != nil {
+			if cerr := se.Settings.Check(); cerr != nil { // a mistake beats a missing key
+				return nil, a.failEarly(se.Settings, "invalid_request", exit(ExitUsage, "%v", cerr))
+			}
+		}
 		return nil, a.noProvider(s, err)
 	case err != nil:
 		asJSON, _ := cmd.Flags().GetBool("json")
 		return nil, a.failEarly(&config.Settings{JSON: asJSON}, "invalid_request", err)
+	}
+	if err := s.Check(); err != nil {
+		return nil, a.failEarly(s, "invalid_request", exit(ExitUsage, "%v", err))
 	}
 	return s, nil
 }

@@ -9,7 +9,8 @@ import (
 // interrupts turns Ctrl-C into cancellations: the first cancels the running
 // turn (its session keeps its previous state), the next one cancels the
 // whole command so it can clean up and exit, and one more exits at once.
-// Without a running turn, the first already cancels the command.
+// Without a running turn, the first already cancels the command; with
+// oneShot (run, which has one turn) the first cancels both.
 type interrupts struct {
 	mu       sync.Mutex
 	quit     context.CancelFunc // cancels the command
@@ -17,6 +18,7 @@ type interrupts struct {
 	turn     context.CancelFunc // the running turn's; nil when none
 	hit      bool               // the running turn was interrupted
 	quitting bool
+	oneShot  bool             // the first Ctrl-C also quits
 	notify   func(msg string) // tells the user what an interrupt did; may be nil
 }
 
@@ -56,7 +58,11 @@ func (in *interrupts) interrupt() {
 	case in.turn != nil && !in.hit:
 		in.hit = true
 		in.turn()
-		in.say("cancelling the turn; the session keeps its previous state (Ctrl-C again to quit)")
+		if in.oneShot {
+			in.quitting = true
+			in.quit()
+		}
+		in.say("cancelling")
 	case !in.quitting:
 		in.quitting = true
 		in.quit()
@@ -95,5 +101,12 @@ func (in *interrupts) startTurn(ctx context.Context) (context.Context, func() (i
 func (in *interrupts) setNotify(f func(string)) {
 	in.mu.Lock()
 	in.notify = f
+	in.mu.Unlock()
+}
+
+// setOneShot makes the first Ctrl-C of a turn quit the command too.
+func (in *interrupts) setOneShot() {
+	in.mu.Lock()
+	in.oneShot = true
 	in.mu.Unlock()
 }

@@ -98,7 +98,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 		return ee.code
 	}
 	// Cobra's own errors: unknown commands and flags, wrong arguments.
-	fmt.Fprintf(env.Stderr, "agcore: %v\nRun 'agcore --help' for usage.\n", err)
+	fmt.Fprintf(env.Stderr, "agcore: %v (see agcore --help)\n", err)
 	return ExitUsage
 }
 
@@ -123,12 +123,13 @@ Then configure a provider (agcore run --help shows how) and run a turn or chat.`
 		Version:           version(),
 		SilenceUsage:      true,
 		SilenceErrors:     true,
-		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: true},
+		CompletionOptions: cobra.CompletionOptions{},
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return exit(ExitUsage, "%v\nRun '%s --help' for usage.", err, c.CommandPath())
+		return exit(ExitUsage, "%v (see %s --help)", err, c.CommandPath())
 	})
-	root.AddCommand(a.newRunCmd(), a.newChatCmd(), a.newDemoCmd(), a.newSessionsCmd(), a.newConfigCmd())
+	root.AddCommand(a.newRunCmd(), a.newChatCmd(), a.newDemoCmd(), a.newSessionsCmd(), a.newModelsCmd(), a.newConfigCmd())
+	a.registerCompletions(root)
 	return root
 }
 

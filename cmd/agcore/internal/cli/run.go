@@ -4,25 +4,30 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
 	"github.com/agcore/agcore/cmd/agcore/internal/render"
-	"github.com/agcore/agcore/session"
 )
 
-const providerHelp = `Providers (--provider, or AGCORE_PROVIDER; detected from the key when unset):
+const providerHelp = `Providers (--provider, or AGCORE_PROVIDER; when unset, the maker of the -m model
+or the first key set):
   openai      OPENAI_API_KEY, OPENAI_BASE_URL (default https://api.openai.com/v1)
   anthropic   ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (default https://api.anthropic.com)
   deepseek    DEEPSEEK_API_KEY, DEEPSEEK_BASE_URL (default https://api.deepseek.com)
   ollama      no key; http://localhost:11434/v1
-  compatible  any OpenAI-compatible server (vLLM, LM Studio, ...): --base-url or
-              OPENAI_BASE_URL, and --model; OPENAI_API_KEY if it wants a key
+  vllm        http://localhost:8000/v1 (VLLM_API_KEY if the server wants one); -m NAME
+  openrouter  OPENROUTER_API_KEY; -m vendor/model
+  groq        GROQ_API_KEY; -m NAME
+  xai         XAI_API_KEY; -m NAME
+  qwen        DASHSCOPE_API_KEY; -m NAME
+  moonshot    MOONSHOT_API_KEY; -m NAME
+  compatible  any OpenAI-compatible server (LM Studio, llama.cpp, ...): --base-url or
+              OPENAI_BASE_URL, and -m; OPENAI_API_KEY if it wants a key
   demo        offline: the scripted demo model of agcore demo, no key
-Keys are read from the environment only, and never printed, logged or stored.`
+Keys are read from the environment only, and never printed, logged or stored.
+agcore models lists the known models and the aliases -m accepts (sonnet, 4o, ...).`
 
 const jsonHelp = `With --json, stdout carries one JSON event a line:
   {"type":"start","session":"ID","model":"NAME"}
@@ -31,22 +36,32 @@ const jsonHelp = `With --json, stdout carries one JSON event a line:
   {"type":"tool_call","id":"call_1","name":"read_file","input":{...}}
   {"type":"tool_result","id":"call_1","name":"read_file","is_error":false,"output":"..."}
   {"type":"done","finish_reason":"stop","text":"...","usage":{"input_tokens":N,"output_tokens":N,"cached_input_tokens":N},"cost_usd":N,"cost_known":true}
-  {"type":"error","code":"rate_limited|auth|context_length|overloaded|server|network|invalid_request|blocked|cancelled|internal","message":"..."}
-Exit status: 0 after done, 1 after error (the session is left as it was),
-2 for bad usage or no provider, 130 when cancelled with Ctrl-C.`
+  {"type":"error","code":"rate_limited|auth|context_length|overloaded|server|network|invalid_request|blocked|cancelled|timeout|internal","message":"..."}
+Exit status: 0 after done; 1 after error (the session is left as it was);
+2 for a usage or configuration mistake, or no provider, found before any
+model call; 130 when cancelled with Ctrl-C (one quiet line; with --json an
+error event with the code "cancelled").`
 
 func (a *app) newRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "run [flags] PROMPT",
+		Use:   "run [flags] [PROMPT]",
 		Short: "Run one user turn, the whole tool loop included, and stream the answer",
-		Long: `Run sends PROMPT (the arguments joined by spaces; "-" or none reads it from
-piped stdin) as one user turn. The model may call tools, as many rounds as
---max-steps allows; the answer streams on stdout, tool calls, thinking and the
-usage line on stderr. The turn is stored in the session (--session, or a new
-one whose id is printed) only when it completes.
+		Long: `Run sends PROMPT (the arguments joined by spaces) as one user turn. Piped
+stdin is read too: alone it is the prompt ("-" or no arguments), with
+arguments it follows them after a blank line (git diff | agcore run "Review
+this:"). The model may call tools, as many rounds as --max-steps allows; the
+answer streams on stdout (rendered as Markdown on a terminal, unless --raw),
+tool calls, thinking and the usage line on stderr. The turn is stored in the
+session (--session ID or a unique prefix of one, -c for the newest, or a new
+one) only when it completes; its id is printed then, and otherwise the
+output says nothing was stored. --timeout bounds the whole turn; a server
+silent for --idle-timeout (counted across retries) is reported as not
+responding.
 
 ` + providerHelp + "\n\n" + jsonHelp,
 		Example: `  agcore run "Summarize README.md"
+  agcore run -c "And what about the tests?"
+  git diff | agcore run -m sonnet "Review this change:"
   agcore run --session notes "And what about the tests?"
   agcore run --provider ollama --model qwen3 --tools read_file,grep "Where is main defined?"
   agcore run --tools read_file,write_file --yes "Write a CHANGELOG.md from the git log in log.txt"
@@ -69,7 +84,7 @@ func (a *app) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return a.failEarly(s, "invalid_request", err)
 	}
-	sessionID, err := sessionFlag(cmd)
+	spec, err := sessionSpecOf(cmd)
 	if err != nil {
 		return a.failEarly(s, "invalid_request", err)
 	}
@@ -78,20 +93,40 @@ func (a *app) run(cmd *cobra.Command, args []string) error {
 		asker := &lineAsker{w: a.env.Stderr, r: a.env.Stdin}
 		opts.ask = asker.ask
 	}
-	return a.oneTurn(ctx, s, opts, sessionID, prompt, textNotes{
-		after: func(*runtime, bool) string { return "session " + sessionID + "\n" },
-	})
+	// One Ctrl-C ends run: it cancels the turn and the command.
+	a.intr.setOneShot()
+	return a.oneTurn(ctx, s, opts, spec, prompt, textNotes{after: storedNote})
+}
+
+// storedNote says after a turn whether the session holds it.
+func storedNote(rt *runtime, t turnOutcome) string {
+	switch {
+	case t.err != nil && t.existed:
+		return fmt.Sprintf("session %s is as it was", t.id)
+	case t.err != nil:
+		return ""
+	case !rt.store.durable:
+		return fmt.Sprintf("not stored (--store %s)", rt.store.desc)
+	}
+	return "session " + t.id
 }
 
 // textNotes are printed on stderr around a turn in text mode.
 type textNotes struct {
-	before func(rt *runtime) string
-	after  func(rt *runtime, ok bool) string
+	before func(rt *runtime, id string) string
+	after  func(rt *runtime, t turnOutcome) string
 }
 
-// oneTurn builds the runtime, runs one turn and reports its outcome as the
-// exit status.
-func (a *app) oneTurn(ctx context.Context, s *config.Settings, opts buildOptions, sessionID, prompt string, notes textNotes) error {
+// turnOutcome is what notes know of a turn.
+type turnOutcome struct {
+	id      string // the session
+	existed bool   // it held turns before this one
+	err     error  // why the turn did not complete, nil when it did
+}
+
+// oneTurn builds the runtime, picks the session, runs one turn and reports
+// its outcome as the exit status.
+func (a *app) oneTurn(ctx context.Context, s *config.Settings, opts buildOptions, spec sessionSpec, prompt string, notes textNotes) error {
 	rt, err := a.build(ctx, s, opts)
 	if err != nil {
 		if ctx.Err() != nil { // Ctrl-C while starting (an MCP server, say)
@@ -100,14 +135,20 @@ func (a *app) oneTurn(ctx context.Context, s *config.Settings, opts buildOptions
 		return a.failEarly(s, "", err)
 	}
 	defer rt.Close()
+	id, existed, err := a.pickSession(ctx, rt, spec)
+	if err != nil {
+		return a.failEarly(s, "invalid_request", err)
+	}
 	rt.sink = a.newSink(s)
 	defer rt.sink.Close()
 	if notes.before != nil && !s.JSON {
-		fmt.Fprint(a.env.Stderr, notes.before(rt))
+		fmt.Fprint(a.env.Stderr, notes.before(rt, id))
 	}
-	_, err = a.runTurn(ctx, rt, sessionID, prompt)
-	if notes.after != nil && !s.JSON {
-		fmt.Fprint(a.env.Stderr, notes.after(rt, err == nil))
+	_, err = a.runTurn(ctx, rt, id, prompt)
+	if notes.after != nil {
+		if note := notes.after(rt, turnOutcome{id: id, existed: existed, err: err}); note != "" {
+			rt.sink.Note(note)
+		}
 	}
 	var te *turnError
 	if errors.As(err, &te) {
@@ -141,32 +182,4 @@ func (a *app) failEarly(s *config.Settings, code string, err error) error {
 	}
 	render.NewJSON(a.env.Stdout).Error(code, msg)
 	return err
-}
-
-// prompt joins the arguments, or reads piped stdin for "-" or none.
-func (a *app) prompt(args []string) (string, error) {
-	p := strings.TrimSpace(strings.Join(args, " "))
-	if p == "-" || (p == "" && a.env.Stdin != nil && !isTerminal(a.env.Stdin)) {
-		b, err := io.ReadAll(io.LimitReader(a.env.Stdin, 8<<20))
-		if err != nil {
-			return "", exit(ExitFailed, "reading the prompt from stdin: %v", err)
-		}
-		p = strings.TrimSpace(string(b))
-	}
-	if p == "" {
-		return "", exit(ExitUsage, "run needs a PROMPT (an argument, or piped stdin)\nRun 'agcore run --help' for usage.")
-	}
-	return p, nil
-}
-
-// sessionFlag returns --session, checked, or a new session id.
-func sessionFlag(cmd *cobra.Command) (string, error) {
-	id, _ := cmd.Flags().GetString("session")
-	if id == "" {
-		return session.NewID(), nil
-	}
-	if err := session.ValidateID(id); err != nil {
-		return "", exit(ExitUsage, "--session: %v", err)
-	}
-	return id, nil
 }

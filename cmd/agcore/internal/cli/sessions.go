@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,8 +37,17 @@ when it completes.`,
 	list := &cobra.Command{
 		Use:   "list [--json]",
 		Short: "List the sessions, most recently updated first",
-		Long: `List prints one line per session: id, turns, messages and when it was last
-updated. With --json it prints {"sessions":[{"id","messages","turns","created_at","updated_at"},...]}.`,
+		Long: `List prints one line per session, newest first: its id, title (its first
+prompt, shortened), the model of its last turn, turns, tokens (input and
+output), cost and when it was last updated. A session id can be given to
+the other commands, and to --session, by any unique prefix of it.
+
+With --json it prints {"sessions":[{"id","title","model","provider","turns",
+"messages","usage":{"input_tokens","output_tokens","cached_input_tokens"},
+"cost_usd","created_at","updated_at"},...]}.
+
+Listing never creates or changes a store: a store named with --store that
+does not exist is an error, and a database you cannot write is read.`,
 		Example: `  agcore sessions list
   agcore sessions list --json | jq -r '.sessions[].id'`,
 		Args: cobra.NoArgs,
@@ -47,120 +57,196 @@ updated. With --json it prints {"sessions":[{"id","messages","turns","created_at
 
 	show := &cobra.Command{
 		Use:   "show ID [--json]",
-		Short: "Print a session's messages",
-		Long: `Show prints the session's messages. With --json it prints {"id":"ID","messages":[...]},
-the messages in the storage format of the message model: each tagged by
-"type" (system, user, assistant, tool_result) with "content", a list of
-blocks each tagged by "type" (text, image, audio, file, tool_use, thinking,
-redacted_thinking, extension); a tool_result message also has "tool_call_id"
-and "is_error".`,
+		Short: "Print a session as a transcript, with its usage and cost",
+		Long: `Show prints the session (ID, or a unique prefix of it) as a transcript: a
+header with its model, turns, tokens and cost, then each prompt, answer,
+tool call and tool result. With --json it prints {"id":"ID","messages":[...],
+"usage":{...},"cost_usd":N,"turns":N,"model":"NAME"}, the messages in the
+storage format of the message model: each tagged by "type" (system, user,
+assistant, tool_result) with "content", a list of blocks each tagged by
+"type" (text, image, audio, file, tool_use, thinking, redacted_thinking,
+extension); a tool_result message also has "tool_call_id" and "is_error".`,
 		Example: `  agcore sessions show work
-  agcore sessions show --json work`,
-		Args: cobra.ExactArgs(1),
-		RunE: a.sessionsShow,
+  agcore sessions show 20260105-1430
+  agcore sessions show --json work | jq '.messages | length'`,
+		Args:              cobra.ExactArgs(1),
+		RunE:              a.sessionsShow,
+		ValidArgsFunction: a.completeSessions,
 	}
-	show.Flags().Bool("json", false, "print the messages as JSON in their storage format")
+	show.Flags().Bool("json", false, "print the session as JSON, its messages in their storage format")
 
 	rm := &cobra.Command{
-		Use:     "rm ID",
-		Short:   "Remove a session",
-		Example: `  agcore sessions rm work`,
-		Args:    cobra.ExactArgs(1),
-		RunE:    a.sessionsRemove,
+		Use:               "rm ID",
+		Short:             "Remove a session (ID, or a unique prefix of it)",
+		Example:           `  agcore sessions rm work`,
+		Args:              cobra.ExactArgs(1),
+		RunE:              a.sessionsRemove,
+		ValidArgsFunction: a.completeSessions,
 	}
 	cmd.AddCommand(list, show, rm)
 	return cmd
 }
 
-// openSessions opens the store the command's settings name.
-func (a *app) openSessions(cmd *cobra.Command) (*openedStore, error) {
+// openSessions opens the store the command's settings name; toRead opens
+// it for reading only.
+func (a *app) openSessions(cmd *cobra.Command, toRead bool) (*openedStore, error) {
 	s, err := a.settings(cmd)
 	var se *config.SetupError
 	if err != nil && !errors.As(err, &se) { // the provider does not matter here
 		return nil, err
 	}
-	st, err := openStore(cmd.Context(), s.Store, s.Home, slog.New(slog.DiscardHandler))
-	if err != nil {
+	if err := config.CheckStore(s.Store); err != nil {
+		return nil, exit(ExitUsage, "--store %q %v", s.Store, err)
+	}
+	var st *openedStore
+	if toRead {
+		st, err = openStoreToRead(cmd.Context(), s.Store, s.Home)
+	} else {
+		st, err = openStore(cmd.Context(), s.Store, s.Home, slog.New(slog.DiscardHandler))
+	}
+	var ee *exitError
+	switch {
+	case errors.As(err, &ee):
+		return nil, err
+	case err != nil:
 		return nil, exit(ExitFailed, "%v", err)
 	}
 	return st, nil
 }
 
+// listedSession is one line of sessions list.
+type listedSession struct {
+	ID        string           `json:"id"`
+	Title     string           `json:"title"`
+	Model     string           `json:"model"`
+	Provider  string           `json:"provider"`
+	Turns     int              `json:"turns"`
+	Messages  int              `json:"messages"`
+	Usage     render.UsageJSON `json:"usage"`
+	CostUSD   float64          `json:"cost_usd"`
+	CreatedAt time.Time        `json:"created_at"`
+	UpdatedAt time.Time        `json:"updated_at"`
+}
+
 func (a *app) sessionsList(cmd *cobra.Command, _ []string) error {
-	st, err := a.openSessions(cmd)
+	st, err := a.openSessions(cmd, true)
 	if err != nil {
 		return err
 	}
 	defer st.close()
-	var all []session.Info
-	for cursor := ""; ; {
-		page, err := st.List(cmd.Context(), session.ListOptions{Cursor: cursor})
-		if err != nil {
-			return exit(ExitFailed, "listing sessions: %v", err)
+	infos, err := listSessions(cmd.Context(), st)
+	if err != nil {
+		return exit(ExitFailed, "listing sessions in %s: %v", st.desc, err)
+	}
+	all := make([]listedSession, 0, len(infos))
+	for _, info := range infos {
+		l := listedSession{ID: info.ID, Turns: info.Turns, Messages: info.Messages, CreatedAt: info.CreatedAt, UpdatedAt: info.UpdatedAt}
+		if s, err := st.Load(cmd.Context(), info.ID); err == nil {
+			meta := metaOf(s)
+			l.Title, l.Model, l.Provider, l.CostUSD = titleOf(s, 48), meta.Model, meta.Provider, s.CostUSD
+			l.Usage = render.UsageJSON{InputTokens: s.Usage.InputTokens, OutputTokens: s.Usage.OutputTokens, CachedInputTokens: s.Usage.CachedInputTokens}
 		}
-		all = append(all, page.Sessions...)
-		if cursor = page.Next; cursor == "" {
-			break
-		}
+		all = append(all, l)
 	}
 	if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
-		if all == nil {
-			all = []session.Info{}
-		}
 		return writeJSON(a.env.Stdout, map[string]any{"sessions": all})
 	}
 	if len(all) == 0 {
-		fmt.Fprintf(a.env.Stderr, "no sessions in %s\n", st.desc)
+		fmt.Fprintf(a.env.Stderr, "no sessions in %s yet\n", st.desc)
 		return nil
 	}
 	tw := tabwriter.NewWriter(a.env.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTURNS\tMESSAGES\tUPDATED")
+	fmt.Fprintln(tw, "ID\tTITLE\tMODEL\tTURNS\tTOKENS\tCOST\tUPDATED")
 	for _, s := range all {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", s.ID, s.Turns, s.Messages, s.UpdatedAt.Local().Format("2006-01-02 15:04:05"))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", s.ID, orDash(s.Title), orDash(s.Model), s.Turns,
+			render.Thousands(s.Usage.InputTokens+s.Usage.OutputTokens), cost(s.CostUSD), s.UpdatedAt.Local().Format("2006-01-02 15:04"))
 	}
 	return tw.Flush()
 }
 
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// cost formats a session's cost; a session does not record whether a zero
+// cost was known, so 0 is shown as unknown.
+func cost(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return render.USD(v)
+}
+
+// loadSession loads the session id names (or a unique prefix of it).
+func loadSession(ctx context.Context, st *openedStore, id string) (*session.Session, error) {
+	full, err := resolveID(ctx, st, id)
+	if err != nil {
+		return nil, sessionError(err, id, st.desc)
+	}
+	s, err := st.Load(ctx, full)
+	if err != nil {
+		return nil, sessionError(err, full, st.desc)
+	}
+	return s, nil
+}
+
 func (a *app) sessionsShow(cmd *cobra.Command, args []string) error {
-	st, err := a.openSessions(cmd)
+	st, err := a.openSessions(cmd, true)
 	if err != nil {
 		return err
 	}
 	defer st.close()
-	s, err := st.Load(cmd.Context(), args[0])
+	s, err := loadSession(cmd.Context(), st, args[0])
 	if err != nil {
-		return sessionError(err, args[0], st.desc)
+		return err
 	}
 	if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
 		msgs := s.Messages
 		if msgs == nil {
 			msgs = []llm.Message{}
 		}
+		meta := metaOf(s)
 		return writeJSON(a.env.Stdout, struct {
-			ID       string        `json:"id"`
-			Messages []llm.Message `json:"messages"`
-		}{s.ID, msgs})
+			ID       string           `json:"id"`
+			Messages []llm.Message    `json:"messages"`
+			Model    string           `json:"model,omitempty"`
+			Provider string           `json:"provider,omitempty"`
+			Turns    int              `json:"turns"`
+			Usage    render.UsageJSON `json:"usage"`
+			CostUSD  float64          `json:"cost_usd"`
+		}{s.ID, msgs, meta.Model, meta.Provider, s.Turns,
+			render.UsageJSON{InputTokens: s.Usage.InputTokens, OutputTokens: s.Usage.OutputTokens, CachedInputTokens: s.Usage.CachedInputTokens}, s.CostUSD})
 	}
 	return printSession(a.env.Stdout, s)
 }
 
 func (a *app) sessionsRemove(cmd *cobra.Command, args []string) error {
-	st, err := a.openSessions(cmd)
+	st, err := a.openSessions(cmd, false)
 	if err != nil {
 		return err
 	}
 	defer st.close()
-	if err := st.Delete(cmd.Context(), args[0]); err != nil {
+	id, err := resolveID(cmd.Context(), st, args[0])
+	if err != nil {
 		return sessionError(err, args[0], st.desc)
 	}
-	fmt.Fprintf(a.env.Stdout, "removed session %s\n", args[0])
+	if err := st.Delete(cmd.Context(), id); err != nil {
+		return sessionError(err, id, st.desc)
+	}
+	fmt.Fprintf(a.env.Stdout, "removed session %s\n", id)
 	return nil
 }
 
 func sessionError(err error, id, store string) error {
+	var ee *exitError
 	switch {
+	case errors.As(err, &ee):
+		return err
 	case errors.Is(err, session.ErrNotFound):
-		return exit(ExitFailed, "no session %q in %s", id, store)
+		return exit(ExitFailed, "no session %q in %s (agcore sessions list shows them)", id, store)
 	case errors.Is(err, session.ErrInvalidID):
 		return exit(ExitUsage, "%v", err)
 	}
@@ -173,37 +259,47 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// printSession writes a session as a readable transcript.
+// printSession writes a session as a readable transcript: a header with
+// its totals, then each message.
 func printSession(w io.Writer, s *session.Session) error {
-	cost := "" // a session does not record whether a zero cost was known
-	if s.CostUSD > 0 {
-		cost = " · " + render.USD(s.CostUSD)
+	meta := metaOf(s)
+	model := ""
+	if meta.Model != "" {
+		model = fmt.Sprintf(" · %s (%s)", meta.Model, meta.Provider)
 	}
-	fmt.Fprintf(w, "session %s · %s · %s · %s input / %s cached / %s output tokens%s · updated %s\n",
-		s.ID, count(s.Turns, "turn"), count(len(s.Messages), "message"), render.Thousands(s.Usage.InputTokens),
-		render.Thousands(s.Usage.CachedInputTokens), render.Thousands(s.Usage.OutputTokens), cost, s.UpdatedAt.Local().Format(time.DateTime))
+	costText := "" // a session does not record whether a zero cost was known
+	if s.CostUSD > 0 {
+		costText = " · " + render.USD(s.CostUSD)
+	}
+	fmt.Fprintf(w, "session %s%s · %s · %s input / %s cached / %s output tokens%s · updated %s\n",
+		s.ID, model, count(s.Turns, "turn"), render.Thousands(s.Usage.InputTokens),
+		render.Thousands(s.Usage.CachedInputTokens), render.Thousands(s.Usage.OutputTokens), costText, s.UpdatedAt.Local().Format(time.DateTime))
+	names := map[string]string{} // tool call id → tool name
 	for _, m := range s.Messages {
-		fmt.Fprintln(w)
 		switch m.Role {
 		case llm.RoleTool:
-			state := "ok"
+			state, text := "✓", m.Text()
 			if m.IsError {
-				state = "error"
+				state = "✗ error:"
 			}
-			text := m.Text()
-			fmt.Fprintf(w, "[tool result %s: %s, %s]\n%s\n", m.ToolCallID, state, render.Size(len(text)), indent(render.Clip(text, 600)))
+			fmt.Fprintf(w, "  %s %s [tool result %s, %s]\n%s\n", state, names[m.ToolCallID], m.ToolCallID, render.Size(len(text)), indent(render.Clip(text, 600), "      "))
 			continue
+		case llm.RoleUser:
+			fmt.Fprint(w, "\n── you ──\n")
+		case llm.RoleAssistant:
+			fmt.Fprint(w, "\n── assistant ──\n")
 		default:
-			fmt.Fprintf(w, "[%s]\n", m.Role)
+			fmt.Fprintf(w, "\n── %s ──\n", m.Role)
 		}
 		for _, b := range m.Content {
 			switch b := b.(type) {
 			case llm.Text:
-				fmt.Fprintln(w, b.Text)
+				fmt.Fprintln(w, strings.TrimRight(b.Text, "\n"))
 			case llm.Thinking:
 				fmt.Fprintf(w, "(thinking) %s\n", b.Text)
 			case llm.ToolUse:
-				fmt.Fprintf(w, "→ %s %s  [%s]\n", b.Name, render.ShortArgs(b.InputOrEmpty(), 200), b.ID)
+				names[b.ID] = b.Name
+				fmt.Fprintf(w, "  → %s %s  [%s]\n", b.Name, render.ShortArgs(b.InputOrEmpty(), 200), b.ID)
 			default:
 				fmt.Fprintf(w, "(%s block)\n", b.BlockType())
 			}
@@ -212,8 +308,8 @@ func printSession(w io.Writer, s *session.Session) error {
 	return nil
 }
 
-func indent(s string) string {
-	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
+func indent(s, by string) string {
+	return by + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+by)
 }
 
 // count formats "1 turn", "2 turns".

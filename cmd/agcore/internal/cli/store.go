@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -61,6 +63,45 @@ func openStore(ctx context.Context, dsn, home string, logger *slog.Logger) (*ope
 
 func openSQLite(ctx context.Context, path string) (*openedStore, error) {
 	db, err := sqlite.Open(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	return &openedStore{Store: db, desc: "sqlite:" + db.Path(), durable: true, close: db.Close}, nil
+}
+
+// openStoreToRead opens the store a --store DSN names for a command that
+// only reads it (sessions list, show): nothing is created, and a database
+// the user cannot write is opened read-only. The default store that does
+// not exist yet is an empty one; a store named explicitly that does not
+// exist is a usage error (a typo must not look like an empty store).
+func openStoreToRead(ctx context.Context, dsn, home string) (*openedStore, error) {
+	missing := func(what, path string) error {
+		return exit(ExitUsage, "--store %s: no %s at %s (nothing has been stored there): check the path", dsn, what, path)
+	}
+	switch {
+	case dsn == "" || dsn == "sqlite" || dsn == "sqlite:":
+		path := config.DefaultDB(home)
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return &openedStore{Store: memstore.New(), desc: "sqlite:" + path, durable: true, close: func() error { return nil }}, nil
+		}
+		return openSQLiteToRead(ctx, path)
+	case strings.HasPrefix(dsn, "sqlite:"):
+		path := strings.TrimPrefix(dsn, "sqlite:")
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, missing("database", path)
+		}
+		return openSQLiteToRead(ctx, path)
+	case strings.HasPrefix(dsn, "file:"):
+		dir := strings.TrimPrefix(dsn, "file:")
+		if fi, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) || err == nil && !fi.IsDir() {
+			return nil, missing("session directory", dir)
+		}
+	}
+	return openStore(ctx, dsn, home, slog.New(slog.DiscardHandler))
+}
+
+func openSQLiteToRead(ctx context.Context, path string) (*openedStore, error) {
+	db, err := sqlite.Open(ctx, path, sqlite.ReadOnly())
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agcore/agcore/agent"
@@ -19,15 +20,24 @@ func (a *app) newSink(s *config.Settings) render.Sink {
 		return render.NewJSON(a.env.Stdout)
 	}
 	tty := isTerminal(a.env.Stderr)
-	return render.NewText(a.env.Stdout, a.env.Stderr, render.TextOptions{
+	opts := render.TextOptions{
 		Terminal:     tty,
 		Color:        tty && a.colorOK(),
 		HideThinking: s.HideThinking,
 		Width:        func() int { return termWidth(a.env.Stderr) },
-	})
+	}
+	// Markdown is rendered only for a person: stdout a terminal, --raw
+	// not given, a terminal that is not dumb.
+	if term, _ := a.env.Getenv("TERM"); !s.Raw && isTerminal(a.env.Stdout) && !strings.EqualFold(term, "dumb") {
+		if md, err := render.NewMarkdown(termWidth(a.env.Stdout), !a.colorOK()); err == nil {
+			opts.Markdown = md
+		}
+	}
+	return render.NewText(a.env.Stdout, a.env.Stderr, opts)
 }
 
-// turnError is a turn that ended with an error event.
+// turnError is a turn that did not complete: it failed, timed out or was
+// cancelled. It has been reported already.
 type turnError struct {
 	err         error
 	interrupted bool // a Ctrl-C cancelled it
@@ -39,18 +49,30 @@ func (e *turnError) Unwrap() error { return e.err }
 // runTurn runs one user turn, the whole tool loop included, and shows it
 // on rt.sink: start, the deltas, tool calls and results, then done once the
 // turn is stored, or an error (and the session stays as it was). A Ctrl-C
-// cancels the turn.
+// cancels the turn; --timeout bounds it.
 func (a *app) runTurn(ctx context.Context, rt *runtime, sessionID, prompt string) (*agent.Response, error) {
 	sink := rt.sink
-	tctx, end := a.intr.startTurn(ctx)
-	a.intr.setNotify(func(msg string) {
-		resume := sink.Pause()
-		if _, ok := sink.(*render.Text); ok {
-			fmt.Fprintln(a.env.Stderr, msg)
+	if err := a.checkPrompt(rt, prompt); err != nil {
+		sink.Start(sessionID, rt.model)
+		sink.Error("context_length", err.Error())
+		return nil, &turnError{err: err}
+	}
+	ictx, end := a.intr.startTurn(ctx)
+	tctx := ictx
+	if rt.s.Timeout > 0 {
+		var cancel context.CancelFunc
+		tctx, cancel = context.WithTimeoutCause(ictx, rt.s.Timeout, errTurnTimeout)
+		defer cancel()
+	}
+	a.intr.setNotify(func(string) {
+		if t, ok := sink.(*render.Text); ok {
+			t.Busy("cancelling")
 		}
-		resume()
 	})
 	defer a.intr.setNotify(nil)
+	if rt.quiet != nil {
+		rt.quiet.reset()
+	}
 
 	start := time.Now()
 	sink.Start(sessionID, rt.model)
@@ -76,10 +98,19 @@ func (a *app) runTurn(ctx context.Context, rt *runtime, sessionID, prompt string
 	if err == nil {
 		err = resp.PersistErr()
 	}
+	timedOut := errors.Is(context.Cause(tctx), errTurnTimeout)
 	interrupted := end()
-	if err != nil {
-		sink.Error(render.ErrorCode(err), errorMessage(err))
-		return nil, &turnError{err: err, interrupted: interrupted || errors.Is(err, context.Canceled) && ctx.Err() != nil}
+	switch {
+	case err == nil:
+	case interrupted || ctx.Err() != nil:
+		sink.Cancelled("cancelled; nothing was stored")
+		return nil, &turnError{err: err, interrupted: true}
+	case timedOut:
+		sink.Error("timeout", fmt.Sprintf("the turn took longer than --timeout %s, so it was stopped; nothing was stored", rt.s.Timeout))
+		return nil, &turnError{err: err}
+	default:
+		sink.Error(render.ErrorCode(err), describe(rt.s, err))
+		return nil, &turnError{err: err}
 	}
 	sink.Done(render.Done{
 		Session:      sessionID,
@@ -92,16 +123,4 @@ func (a *app) runTurn(ctx context.Context, rt *runtime, sessionID, prompt string
 		Duration:     time.Since(start),
 	})
 	return resp, nil
-}
-
-// errorMessage is the error event's message.
-func errorMessage(err error) string {
-	var perr *agent.PersistError
-	switch {
-	case llm.KindOf(err) == llm.KindCancelled:
-		return "the turn was cancelled; the session keeps its previous state"
-	case errors.As(err, &perr):
-		return "the turn could not be stored, so the session keeps its previous state: " + perr.Err.Error()
-	}
-	return err.Error()
 }

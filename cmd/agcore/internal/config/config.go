@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // FileName is the config file's name inside $AGCORE_HOME.
@@ -26,6 +27,15 @@ const (
 	DefaultMaxSteps = 20
 	DefaultCompact  = "auto"
 	DefaultRetries  = 3
+	// DefaultTimeout bounds one whole turn, the tool loop included: long
+	// enough for a long agentic turn, short enough that a person is not
+	// left waiting for ever.
+	DefaultTimeout = 10 * time.Minute
+	// DefaultIdleTimeout is how long a model call may go without sending
+	// anything, counted across its retries, before the server is reported
+	// as not responding. A local model loading from disk or reading a long
+	// prompt can be silent for a minute.
+	DefaultIdleTimeout = 2 * time.Minute
 )
 
 // CompactModes are the values --compact accepts.
@@ -37,7 +47,7 @@ var CompactModes = []string{"auto", "summarize", "off"}
 //	  "provider": "anthropic",
 //	  "providers": {
 //	    "anthropic": {"model": "claude-sonnet-4-5"},
-//	    "vllm": {"type": "compatible", "base_url": "http://gpu:8000/v1", "model": "qwen3", "api_key_env": "VLLM_KEY"}
+//	    "gpu": {"type": "vllm", "base_url": "http://gpu:8000/v1", "model": "qwen3", "api_key_env": "GPU_KEY"}
 //	  },
 //	  "tools": ["read_file", "list_dir", "grep"],
 //	  "mcp": [{"command": "npx -y @modelcontextprotocol/server-everything"}, {"url": "http://localhost:3001/mcp", "approval": true}],
@@ -62,6 +72,14 @@ type File struct {
 	Retries       *int                      `json:"retries,omitempty"`
 	Log           string                    `json:"log,omitempty"`
 	HideThinking  bool                      `json:"hide_thinking,omitempty"`
+	// Timeout and IdleTimeout are durations ("10m", "90s").
+	Timeout     string `json:"timeout,omitempty"`
+	IdleTimeout string `json:"idle_timeout,omitempty"`
+	// Raw turns Markdown rendering off.
+	Raw bool `json:"raw,omitempty"`
+	// Aliases are the user's own short names for models, added to (and
+	// replacing) the built-in ones: {"fast": "gpt-4.1-nano"}.
+	Aliases map[string]string `json:"aliases,omitempty"`
 }
 
 // ProviderConfig configures one named provider of the config file.
@@ -127,6 +145,12 @@ type Settings struct {
 	Log           string
 	JSON          bool
 	HideThinking  bool
+	Raw           bool          // no Markdown rendering
+	Timeout       time.Duration // one whole turn; 0 means none
+	IdleTimeout   time.Duration // silence of one model call, across its retries
+	Aliases       map[string]string
+	// Alias is the alias the model was given as ("" when none).
+	Alias string
 
 	// Sources says where each setting came from: "flag --x", "env X",
 	// "file", "default", "detected from X".
@@ -227,6 +251,7 @@ func Resolve(in Input) (*Settings, error) {
 		return nil, err
 	}
 	s.FileFound = found
+	s.Aliases = Aliases(f.Aliases)
 	r := &resolver{in: in, set: s}
 
 	// A provider that cannot be used as configured is reported after the
@@ -247,6 +272,9 @@ func Resolve(in Input) (*Settings, error) {
 	}
 	s.Tools = splitList(r.str("tools", "tools", []string{"AGCORE_TOOLS"}, fileTools, DefaultTools))
 	s.Root = r.str("root", "root", []string{"AGCORE_ROOT"}, f.Root, in.Cwd)
+	if !filepath.IsAbs(s.Root) && in.Cwd != "" {
+		s.Root = filepath.Join(in.Cwd, s.Root)
+	}
 	s.System = r.str("system", "system", []string{"AGCORE_SYSTEM"}, f.System, "")
 	s.Compact = r.str("compact", "compact", []string{"AGCORE_COMPACT"}, f.Compact, DefaultCompact)
 	if !contains(CompactModes, s.Compact) {
@@ -279,6 +307,20 @@ func Resolve(in Input) (*Settings, error) {
 	s.Yes = r.flag("yes", "yes", false)
 	s.JSON = r.flag("json", "json", false)
 	s.HideThinking = r.flag("hide_thinking", "hide-thinking", f.HideThinking)
+	s.Raw = r.flag("raw", "raw", f.Raw)
+	if v, ok := in.Getenv("AGCORE_RAW"); ok && v != "" && s.Sources["raw"] != "flag --raw" {
+		s.Raw, _ = strconv.ParseBool(v)
+		s.Sources["raw"] = "env AGCORE_RAW"
+	}
+	if s.Timeout, err = r.duration("timeout", "timeout", "AGCORE_TIMEOUT", f.Timeout, DefaultTimeout); err != nil {
+		return nil, err
+	}
+	if s.IdleTimeout, err = r.duration("idle_timeout", "idle-timeout", "AGCORE_IDLE_TIMEOUT", f.IdleTimeout, DefaultIdleTimeout); err != nil {
+		return nil, err
+	}
+	if s.IdleTimeout == 0 {
+		return nil, errors.New("--idle-timeout must be more than 0 (it is how long a silent server is waited for)")
+	}
 
 	s.MCP, s.Sources["mcp"] = f.MCP, "file"
 	if len(f.MCP) == 0 {
@@ -303,6 +345,20 @@ func Resolve(in Input) (*Settings, error) {
 	return s, setupErr
 }
 
+// duration resolves a duration setting: Go's syntax ("90s", "10m"), or a
+// number of seconds.
+func (r *resolver) duration(key, flag, env, file string, def time.Duration) (time.Duration, error) {
+	v := strings.TrimSpace(r.str(key, flag, []string{env}, file, def.String()))
+	if n, err := strconv.ParseFloat(v, 64); err == nil && n >= 0 {
+		return time.Duration(n * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%s %q is not a duration: give one such as 90s or 10m (0 for none)", r.set.origin(key, flag), v)
+	}
+	return d, nil
+}
+
 // flag resolves a boolean flag.
 func (r *resolver) flag(key, flag string, file bool) bool {
 	if v, ok := r.in.Flags[flag]; ok {
@@ -324,8 +380,14 @@ func (r *resolver) provider(f File) error {
 	s.Provider = r.str("provider", "provider", []string{"AGCORE_PROVIDER"}, f.Provider, "")
 	if s.Provider == "" {
 		// No provider named anywhere: take the first kind whose key is set.
+		// A model that belongs to one provider names it (-m sonnet);
+		// else the first kind whose key is set.
+		if k, ok := r.kindOfModel(); ok {
+			s.Provider = k.Name
+			s.Sources["provider"] = "the model's provider"
+		}
 		for _, k := range Kinds {
-			if k.KeyEnv == "" || k.Name == "compatible" { // no key to tell by, or OpenAI's
+			if s.Provider != "" || !k.Detect {
 				continue
 			}
 			if v, ok := r.in.Getenv(k.KeyEnv); ok && v != "" {
@@ -353,6 +415,9 @@ func (r *resolver) provider(f File) error {
 	}
 	s.Kind = kind
 	s.Model = r.str("model", "model", []string{"AGCORE_MODEL"}, pc.Model, kind.DefaultModel)
+	if m, ok := s.Aliases[s.Model]; ok {
+		s.Alias, s.Model = s.Model, m
+	}
 	var baseEnvs []string
 	if kind.BaseEnv != "" {
 		baseEnvs = []string{kind.BaseEnv}

@@ -23,18 +23,33 @@ type Kind struct {
 	// KeyRequired says whether the official endpoint needs a key. A custom
 	// base URL (a proxy, a test server) may do without one.
 	KeyRequired bool
+	// Wire is the API the kind speaks: "openai" (Chat Completions at
+	// {base}/chat/completions), "anthropic" (Messages at {base}/v1/messages)
+	// or "demo" (offline).
+	Wire string
+	// Detect says whether a set KeyEnv picks this kind when no provider is
+	// named.
+	Detect bool
 }
 
 // Kinds lists the provider kinds, in the order auto-detection tries them.
 var Kinds = []Kind{
-	{Name: "openai", KeyEnv: "OPENAI_API_KEY", BaseEnv: "OPENAI_BASE_URL", DefaultBase: "https://api.openai.com/v1", DefaultModel: "gpt-4.1-mini", KeyRequired: true},
-	{Name: "anthropic", KeyEnv: "ANTHROPIC_API_KEY", BaseEnv: "ANTHROPIC_BASE_URL", DefaultBase: "https://api.anthropic.com", DefaultModel: "claude-sonnet-4-5", KeyRequired: true},
-	{Name: "deepseek", KeyEnv: "DEEPSEEK_API_KEY", BaseEnv: "DEEPSEEK_BASE_URL", DefaultBase: "https://api.deepseek.com", DefaultModel: "deepseek-chat", KeyRequired: true},
-	{Name: "ollama", DefaultBase: "http://localhost:11434/v1", DefaultModel: "llama3.2"},
-	{Name: "compatible", KeyEnv: "OPENAI_API_KEY", BaseEnv: "OPENAI_BASE_URL"},
+	{Name: "openai", KeyEnv: "OPENAI_API_KEY", BaseEnv: "OPENAI_BASE_URL", DefaultBase: "https://api.openai.com/v1", DefaultModel: "gpt-4.1-mini", KeyRequired: true, Wire: "openai", Detect: true},
+	{Name: "anthropic", KeyEnv: "ANTHROPIC_API_KEY", BaseEnv: "ANTHROPIC_BASE_URL", DefaultBase: "https://api.anthropic.com", DefaultModel: "claude-sonnet-4-5", KeyRequired: true, Wire: "anthropic", Detect: true},
+	{Name: "deepseek", KeyEnv: "DEEPSEEK_API_KEY", BaseEnv: "DEEPSEEK_BASE_URL", DefaultBase: "https://api.deepseek.com", DefaultModel: "deepseek-chat", KeyRequired: true, Wire: "openai", Detect: true},
+	{Name: "ollama", DefaultBase: "http://localhost:11434/v1", DefaultModel: "llama3.2", Wire: "openai"},
+	// The presets of OpenAI-compatible services (provider/openai's VLLM(),
+	// OpenRouter(), Groq(), XAI(), Qwen(), Moonshot()): each needs --model.
+	{Name: "vllm", KeyEnv: "VLLM_API_KEY", DefaultBase: "http://localhost:8000/v1", Wire: "openai"},
+	{Name: "openrouter", KeyEnv: "OPENROUTER_API_KEY", DefaultBase: "https://openrouter.ai/api/v1", KeyRequired: true, Wire: "openai", Detect: true},
+	{Name: "groq", KeyEnv: "GROQ_API_KEY", DefaultBase: "https://api.groq.com/openai/v1", KeyRequired: true, Wire: "openai", Detect: true},
+	{Name: "xai", KeyEnv: "XAI_API_KEY", DefaultBase: "https://api.x.ai/v1", KeyRequired: true, Wire: "openai", Detect: true},
+	{Name: "qwen", KeyEnv: "DASHSCOPE_API_KEY", DefaultBase: "https://dashscope-intl.aliyuncs.com/compatible-mode/v1", KeyRequired: true, Wire: "openai", Detect: true},
+	{Name: "moonshot", KeyEnv: "MOONSHOT_API_KEY", DefaultBase: "https://api.moonshot.ai/v1", KeyRequired: true, Wire: "openai", Detect: true},
+	{Name: "compatible", KeyEnv: "OPENAI_API_KEY", BaseEnv: "OPENAI_BASE_URL", Wire: "openai"},
 	// demo is the offline scripted demo model, for trying run and chat
 	// without a key; it is never detected.
-	{Name: "demo", DefaultBase: "offline", DefaultModel: "scripted-demo"},
+	{Name: "demo", DefaultBase: "offline", DefaultModel: "scripted-demo", Wire: "demo"},
 }
 
 // KindNamed returns the kind called name.
@@ -46,6 +61,9 @@ func KindNamed(name string) (Kind, bool) {
 	}
 	return Kind{}, false
 }
+
+// KindNames lists the kinds' names, comma-separated.
+func KindNames() string { return kindNames() }
 
 func kindNames() string {
 	names := make([]string, len(Kinds))

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // Entry is one line of the effective configuration, as `agcore config`
@@ -75,8 +76,18 @@ func (s *Settings) Entries() []Entry {
 		{"compact", s.Compact, src("compact")},
 		{"system", orName(s.System, "(built-in instructions)"), src("system")},
 		{"retries", strconv.Itoa(s.Retries), src("retries")},
+		{"timeout", durationText(s.Timeout), src("timeout")},
+		{"idle timeout", durationText(s.IdleTimeout), src("idle_timeout")},
+		{"markdown", map[bool]string{true: "off (--raw)", false: "on a terminal"}[s.Raw], src("raw")},
 		{"log", orName(s.Log, "(off)"), src("log")},
 	}
+}
+
+func durationText(d time.Duration) string {
+	if d == 0 {
+		return "none"
+	}
+	return d.String()
 }
 
 // Print writes the entries as an aligned table.
@@ -116,4 +127,60 @@ func RedactURL(raw string) string {
 		}
 	}
 	return out
+}
+
+// JSON is the effective configuration as one object, for `agcore config
+// --json | jq .provider`: each setting under its own name, the API key only
+// as the variable it is read from and whether it is set, and where each
+// setting came from under "sources".
+func (s *Settings) JSONObject() map[string]any {
+	store := s.Store
+	if store == "" {
+		store = "sqlite:" + DefaultDB(s.Home)
+	}
+	mcp := make([]map[string]any, 0, len(s.MCP))
+	for _, m := range s.MCP {
+		e := map[string]any{"approval": m.Approval}
+		if m.Name != "" {
+			e["name"] = m.Name
+		}
+		if m.Command != "" {
+			e["command"] = m.Command
+		} else {
+			e["url"] = RedactURL(m.URL)
+		}
+		mcp = append(mcp, e)
+	}
+	tools := s.Tools
+	if tools == nil {
+		tools = []string{}
+	}
+	return map[string]any{
+		"home":              s.Home,
+		"config_file":       s.ConfigFile,
+		"config_file_found": s.FileFound,
+		"provider":          s.Provider,
+		"kind":              s.Kind.Name,
+		"model":             s.Model,
+		"alias":             s.Alias,
+		"base_url":          RedactURL(s.BaseURL),
+		"api_key_env":       s.KeyEnv,
+		"api_key_set":       s.APIKey != "",
+		"store":             store,
+		"tools":             tools,
+		"root":              s.Root,
+		"mcp":               mcp,
+		"max_steps":         s.MaxSteps,
+		"context_window":    s.ContextWindow,
+		"compact":           s.Compact,
+		"system":            s.System,
+		"retries":           s.Retries,
+		"timeout":           s.Timeout.String(),
+		"idle_timeout":      s.IdleTimeout.String(),
+		"log":               s.Log,
+		"raw":               s.Raw,
+		"hide_thinking":     s.HideThinking,
+		"aliases":           s.Aliases,
+		"sources":           s.Sources,
+	}
 }

@@ -148,6 +148,12 @@ func (j *JSON) Error(code, message string) {
 	j.emit(errorEvent{Type: "error", Code: code, Message: message})
 }
 
+// Cancelled implements Sink: an error event with the code "cancelled".
+func (j *JSON) Cancelled(message string) { j.Error("cancelled", message) }
+
+// Note implements Sink: notes are for people only.
+func (j *JSON) Note(string) {}
+
 // Pause implements Sink.
 func (j *JSON) Pause() func() { return func() {} }
 

@@ -26,6 +26,13 @@ type Sink interface {
 	Retry(attempt int, delay time.Duration, err error)
 	Done(d Done)
 	Error(code, message string)
+	// Cancelled reports a turn the user cancelled: not an error, so one
+	// quiet line for people (an error event with the code "cancelled" for
+	// programs).
+	Cancelled(message string)
+	// Note adds a quiet line after the turn (what was stored); nothing in
+	// JSON.
+	Note(message string)
 	// Pause clears any status line and ends the current line so that the
 	// caller can ask the user something; resume restores the status.
 	Pause() (resume func())
@@ -57,6 +64,7 @@ func ErrorCode(err error) string {
 		return k.String()
 	case llm.KindIdleTimeout:
 		return "network"
+
 	case llm.KindTooLarge, llm.KindMalformed:
 		return "server"
 	}

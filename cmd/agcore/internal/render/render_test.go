@@ -183,3 +183,25 @@ func (s *syncBuilder) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+func TestMarkdownStreamsWholeBlocks(t *testing.T) {
+	var s mdStream
+	var got []string
+	for _, d := range []string{"# Ti", "tle\n", "\nPara", "graph one.\n\n```go\nx := 1\n\n", "y := 2\n```\n", "\nLast"} {
+		if b := s.add(d); b != "" {
+			got = append(got, b)
+		}
+	}
+	got = append(got, s.flush())
+	want := []string{"# Title\n\n", "Paragraph one.\n\n", "```go\nx := 1\n\ny := 2\n```\n\n", "Last"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("blocks = %q\nwant     %q", got, want)
+	}
+	md, err := NewMarkdown(80, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := md.Render("Some **bold** text"); strings.Contains(out, "**") || !strings.Contains(out, "bold") {
+		t.Errorf("Render = %q", out)
+	}
+}

@@ -21,6 +21,9 @@ type TextOptions struct {
 	// Width returns the terminal's width in columns, so the status line
 	// never wraps; nil or 0 means 80.
 	Width func() int
+	// Markdown, when set, renders the answer (stdout is a terminal): it is
+	// shown a block at a time, as its paragraphs and code blocks complete.
+	Markdown *Markdown
 }
 
 // Text shows a turn for people. The answer streams on out (stdout) and
@@ -41,6 +44,7 @@ type Text struct {
 	names    map[string]string
 	pending  int // tool calls without a result yet
 	paused   string
+	md       mdStream // answer text not rendered yet (with Markdown)
 }
 
 // NewText returns a text sink.
@@ -69,6 +73,7 @@ func (t *Text) busyLocked(msg string) {
 // line, so that a decoration line starts at column 0.
 func (t *Text) lineLocked() {
 	t.st.clearLocked()
+	t.flushMarkdownLocked()
 	t.endThinkingLocked()
 	if t.outMid {
 		io.WriteString(t.out, "\n")
@@ -78,6 +83,24 @@ func (t *Text) lineLocked() {
 		io.WriteString(t.errw, "\n")
 		t.errMid = false
 	}
+}
+
+// flushMarkdownLocked renders the answer text held back, if any.
+func (t *Text) flushMarkdownLocked() {
+	if t.opts.Markdown == nil {
+		return
+	}
+	t.writeMarkdownLocked(t.md.flush())
+}
+
+func (t *Text) writeMarkdownLocked(md string) {
+	if strings.TrimSpace(md) == "" {
+		return
+	}
+	t.st.clearLocked()
+	t.endThinkingLocked()
+	io.WriteString(t.out, t.opts.Markdown.Render(md))
+	t.outMid = false
 }
 
 // endThinkingLocked ends a run of thinking: the dim colour and the line.
@@ -140,6 +163,14 @@ func (t *Text) Text(delta string) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.opts.Markdown != nil {
+		if block := t.md.add(delta); block != "" {
+			t.st.setLocked("")
+			t.writeMarkdownLocked(block)
+		}
+		t.busyLocked("writing")
+		return
+	}
 	t.st.setLocked("")
 	t.endThinkingLocked()
 	io.WriteString(t.out, delta)
@@ -209,6 +240,25 @@ func (t *Text) Error(code, message string) {
 	t.st.setLocked("")
 	t.lineLocked()
 	fmt.Fprintln(t.errw, t.color("31", "error ("+code+"): "+message))
+}
+
+// Cancelled implements Sink: one dim line, no error.
+func (t *Text) Cancelled(message string) { t.Note(message) }
+
+// Note implements Sink: one dim line on stderr.
+func (t *Text) Note(message string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.st.setLocked("")
+	t.lineLocked()
+	fmt.Fprintln(t.errw, t.color("2", message))
+}
+
+// Busy shows msg on the status line (terminals only), as cancelling.
+func (t *Text) Busy(msg string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.busyLocked(msg)
 }
 
 // Pause implements Sink.

@@ -1,0 +1,70 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCheckFindsMistakesWithWhereTheyCameFrom(t *testing.T) {
+	tests := []struct {
+		name  string
+		flags map[string]string
+		env   map[string]string
+		want  string // "" for no mistake
+	}{
+		{"fine", nil, nil, ""},
+		{"a flag", map[string]string{"base-url": "notaurl"}, nil, `--base-url "notaurl" is not a URL`},
+		{"the environment", nil, map[string]string{"OPENAI_BASE_URL": "ftp://x/v1"}, `OPENAI_BASE_URL "ftp://x/v1" has the scheme "ftp"`},
+		{"a store", map[string]string{"store": "bogus:x"}, nil, `--store "bogus:x" is not a store`},
+		{"a store from the environment", nil, map[string]string{"AGCORE_STORE": "file:"}, `AGCORE_STORE "file:" names no directory`},
+		{"a root", map[string]string{"root": "/nonexistent-agcore"}, nil, `--root "/nonexistent-agcore": no such directory`},
+		{"no tools, any root", map[string]string{"root": "/nonexistent-agcore", "tools": ""}, nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{"OPENAI_API_KEY": "k"}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			s, err := resolve(t, tt.flags, env, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = s.Check()
+			if tt.want == "" {
+				if err != nil {
+					t.Errorf("Check: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("Check = %v, want one line with %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestAliasesDurationsAndTheModelsProvider(t *testing.T) {
+	s, err := resolve(t, map[string]string{"model": "fast", "timeout": "90", "idle-timeout": "1m30s"}, map[string]string{"OPENAI_API_KEY": "k"}, `{"aliases":{"fast":"gpt-4.1-nano"}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Model != "gpt-4.1-nano" || s.Alias != "fast" || s.Timeout != 90*time.Second || s.IdleTimeout != 90*time.Second {
+		t.Errorf("model %q alias %q timeout %s idle %s", s.Model, s.Alias, s.Timeout, s.IdleTimeout)
+	}
+	// A model names its maker when no provider is named, over the key
+	// detection order.
+	s, err = resolve(t, map[string]string{"model": "sonnet"}, map[string]string{"OPENAI_API_KEY": "o", "ANTHROPIC_API_KEY": "a"}, "")
+	if err != nil || s.Provider != "anthropic" || s.Model != "claude-sonnet-4-5" {
+		t.Errorf("-m sonnet: provider %q model %q, %v", s.Provider, s.Model, err)
+	}
+	// A named provider wins over the model's maker.
+	s, err = resolve(t, map[string]string{"model": "gpt-4o", "provider": "compatible", "base-url": "http://local/v1"}, nil, "")
+	if err != nil || s.Provider != "compatible" {
+		t.Errorf("--provider compatible -m gpt-4o: %q, %v", s.Provider, err)
+	}
+	if _, err := resolve(t, map[string]string{"idle-timeout": "0"}, nil, ""); err == nil {
+		t.Error("an idle timeout of 0 was accepted")
+	}
+}

@@ -1,0 +1,108 @@
+package main_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// sessions list: titles, model, turns, tokens and cost, newest first; -c
+// continues the newest; ids work by unique prefix everywhere.
+func TestSessionsListContinueAndPrefixes(t *testing.T) {
+	t.Parallel()
+	srv := newFake(t,
+		openaiReply(turn{text: "Paris.", in: 100, out: 10}),
+		openaiReply(turn{text: "Blue.", in: 50, out: 5}),
+		openaiReply(turn{text: "Still blue.", in: 70, out: 6}),
+		openaiReply(turn{text: "Lyon too.", in: 120, out: 8}),
+	)
+	c := newCLI(t).openai(srv, "sk-test")
+	c.ok("run", "--tools", "", "--session", "travel-2026", "What is the capital of France? Answer in one word please, thanks")
+	c.ok("run", "--tools", "", "--session", "colours", "What colour is the sky?")
+	c.ok("run", "--tools", "", "-c", "And at noon?") // continues "colours", the newest
+	if got := srv.messages(2); !strings.Contains(got, "What colour is the sky?") {
+		t.Errorf("-c did not continue the newest session: %s", got)
+	}
+	c.ok("run", "--tools", "", "--session", "trav", "And Lyon?") // a prefix of travel-2026
+	if got := srv.messages(3); !strings.Contains(got, "capital of France") {
+		t.Errorf("--session trav did not continue travel-2026: %s", got)
+	}
+
+	var listed struct {
+		Sessions []struct {
+			ID, Title, Model, Provider string
+			Turns                      int
+			Usage                      map[string]int
+			CostUSD                    float64 `json:"cost_usd"`
+		}
+	}
+	if err := json.Unmarshal([]byte(c.ok("sessions", "list", "--json").stdout), &listed); err != nil {
+		t.Fatal(err)
+	}
+	if len(listed.Sessions) != 2 {
+		t.Fatalf("sessions: %+v", listed.Sessions)
+	}
+	first, second := listed.Sessions[0], listed.Sessions[1]
+	if first.ID != "travel-2026" || first.Turns != 2 || first.Model != "gpt-4o-mini" || first.Provider != "openai" ||
+		first.Usage["input_tokens"] != 220 || first.Usage["output_tokens"] != 18 || first.CostUSD <= 0 ||
+		first.Title != "What is the capital of France? Answer in one wo…" {
+		t.Errorf("newest session: %+v", first)
+	}
+	if second.ID != "colours" || second.Turns != 2 || second.Title != "What colour is the sky?" {
+		t.Errorf("second session: %+v", second)
+	}
+	text := c.ok("sessions", "list").stdout
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "ID") || !strings.Contains(lines[0], "TITLE") || !strings.Contains(lines[0], "COST") ||
+		!strings.HasPrefix(lines[1], "travel-2026") || !strings.Contains(lines[1], "gpt-4o-mini") || !strings.Contains(lines[1], "238") {
+		t.Errorf("sessions list:\n%s", text)
+	}
+
+	if r := c.ok("sessions", "show", "col"); !strings.Contains(r.stdout, "session colours · gpt-4o-mini (openai) · 2 turns · 120 input / 0 cached / 11 output tokens · $") ||
+		!strings.Contains(r.stdout, "── you ──\nAnd at noon?") {
+		t.Errorf("sessions show col:\n%s", r.stdout)
+	}
+	srv.add(openaiReply(turn{text: "ok"}), openaiReply(turn{text: "ok"}))
+	c.ok("run", "--tools", "", "--store", "memory:", "x") // not stored anywhere
+	c.ok("run", "--tools", "", "--session", "travel-notes", "y")
+	if r := c.run("", "sessions", "show", "trav"); r.code != 2 || !strings.Contains(r.stderr, `"trav" matches 2 sessions`) {
+		t.Errorf("an ambiguous prefix: exit %d, %q", r.code, r.stderr)
+	}
+	if r := c.ok("sessions", "rm", "col"); strings.TrimSpace(r.stdout) != "removed session colours" {
+		t.Errorf("rm by prefix: %q", r.stdout)
+	}
+
+	// Completion offers the stored ids.
+	r := c.ok("__complete", "sessions", "show", "trav")
+	if !strings.Contains(r.stdout, "travel-2026\t") || !strings.Contains(r.stdout, "travel-notes\t") {
+		t.Errorf("completion of session ids:\n%s", r.stdout)
+	}
+}
+
+// A read-only command never creates a store: a mistyped --store is an
+// error, and with no store yet there is nothing to list.
+func TestReadingCommandsCreateNoStore(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	typo := filepath.Join(c.dir, "typo")
+	for _, args := range [][]string{
+		{"sessions", "list", "--store", "file:" + typo},
+		{"sessions", "show", "x", "--store", "sqlite:" + typo + ".db"},
+	} {
+		r := c.run("", args...)
+		if r.code != 2 || !strings.Contains(r.stderr, "nothing has been stored there") {
+			t.Errorf("%v: exit %d, %q", args, r.code, r.stderr)
+		}
+	}
+	r := c.ok("sessions", "list")
+	if !strings.Contains(r.stderr, "no sessions in sqlite:") {
+		t.Errorf("an empty default store: %q", r.stderr)
+	}
+	for _, p := range []string{typo, typo + ".db", filepath.Join(c.home, "agcore.db")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s was created", p)
+		}
+	}
+}
