@@ -21,6 +21,7 @@ type partialBlock struct {
 	text    strings.Builder
 	sig     strings.Builder
 	start   Block // ToolUse{ID, Name}, RedactedThinking, other whole blocks
+	cites   []Citation
 }
 
 // Add records one event. It returns an error for a delta whose block was
@@ -56,12 +57,22 @@ func (a *Assembler) Add(ev Event) error {
 		switch b := ev.Block.(type) {
 		case Text:
 			p.text.WriteString(b.Text)
+			p.cites = append(p.cites, b.Citations...)
 		case Thinking:
 			p.text.WriteString(b.Text)
 			p.sig.WriteString(b.Signature)
 		case ToolUse:
 			p.text.Write(b.Input)
 		}
+	case EventCitation:
+		p, err := a.block(ev.Index)
+		if err != nil {
+			return err
+		}
+		if p.kind != TypeText || ev.Citation == nil {
+			return fmt.Errorf("llm: a citation for a %s block %d", p.kind, ev.Index)
+		}
+		p.cites = append(p.cites, *ev.Citation)
 	case EventTextDelta, EventThinkingDelta, EventSignatureDelta, EventToolInputDelta:
 		p, err := a.block(ev.Index)
 		if err != nil {
@@ -138,7 +149,7 @@ func (a *Assembler) Built(i int) (Block, error) {
 func (p *partialBlock) build() (Block, error) {
 	switch s := p.start.(type) {
 	case Text:
-		return Text{Text: p.text.String()}, nil
+		return Text{Text: p.text.String(), Citations: p.cites}, nil
 	case Thinking:
 		return Thinking{Text: p.text.String(), Signature: p.sig.String()}, nil
 	case ToolUse:

@@ -176,3 +176,61 @@ func TestToolUseMalformed(t *testing.T) {
 		t.Fatalf("after storage JSON: %q %v", text, bad)
 	}
 }
+
+func TestCitationsAssembleAndReplay(t *testing.T) {
+	c1 := Citation{Kind: CitationURL, URL: "https://go.dev", Title: "Go", Start: 0, End: 5}
+	c2 := Citation{Kind: CitationDocument, Document: 1, CitedText: "x", Unit: "char", From: 3, To: 9}
+	var a Assembler
+	for _, ev := range []Event{
+		{Type: EventMessageStart, Response: &Response{ID: "r"}},
+		{Type: EventBlockStart, Index: 0, Block: Text{}},
+		{Type: EventTextDelta, Index: 0, Delta: "Hello"},
+		{Type: EventCitation, Index: 0, Citation: &c1},
+		{Type: EventCitation, Index: 0, Citation: &c2},
+		{Type: EventBlockStop, Index: 0},
+	} {
+		if err := a.Add(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, err := a.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Text{Text: "Hello", Citations: []Citation{c1, c2}}
+	if got := resp.Message.Content[0]; !reflect.DeepEqual(got, want) {
+		t.Fatalf("assembled %+v, want %+v", got, want)
+	}
+	// StreamOf's events assemble to the same response.
+	var b Assembler
+	for _, ev := range Events(resp) {
+		if err := b.Add(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again.Message, resp.Message) {
+		t.Fatalf("replayed %+v, want %+v", again.Message, resp.Message)
+	}
+	// A citation for a block that is not text is an error.
+	var c Assembler
+	c.Add(Event{Type: EventBlockStart, Index: 0, Block: ToolUse{ID: "t", Name: "n"}})
+	if err := c.Add(Event{Type: EventCitation, Index: 0, Citation: &c1}); err == nil {
+		t.Fatal("a citation on a tool call was accepted")
+	}
+	// Storage JSON keeps them.
+	data, err := resp.Message.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Message
+	if err := back.UnmarshalJSON(data); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, resp.Message) {
+		t.Fatalf("storage round trip %+v, want %+v (%s)", back, resp.Message, data)
+	}
+}

@@ -31,6 +31,50 @@ const (
 // Text is plain text.
 type Text struct {
 	Text string `json:"text"`
+	// Citations are the sources the provider gave for parts of Text (web
+	// search results, documents of the request, files), in the order it
+	// gave them; nil for most text.
+	Citations []Citation `json:"citations,omitempty"`
+}
+
+// Citation kinds.
+const (
+	CitationURL      = "url"      // a web page: URL, Title
+	CitationDocument = "document" // a document given in the request: Document, Title
+	CitationFile     = "file"     // a provider-side file: FileID, Title
+)
+
+// Citation is a source a provider gave for a span of a text block: Anthropic
+// citations, OpenAI url_citation and file_citation annotations, Gemini
+// grounding. Adapters fill it; storage keeps it; it is output only (no
+// adapter sends it back to a model).
+type Citation struct {
+	// Kind is CitationURL, CitationDocument or CitationFile.
+	Kind string `json:"kind"`
+	// URL is a web source's address; Title its title, or a document's or
+	// file's name.
+	URL   string `json:"url,omitempty"`
+	Title string `json:"title,omitempty"`
+	// CitedText is the source's text the answer rests on, when the
+	// provider quotes it.
+	CitedText string `json:"cited_text,omitempty"`
+	// Start and End delimit, in bytes of the block's Text, the span the
+	// source supports; both 0 when the provider names no span (the
+	// whole block).
+	Start int `json:"start,omitempty"`
+	End   int `json:"end,omitempty"`
+	// Document is the cited document's index among the request's
+	// documents (CitationDocument); FileID the provider's id of a file
+	// (CitationFile).
+	Document int    `json:"document,omitempty"`
+	FileID   string `json:"file_id,omitempty"`
+	// Unit, From and To locate the cited part inside the source: Unit is
+	// "char" (From and To are character offsets, To exclusive), "page"
+	// (page numbers, To inclusive) or "block" (content block indexes, To
+	// exclusive); empty when the provider did not say.
+	Unit string `json:"unit,omitempty"`
+	From int    `json:"from,omitempty"`
+	To   int    `json:"to,omitempty"`
 }
 
 // Image is an image given inline (Data with MediaType) or by URL.

@@ -178,6 +178,7 @@ const (
 	fIsError
 	fSignature
 	fKind
+	fCitations
 )
 
 // fieldOf returns the bit of a block field's key, or 0.
@@ -211,6 +212,8 @@ func fieldOf(key []byte) uint16 {
 		return fSignature
 	case "kind":
 		return fKind
+	case "citations":
+		return fCitations
 	}
 	return 0
 }
@@ -222,7 +225,7 @@ var kinds = [...]struct {
 	tag    string
 	fields uint16
 }{
-	{TypeText, fText},
+	{TypeText, fText | fCitations},
 	{TypeToolUse, fID | fName | fInput},
 	{TypeThinking, fText | fSignature},
 	{TypeImage, fData | fURL | fMediaType | fDetail},
@@ -243,6 +246,7 @@ type blockFields struct {
 	raw        json.RawMessage // tool_use input, extension data
 	content    []Block
 	isError    bool
+	citations  []Citation // rare: decoded by encoding/json
 }
 
 // block reads a block whose '{' has been consumed. Its first key must be
@@ -317,6 +321,11 @@ func (d *decoder) block() (Block, bool) {
 			f.content, ok = d.blocks()
 		case fIsError:
 			f.isError, ok = d.bool()
+		case fCitations:
+			var raw json.RawMessage
+			if raw, ok = d.raw(); ok && string(raw) != "null" {
+				ok = json.Unmarshal(raw, &f.citations) == nil
+			}
 		case fData:
 			switch kinds[kind].tag {
 			case TypeExtension:
@@ -337,7 +346,7 @@ func (d *decoder) block() (Block, bool) {
 func (f *blockFields) block(tag string) Block {
 	switch tag {
 	case TypeText:
-		return Text{Text: f.text}
+		return Text{Text: f.text, Citations: f.citations}
 	case TypeImage:
 		return Image{Data: f.data, URL: f.url, MediaType: f.mediaType, Detail: f.detail}
 	case TypeAudio:

@@ -130,6 +130,11 @@ func filled(t *testing.T, b Block) Block {
 		switch {
 		case f.Type() == reflect.TypeFor[json.RawMessage]():
 			f.Set(reflect.ValueOf(json.RawMessage(fmt.Sprintf(`{"field":%q}`, name))))
+		case f.Type() == reflect.TypeFor[[]Citation]():
+			f.Set(reflect.ValueOf([]Citation{
+				{Kind: CitationURL, URL: "https://example.com/a", Title: "A \"page\"", CitedText: "quoted", Start: 1, End: 9},
+				{Kind: CitationDocument, Document: 2, Title: "doc", Unit: "page", From: 3, To: 4},
+			}))
 		case f.Type() == reflect.TypeFor[[]Block]():
 			f.Set(reflect.ValueOf([]Block{Text{Text: "nested"}, Image{Data: []byte{9}, URL: "u"}}))
 		case f.Kind() == reflect.String:

@@ -41,6 +41,9 @@ const (
 	// EventComplete ends the stream; Response is the whole assembled answer.
 	// It is always the last event and appears exactly once.
 	EventComplete
+	// EventCitation adds Citation to text block Index (between its
+	// BlockStart and BlockStop).
+	EventCitation
 )
 
 var eventTypeNames = [...]string{
@@ -55,6 +58,7 @@ var eventTypeNames = [...]string{
 	EventToolResult:     "tool_result",
 	EventStepComplete:   "step_complete",
 	EventComplete:       "complete",
+	EventCitation:       "citation",
 }
 
 // String returns the event type's snake_case name.
@@ -76,4 +80,5 @@ type Event struct {
 	Usage    *Usage    // Usage
 	Message  *Message  // ToolResult
 	Response *Response // MessageStart (partial), StepComplete, Complete
+	Citation *Citation // Citation
 }

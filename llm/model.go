@@ -123,6 +123,9 @@ func Events(resp *Response) []Event {
 			if b.Text != "" {
 				evs = append(evs, Event{Type: EventTextDelta, Index: i, Delta: b.Text})
 			}
+			for j := range b.Citations {
+				evs = append(evs, Event{Type: EventCitation, Index: i, Citation: &b.Citations[j]})
+			}
 		case Thinking:
 			evs = append(evs, Event{Type: EventBlockStart, Index: i, Block: Thinking{}})
 			if b.Text != "" {
