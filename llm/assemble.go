@@ -151,16 +151,17 @@ func (p *partialBlock) build() (Block, error) {
 	case Text:
 		return Text{Text: p.text.String(), Citations: p.cites}, nil
 	case Thinking:
-		return Thinking{Text: p.text.String(), Signature: p.sig.String()}, nil
+		return Thinking{Text: p.text.String(), Signature: p.sig.String(), Provider: s.Provider, ID: s.ID}, nil
 	case ToolUse:
 		in := strings.TrimSpace(p.text.String())
 		if in == "" {
 			in = "{}"
 		}
+		tu := ToolUse{ID: s.ID, Name: s.Name, Input: json.RawMessage(in), Signature: s.Signature, Provider: s.Provider}
 		if !json.Valid([]byte(in)) {
-			return MalformedInput(s.ID, s.Name, in), nil
+			tu.Input = MalformedInput(s.ID, s.Name, in).Input
 		}
-		return ToolUse{ID: s.ID, Name: s.Name, Input: json.RawMessage(in)}, nil
+		return tu, nil
 	default:
 		return p.start, nil
 	}

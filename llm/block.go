@@ -116,6 +116,12 @@ type ToolUse struct {
 	ID    string          `json:"id"`
 	Name  string          `json:"name"`
 	Input json.RawMessage `json:"input"`
+	// Signature is an opaque token a provider attached to the call and
+	// requires back unchanged with it (Gemini's thought signature on a
+	// function call); Provider names the API that made it (see
+	// [Thinking.Provider]). Adapters send it only to that API.
+	Signature string `json:"signature,omitempty"`
+	Provider  string `json:"provider,omitempty"`
 }
 
 // ToolResult is a tool's answer nested inside another message, for providers
@@ -133,6 +139,15 @@ type ToolResult struct {
 type Thinking struct {
 	Text      string `json:"text"`
 	Signature string `json:"signature,omitempty"`
+	// Provider names the API whose Signature (and ID) this is:
+	// "anthropic" or "" (Anthropic's, the first to sign thinking),
+	// "gemini", "openai-responses". An adapter sends Signature and ID back
+	// only to the API that made them, and leaves another API's signed
+	// thinking out of its requests.
+	Provider string `json:"provider,omitempty"`
+	// ID is the provider's id of the reasoning item, where it needs it
+	// back (the Responses API's reasoning items).
+	ID string `json:"id,omitempty"`
 }
 
 // RedactedThinking is reasoning the provider returned encrypted; Data is

@@ -179,6 +179,7 @@ const (
 	fSignature
 	fKind
 	fCitations
+	fProvider
 )
 
 // fieldOf returns the bit of a block field's key, or 0.
@@ -214,6 +215,8 @@ func fieldOf(key []byte) uint16 {
 		return fKind
 	case "citations":
 		return fCitations
+	case "provider":
+		return fProvider
 	}
 	return 0
 }
@@ -226,8 +229,8 @@ var kinds = [...]struct {
 	fields uint16
 }{
 	{TypeText, fText | fCitations},
-	{TypeToolUse, fID | fName | fInput},
-	{TypeThinking, fText | fSignature},
+	{TypeToolUse, fID | fName | fInput | fSignature | fProvider},
+	{TypeThinking, fText | fSignature | fProvider | fID},
 	{TypeImage, fData | fURL | fMediaType | fDetail},
 	{TypeAudio, fData | fURL | fMediaType},
 	{TypeFile, fData | fURL | fFileID | fMediaType | fName},
@@ -239,7 +242,7 @@ var kinds = [...]struct {
 // blockFields holds the fields of every block kind; a block uses those of
 // its kind.
 type blockFields struct {
-	text, url, mediaType, detail, fileID, name, id, toolUseID, signature, kind string
+	text, url, mediaType, detail, fileID, name, id, toolUseID, signature, kind, provider string
 
 	data       []byte          // image, audio, file
 	dataString string          // redacted_thinking
@@ -315,6 +318,8 @@ func (d *decoder) block() (Block, bool) {
 			f.signature, ok = d.string()
 		case fKind:
 			f.kind, ok = d.string()
+		case fProvider:
+			f.provider, ok = d.string()
 		case fInput:
 			f.raw, ok = d.raw()
 		case fContent:
@@ -358,11 +363,11 @@ func (f *blockFields) block(tag string) Block {
 		if len(in) == 0 || string(in) == "null" {
 			in = json.RawMessage("{}")
 		}
-		return ToolUse{ID: f.id, Name: f.name, Input: in}
+		return ToolUse{ID: f.id, Name: f.name, Input: in, Signature: f.signature, Provider: f.provider}
 	case TypeToolResult:
 		return ToolResult{ToolUseID: f.toolUseID, Content: f.content, IsError: f.isError}
 	case TypeThinking:
-		return Thinking{Text: f.text, Signature: f.signature}
+		return Thinking{Text: f.text, Signature: f.signature, Provider: f.provider, ID: f.id}
 	case TypeRedactedThinking:
 		return RedactedThinking{Data: f.dataString}
 	default: // TypeExtension

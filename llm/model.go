@@ -127,7 +127,7 @@ func Events(resp *Response) []Event {
 				evs = append(evs, Event{Type: EventCitation, Index: i, Citation: &b.Citations[j]})
 			}
 		case Thinking:
-			evs = append(evs, Event{Type: EventBlockStart, Index: i, Block: Thinking{}})
+			evs = append(evs, Event{Type: EventBlockStart, Index: i, Block: Thinking{Provider: b.Provider, ID: b.ID}})
 			if b.Text != "" {
 				evs = append(evs, Event{Type: EventThinkingDelta, Index: i, Delta: b.Text})
 			}
@@ -135,7 +135,7 @@ func Events(resp *Response) []Event {
 				evs = append(evs, Event{Type: EventSignatureDelta, Index: i, Delta: b.Signature})
 			}
 		case ToolUse:
-			evs = append(evs, Event{Type: EventBlockStart, Index: i, Block: ToolUse{ID: b.ID, Name: b.Name}})
+			evs = append(evs, Event{Type: EventBlockStart, Index: i, Block: ToolUse{ID: b.ID, Name: b.Name, Signature: b.Signature, Provider: b.Provider}})
 			evs = append(evs, Event{Type: EventToolInputDelta, Index: i, Delta: string(b.InputOrEmpty())})
 		default:
 			evs = append(evs, Event{Type: EventBlockStart, Index: i, Block: b})

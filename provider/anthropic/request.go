@@ -260,8 +260,9 @@ func convertBlocks(content []llm.Block) ([]any, error) {
 			out = append(out, &toolResultBlock{Type: "tool_result", ToolUseID: b.ToolUseID, Content: content, IsError: b.IsError})
 		case llm.Thinking:
 			// Anthropic verifies thinking by its signature; thinking from
-			// another provider has none and would be rejected.
-			if b.Signature != "" {
+			// another provider has none, or one Anthropic did not make,
+			// and would be rejected.
+			if b.Signature != "" && (b.Provider == "" || b.Provider == "anthropic") {
 				out = append(out, &thinkingBlock{Type: "thinking", Thinking: b.Text, Signature: b.Signature})
 			}
 		case llm.RedactedThinking:

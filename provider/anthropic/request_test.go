@@ -476,3 +476,24 @@ func TestInfoAndMaxTokensComeFromTheCatalog(t *testing.T) {
 		})
 	}
 }
+
+func TestThinkingSignedByAnotherProviderIsLeftOut(t *testing.T) {
+	req := &llm.Request{Messages: []llm.Message{
+		llm.UserText("q"),
+		{Role: llm.RoleAssistant, Content: []llm.Block{
+			llm.Thinking{Text: "mine", Signature: "sig-a"},
+			llm.Thinking{Text: "also mine", Signature: "sig-b", Provider: "anthropic"},
+			llm.Thinking{Text: "gemini's", Signature: "sig-g", Provider: "gemini"},
+			llm.Text{Text: "answer"},
+		}},
+		llm.UserText("next"),
+	}}
+	body, err := newTestModel("http://x.invalid").encodeRequest(req, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(body)
+	if !strings.Contains(s, "sig-a") || !strings.Contains(s, "sig-b") || strings.Contains(s, "sig-g") || strings.Contains(s, "gemini's") {
+		t.Fatalf("body %s: want Anthropic's signed thinking only", s)
+	}
+}

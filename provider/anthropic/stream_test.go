@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -74,7 +75,7 @@ func TestStreamEventsInOrder(t *testing.T) {
 	if got := strings.Join(types, " "); got != want {
 		t.Errorf("events %q, want %q", got, want)
 	}
-	if stop := evs[4]; stop.Block != (llm.Text{Text: "HiHi"}) {
+	if stop := evs[4]; !reflect.DeepEqual(stop.Block, llm.Text{Text: "HiHi"}) {
 		t.Errorf("BlockStop carries %+v, want the whole text", stop.Block)
 	}
 	if resp.ID != "msg_1" || resp.Model != "claude-test" || resp.Message.Text() != "HiHi" ||
