@@ -57,7 +57,7 @@ func parseResponse(body []byte) (*llm.Response, error) {
 func blockOf(c *wireContent, raw json.RawMessage) llm.Block {
 	switch c.Type {
 	case "text":
-		return llm.Text{Text: c.Text}
+		return llm.Text{Text: c.Text, Citations: citations(c.Citations)}
 	case "thinking":
 		return llm.Thinking{Text: c.Thinking, Signature: c.Signature}
 	case "redacted_thinking":

@@ -157,12 +157,23 @@ func (s *streamState) step(typ string, data []byte, yield func(llm.Event, error)
 		case "signature_delta":
 			return s.delta(s.ev.Index, deltaSignature, d.Signature, yield)
 		}
-		if b, err := s.block(s.ev.Index); err != nil {
+		b, err := s.block(s.ev.Index)
+		if err != nil {
 			return false, err
-		} else if b.ext != nil {
-			b.ext.addOther(d)
 		}
-		return true, nil // citations_delta and unknown deltas carry nothing agcore keeps
+		if b.ext != nil {
+			b.ext.addOther(d)
+			return true, nil
+		}
+		if d.Type == "citations_delta" && d.Citation != nil && b.kind == blockText {
+			c := d.Citation.citation()
+			ev := llm.Event{Type: llm.EventCitation, Index: s.ev.Index, Citation: &c}
+			if err := s.asm.Add(ev); err != nil {
+				return false, s.malformed("%v", err)
+			}
+			return yield(ev, nil), nil
+		}
+		return true, nil // unknown deltas carry nothing agcore keeps
 	case "content_block_stop":
 		return s.blockStop(s.ev.Index, yield)
 	case "message_delta":
@@ -227,7 +238,7 @@ func (s *streamState) blockStart(yield func(llm.Event, error) bool) (bool, error
 	var block llm.Block
 	switch c.Type {
 	case "text":
-		b.kind, block = blockText, llm.Text{Text: c.Text}
+		b.kind, block = blockText, llm.Text{Text: c.Text, Citations: citations(c.Citations)}
 	case "thinking":
 		b.kind, block = blockThinking, llm.Thinking{Text: c.Thinking, Signature: c.Signature}
 	case "redacted_thinking":

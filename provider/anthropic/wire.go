@@ -1,6 +1,10 @@
 package anthropic
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/agcore/agcore/llm"
+)
 
 // The Messages API's JSON, as far as this adapter reads or writes it.
 
@@ -150,6 +154,61 @@ type wireContent struct {
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
 	Input     json.RawMessage `json:"input"`
+	Citations []wireCitation  `json:"citations"`
+}
+
+// wireCitation is one of a text block's citations, of any location type:
+// char_location, page_location, content_block_location (a document of the
+// request), web_search_result_location, search_result_location.
+type wireCitation struct {
+	Type           string `json:"type"`
+	CitedText      string `json:"cited_text"`
+	DocumentIndex  int    `json:"document_index"`
+	DocumentTitle  string `json:"document_title"`
+	StartCharIndex int    `json:"start_char_index"`
+	EndCharIndex   int    `json:"end_char_index"`
+	StartPage      int    `json:"start_page_number"`
+	EndPage        int    `json:"end_page_number"`
+	StartBlock     int    `json:"start_block_index"`
+	EndBlock       int    `json:"end_block_index"`
+	URL            string `json:"url"`
+	Title          string `json:"title"`
+	Source         string `json:"source"`
+	SearchResult   int    `json:"search_result_index"`
+	FileID         string `json:"file_id"`
+}
+
+// citation maps a wire citation to agcore's. Anthropic cites whole text
+// blocks (it splits the answer at citation boundaries), so Start and End
+// stay 0.
+func (w *wireCitation) citation() llm.Citation {
+	c := llm.Citation{Kind: llm.CitationDocument, CitedText: w.CitedText, Document: w.DocumentIndex, Title: w.DocumentTitle, FileID: w.FileID}
+	switch w.Type {
+	case "char_location":
+		c.Unit, c.From, c.To = "char", w.StartCharIndex, w.EndCharIndex
+	case "page_location":
+		c.Unit, c.From, c.To = "page", w.StartPage, w.EndPage
+	case "content_block_location":
+		c.Unit, c.From, c.To = "block", w.StartBlock, w.EndBlock
+	case "web_search_result_location":
+		c = llm.Citation{Kind: llm.CitationURL, URL: w.URL, Title: w.Title, CitedText: w.CitedText}
+	case "search_result_location":
+		c = llm.Citation{Kind: llm.CitationURL, URL: w.Source, Title: w.Title, CitedText: w.CitedText,
+			Document: w.SearchResult, Unit: "block", From: w.StartBlock, To: w.EndBlock}
+	}
+	return c
+}
+
+// citations maps a block's wire citations; nil when there are none.
+func citations(ws []wireCitation) []llm.Citation {
+	if len(ws) == 0 {
+		return nil
+	}
+	out := make([]llm.Citation, len(ws))
+	for i := range ws {
+		out[i] = ws[i].citation()
+	}
+	return out
 }
 
 // wireEvent is any streamed event's data. Delta is a content delta in
@@ -172,6 +231,7 @@ type wireDelta struct {
 	Signature   string          `json:"signature"`
 	Content     json.RawMessage `json:"content"` // compaction_delta
 	StopReason  string          `json:"stop_reason"`
+	Citation    *wireCitation   `json:"citation"` // citations_delta
 }
 
 type wireError struct {
