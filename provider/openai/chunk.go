@@ -37,11 +37,15 @@ type choice struct {
 	index                                             int
 	content, reasoningContent, reasoning, refusal, fr jstr
 	toolCalls                                         []toolDelta
+	// Rare extras, set only by the encoding/json path (see extras.go).
+	annotations      []wireAnnotation
+	reasoningDetails []json.RawMessage
 }
 
 type toolDelta struct {
 	index          int
 	id, name, args jstr
+	signature      string // Gemini's thought signature; encoding/json path only
 }
 
 func (c *chunk) reset() {
@@ -238,8 +242,15 @@ func (p *fastParser) delta(ch *choice) bool {
 		case "tool_calls":
 			bit = 16
 			ok = p.toolCalls(ch)
+		case "annotations", "reasoning_details":
+			// Rare, and read by encoding/json: decline unless empty.
+			bit = 32
+			if string(key) == "reasoning_details" {
+				bit = 64
+			}
+			ok = p.null() || p.emptyArray()
 		default:
-			ok = !folds(key, "content", "reasoning_content", "reasoning", "refusal", "tool_calls") && p.skip()
+			ok = !folds(key, "content", "reasoning_content", "reasoning", "refusal", "tool_calls", "annotations", "reasoning_details") && p.skip()
 		}
 		if !ok || seen&bit != 0 {
 			return false
@@ -294,8 +305,11 @@ func (p *fastParser) toolCall(tc *toolDelta) bool {
 		case "function":
 			bit = 4
 			ok = p.null() || p.function(tc)
+		case "extra_content":
+			bit = 8
+			ok = p.null() // an object (Gemini's signature): encoding/json reads it
 		default:
-			ok = !folds(key, "index", "id", "function") && p.skip()
+			ok = !folds(key, "index", "id", "function", "extra_content") && p.skip()
 		}
 		if !ok || seen&bit != 0 {
 			return false
@@ -360,7 +374,10 @@ type wireChunkChoice struct {
 				Name      string          `json:"name"`
 				Arguments json.RawMessage `json:"arguments"`
 			} `json:"function"`
+			ExtraContent *wireExtraContent `json:"extra_content"`
 		} `json:"tool_calls"`
+		Annotations      []wireAnnotation  `json:"annotations"`
+		ReasoningDetails []json.RawMessage `json:"reasoning_details"`
 	} `json:"delta"`
 	FinishReason string `json:"finish_reason"`
 }
@@ -379,9 +396,11 @@ func parseChunkStd(data []byte, c *chunk) error {
 		d := &wc.Delta
 		ch.content, ch.reasoningContent, ch.reasoning, ch.refusal = plain(d.Content), plain(d.ReasoningContent), plain(d.Reasoning), plain(d.Refusal)
 		ch.fr = plain(wc.FinishReason)
+		ch.annotations, ch.reasoningDetails = d.Annotations, d.ReasoningDetails
 		for _, tc := range d.ToolCalls {
 			ch.toolCalls = append(ch.toolCalls, toolDelta{
 				index: tc.Index, id: plain(tc.ID), name: plain(tc.Function.Name), args: plain(argumentsText(tc.Function.Arguments)),
+				signature: tc.ExtraContent.geminiSignature(),
 			})
 		}
 	}

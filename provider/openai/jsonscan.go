@@ -79,6 +79,21 @@ func (p *fastParser) null() bool {
 	return p.SkipSpace() == 'n' && p.Literal("null")
 }
 
+// emptyArray consumes "[]" (with any space inside) if it is next.
+func (p *fastParser) emptyArray() bool {
+	if p.SkipSpace() != '[' {
+		return false
+	}
+	save := p.Pos
+	p.Pos++
+	if p.SkipSpace() == ']' {
+		p.Pos++
+		return true
+	}
+	p.Pos = save
+	return false
+}
+
 // strOrNull reads a string, refusing invalid UTF-8 (encoding/json would
 // replace the bad bytes), or null.
 func (p *fastParser) strOrNull() (jstr, bool) {

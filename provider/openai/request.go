@@ -35,11 +35,12 @@ type wireStreamOptions struct {
 }
 
 type wireMessage struct {
-	Role             string         `json:"role"`
-	Content          any            `json:"content,omitempty"` // string or []wirePart
-	ReasoningContent *string        `json:"reasoning_content,omitempty"`
-	ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
-	ToolCallID       string         `json:"tool_call_id,omitempty"`
+	Role             string          `json:"role"`
+	Content          any             `json:"content,omitempty"` // string or []wirePart
+	ReasoningContent *string         `json:"reasoning_content,omitempty"`
+	ToolCalls        []wireToolCall  `json:"tool_calls,omitempty"`
+	ToolCallID       string          `json:"tool_call_id,omitempty"`
+	ReasoningDetails json.RawMessage `json:"reasoning_details,omitempty"` // OpenRouter's, sent back
 }
 
 type wirePart struct {
@@ -67,9 +68,10 @@ type wireFile struct {
 }
 
 type wireToolCall struct {
-	ID       string           `json:"id"`
-	Type     string           `json:"type"`
-	Function wireFunctionCall `json:"function"`
+	ID           string            `json:"id"`
+	Type         string            `json:"type"`
+	Function     wireFunctionCall  `json:"function"`
+	ExtraContent *wireExtraContent `json:"extra_content,omitempty"` // Gemini's thought signature
 }
 
 type wireFunctionCall struct {
@@ -331,8 +333,14 @@ func (m *Model) assistantMessage(msg llm.Message, withReasoning bool) (wireMessa
 			}
 			wm.ToolCalls = append(wm.ToolCalls, wireToolCall{ID: b.ID, Type: "function", Function: wireFunctionCall{
 				Name: b.Name, Arguments: args,
-			}})
-		case llm.RedactedThinking, llm.Extension:
+			}, ExtraContent: extraContentFor(b)})
+		case llm.Extension:
+			// OpenRouter's reasoning, back to the servers that are not
+			// OpenAI's own (which would refuse the field).
+			if b.Kind == ReasoningDetailsKind && m.servingProvider() != "openai" && json.Valid(b.Data) {
+				wm.ReasoningDetails = b.Data
+			}
+		case llm.RedactedThinking:
 		default:
 			return wireMessage{}, m.invalid(fmt.Sprintf("an assistant message cannot hold a %s block in Chat Completions", b.BlockType()))
 		}

@@ -25,7 +25,10 @@ type wireResponse struct {
 					Name      string          `json:"name"`
 					Arguments json.RawMessage `json:"arguments"` // a JSON string; an object on a few servers
 				} `json:"function"`
+				ExtraContent *wireExtraContent `json:"extra_content"`
 			} `json:"tool_calls"`
+			Annotations      []wireAnnotation  `json:"annotations"`
+			ReasoningDetails []json.RawMessage `json:"reasoning_details"`
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
@@ -159,6 +162,9 @@ func (m *Model) decodeResponse(data []byte, status int) (*llm.Response, error) {
 		}
 		if text := contentText(msg.Content); text != "" {
 			add(llm.Text{}, llm.EventTextDelta, text)
+			for _, c := range citationsOf(msg.Annotations, text) {
+				a.Add(llm.Event{Type: llm.EventCitation, Index: idx - 1, Citation: &c})
+			}
 		}
 		if msg.Refusal != "" {
 			refused = true
@@ -170,7 +176,15 @@ func (m *Model) decodeResponse(data []byte, status int) (*llm.Response, error) {
 			if id == "" {
 				id = newCallID() // see streamReader.tool
 			}
-			add(llm.ToolUse{ID: id, Name: tc.Function.Name}, llm.EventToolInputDelta, argumentsText(tc.Function.Arguments))
+			tu := llm.ToolUse{ID: id, Name: tc.Function.Name}
+			if sig := tc.ExtraContent.geminiSignature(); sig != "" {
+				tu.Signature, tu.Provider = sig, "gemini"
+			}
+			add(tu, llm.EventToolInputDelta, argumentsText(tc.Function.Arguments))
+		}
+		var rd reasoningDetails
+		if rd.add(msg.ReasoningDetails); rd.block() != nil {
+			add(rd.block(), 0, "")
 		}
 		finish = c.FinishReason
 		break

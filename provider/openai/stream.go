@@ -63,13 +63,18 @@ type streamReader struct {
 	sawFinish bool
 	finish    string
 	done      bool
+	// lastText is the index of the last text block started, -1 before
+	// one; annotations cite it.
+	lastText  int
+	reasoning reasoningDetails // OpenRouter's, gathered (see extras.go)
 }
 
 func newStreamReader(m *Model, r io.Reader) *streamReader {
 	return &streamReader{
-		m:    m,
-		dec:  sse.NewDecoder(r, sse.Options{MaxEventSize: m.cfg.maxEvent}),
-		open: -1,
+		m:        m,
+		dec:      sse.NewDecoder(r, sse.Options{MaxEventSize: m.cfg.maxEvent}),
+		open:     -1,
+		lastText: -1,
 	}
 }
 
@@ -174,6 +179,12 @@ func (s *streamReader) apply(c *chunk) error {
 				return err
 			}
 		}
+		if len(ch.annotations) > 0 {
+			s.cite(ch.annotations)
+		}
+		if len(ch.reasoningDetails) > 0 {
+			s.reasoning.add(ch.reasoningDetails)
+		}
 		if len(ch.fr.raw) > 0 {
 			s.sawFinish = true
 			s.finish = s.str(ch.fr)
@@ -199,7 +210,10 @@ func (s *streamReader) delta(kind blockKind, j jstr) error {
 		if kind == kindThinking {
 			b = llm.Thinking{}
 		}
-		s.startBlock(b, kind)
+		i := s.startBlock(b, kind)
+		if kind == kindText {
+			s.lastText = i
+		}
 	}
 	typ := llm.EventTextDelta
 	if kind == kindThinking {
@@ -254,7 +268,11 @@ func (s *streamReader) tool(tc *toolDelta) error {
 			// one is in every event, the Response and the history.
 			sl.id = newCallID()
 		}
-		sl.block = s.startBlock(llm.ToolUse{ID: sl.id, Name: sl.name}, kindTool)
+		tu := llm.ToolUse{ID: sl.id, Name: sl.name}
+		if tc.signature != "" {
+			tu.Signature, tu.Provider = tc.signature, "gemini"
+		}
+		sl.block = s.startBlock(tu, kindTool)
 		if len(sl.pending) > 0 {
 			s.emit(llm.Event{Type: llm.EventToolInputDelta, Index: sl.block, Delta: string(sl.pending)})
 			sl.pending = nil
@@ -264,6 +282,23 @@ func (s *streamReader) tool(tc *toolDelta) error {
 		s.emit(llm.Event{Type: llm.EventToolInputDelta, Index: sl.block, Delta: s.str(tc.args)})
 	}
 	return nil
+}
+
+// cite emits the citations of url_citation annotations for the last text
+// block (annotations index the message's text, which is that block's on
+// every server that sends them). Annotations before any text cite nothing.
+func (s *streamReader) cite(anns []wireAnnotation) {
+	if s.lastText < 0 {
+		return
+	}
+	b, err := s.asm.Built(s.lastText)
+	if err != nil {
+		return
+	}
+	text, _ := b.(llm.Text)
+	for _, c := range citationsOf(anns, text.Text) {
+		s.emit(llm.Event{Type: llm.EventCitation, Index: s.lastText, Citation: &c})
+	}
 }
 
 // argsComplete reports whether the started call's arguments so far are a
@@ -333,6 +368,11 @@ func (s *streamReader) complete() error {
 	if !s.started {
 		s.started = true
 		s.emit(llm.Event{Type: llm.EventMessageStart, Response: &llm.Response{}})
+	}
+	if b := s.reasoning.block(); b != nil {
+		i := s.startBlock(b, kindNone)
+		s.open, s.openKind = -1, kindNone
+		s.emit(llm.Event{Type: llm.EventBlockStop, Index: i, Block: b})
 	}
 	s.asm.SetFinishReason(mapFinish(s.finish, s.refused, hasTools))
 	resp, err := s.asm.Finish()
