@@ -121,6 +121,7 @@ func (a *app) runTurn(ctx context.Context, rt *runtime, sessionID, prompt string
 		CostUSD:      resp.CostUSD,
 		CostKnown:    resp.CostKnown,
 		Duration:     time.Since(start),
+		Citations:    render.CitationsOf(resp.Message),
 	})
 	return resp, nil
 }

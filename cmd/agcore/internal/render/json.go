@@ -74,6 +74,9 @@ type doneEvent struct {
 	// CostKnown extends the contract: false when the model has no known
 	// price, so a cost_usd of 0 is "unknown", not "free".
 	CostKnown bool `json:"cost_known"`
+	// Citations are the sources the answer cites (llm.Citation's JSON),
+	// when there are any.
+	Citations []llm.Citation `json:"citations,omitempty"`
 }
 
 type errorEvent struct {
@@ -140,6 +143,7 @@ func (j *JSON) Done(d Done) {
 		Usage:        UsageJSON{InputTokens: d.Usage.InputTokens, OutputTokens: d.Usage.OutputTokens, CachedInputTokens: d.Usage.CachedInputTokens},
 		CostUSD:      cost,
 		CostKnown:    d.CostKnown,
+		Citations:    d.Citations,
 	})
 }
 

@@ -6,6 +6,8 @@ package render
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agcore/agcore/llm"
@@ -50,6 +52,62 @@ type Done struct {
 	CostUSD      float64
 	CostKnown    bool
 	Duration     time.Duration
+	// Citations are the sources the answer's text blocks cite, in order.
+	Citations []llm.Citation
+}
+
+// CitationsOf returns the citations of msg's text blocks, in order.
+func CitationsOf(msg llm.Message) []llm.Citation {
+	var out []llm.Citation
+	for _, b := range msg.Content {
+		if t, ok := b.(llm.Text); ok {
+			out = append(out, t.Citations...)
+		}
+	}
+	return out
+}
+
+// SourceLines returns the citations as numbered lines for people: "[1]
+// Title — URL" (or the document, file or quoted text when there is no
+// URL), each source once.
+func SourceLines(cs []llm.Citation) []string {
+	var lines []string
+	seen := map[string]bool{}
+	for _, c := range cs {
+		var s string
+		switch {
+		case c.URL != "" && c.Title != "":
+			s = c.Title + " — " + c.URL
+		case c.URL != "":
+			s = c.URL
+		case c.FileID != "":
+			s = strings.TrimSpace("file " + c.FileID + " " + c.Title)
+		case c.Title != "":
+			s = c.Title
+		case c.Kind == llm.CitationDocument:
+			s = fmt.Sprintf("document %d", c.Document)
+		default:
+			continue
+		}
+		if c.CitedText != "" && c.URL == "" {
+			s += fmt.Sprintf(" (%q)", shorten(c.CitedText, 80))
+		}
+		if seen[s] {
+			continue
+		}
+		seen[s] = true
+		lines = append(lines, fmt.Sprintf("[%d] %s", len(lines)+1, s))
+	}
+	return lines
+}
+
+// shorten cuts s to at most n runes, marking the cut.
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }
 
 // ErrorCode returns the code of the error event for err: the llm error

@@ -205,3 +205,34 @@ func TestMarkdownStreamsWholeBlocks(t *testing.T) {
 		t.Errorf("Render = %q", out)
 	}
 }
+
+func TestCitationsAreShownAfterTheAnswer(t *testing.T) {
+	cites := []llm.Citation{
+		{Kind: llm.CitationURL, URL: "https://go.dev/doc", Title: "Go docs", Start: 0, End: 4},
+		{Kind: llm.CitationURL, URL: "https://go.dev/doc", Title: "Go docs"}, // the same source again
+		{Kind: llm.CitationDocument, Document: 1, Title: "Report", CitedText: "p.2 text"},
+		{Kind: llm.CitationURL, URL: "https://example.com"},
+	}
+	var out, errw strings.Builder
+	s := NewText(&out, &errw, TextOptions{})
+	s.Start("s1", "m")
+	s.Text("Read the docs.")
+	s.Done(Done{Citations: cites, Duration: time.Second})
+	s.Close()
+	want := "Read the docs.\n\nSources:\n  [1] Go docs — https://go.dev/doc\n  [2] Report (\"p.2 text\")\n  [3] https://example.com\n"
+	if out.String() != want {
+		t.Errorf("stdout = %q\nwant     %q", out.String(), want)
+	}
+
+	var js strings.Builder
+	j := NewJSON(&js)
+	j.Done(Done{Citations: cites[:1]})
+	if !strings.Contains(js.String(), `"citations":[{"kind":"url","url":"https://go.dev/doc","title":"Go docs","end":4}]`) {
+		t.Errorf("done event %s lacks the citations", js.String())
+	}
+	js.Reset()
+	j.Done(Done{})
+	if strings.Contains(js.String(), "citations") {
+		t.Errorf("done event %s has citations it was not given", js.String())
+	}
+}

@@ -230,6 +230,12 @@ func (t *Text) Done(d Done) {
 	defer t.mu.Unlock()
 	t.st.setLocked("")
 	t.lineLocked()
+	if lines := SourceLines(d.Citations); len(lines) > 0 {
+		fmt.Fprintln(t.out, "\nSources:")
+		for _, l := range lines {
+			fmt.Fprintln(t.out, "  "+l)
+		}
+	}
 	fmt.Fprintln(t.errw, t.color("2", UsageLine(d)))
 }
 
