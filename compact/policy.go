@@ -64,6 +64,7 @@ type Policy struct {
 	failures atomic.Int32
 	defOnce  sync.Once
 	def      Strategy
+	counts   countMemo // per-message counts of recent requests (additive counters)
 }
 
 // Failures returns how many compressions in a row have failed.
@@ -144,7 +145,7 @@ func (p *Policy) Fit(ctx context.Context, req *llm.Request, info llm.ModelInfo) 
 	if len(req.Tools) > 0 {
 		tools = counter.CountTools(req.Tools)
 	}
-	n := counter.CountMessages(req.Messages)
+	n := p.countMessages(counter, req.Messages)
 	if n+tools <= budget {
 		return req, nil
 	}
@@ -209,6 +210,18 @@ func (p *Policy) Fit(ctx context.Context, req *llm.Request, info llm.ModelInfo) 
 		slog.Int("tokens", n), slog.Int("tools", tools), slog.Int("budget", budget),
 		slog.Int("tokens_after", after), slog.Int("failures_in_a_row", p.Failures()), slog.Any("error", err))
 	return send, nil
+}
+
+// countMessages returns counter's count of msgs. An additive counter's
+// count is taken from what the policy remembers of recent requests for
+// the messages they share with msgs from the start, so a request that
+// extends an earlier one costs a count of its new messages (a tool loop's
+// next step, an agent's next turn over the same history).
+func (p *Policy) countMessages(counter TokenCounter, msgs []llm.Message) int {
+	if a, ok := counter.(AdditiveCounter); ok {
+		return p.counts.count(a, msgs)
+	}
+	return counter.CountMessages(msgs)
 }
 
 func (p *Policy) logger() *slog.Logger {
