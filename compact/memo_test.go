@@ -128,7 +128,9 @@ func TestSameContentComparesEveryField(t *testing.T) {
 		func(b []llm.Block) { b[5] = llm.Image{Data: []byte{2}, URL: "u", MediaType: "m", Detail: "d"} },
 		func(b []llm.Block) { b[5] = llm.Image{Data: []byte{1}, URL: "u", MediaType: "m", Detail: "x"} },
 		func(b []llm.Block) { b[6] = llm.Audio{Data: []byte{1}, URL: "x", MediaType: "m"} },
-		func(b []llm.Block) { b[7] = llm.File{Data: []byte{1}, URL: "u", FileID: "x", MediaType: "m", Name: "n"} },
+		func(b []llm.Block) {
+			b[7] = llm.File{Data: []byte{1}, URL: "u", FileID: "x", MediaType: "m", Name: "n"}
+		},
 		func(b []llm.Block) { b[8] = llm.Extension{Kind: "k", Data: json.RawMessage(`2`)} },
 		func(b []llm.Block) { b[8] = llm.Text{Text: "k"} },
 	}
