@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -24,9 +25,10 @@ import (
 // release it with Close. It is safe for concurrent use, and several
 // processes may share the database file.
 type Store struct {
-	w    *sql.DB // one connection, for every write
-	r    *sql.DB // reads, beside the writer (WAL)
-	path string
+	w     *sql.DB // one connection, for every write
+	r     *sql.DB // reads, beside the writer (WAL)
+	path  string
+	cache *cache // decoded messages of recently loaded sessions
 }
 
 var _ session.Store = (*Store)(nil)
@@ -37,6 +39,7 @@ type Option func(*options)
 type options struct {
 	busyTimeout time.Duration
 	readers     int
+	cacheBytes  int64
 }
 
 // WithBusyTimeout sets how long an operation waits for another process
@@ -55,10 +58,20 @@ func WithReaders(n int) Option {
 	}
 }
 
+// WithCacheBytes sets how much of the sessions it loads a Store keeps
+// decoded in memory, in bytes of their storage JSON (default
+// [DefaultCacheBytes]; 0 keeps nothing). A Load of a session the store
+// holds reads only the rows appended since it last read the session,
+// whoever appended them; the least recently loaded sessions are dropped
+// first.
+func WithCacheBytes(n int64) Option {
+	return func(o *options) { o.cacheBytes = max(n, 0) }
+}
+
 // Open opens the database at path, creating it (mode 0600) and its schema
 // if needed and migrating an older schema.
 func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
-	o := options{busyTimeout: 10 * time.Second, readers: max(4, runtime.GOMAXPROCS(0))}
+	o := options{busyTimeout: 10 * time.Second, readers: max(4, runtime.GOMAXPROCS(0)), cacheBytes: DefaultCacheBytes}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -90,7 +103,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	}
 	r.SetMaxOpenConns(o.readers)
 	r.SetMaxIdleConns(o.readers)
-	s := &Store{w: w, r: r, path: abs}
+	s := &Store{w: w, r: r, path: abs, cache: newCache(o.cacheBytes)}
 	if err := migrate(ctx, w); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
@@ -115,8 +128,8 @@ func (s *Store) Create(ctx context.Context, id string) (*session.Session, error)
 	}
 	now := time.Now().UTC().Round(0)
 	res, err := s.w.ExecContext(ctx,
-		`INSERT INTO sessions (id, created_at, updated_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-		id, now.UnixNano(), now.UnixNano())
+		`INSERT INTO sessions (id, created_at, updated_at, incarnation) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		id, now.UnixNano(), now.UnixNano(), newIncarnation())
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: create %q: %w", id, err)
 	}
@@ -126,11 +139,14 @@ func (s *Store) Create(ctx context.Context, id string) (*session.Session, error)
 		return nil, fmt.Errorf("sqlite: create %q: %w", id, session.ErrExists)
 	}
 	t := stored.Totals{Created: now, Updated: now}
-	return t.Session(id, nil), nil
+	sess := t.Session(id, nil)
+	sess.SetMessageHashes(nil)
+	return sess, nil
 }
 
 // Load reads the session in one read transaction, so it sees whole turns
-// only; ErrNotFound if there is none.
+// only; ErrNotFound if there is none. Of a session it loaded before (and
+// still holds, see WithCacheBytes) it reads only the rows appended since.
 func (s *Store) Load(ctx context.Context, id string) (_ *session.Session, err error) {
 	if err := check(ctx, id); err != nil {
 		return nil, err
@@ -141,27 +157,36 @@ func (s *Store) Load(ctx context.Context, id string) (_ *session.Session, err er
 	}
 	defer tx.Rollback() // read-only: nothing to commit
 
-	t, err := loadTotals(ctx, tx, id)
+	t, inc, err := loadTotals(ctx, tx, id)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
 	}
-	raws := make([]json.RawMessage, 0, t.Messages)
-	rows, err := tx.QueryContext(ctx, `SELECT json FROM messages WHERE session_id = ? ORDER BY seq`, id)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
+	base, baseHashes, baseBytes := s.cache.get(id, inc)
+	if len(base) > t.Messages { // the cache read a later state than this transaction sees
+		base, baseHashes, baseBytes = base[:t.Messages], baseHashes[:t.Messages], 0
 	}
-	for rows.Next() {
-		var raw sql.RawBytes
-		if err := rows.Scan(&raw); err != nil {
-			rows.Close()
+	var raws []json.RawMessage
+	var moreBytes int64
+	if len(base) < t.Messages {
+		raws = make([]json.RawMessage, 0, t.Messages-len(base))
+		rows, err := tx.QueryContext(ctx, `SELECT json FROM messages WHERE session_id = ? AND seq >= ? ORDER BY seq`, id, len(base))
+		if err != nil {
 			return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
 		}
-		raws = append(raws, json.RawMessage(append([]byte(nil), raw...)))
+		for rows.Next() {
+			var raw sql.RawBytes
+			if err := rows.Scan(&raw); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
+			}
+			raws = append(raws, json.RawMessage(append([]byte(nil), raw...)))
+			moreBytes += int64(len(raw))
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
+		}
 	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
-	}
-	rows, err = tx.QueryContext(ctx, `SELECT key, value FROM state WHERE session_id = ?`, id)
+	rows, err := tx.QueryContext(ctx, `SELECT key, value FROM state WHERE session_id = ?`, id)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
 	}
@@ -179,14 +204,21 @@ func (s *Store) Load(ctx context.Context, id string) (_ *session.Session, err er
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
 	}
-	if len(raws) != t.Messages {
-		return nil, fmt.Errorf("sqlite: load %q: %d messages stored, %d counted", id, len(raws), t.Messages)
+	if len(base)+len(raws) != t.Messages {
+		return nil, fmt.Errorf("sqlite: load %q: %d messages stored, %d counted", id, len(base)+len(raws), t.Messages)
 	}
-	msgs, err := stored.DecodeMessages(raws)
+	more, err := stored.DecodeMessages(raws)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
 	}
-	return t.Session(id, msgs), nil
+	moreHashes := make([]uint64, len(raws))
+	for i, raw := range raws {
+		moreHashes[i] = session.StoredMessageHash(raw)
+	}
+	msgs, hashes := s.cache.put(id, inc, base, baseHashes, baseBytes, more, moreHashes, moreBytes)
+	sess := t.Session(id, stored.CloneMessages(msgs))
+	sess.SetMessageHashes(hashes)
+	return sess, nil
 }
 
 // queryer is what *sql.DB and *sql.Tx share.
@@ -194,39 +226,51 @@ type queryer interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// loadTotals reads the sessions row; ErrNotFound if there is none.
-func loadTotals(ctx context.Context, q queryer, id string) (*stored.Totals, error) {
+// loadTotals reads the sessions row, and the session's incarnation;
+// ErrNotFound if there is none.
+func loadTotals(ctx context.Context, q queryer, id string) (*stored.Totals, int64, error) {
 	var (
 		created, updated int64
 		usage            string
 		prefix           sql.NullString
 		hashes           []byte
+		incarnation      int64
 		t                stored.Totals
 	)
 	err := q.QueryRowContext(ctx,
-		`SELECT created_at, updated_at, turns, messages, usage, cost_usd, prefix, hashes FROM sessions WHERE id = ?`, id).
-		Scan(&created, &updated, &t.Turns, &t.Messages, &usage, &t.CostUSD, &prefix, &hashes)
+		`SELECT created_at, updated_at, turns, messages, usage, cost_usd, prefix, hashes, incarnation FROM sessions WHERE id = ?`, id).
+		Scan(&created, &updated, &t.Turns, &t.Messages, &usage, &t.CostUSD, &prefix, &hashes, &incarnation)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, session.ErrNotFound
+		return nil, 0, session.ErrNotFound
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	t.Created = time.Unix(0, created).UTC()
 	t.Updated = time.Unix(0, updated).UTC()
 	if err := json.Unmarshal([]byte(usage), &t.Usage); err != nil {
-		return nil, fmt.Errorf("stored usage: %w", err)
+		return nil, 0, fmt.Errorf("stored usage: %w", err)
 	}
 	if prefix.Valid {
 		if err := json.Unmarshal([]byte(prefix.String), &t.Prefix); err != nil {
-			return nil, fmt.Errorf("stored prefix statistic: %w", err)
+			return nil, 0, fmt.Errorf("stored prefix statistic: %w", err)
 		}
 		t.Hashes, err = decodeHashes(hashes)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
-	return &t, nil
+	return &t, incarnation, nil
+}
+
+// newIncarnation draws the incarnation of a new sessions row: random, and
+// never 0 (the incarnation of every session made before schema version 2).
+func newIncarnation() int64 {
+	for {
+		if n := rand.Int64(); n != 0 {
+			return n
+		}
+	}
 }
 
 // Append adds the turn in one transaction (one fsync of the log on
@@ -263,7 +307,7 @@ func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) (err e
 	case !errors.Is(err, sql.ErrNoRows):
 		return err
 	}
-	t, err := loadTotals(ctx, tx, id)
+	t, _, err := loadTotals(ctx, tx, id)
 	isNew := errors.Is(err, session.ErrNotFound)
 	if isNew {
 		t, err = &stored.Totals{}, nil
@@ -313,9 +357,9 @@ func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) (err e
 	}
 	if isNew {
 		_, err = tx.ExecContext(ctx,
-			`INSERT INTO sessions (id, created_at, updated_at, turns, messages, usage, cost_usd, prefix, hashes)
-			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			id, t.Created.UnixNano(), t.Updated.UnixNano(), t.Turns, t.Messages, string(totalUsage), t.CostUSD, prefix, hashes)
+			`INSERT INTO sessions (id, created_at, updated_at, turns, messages, usage, cost_usd, prefix, hashes, incarnation)
+			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			id, t.Created.UnixNano(), t.Updated.UnixNano(), t.Turns, t.Messages, string(totalUsage), t.CostUSD, prefix, hashes, newIncarnation())
 	} else {
 		_, err = tx.ExecContext(ctx,
 			`UPDATE sessions SET updated_at = ?, turns = ?, messages = ?, usage = ?, cost_usd = ?,
@@ -429,6 +473,7 @@ func (s *Store) Delete(ctx context.Context, id string) (err error) {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: delete %q: %w", id, err)
 	}
+	s.cache.drop(id)
 	return nil
 }
 
