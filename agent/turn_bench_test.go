@@ -35,7 +35,9 @@ import (
 // JSON on average; tool calls paired with their results); the model-info
 // override gives a context window large enough that nothing is compacted.
 //
-// Sub-benchmarks: size={1k,10k} × {floor, store=memstore, store=sqlite}.
+// Sub-benchmarks: size={1k,10k} × {floor, adapter, store=memstore,
+// store=sqlite}; "adapter" is provider/openai alone sending the same
+// request, the share of a turn the agent does not control.
 // Each iteration is one Agent.Run continuing a session that already holds
 // the history; a turn adds two messages, so a session serves at most
 // turnsPerHistory iterations (at most 2% growth at 1k) and then the next,
@@ -63,6 +65,9 @@ func BenchmarkTurnCost(b *testing.B) {
 				}
 			}
 		})
+		b.Run("size="+size.name+"/adapter", func(b *testing.B) {
+			benchAdapter(b, append(slices.Clone(history), input), floorReq)
+		})
 		for _, st := range []struct {
 			name string
 			open func(b *testing.B) session.Store
@@ -84,6 +89,29 @@ func BenchmarkTurnCost(b *testing.B) {
 	}
 }
 
+// benchAdapter measures provider/openai alone: one streamed call with the
+// request the agent would send (its system message, the history, the new
+// message), against the same local server. It is the part of a turn that
+// the agent does not control.
+func benchAdapter(b *testing.B, msgs []llm.Message, floorReq *ccRequest) {
+	srv := httptest.NewServer(http.HandlerFunc(tinyStream))
+	b.Cleanup(srv.Close)
+	model := openai.New(openai.WithBaseURL(srv.URL+"/v1"), openai.WithAPIKey("sk-bench"), openai.WithModel("gpt-4o"))
+	req := &llm.Request{Messages: append([]llm.Message{llm.SystemText(benchInstructions)}, msgs...)}
+	floor := floorNanos(b, floorReq)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := llm.Collect(model.Stream(context.Background(), req)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if floor > 0 {
+		b.ReportMetric(float64(b.Elapsed())/float64(b.N)/floor, "x-floor")
+	}
+}
+
+const benchInstructions = "You are a careful coding assistant. Answer briefly and cite the files you used."
+
 // turnsPerHistory is how many timed turns one filled session serves.
 const turnsPerHistory = 10
 
@@ -95,7 +123,7 @@ func benchTurns(b *testing.B, store session.Store, history []llm.Message, input 
 	info := llm.ModelInfo{Name: "gpt-4o", Provider: "openai", ContextWindow: 1 << 30, MaxOutputTokens: 16_384}
 	a := newAgent(b, model, agent.Config{
 		Name:         "bench",
-		Instructions: "You are a careful coding assistant. Answer briefly and cite the files you used.",
+		Instructions: benchInstructions,
 		Store:        store,
 		ModelInfo:    &info,
 	})
@@ -282,7 +310,7 @@ type ccToolCall struct {
 func chatCompletionsBody(msgs []llm.Message) *ccRequest {
 	req := &ccRequest{Model: "gpt-4o", Stream: true}
 	req.StreamOptions.IncludeUsage = true
-	req.Messages = append(req.Messages, ccMessage{Role: "system", Content: "You are a careful coding assistant. Answer briefly and cite the files you used."})
+	req.Messages = append(req.Messages, ccMessage{Role: "system", Content: benchInstructions})
 	for _, m := range msgs {
 		cm := ccMessage{Role: string(m.Role), Content: m.Text()}
 		if m.Role == llm.RoleTool {

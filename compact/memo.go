@@ -1,7 +1,6 @@
 package compact
 
 import (
-	"bytes"
 	"reflect"
 	"sync"
 
@@ -88,74 +87,14 @@ func (c *countMemo) remember(old, e *memoEntry) {
 	c.entries = out
 }
 
-// sameMessages returns how many messages a and b share from the start:
-// messages with equal roles, tool-call ids, error flags and blocks.
-// Strings and byte slices that share their memory compare at once, so
-// comparing a history with a copy of it that shares its texts costs a few
-// steps a message.
+// sameMessages returns how many messages a and b share from the start
+// (equal by llm.Message.Equal, which compares shared texts at once).
 func sameMessages(a, b []llm.Message) int {
 	n := min(len(a), len(b))
 	for i := range n {
-		if !sameContent(&a[i], &b[i]) {
+		if !a[i].Equal(b[i]) {
 			return i
 		}
 	}
 	return n
-}
-
-func sameContent(a, b *llm.Message) bool {
-	if a.Role != b.Role || a.ToolCallID != b.ToolCallID || a.IsError != b.IsError || len(a.Content) != len(b.Content) {
-		return false
-	}
-	if len(a.Content) > 0 && &a.Content[0] == &b.Content[0] {
-		return true
-	}
-	return sameBlocks(a.Content, b.Content)
-}
-
-func sameBlocks(a, b []llm.Block) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !sameBlock(a[i], b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// sameBlock reports whether two blocks are equal, field by field (byte
-// slices by content, nil and empty alike).
-func sameBlock(a, b llm.Block) bool {
-	switch x := a.(type) {
-	case llm.Text:
-		y, ok := b.(llm.Text)
-		return ok && x == y
-	case llm.Thinking:
-		y, ok := b.(llm.Thinking)
-		return ok && x == y
-	case llm.RedactedThinking:
-		y, ok := b.(llm.RedactedThinking)
-		return ok && x == y
-	case llm.ToolUse:
-		y, ok := b.(llm.ToolUse)
-		return ok && x.ID == y.ID && x.Name == y.Name && bytes.Equal(x.Input, y.Input)
-	case llm.ToolResult:
-		y, ok := b.(llm.ToolResult)
-		return ok && x.ToolUseID == y.ToolUseID && x.IsError == y.IsError && sameBlocks(x.Content, y.Content)
-	case llm.Image:
-		y, ok := b.(llm.Image)
-		return ok && x.URL == y.URL && x.MediaType == y.MediaType && x.Detail == y.Detail && bytes.Equal(x.Data, y.Data)
-	case llm.Audio:
-		y, ok := b.(llm.Audio)
-		return ok && x.URL == y.URL && x.MediaType == y.MediaType && bytes.Equal(x.Data, y.Data)
-	case llm.File:
-		y, ok := b.(llm.File)
-		return ok && x.URL == y.URL && x.FileID == y.FileID && x.MediaType == y.MediaType && x.Name == y.Name && bytes.Equal(x.Data, y.Data)
-	case llm.Extension:
-		y, ok := b.(llm.Extension)
-		return ok && x.Kind == y.Kind && bytes.Equal(x.Data, y.Data)
-	}
-	return reflect.DeepEqual(a, b)
 }

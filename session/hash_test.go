@@ -11,6 +11,7 @@ import (
 
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/session"
+	"github.com/agcore/agcore/session/internal/stored"
 )
 
 // referenceHashes computes the prefix hashes the way HashVersion documents
@@ -150,7 +151,7 @@ func TestTouchRequestUsesKnownHashesOnly(t *testing.T) {
 	// be encoded at all.
 	bad := llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUse{ID: "c", Name: "f", Input: json.RawMessage(`{"open":`)}}}
 	s := &session.Session{Messages: []llm.Message{llm.UserText("q"), bad}}
-	s.SetMessageHashes([]uint64{0, 42}) // message 0's is wrong on purpose: a store's word is taken
+	s.SetMessageHashes(slices.Clone(s.Messages), []uint64{0, 42}) // message 0's is wrong on purpose: a store's word is taken
 	if h, ok := s.KnownMessageHash(1); !ok || h != 42 {
 		t.Fatalf("KnownMessageHash(1) = %x, %v", h, ok)
 	}
@@ -159,7 +160,7 @@ func TestTouchRequestUsesKnownHashesOnly(t *testing.T) {
 	}
 	// Replacing the message in the request, or in the session, is seen.
 	req := slices.Clone(s.Messages)
-	req[1] = bad.Clone()
+	req[1] = llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUse{ID: "c", Name: "f", Input: json.RawMessage(`{"other":`)}}}
 	if err := s.TouchRequest(req); err == nil {
 		t.Fatal("a replaced message was not hashed afresh")
 	}
@@ -170,7 +171,7 @@ func TestTouchRequestUsesKnownHashesOnly(t *testing.T) {
 	touch(t, s, s.Messages[1:])
 	// So are changes to a message's fields.
 	s = &session.Session{Messages: []llm.Message{llm.ToolResultText("c", "x", false)}}
-	s.SetMessageHashes(storedHashes(t, s.Messages))
+	s.SetMessageHashes(slices.Clone(s.Messages), storedHashes(t, s.Messages))
 	s.Messages[0].IsError = true
 	touch(t, s, s.Messages)
 	s.Messages[0].ToolCallID = "d"
@@ -186,7 +187,7 @@ func TestTouchRequestOnEveryShapeOfRequest(t *testing.T) {
 		t.Run(fmt.Sprintf("store-hashes=%v", known), func(t *testing.T) {
 			s := &session.Session{Messages: history("h", 60)}
 			if known {
-				s.SetMessageHashes(storedHashes(t, s.Messages[:50])) // the rest is not known
+				s.SetMessageHashes(slices.Clone(s.Messages[:50]), storedHashes(t, s.Messages[:50])) // the rest is not known
 			}
 			h := s.Messages
 			in := llm.UserText("new")
@@ -209,7 +210,8 @@ func TestTouchRequestRandomized(t *testing.T) {
 	for round := range 200 {
 		s := &session.Session{Messages: history(fmt.Sprint(round), rng.IntN(80))}
 		if rng.IntN(2) == 0 {
-			s.SetMessageHashes(storedHashes(t, s.Messages[:rng.IntN(len(s.Messages)+1)]))
+			given := slices.Clone(s.Messages[:rng.IntN(len(s.Messages)+1)])
+			s.SetMessageHashes(given, storedHashes(t, given))
 		}
 		for range 4 {
 			var req []llm.Message
@@ -278,7 +280,37 @@ func TestSetMessageHashesChecksItsLength(t *testing.T) {
 			t.Error("SetMessageHashes accepted more hashes than messages")
 		}
 	}()
-	(&session.Session{Messages: history("x", 1)}).SetMessageHashes([]uint64{1, 2})
+	h := history("x", 1)
+	(&session.Session{Messages: h}).SetMessageHashes(h, []uint64{1, 2})
+}
+
+// A hash a store gave is checked against the store's copy of the message,
+// so even a change written into a message's blocks is seen.
+func TestStoreHashesSurviveChangesInPlace(t *testing.T) {
+	given := history("g", 8)
+	s := &session.Session{Messages: deepCopy(t, given)}
+	s.SetMessageHashes(given, storedHashes(t, given))
+	touch(t, s, s.Messages)
+	s.Messages[2].Content[0] = llm.Text{Text: "written in place"}
+	if _, ok := s.KnownMessageHash(2); ok {
+		t.Error("a message changed in place kept the store's hash")
+	}
+	touch(t, s, s.Messages)
+}
+
+func deepCopy(t testing.TB, msgs []llm.Message) []llm.Message {
+	t.Helper()
+	out := make([]llm.Message, len(msgs))
+	for i, m := range msgs {
+		data, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(data, &out[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
 }
 
 func BenchmarkTouchRequest(b *testing.B) {
@@ -293,9 +325,10 @@ func BenchmarkTouchRequest(b *testing.B) {
 				for i, m := range h {
 					hs[i], _ = session.MessageHash(m)
 				}
-				s.SetMessageHashes(hs)
+				s = &session.Session{Messages: stored.CloneMessages(h)} // as a store loads it
+				s.SetMessageHashes(h, hs)
 			}
-			req := slices.Concat([]llm.Message{sys}, h, []llm.Message{llm.UserText("new")})
+			req := slices.Concat([]llm.Message{sys}, s.Messages, []llm.Message{llm.UserText("new")})
 			for b.Loop() {
 				if err := s.TouchRequest(req); err != nil {
 					b.Fatal(err)

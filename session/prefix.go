@@ -129,10 +129,13 @@ func Divergence(prev, next []uint64) int {
 // Only the messages whose content hashes the session does not know are
 // encoded and hashed: the session knows the hashes of the messages of
 // s.Messages it (or a clone of it) hashed before, and those a store gave it
-// on Load ([Session.SetMessageHashes]). A message is known by its Content
-// array, so a message of msgs that is a copy of one of s.Messages is
-// recognized; change a message by replacing it (with a new Content slice),
-// never by writing into its blocks, or its hash goes stale.
+// on Load ([Session.SetMessageHashes]). A message of msgs is recognized as
+// one of s.Messages by its Content array (a copy of the message value
+// shares it) and its fields; a hash TouchRequest computed itself serves
+// only that very message, so change a message by replacing it (with a new
+// Content slice), never by writing into its blocks, or its hash goes
+// stale. (A hash a store gave is checked against the store's own copy of
+// the message, so it never goes stale.)
 func (s *Session) TouchRequest(msgs []llm.Message) error {
 	hashes := make([]uint64, len(msgs))
 	if err := s.known().prefixHashes(s.Messages, msgs, hashes); err != nil {
@@ -152,22 +155,21 @@ func (s *Session) TouchRequest(msgs []llm.Message) error {
 	return nil
 }
 
-// SetMessageHashes tells s that hashes[i] is the content hash
-// ([MessageHash]) of s.Messages[i], for i < len(hashes), so that
-// [Session.TouchRequest] does not encode those messages again. A store
-// calls it on the session it returns from Load, with the hashes of the
-// storage JSON it read ([StoredMessageHash]). What s knew of other
-// messages is forgotten (clones made before keep it). It panics if hashes
-// is longer than s.Messages.
-func (s *Session) SetMessageHashes(hashes []uint64) {
-	if len(hashes) > len(s.Messages) {
-		panic(fmt.Sprintf("session: %d message hashes for %d messages", len(hashes), len(s.Messages)))
+// SetMessageHashes tells s the content hashes of its messages: hashes[i]
+// is [MessageHash] of msgs[i], and s.Messages starts with copies of msgs
+// (a store's own copy of the session's messages, which it loaded s.Messages
+// from). s keeps both slices, which must never change afterwards. A
+// message of a request that is at position i of s.Messages and equal to
+// msgs[i] ([llm.Message.Equal]) then costs [Session.TouchRequest] no
+// encoding. Stores call it on the sessions they return from Load, with the
+// hashes of the storage JSON they read ([StoredMessageHash]). What s knew
+// of its messages before is forgotten (clones made before keep it). It
+// panics if the slices differ in length.
+func (s *Session) SetMessageHashes(msgs []llm.Message, hashes []uint64) {
+	if len(hashes) != len(msgs) {
+		panic(fmt.Sprintf("session: %d message hashes for %d messages", len(hashes), len(msgs)))
 	}
-	idx := &hashIndex{entries: make([]hashEntry, len(hashes), len(s.Messages))}
-	for i, h := range hashes {
-		idx.entries[i] = hashEntry{m: s.Messages[i], h: h, ok: true}
-	}
-	s.hashes = idx
+	s.hashes = &hashIndex{given: msgs, givenHashes: hashes}
 }
 
 // KnownMessageHash returns the content hash s knows for s.Messages[i], if
@@ -178,12 +180,7 @@ func (s *Session) KnownMessageHash(i int) (uint64, bool) {
 	}
 	s.hashes.mu.Lock()
 	defer s.hashes.mu.Unlock()
-	if i < len(s.hashes.entries) {
-		if e := &s.hashes.entries[i]; e.ok && sameMessage(&e.m, &s.Messages[i]) {
-			return e.h, true
-		}
-	}
-	return 0, false
+	return s.hashes.lookup(i, &s.Messages[i])
 }
 
 func (s *Session) known() *hashIndex {
@@ -194,19 +191,37 @@ func (s *Session) known() *hashIndex {
 }
 
 // hashIndex remembers the content hashes of a session's messages, by
-// position in Session.Messages, each with the message it was computed for.
-// Clones of a session share it (each entry is checked against the message
-// at its position before it is used), so the hashes one of them computes
-// serve the others.
+// position in Session.Messages: those a store handed over, with the
+// store's copy of each message, and those TouchRequest computed, each with
+// the message it was computed for. Clones of a session share it (every
+// hash is checked against the message at its position before it is used),
+// so the hashes one of them computes serve the others.
 type hashIndex struct {
-	mu      sync.Mutex
-	entries []hashEntry
+	mu          sync.Mutex
+	given       []llm.Message // a store's copy of the messages; never changed
+	givenHashes []uint64
+	entries     []hashEntry // learned
 }
 
 type hashEntry struct {
 	m  llm.Message // the message hashed; its Content array identifies it
 	h  uint64
 	ok bool
+}
+
+// lookup returns the hash of m, the message at position pos of the
+// session, if the index knows it: m equals the store's copy of the
+// message at pos, or m is the very message whose hash was learned there.
+func (x *hashIndex) lookup(pos int, m *llm.Message) (uint64, bool) {
+	if pos < len(x.given) && m.Equal(x.given[pos]) {
+		return x.givenHashes[pos], true
+	}
+	if pos < len(x.entries) {
+		if e := &x.entries[pos]; e.ok && sameMessage(&e.m, m) {
+			return e.h, true
+		}
+	}
+	return 0, false
 }
 
 // sameMessage reports whether a and b are the same message: the same
@@ -262,11 +277,7 @@ func (x *hashIndex) prefixHashes(history, msgs []llm.Message, out []uint64) erro
 		misses++
 		if pos >= 0 {
 			j, misses = pos+1, 0
-			if pos < len(x.entries) {
-				if e := &x.entries[pos]; e.ok && sameMessage(&e.m, m) {
-					mh, known = e.h, true
-				}
-			}
+			mh, known = x.lookup(pos, m)
 		}
 		if !known {
 			var err error

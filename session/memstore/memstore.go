@@ -48,7 +48,7 @@ func (s *Store) Create(ctx context.Context, id string) (*session.Session, error)
 	r := &record{totals: stored.Totals{Created: now, Updated: now}, turnIDs: map[string]struct{}{}}
 	s.sessions[id] = r
 	sess := r.totals.Session(id, nil)
-	sess.SetMessageHashes(nil)
+	sess.SetMessageHashes(nil, nil)
 	return sess, nil
 }
 
@@ -69,7 +69,7 @@ func (s *Store) Load(ctx context.Context, id string) (*session.Session, error) {
 	s.mu.RUnlock()
 
 	sess.Messages = stored.CloneMessages(msgs)
-	sess.SetMessageHashes(hashes)
+	sess.SetMessageHashes(msgs, hashes)
 	return sess, nil
 }
 

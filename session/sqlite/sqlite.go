@@ -140,7 +140,7 @@ func (s *Store) Create(ctx context.Context, id string) (*session.Session, error)
 	}
 	t := stored.Totals{Created: now, Updated: now}
 	sess := t.Session(id, nil)
-	sess.SetMessageHashes(nil)
+	sess.SetMessageHashes(nil, nil)
 	return sess, nil
 }
 
@@ -217,7 +217,7 @@ func (s *Store) Load(ctx context.Context, id string) (_ *session.Session, err er
 	}
 	msgs, hashes := s.cache.put(id, inc, base, baseHashes, baseBytes, more, moreHashes, moreBytes)
 	sess := t.Session(id, stored.CloneMessages(msgs))
-	sess.SetMessageHashes(hashes)
+	sess.SetMessageHashes(msgs, hashes)
 	return sess, nil
 }
 
