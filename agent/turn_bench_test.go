@@ -45,7 +45,10 @@ import (
 // on it happen outside the timer: the figures are the steady state of a
 // conversation, not a cold start. Besides ns/op the store sub-benchmarks
 // report "x-floor": ns/op divided by the median of a few json.Marshal runs
-// of the floor's request measured beside them.
+// of the floor's request measured beside them. Every sub-benchmark also
+// reports "cpu-ns/op", the process's CPU time per operation (the local
+// server and the garbage collector included), steadier than wall time on a
+// busy machine.
 //
 // Nothing here asserts a timing.
 func BenchmarkTurnCost(b *testing.B) {
@@ -59,11 +62,15 @@ func BenchmarkTurnCost(b *testing.B) {
 		b.Run("size="+size.name+"/floor", func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(mustMarshal(b, floorReq))))
+			var cpu cpuMeter
+			cpu.start()
 			for b.Loop() {
 				if _, err := json.Marshal(floorReq); err != nil {
 					b.Fatal(err)
 				}
 			}
+			cpu.stop()
+			cpu.report(b, b.N)
 		})
 		b.Run("size="+size.name+"/adapter", func(b *testing.B) {
 			benchAdapter(b, append(slices.Clone(history), input), floorReq)
@@ -100,11 +107,15 @@ func benchAdapter(b *testing.B, msgs []llm.Message, floorReq *ccRequest) {
 	req := &llm.Request{Messages: append([]llm.Message{llm.SystemText(benchInstructions)}, msgs...)}
 	floor := floorNanos(b, floorReq)
 	b.ReportAllocs()
+	var cpu cpuMeter
+	cpu.start()
 	for b.Loop() {
 		if _, err := llm.Collect(model.Stream(context.Background(), req)); err != nil {
 			b.Fatal(err)
 		}
 	}
+	cpu.stop()
+	cpu.report(b, b.N)
 	if floor > 0 {
 		b.ReportMetric(float64(b.Elapsed())/float64(b.N)/floor, "x-floor")
 	}
@@ -145,18 +156,46 @@ func benchTurns(b *testing.B, store session.Store, history []llm.Message, input 
 
 	floor := floorNanos(b, floorReq)
 	b.ReportAllocs()
+	var cpu cpuMeter
 	i := 0
 	for b.Loop() {
 		if i%turnsPerHistory == 0 {
 			b.StopTimer()
+			cpu.stop()
 			fill()
+			cpu.start()
 			b.StartTimer()
 		}
 		runTurn(ctx, b, a, msgs, current)
 		i++
 	}
+	cpu.stop()
+	cpu.report(b, i)
 	if i > 0 && floor > 0 {
 		b.ReportMetric(float64(b.Elapsed())/float64(i)/floor, "x-floor")
+	}
+}
+
+// cpuMeter sums the process's CPU time over the timed parts of a
+// benchmark: on a busy machine wall time also counts waiting for a CPU.
+type cpuMeter struct {
+	total, at time.Duration
+	ok        bool
+}
+
+func (m *cpuMeter) start() { m.at, m.ok = cpuTime() }
+
+func (m *cpuMeter) stop() {
+	if now, ok := cpuTime(); ok && m.ok {
+		m.total += now - m.at
+	}
+	m.ok = false
+}
+
+// report gives the CPU time per operation as "cpu-ns/op".
+func (m *cpuMeter) report(b *testing.B, ops int) {
+	if ops > 0 && m.total > 0 {
+		b.ReportMetric(float64(m.total)/float64(ops), "cpu-ns/op")
 	}
 }
 

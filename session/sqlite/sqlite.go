@@ -29,6 +29,57 @@ type Store struct {
 	r     *sql.DB // reads, beside the writer (WAL)
 	path  string
 	cache *cache // decoded messages of recently loaded sessions
+	// The statements of Load and Append, prepared once: SQLite would
+	// otherwise parse each again on every call.
+	rs, ws map[string]*sql.Stmt
+}
+
+// The statements Load runs on the readers and Append on the writer.
+const (
+	qTotals = `SELECT created_at, updated_at, turns, messages, usage, cost_usd, prefix, hashes, incarnation FROM sessions WHERE id = ?`
+	// Append needs neither the prefix statistic nor the hashes, which it
+	// replaces or keeps.
+	qAppendTotals = `SELECT created_at, updated_at, turns, messages, usage, cost_usd FROM sessions WHERE id = ?`
+	qMessages     = `SELECT json FROM messages WHERE session_id = ? AND seq >= ? ORDER BY seq`
+	qState        = `SELECT key, value FROM state WHERE session_id = ?`
+	qTurnExists   = `SELECT 1 FROM turns WHERE session_id = ? AND turn_id = ?`
+	qInsertTurn   = `INSERT INTO turns (session_id, seq, turn_id, time, messages, usage, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?)`
+	qInsertMsg    = `INSERT INTO messages (session_id, seq, turn_seq, json) VALUES (?, ?, ?, ?)`
+	qDeleteState  = `DELETE FROM state WHERE session_id = ? AND key = ?`
+	qSetState     = `INSERT INTO state (session_id, key, value) VALUES (?, ?, ?)
+			 ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value`
+	qInsertSession = `INSERT INTO sessions (id, created_at, updated_at, turns, messages, usage, cost_usd, prefix, hashes, incarnation)
+			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	qUpdateSession = `UPDATE sessions SET updated_at = ?, turns = ?, messages = ?, usage = ?, cost_usd = ?,
+			 prefix = coalesce(?, prefix), hashes = CASE WHEN ? IS NULL THEN hashes ELSE ? END
+			 WHERE id = ?`
+)
+
+var (
+	readQueries  = []string{qTotals, qMessages, qState}
+	writeQueries = []string{qTurnExists, qAppendTotals, qInsertTurn, qInsertMsg, qDeleteState, qSetState, qInsertSession, qUpdateSession}
+)
+
+// prepare prepares queries on db.
+func prepare(ctx context.Context, db *sql.DB, queries []string) (map[string]*sql.Stmt, error) {
+	m := make(map[string]*sql.Stmt, len(queries))
+	for _, q := range queries {
+		st, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			closeStmts(m)
+			return nil, err
+		}
+		m[q] = st
+	}
+	return m, nil
+}
+
+func closeStmts(m map[string]*sql.Stmt) error {
+	var errs []error
+	for _, st := range m {
+		errs = append(errs, st.Close())
+	}
+	return errors.Join(errs...)
 }
 
 var _ session.Store = (*Store)(nil)
@@ -108,6 +159,13 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
 	}
+	if s.rs, err = prepare(ctx, r, readQueries); err == nil {
+		s.ws, err = prepare(ctx, w, writeQueries)
+	}
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
+	}
 	return s, nil
 }
 
@@ -118,7 +176,7 @@ func (s *Store) Path() string { return s.path }
 func (s *Store) Close() error {
 	// Let SQLite refresh its query-planner statistics if they are stale.
 	_, _ = s.w.Exec(`PRAGMA optimize`)
-	return errors.Join(s.r.Close(), s.w.Close())
+	return errors.Join(closeStmts(s.rs), closeStmts(s.ws), s.r.Close(), s.w.Close())
 }
 
 // Create makes an empty session created now; ErrExists if id is taken.
@@ -157,7 +215,7 @@ func (s *Store) Load(ctx context.Context, id string) (_ *session.Session, err er
 	}
 	defer tx.Rollback() // read-only: nothing to commit
 
-	t, inc, err := loadTotals(ctx, tx, id)
+	t, inc, err := loadTotals(ctx, tx.StmtContext(ctx, s.rs[qTotals]), id)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
 	}
@@ -169,7 +227,7 @@ func (s *Store) Load(ctx context.Context, id string) (_ *session.Session, err er
 	var moreBytes int64
 	if len(base) < t.Messages {
 		raws = make([]json.RawMessage, 0, t.Messages-len(base))
-		rows, err := tx.QueryContext(ctx, `SELECT json FROM messages WHERE session_id = ? AND seq >= ? ORDER BY seq`, id, len(base))
+		rows, err := tx.StmtContext(ctx, s.rs[qMessages]).QueryContext(ctx, id, len(base))
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
 		}
@@ -186,7 +244,7 @@ func (s *Store) Load(ctx context.Context, id string) (_ *session.Session, err er
 			return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
 		}
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT key, value FROM state WHERE session_id = ?`, id)
+	rows, err := tx.StmtContext(ctx, s.rs[qState]).QueryContext(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
 	}
@@ -221,14 +279,9 @@ func (s *Store) Load(ctx context.Context, id string) (_ *session.Session, err er
 	return sess, nil
 }
 
-// queryer is what *sql.DB and *sql.Tx share.
-type queryer interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
 // loadTotals reads the sessions row, and the session's incarnation;
 // ErrNotFound if there is none.
-func loadTotals(ctx context.Context, q queryer, id string) (*stored.Totals, int64, error) {
+func loadTotals(ctx context.Context, q *sql.Stmt, id string) (*stored.Totals, int64, error) {
 	var (
 		created, updated int64
 		usage            string
@@ -237,8 +290,7 @@ func loadTotals(ctx context.Context, q queryer, id string) (*stored.Totals, int6
 		incarnation      int64
 		t                stored.Totals
 	)
-	err := q.QueryRowContext(ctx,
-		`SELECT created_at, updated_at, turns, messages, usage, cost_usd, prefix, hashes, incarnation FROM sessions WHERE id = ?`, id).
+	err := q.QueryRowContext(ctx, id).
 		Scan(&created, &updated, &t.Turns, &t.Messages, &usage, &t.CostUSD, &prefix, &hashes, &incarnation)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, 0, session.ErrNotFound
@@ -261,6 +313,29 @@ func loadTotals(ctx context.Context, q queryer, id string) (*stored.Totals, int6
 		}
 	}
 	return &t, incarnation, nil
+}
+
+// appendTotals reads what Append adds a turn to: the sessions row without
+// the request-hash statistic; ErrNotFound if there is none.
+func appendTotals(ctx context.Context, q *sql.Stmt, id string) (*stored.Totals, error) {
+	var (
+		created, updated int64
+		usage            string
+		t                stored.Totals
+	)
+	err := q.QueryRowContext(ctx, id).Scan(&created, &updated, &t.Turns, &t.Messages, &usage, &t.CostUSD)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, session.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	t.Created = time.Unix(0, created).UTC()
+	t.Updated = time.Unix(0, updated).UTC()
+	if err := json.Unmarshal([]byte(usage), &t.Usage); err != nil {
+		return nil, fmt.Errorf("stored usage: %w", err)
+	}
+	return &t, nil
 }
 
 // newIncarnation draws the incarnation of a new sessions row: random, and
@@ -300,14 +375,15 @@ func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) (err e
 			tx.Rollback()
 		}
 	}()
+	stmt := func(q string) *sql.Stmt { return tx.StmtContext(ctx, s.ws[q]) }
 	var dup int
-	switch err := tx.QueryRowContext(ctx, `SELECT 1 FROM turns WHERE session_id = ? AND turn_id = ?`, id, tr.ID).Scan(&dup); {
+	switch err := stmt(qTurnExists).QueryRowContext(ctx, id, tr.ID).Scan(&dup); {
 	case err == nil:
 		return tx.Rollback() // already stored: a retry
 	case !errors.Is(err, sql.ErrNoRows):
 		return err
 	}
-	t, _, err := loadTotals(ctx, tx, id)
+	t, err := appendTotals(ctx, stmt(qAppendTotals), id)
 	isNew := errors.Is(err, session.ErrNotFound)
 	if isNew {
 		t, err = &stored.Totals{}, nil
@@ -322,23 +398,23 @@ func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) (err e
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx,
-		`INSERT INTO turns (session_id, seq, turn_id, time, messages, usage, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+	if _, err := stmt(qInsertTurn).ExecContext(ctx,
 		id, turnSeq, tr.ID, tr.Time.UnixNano(), len(tr.Messages), string(usage), tr.CostUSD); err != nil {
 		return err
 	}
-	if err := insertMessages(ctx, tx, id, turnSeq, firstMsg, tr.Messages); err != nil {
-		return err
+	insert := stmt(qInsertMsg)
+	for i, m := range tr.Messages {
+		if _, err := insert.ExecContext(ctx, id, firstMsg+i, turnSeq, string(m)); err != nil {
+			return err
+		}
 	}
 	for _, k := range tr.Del {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM state WHERE session_id = ? AND key = ?`, id, k); err != nil {
+		if _, err := stmt(qDeleteState).ExecContext(ctx, id, k); err != nil {
 			return err
 		}
 	}
 	for k, v := range tr.Set {
-		if _, err := tx.ExecContext(ctx,
-			`INSERT INTO state (session_id, key, value) VALUES (?, ?, ?)
-			 ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value`, id, k, string(v)); err != nil {
+		if _, err := stmt(qSetState).ExecContext(ctx, id, k, string(v)); err != nil {
 			return err
 		}
 	}
@@ -356,45 +432,16 @@ func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) (err e
 		prefix, hashes = string(p), encodeHashes(tr.Prefix.Hashes)
 	}
 	if isNew {
-		_, err = tx.ExecContext(ctx,
-			`INSERT INTO sessions (id, created_at, updated_at, turns, messages, usage, cost_usd, prefix, hashes, incarnation)
-			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		_, err = stmt(qInsertSession).ExecContext(ctx,
 			id, t.Created.UnixNano(), t.Updated.UnixNano(), t.Turns, t.Messages, string(totalUsage), t.CostUSD, prefix, hashes, newIncarnation())
 	} else {
-		_, err = tx.ExecContext(ctx,
-			`UPDATE sessions SET updated_at = ?, turns = ?, messages = ?, usage = ?, cost_usd = ?,
-			 prefix = coalesce(?, prefix), hashes = CASE WHEN ? IS NULL THEN hashes ELSE ? END
-			 WHERE id = ?`,
+		_, err = stmt(qUpdateSession).ExecContext(ctx,
 			t.Updated.UnixNano(), t.Turns, t.Messages, string(totalUsage), t.CostUSD, prefix, prefix, hashes, id)
 	}
 	if err != nil {
 		return err
 	}
 	return tx.Commit()
-}
-
-// insertMessages inserts msgs, numbered from first, in as few statements as
-// SQLite's parameter limit allows.
-func insertMessages(ctx context.Context, tx *sql.Tx, id string, turnSeq, first int, msgs []json.RawMessage) error {
-	const perRow, maxRows = 4, 200
-	for len(msgs) > 0 {
-		n := min(len(msgs), maxRows)
-		var sb strings.Builder
-		sb.WriteString(`INSERT INTO messages (session_id, seq, turn_seq, json) VALUES `)
-		args := make([]any, 0, n*perRow)
-		for i, m := range msgs[:n] {
-			if i > 0 {
-				sb.WriteByte(',')
-			}
-			sb.WriteString(`(?,?,?,?)`)
-			args = append(args, id, first+i, turnSeq, string(m))
-		}
-		if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
-			return err
-		}
-		msgs, first = msgs[n:], first+n
-	}
-	return nil
 }
 
 // List returns one page of session summaries, newest UpdatedAt first, ties
