@@ -90,10 +90,7 @@ func (s *Store) Append(ctx context.Context, id string, turn session.Turn) error 
 	if err != nil {
 		return fmt.Errorf("memstore: append to %q: %w", id, err)
 	}
-	hashes := make([]uint64, len(tr.Messages))
-	for i, raw := range tr.Messages {
-		hashes[i] = session.StoredMessageHash(raw)
-	}
+	hashes := stored.Hashes(tr.Messages)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.sessions[id]

@@ -269,11 +269,7 @@ func (s *Store) Load(ctx context.Context, id string) (_ *session.Session, err er
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
 	}
-	moreHashes := make([]uint64, len(raws))
-	for i, raw := range raws {
-		moreHashes[i] = session.StoredMessageHash(raw)
-	}
-	msgs, hashes := s.cache.put(id, inc, base, baseHashes, baseBytes, more, moreHashes, moreBytes)
+	msgs, hashes := s.cache.put(id, inc, base, baseHashes, baseBytes, more, stored.Hashes(raws), moreBytes)
 	sess := t.Session(id, stored.CloneMessages(msgs))
 	sess.SetMessageHashes(msgs, hashes)
 	return sess, nil
