@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -41,9 +42,9 @@ import (
 // Each iteration is one Agent.Run continuing a session that already holds
 // the history; a turn adds two messages, so a session serves at most
 // turnsPerHistory iterations (at most 2% growth at 1k) and then the next,
-// identically filled one takes over. Filling a session and one warm-up turn
-// on it happen outside the timer: the figures are the steady state of a
-// conversation, not a cold start. Besides ns/op the store sub-benchmarks
+// identically filled one takes over. Filling a session, one warm-up turn
+// on it and a garbage collection happen outside the timer: the figures are
+// the steady state of a conversation, not a cold start. Besides ns/op the store sub-benchmarks
 // report "x-floor": ns/op divided by the median of a few json.Marshal runs
 // of the floor's request measured beside them. Every sub-benchmark also
 // reports "cpu-ns/op", the process's CPU time per operation (the local
@@ -163,6 +164,7 @@ func benchTurns(b *testing.B, store session.Store, history []llm.Message, input 
 			b.StopTimer()
 			cpu.stop()
 			fill()
+			runtime.GC() // the filling's garbage is not the turns'
 			cpu.start()
 			b.StartTimer()
 		}
