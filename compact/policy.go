@@ -33,9 +33,13 @@ func (off) Compress(_ context.Context, msgs []llm.Message, budget int, counter T
 // [Policy.Fit]. The zero value works: the default strategy (see Strategy)
 // with the estimator counter for the model.
 //
-// A Policy keeps state (the circuit breaker, and the default strategy's
-// memory of what it sent): use it through a pointer, one per agent or
-// conversation, and do not change its fields once in use.
+// A Policy keeps state (the circuit breaker, the default strategy's
+// memory of what it sent, and what the messages of its recent requests
+// counted, see [AdditiveCounter]): use it through a pointer, one per agent
+// or conversation, and do not change its fields once in use. It tells a
+// message it counted before by comparing it with the one it saw, whose
+// blocks it shares: change a message of a conversation by replacing it
+// (with a new Content slice), never by writing into its blocks.
 type Policy struct {
 	// Strategy compresses the messages of a request over the budget. Nil
 	// means NewIncremental(DefaultPipeline(nil)): clear old tool results,
