@@ -279,7 +279,7 @@ func TestRequestHashTrackingIsAPerSessionStatistic(t *testing.T) {
 		}
 	}
 	got := store.session(t, "s").Prefix
-	if want := (session.PrefixStats{Requests: 2, PrefixStable: 1, LastDivergence: -1}); got != want {
+	if want := (session.PrefixStats{Requests: 2, PrefixStable: 1, LastDivergence: -1, HashVersion: session.HashVersion}); got != want {
 		t.Errorf("after two appended turns: %+v, want %+v", got, want)
 	}
 	// New instructions change message 0: the prefix breaks at index 0.
@@ -287,7 +287,7 @@ func TestRequestHashTrackingIsAPerSessionStatistic(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = store.session(t, "s").Prefix
-	if want := (session.PrefixStats{Requests: 3, PrefixStable: 1, LastDivergence: 0}); got != want {
+	if want := (session.PrefixStats{Requests: 3, PrefixStable: 1, LastDivergence: 0, HashVersion: session.HashVersion}); got != want {
 		t.Errorf("after changed instructions: %+v, want %+v", got, want)
 	}
 	// Another session has its own statistic.

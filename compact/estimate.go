@@ -130,6 +130,10 @@ func (e Estimator) CountMessages(msgs []llm.Message) int {
 	return n
 }
 
+// CountMessage implements [AdditiveCounter]: what m adds to a count of
+// messages.
+func (e Estimator) CountMessage(m *llm.Message) int { return e.countMessage(m) }
+
 func (e Estimator) countMessage(m *llm.Message) int {
 	n := perMessageTokens
 	if m.Role == llm.RoleTool {

@@ -33,9 +33,13 @@ func (off) Compress(_ context.Context, msgs []llm.Message, budget int, counter T
 // [Policy.Fit]. The zero value works: the default strategy (see Strategy)
 // with the estimator counter for the model.
 //
-// A Policy keeps state (the circuit breaker, and the default strategy's
-// memory of what it sent): use it through a pointer, one per agent or
-// conversation, and do not change its fields once in use.
+// A Policy keeps state (the circuit breaker, the default strategy's
+// memory of what it sent, and what the messages of its recent requests
+// counted, see [AdditiveCounter]): use it through a pointer, one per agent
+// or conversation, and do not change its fields once in use. It tells a
+// message it counted before by comparing it with the one it saw, whose
+// blocks it shares: change a message of a conversation by replacing it
+// (with a new Content slice), never by writing into its blocks.
 type Policy struct {
 	// Strategy compresses the messages of a request over the budget. Nil
 	// means NewIncremental(DefaultPipeline(nil)): clear old tool results,
@@ -65,6 +69,7 @@ type Policy struct {
 	failures atomic.Int32
 	defOnce  sync.Once
 	def      Strategy
+	counts   countMemo // per-message counts of recent requests (additive counters)
 }
 
 // Failures returns how many compressions in a row have failed.
@@ -145,7 +150,7 @@ func (p *Policy) Fit(ctx context.Context, req *llm.Request, info llm.ModelInfo) 
 	if len(req.Tools) > 0 {
 		tools = counter.CountTools(req.Tools)
 	}
-	n := counter.CountMessages(req.Messages)
+	n := p.countMessages(counter, req.Messages)
 	if n+tools <= budget {
 		return req, nil
 	}
@@ -210,6 +215,18 @@ func (p *Policy) Fit(ctx context.Context, req *llm.Request, info llm.ModelInfo) 
 		slog.Int("tokens", n), slog.Int("tools", tools), slog.Int("budget", budget),
 		slog.Int("tokens_after", after), slog.Int("failures_in_a_row", p.Failures()), slog.Any("error", err))
 	return send, nil
+}
+
+// countMessages returns counter's count of msgs. An additive counter's
+// count is taken from what the policy remembers of recent requests for
+// the messages they share with msgs from the start, so a request that
+// extends an earlier one costs a count of its new messages (a tool loop's
+// next step, an agent's next turn over the same history).
+func (p *Policy) countMessages(counter TokenCounter, msgs []llm.Message) int {
+	if a, ok := counter.(AdditiveCounter); ok {
+		return p.counts.count(a, msgs)
+	}
+	return counter.CountMessages(msgs)
 }
 
 func (p *Policy) logger() *slog.Logger {

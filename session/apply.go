@@ -16,6 +16,7 @@ import (
 // Stores can use Apply to keep their in-memory view consistent with what
 // they load back.
 func (s *Session) Apply(t Turn) {
+	s.known() // from now on, clones share what they learn of the messages' hashes
 	s.Messages = append(s.Messages, t.Messages...)
 	s.Usage.Add(t.Usage)
 	s.CostUSD += t.CostUSD
@@ -45,6 +46,9 @@ func (s *Session) Apply(t Turn) {
 // Clone returns a copy of s that can be changed (messages appended, state
 // set, hashes replaced) without affecting s. The messages' content slices
 // are shared, so change a message by replacing it, not its blocks in place.
+// The clone shares what s knows of its messages' content hashes, and what
+// either learns serves both, once s keeps any: a session a store loaded,
+// or one that Apply, TouchRequest or SetMessageHashes was called on.
 func (s *Session) Clone() *Session {
 	c := *s
 	if s.Messages != nil {

@@ -133,10 +133,10 @@ func TestTouchRequestKeepsThePrefixStatistic(t *testing.T) {
 		msgs []llm.Message
 		want session.PrefixStats
 	}{
-		{"first request has nothing to extend", msgs("a"), session.PrefixStats{Requests: 1, PrefixStable: 0, LastDivergence: -1}},
-		{"next turn extends it", msgs("a", "b", "c"), session.PrefixStats{Requests: 2, PrefixStable: 1, LastDivergence: -1}},
-		{"an edited history diverges", msgs("a", "B", "c", "d", "e"), session.PrefixStats{Requests: 3, PrefixStable: 1, LastDivergence: 2}},
-		{"extending the edited one is stable again", msgs("a", "B", "c", "d", "e", "f", "g"), session.PrefixStats{Requests: 4, PrefixStable: 2, LastDivergence: -1}},
+		{"first request has nothing to extend", msgs("a"), session.PrefixStats{Requests: 1, PrefixStable: 0, LastDivergence: -1, HashVersion: session.HashVersion}},
+		{"next turn extends it", msgs("a", "b", "c"), session.PrefixStats{Requests: 2, PrefixStable: 1, LastDivergence: -1, HashVersion: session.HashVersion}},
+		{"an edited history diverges", msgs("a", "B", "c", "d", "e"), session.PrefixStats{Requests: 3, PrefixStable: 1, LastDivergence: 2, HashVersion: session.HashVersion}},
+		{"extending the edited one is stable again", msgs("a", "B", "c", "d", "e", "f", "g"), session.PrefixStats{Requests: 4, PrefixStable: 2, LastDivergence: -1, HashVersion: session.HashVersion}},
 	}
 	for _, st := range steps {
 		if err := s.TouchRequest(st.msgs); err != nil {

@@ -21,10 +21,14 @@ type Session struct {
 	Turns     int                        // number of stored turns
 	CreatedAt time.Time
 	UpdatedAt time.Time
+
+	// hashes holds the content hashes of Messages known so far (see
+	// TouchRequest and SetMessageHashes); shared with clones.
+	hashes *hashIndex
 }
 
-// PrefixStats is the request-hash statistic of a session (the seed's
-// touch_request_hash): how often a new request extended the previous one
+// PrefixStats is the request-hash statistic of a session, kept by
+// [Session.TouchRequest]: how often a new request extended the previous one
 // byte-for-byte, which is when a provider's prompt cache can hit.
 type PrefixStats struct {
 	Requests     int `json:"requests"`      // requests tracked
@@ -33,6 +37,10 @@ type PrefixStats struct {
 	// that differed from the previous request; -1 when it extended it (or
 	// when there was no previous request).
 	LastDivergence int `json:"last_divergence"`
+	// HashVersion is the [HashVersion] the session's Hashes were computed
+	// under; 0 for statistics stored before versions were recorded
+	// (version 1).
+	HashVersion int `json:"hash_version,omitempty"`
 }
 
 // Turn is what one agent run adds to a session, appended atomically.

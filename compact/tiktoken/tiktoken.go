@@ -172,6 +172,10 @@ func (c *Counter) CountMessages(msgs []llm.Message) int {
 	return n
 }
 
+// CountMessage implements compact.AdditiveCounter: what m adds to a count
+// of messages.
+func (c *Counter) CountMessage(m *llm.Message) int { return c.countMessage(m) }
+
 func (c *Counter) countMessage(m *llm.Message) int {
 	n := tokens.PerMessage + 1 // the role name
 	for _, b := range m.Content {

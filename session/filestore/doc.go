@@ -67,9 +67,11 @@
 // # Cost
 //
 // Append costs one write and one fsync (plus the small summary file).
-// Load reads and decodes the whole log. List reads the directory and one
-// small summary file per session, so it is linear in the number of
-// sessions; use the sqlite store for many thousands of sessions.
+// Load reads and decodes the whole log, and hashes each message's storage
+// JSON for the request-hash statistic ([session.Session.SetMessageHashes]),
+// which spares the agent encoding the history again. List reads the
+// directory and one small summary file per session, so it is linear in the
+// number of sessions; use the sqlite store for many thousands of sessions.
 //
 // This package imports only the standard library, llm and session (and
 // session's internal helpers), and must never import another store or

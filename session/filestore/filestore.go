@@ -220,7 +220,11 @@ func (s *Store) Load(ctx context.Context, id string) (*session.Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("filestore: load %q: %w: %v", id, ErrCorrupt, err)
 	}
-	return t.Session(id, msgs), nil
+	// The session carries its messages' content hashes, checked against a
+	// copy of the messages the caller cannot reach.
+	sess := t.Session(id, stored.CloneMessages(msgs))
+	sess.SetMessageHashes(msgs, stored.Hashes(raws))
+	return sess, nil
 }
 
 // scan reads and parses the session's log and refreshes the cached state;

@@ -4,9 +4,11 @@
 // It behaves like the durable stores in every observable way: ids are
 // checked with [session.ValidateID], a turn is encoded to the storage JSON
 // when it is appended (so a turn another store would reject is rejected
-// here too, and nothing of it is kept), and Load decodes fresh copies, so
+// here too, and nothing of it is kept), and Load returns fresh copies, so
 // neither the caller's later changes to an appended turn nor its changes to
-// a loaded session reach the stored state.
+// a loaded session reach the stored state. A loaded session carries the
+// content hashes of its messages (see [session.Session.SetMessageHashes]),
+// computed once when they were appended.
 //
 // This package imports only the standard library, llm and session, and
 // must never import another store or anything above the session layer.

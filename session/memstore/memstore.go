@@ -1,9 +1,7 @@
 package memstore
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -25,6 +23,7 @@ type Store struct {
 type record struct {
 	totals   stored.Totals
 	messages []llm.Message // decoded from the storage JSON, so normalized as a durable store would
+	hashes   []uint64      // session.StoredMessageHash of each message's storage JSON
 	turnIDs  map[string]struct{}
 }
 
@@ -48,7 +47,9 @@ func (s *Store) Create(ctx context.Context, id string) (*session.Session, error)
 	}
 	r := &record{totals: stored.Totals{Created: now, Updated: now}, turnIDs: map[string]struct{}{}}
 	s.sessions[id] = r
-	return r.totals.Session(id, nil), nil
+	sess := r.totals.Session(id, nil)
+	sess.SetMessageHashes(nil, nil)
+	return sess, nil
 }
 
 // Load returns a copy of the session; ErrNotFound if there is none.
@@ -63,10 +64,12 @@ func (s *Store) Load(ctx context.Context, id string) (*session.Session, error) {
 		return nil, fmt.Errorf("memstore: load %q: %w", id, session.ErrNotFound)
 	}
 	sess := r.totals.Session(id, nil)
-	msgs := r.messages[:len(r.messages):len(r.messages)]
+	n := len(r.messages)
+	msgs, hashes := r.messages[:n:n], r.hashes[:n:n]
 	s.mu.RUnlock()
 
-	sess.Messages = cloneMessages(msgs)
+	sess.Messages = stored.CloneMessages(msgs)
+	sess.SetMessageHashes(msgs, hashes)
 	return sess, nil
 }
 
@@ -87,6 +90,7 @@ func (s *Store) Append(ctx context.Context, id string, turn session.Turn) error 
 	if err != nil {
 		return fmt.Errorf("memstore: append to %q: %w", id, err)
 	}
+	hashes := stored.Hashes(tr.Messages)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.sessions[id]
@@ -99,6 +103,7 @@ func (s *Store) Append(ctx context.Context, id string, turn session.Turn) error 
 	}
 	r.turnIDs[tr.ID] = struct{}{}
 	r.messages = append(r.messages, msgs...)
+	r.hashes = append(r.hashes, hashes...)
 	r.totals.Add(tr)
 	return nil
 }
@@ -141,60 +146,4 @@ func check(ctx context.Context, id string) error {
 		return fmt.Errorf("memstore: %w", err)
 	}
 	return ctx.Err()
-}
-
-// cloneMessages returns a deep copy of msgs: no byte slice or block slice
-// is shared with them.
-func cloneMessages(msgs []llm.Message) []llm.Message {
-	if len(msgs) == 0 {
-		return nil
-	}
-	out := make([]llm.Message, len(msgs))
-	for i, m := range msgs {
-		m.Content = cloneBlocks(m.Content)
-		out[i] = m
-	}
-	return out
-}
-
-func cloneBlocks(bs []llm.Block) []llm.Block {
-	if bs == nil {
-		return nil
-	}
-	out := make([]llm.Block, len(bs))
-	for i, b := range bs {
-		switch b := b.(type) {
-		case llm.Text, llm.Thinking, llm.RedactedThinking: // strings only
-			out[i] = b
-		case llm.Image:
-			b.Data = bytes.Clone(b.Data)
-			out[i] = b
-		case llm.Audio:
-			b.Data = bytes.Clone(b.Data)
-			out[i] = b
-		case llm.File:
-			b.Data = bytes.Clone(b.Data)
-			out[i] = b
-		case llm.ToolUse:
-			b.Input = json.RawMessage(bytes.Clone(b.Input))
-			out[i] = b
-		case llm.ToolResult:
-			b.Content = cloneBlocks(b.Content)
-			out[i] = b
-		case llm.Extension:
-			b.Data = json.RawMessage(bytes.Clone(b.Data))
-			out[i] = b
-		default: // a block kind this package predates: copy it through its JSON
-			data, err := llm.MarshalBlock(b)
-			if err != nil {
-				panic(fmt.Sprintf("memstore: stored block %T no longer encodes: %v", b, err))
-			}
-			c, err := llm.UnmarshalBlock(data)
-			if err != nil {
-				panic(fmt.Sprintf("memstore: stored block %T no longer decodes: %v", b, err))
-			}
-			out[i] = c
-		}
-	}
-	return out
 }

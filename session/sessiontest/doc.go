@@ -18,7 +18,10 @@
 // append, isolation between sessions, paging (newest first, no duplicates
 // or skips), delete, the sentinel errors (ErrExists, ErrNotFound,
 // ErrInvalidID for every unsafe id), the running totals (usage, cost, state
-// bag, request-hash statistics), defensive copies, and concurrent appends.
+// bag, request-hash statistics), defensive copies, the content hashes a
+// store hands over with the messages it loads (when it hands over any:
+// [session.Session.KnownMessageHash] must agree with [session.MessageHash]),
+// and concurrent appends.
 //
 // [Crash] checks a durable store against SIGKILL: a child process appends
 // in a loop and is killed at random moments; after each kill the store must

@@ -250,8 +250,26 @@ func testRoundTrip(t *testing.T, s session.Store) {
 	mustAppend(t, s, "blocks", session.Turn{ID: "t1", Time: at(0), Messages: EveryBlockKind()})
 	got := mustLoad(t, s, "blocks")
 	equalMessages(t, "round trip", got.Messages, want)
+	knownHashesAreRight(t, got)
 	// A second load (possibly served differently, e.g. from a cache) is the same.
-	equalMessages(t, "second load", mustLoad(t, s, "blocks").Messages, want)
+	again := mustLoad(t, s, "blocks")
+	equalMessages(t, "second load", again.Messages, want)
+	knownHashesAreRight(t, again)
+}
+
+// knownHashesAreRight fails t if sess knows a content hash for one of its
+// messages (a store need not give any) that is not the message's.
+func knownHashesAreRight(t *testing.T, sess *session.Session) {
+	t.Helper()
+	for i, m := range sess.Messages {
+		h, ok := sess.KnownMessageHash(i)
+		if !ok {
+			continue
+		}
+		if want, err := session.MessageHash(m); err != nil || h != want {
+			t.Errorf("message %d: Load gave the content hash %x, want %x (%v)", i, h, want, err)
+		}
+	}
 }
 
 func testOrder(t *testing.T, s session.Store) {
@@ -265,6 +283,7 @@ func testOrder(t *testing.T, s session.Store) {
 	}
 	got := mustLoad(t, s, "ordered")
 	equalMessages(t, "order", got.Messages, want)
+	knownHashesAreRight(t, got)
 	if got.Turns != 7 {
 		t.Errorf("Turns = %d, want 7", got.Turns)
 	}

@@ -25,12 +25,14 @@
 //
 // The schema is versioned with PRAGMA user_version and upgraded on Open by
 // an ordered list of migrations, each in its own transaction; a database
-// newer than this code is refused. Version 1:
+// newer than this code is refused. Version 2:
 //
 //	sessions (id TEXT PRIMARY KEY, created_at, updated_at INTEGER (Unix ns, UTC),
 //	          turns, messages INTEGER, usage TEXT (JSON llm.Usage), cost_usd REAL,
 //	          prefix TEXT (JSON session.PrefixStats, NULL when untracked),
-//	          hashes BLOB (little-endian uint64s))
+//	          hashes BLOB (little-endian uint64s),
+//	          incarnation INTEGER (random, drawn when the row is made; 0 for
+//	          sessions made under version 1))
 //	          index (updated_at DESC, id DESC) for List
 //	turns    (session_id, seq) PRIMARY KEY, UNIQUE (session_id, turn_id),
 //	          time INTEGER, messages INTEGER, usage TEXT, cost_usd REAL
@@ -40,7 +42,20 @@
 //
 // Session totals live in the sessions row and are updated in the same
 // transaction as the turn, so they cannot disagree with the turns. The
-// unique (session_id, turn_id) makes Append idempotent.
+// unique (session_id, turn_id) makes Append idempotent. Version 1 is
+// version 2 without the incarnation column.
+//
+// # Loading
+//
+// A Store keeps the messages of the sessions it loaded last decoded in
+// memory (up to WithCacheBytes of their storage JSON), each with its
+// content hash (session.StoredMessageHash) for the request-hash statistic.
+// Within one incarnation of a session, rows are only ever appended, so the
+// next Load of such a session reads, in its read transaction, the sessions
+// row and only the message rows numbered from what the store holds: what
+// this store or any other process appended since. A session deleted and
+// made again has another incarnation and is read whole. Every Load returns
+// a copy the caller may change.
 //
 // This package imports only the standard library, the SQLite driver, llm
 // and session (and session's internal helpers), and must never import

@@ -49,11 +49,17 @@ var migrations = [][]string{
 			PRIMARY KEY (session_id, key)
 		) STRICT, WITHOUT ROWID`,
 	},
+	// 2: sessions.incarnation, a random number drawn when the sessions row
+	// is made, so that a session deleted and made again is never taken
+	// for the one before it (0 for sessions made before version 2).
+	{
+		`ALTER TABLE sessions ADD COLUMN incarnation INTEGER NOT NULL DEFAULT 0`,
+	},
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrate brings the database up to SchemaVersion, one transaction per
 // version, and refuses a database newer than that.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -24,9 +25,61 @@ import (
 // release it with Close. It is safe for concurrent use, and several
 // processes may share the database file.
 type Store struct {
-	w    *sql.DB // one connection, for every write
-	r    *sql.DB // reads, beside the writer (WAL)
-	path string
+	w     *sql.DB // one connection, for every write
+	r     *sql.DB // reads, beside the writer (WAL)
+	path  string
+	cache *cache // decoded messages of recently loaded sessions
+	// The statements of Load and Append, prepared once: SQLite would
+	// otherwise parse each again on every call.
+	rs, ws map[string]*sql.Stmt
+}
+
+// The statements Load runs on the readers and Append on the writer.
+const (
+	qTotals = `SELECT created_at, updated_at, turns, messages, usage, cost_usd, prefix, hashes, incarnation FROM sessions WHERE id = ?`
+	// Append needs neither the prefix statistic nor the hashes, which it
+	// replaces or keeps.
+	qAppendTotals = `SELECT created_at, updated_at, turns, messages, usage, cost_usd FROM sessions WHERE id = ?`
+	qMessages     = `SELECT json FROM messages WHERE session_id = ? AND seq >= ? ORDER BY seq`
+	qState        = `SELECT key, value FROM state WHERE session_id = ?`
+	qTurnExists   = `SELECT 1 FROM turns WHERE session_id = ? AND turn_id = ?`
+	qInsertTurn   = `INSERT INTO turns (session_id, seq, turn_id, time, messages, usage, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?)`
+	qInsertMsg    = `INSERT INTO messages (session_id, seq, turn_seq, json) VALUES (?, ?, ?, ?)`
+	qDeleteState  = `DELETE FROM state WHERE session_id = ? AND key = ?`
+	qSetState     = `INSERT INTO state (session_id, key, value) VALUES (?, ?, ?)
+			 ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value`
+	qInsertSession = `INSERT INTO sessions (id, created_at, updated_at, turns, messages, usage, cost_usd, prefix, hashes, incarnation)
+			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	qUpdateSession = `UPDATE sessions SET updated_at = ?, turns = ?, messages = ?, usage = ?, cost_usd = ?,
+			 prefix = coalesce(?, prefix), hashes = CASE WHEN ? IS NULL THEN hashes ELSE ? END
+			 WHERE id = ?`
+)
+
+var (
+	readQueries  = []string{qTotals, qMessages, qState}
+	writeQueries = []string{qTurnExists, qAppendTotals, qInsertTurn, qInsertMsg, qDeleteState, qSetState, qInsertSession, qUpdateSession}
+)
+
+// prepare prepares queries on db.
+func prepare(ctx context.Context, db *sql.DB, queries []string) (map[string]*sql.Stmt, error) {
+	m := make(map[string]*sql.Stmt, len(queries))
+	for _, q := range queries {
+		st, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			closeStmts(m)
+			return nil, err
+		}
+		m[q] = st
+	}
+	return m, nil
+}
+
+func closeStmts(m map[string]*sql.Stmt) error {
+	var errs []error
+	for _, st := range m {
+		errs = append(errs, st.Close())
+	}
+	return errors.Join(errs...)
 }
 
 var _ session.Store = (*Store)(nil)
@@ -38,6 +91,7 @@ type options struct {
 	busyTimeout time.Duration
 	readers     int
 	readOnly    bool
+	cacheBytes  int64
 }
 
 // ReadOnly opens an existing database for reading only, for a program that
@@ -65,10 +119,20 @@ func WithReaders(n int) Option {
 	}
 }
 
+// WithCacheBytes sets how much of the sessions it loads a Store keeps
+// decoded in memory, in bytes of their storage JSON (default
+// [DefaultCacheBytes]; 0 keeps nothing). A Load of a session the store
+// holds reads only the rows appended since it last read the session,
+// whoever appended them; the least recently loaded sessions are dropped
+// first.
+func WithCacheBytes(n int64) Option {
+	return func(o *options) { o.cacheBytes = max(n, 0) }
+}
+
 // Open opens the database at path, creating it (mode 0600) and its schema
 // if needed and migrating an older schema.
 func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
-	o := options{busyTimeout: 10 * time.Second, readers: max(4, runtime.GOMAXPROCS(0))}
+	o := options{busyTimeout: 10 * time.Second, readers: max(4, runtime.GOMAXPROCS(0)), cacheBytes: DefaultCacheBytes}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -100,8 +164,15 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	}
 	r.SetMaxOpenConns(o.readers)
 	r.SetMaxIdleConns(o.readers)
-	s := &Store{w: w, r: r, path: abs}
+	s := &Store{w: w, r: r, path: abs, cache: newCache(o.cacheBytes)}
 	if err := migrate(ctx, w); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
+	}
+	if s.rs, err = prepare(ctx, r, readQueries); err == nil {
+		s.ws, err = prepare(ctx, w, writeQueries)
+	}
+	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
 	}
@@ -136,7 +207,17 @@ func openReadOnly(ctx context.Context, abs string, o options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s read-only: %w", abs, err)
 	}
-	return &Store{w: db, r: db, path: abs}, nil
+	s := &Store{w: db, r: db, path: abs, cache: newCache(o.cacheBytes)}
+	// The write statements prepare on a read-only pool too; running one
+	// fails ("attempt to write a readonly database").
+	if s.rs, err = prepare(ctx, db, readQueries); err == nil {
+		s.ws, err = prepare(ctx, db, writeQueries)
+	}
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlite: open %s read-only: %w", abs, err)
+	}
+	return s, nil
 }
 
 // openVersioned opens a pool on name and checks the schema version.
@@ -165,7 +246,7 @@ func (s *Store) Path() string { return s.path }
 func (s *Store) Close() error {
 	// Let SQLite refresh its query-planner statistics if they are stale.
 	_, _ = s.w.Exec(`PRAGMA optimize`)
-	return errors.Join(s.r.Close(), s.w.Close())
+	return errors.Join(closeStmts(s.rs), closeStmts(s.ws), s.r.Close(), s.w.Close())
 }
 
 // Create makes an empty session created now; ErrExists if id is taken.
@@ -175,8 +256,8 @@ func (s *Store) Create(ctx context.Context, id string) (*session.Session, error)
 	}
 	now := time.Now().UTC().Round(0)
 	res, err := s.w.ExecContext(ctx,
-		`INSERT INTO sessions (id, created_at, updated_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-		id, now.UnixNano(), now.UnixNano())
+		`INSERT INTO sessions (id, created_at, updated_at, incarnation) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		id, now.UnixNano(), now.UnixNano(), newIncarnation())
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: create %q: %w", id, err)
 	}
@@ -186,11 +267,14 @@ func (s *Store) Create(ctx context.Context, id string) (*session.Session, error)
 		return nil, fmt.Errorf("sqlite: create %q: %w", id, session.ErrExists)
 	}
 	t := stored.Totals{Created: now, Updated: now}
-	return t.Session(id, nil), nil
+	sess := t.Session(id, nil)
+	sess.SetMessageHashes(nil, nil)
+	return sess, nil
 }
 
 // Load reads the session in one read transaction, so it sees whole turns
-// only; ErrNotFound if there is none.
+// only; ErrNotFound if there is none. Of a session it loaded before (and
+// still holds, see WithCacheBytes) it reads only the rows appended since.
 func (s *Store) Load(ctx context.Context, id string) (_ *session.Session, err error) {
 	if err := check(ctx, id); err != nil {
 		return nil, err
@@ -201,27 +285,36 @@ func (s *Store) Load(ctx context.Context, id string) (_ *session.Session, err er
 	}
 	defer tx.Rollback() // read-only: nothing to commit
 
-	t, err := loadTotals(ctx, tx, id)
+	t, inc, err := loadTotals(ctx, tx.StmtContext(ctx, s.rs[qTotals]), id)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
 	}
-	raws := make([]json.RawMessage, 0, t.Messages)
-	rows, err := tx.QueryContext(ctx, `SELECT json FROM messages WHERE session_id = ? ORDER BY seq`, id)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
+	base, baseHashes, baseBytes := s.cache.get(id, inc)
+	if len(base) > t.Messages { // the cache read a later state than this transaction sees
+		base, baseHashes, baseBytes = base[:t.Messages], baseHashes[:t.Messages], 0
 	}
-	for rows.Next() {
-		var raw sql.RawBytes
-		if err := rows.Scan(&raw); err != nil {
-			rows.Close()
+	var raws []json.RawMessage
+	var moreBytes int64
+	if len(base) < t.Messages {
+		raws = make([]json.RawMessage, 0, t.Messages-len(base))
+		rows, err := tx.StmtContext(ctx, s.rs[qMessages]).QueryContext(ctx, id, len(base))
+		if err != nil {
 			return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
 		}
-		raws = append(raws, json.RawMessage(append([]byte(nil), raw...)))
+		for rows.Next() {
+			var raw sql.RawBytes
+			if err := rows.Scan(&raw); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
+			}
+			raws = append(raws, json.RawMessage(append([]byte(nil), raw...)))
+			moreBytes += int64(len(raw))
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
+		}
 	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
-	}
-	rows, err = tx.QueryContext(ctx, `SELECT key, value FROM state WHERE session_id = ?`, id)
+	rows, err := tx.StmtContext(ctx, s.rs[qState]).QueryContext(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
 	}
@@ -239,33 +332,64 @@ func (s *Store) Load(ctx context.Context, id string) (_ *session.Session, err er
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
 	}
-	if len(raws) != t.Messages {
-		return nil, fmt.Errorf("sqlite: load %q: %d messages stored, %d counted", id, len(raws), t.Messages)
+	if len(base)+len(raws) != t.Messages {
+		return nil, fmt.Errorf("sqlite: load %q: %d messages stored, %d counted", id, len(base)+len(raws), t.Messages)
 	}
-	msgs, err := stored.DecodeMessages(raws)
+	more, err := stored.DecodeMessages(raws)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
 	}
-	return t.Session(id, msgs), nil
+	msgs, hashes := s.cache.put(id, inc, base, baseHashes, baseBytes, more, stored.Hashes(raws), moreBytes)
+	sess := t.Session(id, stored.CloneMessages(msgs))
+	sess.SetMessageHashes(msgs, hashes)
+	return sess, nil
 }
 
-// queryer is what *sql.DB and *sql.Tx share.
-type queryer interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-// loadTotals reads the sessions row; ErrNotFound if there is none.
-func loadTotals(ctx context.Context, q queryer, id string) (*stored.Totals, error) {
+// loadTotals reads the sessions row, and the session's incarnation;
+// ErrNotFound if there is none.
+func loadTotals(ctx context.Context, q *sql.Stmt, id string) (*stored.Totals, int64, error) {
 	var (
 		created, updated int64
 		usage            string
 		prefix           sql.NullString
 		hashes           []byte
+		incarnation      int64
 		t                stored.Totals
 	)
-	err := q.QueryRowContext(ctx,
-		`SELECT created_at, updated_at, turns, messages, usage, cost_usd, prefix, hashes FROM sessions WHERE id = ?`, id).
-		Scan(&created, &updated, &t.Turns, &t.Messages, &usage, &t.CostUSD, &prefix, &hashes)
+	err := q.QueryRowContext(ctx, id).
+		Scan(&created, &updated, &t.Turns, &t.Messages, &usage, &t.CostUSD, &prefix, &hashes, &incarnation)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, 0, session.ErrNotFound
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	t.Created = time.Unix(0, created).UTC()
+	t.Updated = time.Unix(0, updated).UTC()
+	if err := json.Unmarshal([]byte(usage), &t.Usage); err != nil {
+		return nil, 0, fmt.Errorf("stored usage: %w", err)
+	}
+	if prefix.Valid {
+		if err := json.Unmarshal([]byte(prefix.String), &t.Prefix); err != nil {
+			return nil, 0, fmt.Errorf("stored prefix statistic: %w", err)
+		}
+		t.Hashes, err = decodeHashes(hashes)
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	return &t, incarnation, nil
+}
+
+// appendTotals reads what Append adds a turn to: the sessions row without
+// the request-hash statistic; ErrNotFound if there is none.
+func appendTotals(ctx context.Context, q *sql.Stmt, id string) (*stored.Totals, error) {
+	var (
+		created, updated int64
+		usage            string
+		t                stored.Totals
+	)
+	err := q.QueryRowContext(ctx, id).Scan(&created, &updated, &t.Turns, &t.Messages, &usage, &t.CostUSD)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, session.ErrNotFound
 	}
@@ -277,16 +401,17 @@ func loadTotals(ctx context.Context, q queryer, id string) (*stored.Totals, erro
 	if err := json.Unmarshal([]byte(usage), &t.Usage); err != nil {
 		return nil, fmt.Errorf("stored usage: %w", err)
 	}
-	if prefix.Valid {
-		if err := json.Unmarshal([]byte(prefix.String), &t.Prefix); err != nil {
-			return nil, fmt.Errorf("stored prefix statistic: %w", err)
-		}
-		t.Hashes, err = decodeHashes(hashes)
-		if err != nil {
-			return nil, err
+	return &t, nil
+}
+
+// newIncarnation draws the incarnation of a new sessions row: random, and
+// never 0 (the incarnation of every session made before schema version 2).
+func newIncarnation() int64 {
+	for {
+		if n := rand.Int64(); n != 0 {
+			return n
 		}
 	}
-	return &t, nil
 }
 
 // Append adds the turn in one transaction (one fsync of the log on
@@ -316,14 +441,15 @@ func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) (err e
 			tx.Rollback()
 		}
 	}()
+	stmt := func(q string) *sql.Stmt { return tx.StmtContext(ctx, s.ws[q]) }
 	var dup int
-	switch err := tx.QueryRowContext(ctx, `SELECT 1 FROM turns WHERE session_id = ? AND turn_id = ?`, id, tr.ID).Scan(&dup); {
+	switch err := stmt(qTurnExists).QueryRowContext(ctx, id, tr.ID).Scan(&dup); {
 	case err == nil:
 		return tx.Rollback() // already stored: a retry
 	case !errors.Is(err, sql.ErrNoRows):
 		return err
 	}
-	t, err := loadTotals(ctx, tx, id)
+	t, err := appendTotals(ctx, stmt(qAppendTotals), id)
 	isNew := errors.Is(err, session.ErrNotFound)
 	if isNew {
 		t, err = &stored.Totals{}, nil
@@ -338,23 +464,23 @@ func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) (err e
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx,
-		`INSERT INTO turns (session_id, seq, turn_id, time, messages, usage, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+	if _, err := stmt(qInsertTurn).ExecContext(ctx,
 		id, turnSeq, tr.ID, tr.Time.UnixNano(), len(tr.Messages), string(usage), tr.CostUSD); err != nil {
 		return err
 	}
-	if err := insertMessages(ctx, tx, id, turnSeq, firstMsg, tr.Messages); err != nil {
-		return err
+	insert := stmt(qInsertMsg)
+	for i, m := range tr.Messages {
+		if _, err := insert.ExecContext(ctx, id, firstMsg+i, turnSeq, string(m)); err != nil {
+			return err
+		}
 	}
 	for _, k := range tr.Del {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM state WHERE session_id = ? AND key = ?`, id, k); err != nil {
+		if _, err := stmt(qDeleteState).ExecContext(ctx, id, k); err != nil {
 			return err
 		}
 	}
 	for k, v := range tr.Set {
-		if _, err := tx.ExecContext(ctx,
-			`INSERT INTO state (session_id, key, value) VALUES (?, ?, ?)
-			 ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value`, id, k, string(v)); err != nil {
+		if _, err := stmt(qSetState).ExecContext(ctx, id, k, string(v)); err != nil {
 			return err
 		}
 	}
@@ -372,45 +498,16 @@ func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) (err e
 		prefix, hashes = string(p), encodeHashes(tr.Prefix.Hashes)
 	}
 	if isNew {
-		_, err = tx.ExecContext(ctx,
-			`INSERT INTO sessions (id, created_at, updated_at, turns, messages, usage, cost_usd, prefix, hashes)
-			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			id, t.Created.UnixNano(), t.Updated.UnixNano(), t.Turns, t.Messages, string(totalUsage), t.CostUSD, prefix, hashes)
+		_, err = stmt(qInsertSession).ExecContext(ctx,
+			id, t.Created.UnixNano(), t.Updated.UnixNano(), t.Turns, t.Messages, string(totalUsage), t.CostUSD, prefix, hashes, newIncarnation())
 	} else {
-		_, err = tx.ExecContext(ctx,
-			`UPDATE sessions SET updated_at = ?, turns = ?, messages = ?, usage = ?, cost_usd = ?,
-			 prefix = coalesce(?, prefix), hashes = CASE WHEN ? IS NULL THEN hashes ELSE ? END
-			 WHERE id = ?`,
+		_, err = stmt(qUpdateSession).ExecContext(ctx,
 			t.Updated.UnixNano(), t.Turns, t.Messages, string(totalUsage), t.CostUSD, prefix, prefix, hashes, id)
 	}
 	if err != nil {
 		return err
 	}
 	return tx.Commit()
-}
-
-// insertMessages inserts msgs, numbered from first, in as few statements as
-// SQLite's parameter limit allows.
-func insertMessages(ctx context.Context, tx *sql.Tx, id string, turnSeq, first int, msgs []json.RawMessage) error {
-	const perRow, maxRows = 4, 200
-	for len(msgs) > 0 {
-		n := min(len(msgs), maxRows)
-		var sb strings.Builder
-		sb.WriteString(`INSERT INTO messages (session_id, seq, turn_seq, json) VALUES `)
-		args := make([]any, 0, n*perRow)
-		for i, m := range msgs[:n] {
-			if i > 0 {
-				sb.WriteByte(',')
-			}
-			sb.WriteString(`(?,?,?,?)`)
-			args = append(args, id, first+i, turnSeq, string(m))
-		}
-		if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
-			return err
-		}
-		msgs, first = msgs[n:], first+n
-	}
-	return nil
 }
 
 // List returns one page of session summaries, newest UpdatedAt first, ties
@@ -489,6 +586,7 @@ func (s *Store) Delete(ctx context.Context, id string) (err error) {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: delete %q: %w", id, err)
 	}
+	s.cache.drop(id)
 	return nil
 }
 

@@ -130,6 +130,19 @@ func DecodeMessages(raws []json.RawMessage) ([]llm.Message, error) {
 	return out, nil
 }
 
+// Hashes returns session.StoredMessageHash of each message's storage
+// JSON, spreading a long session over the available CPUs.
+func Hashes(raws []json.RawMessage) []uint64 {
+	out := make([]uint64, len(raws))
+	_ = Parallel(len(raws), 1024, func(lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			out[i] = session.StoredMessageHash(raws[i])
+		}
+		return nil
+	})
+	return out
+}
+
 // Parallel calls fn on consecutive ranges [lo, hi) covering [0, n), on up
 // to GOMAXPROCS goroutines when n is at least 2*minChunk, else on the
 // caller's goroutine. It returns when every call has returned, with the
