@@ -108,7 +108,11 @@ func TestPipelineKeeps200TurnSessionUnder32k(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			m := &fakeModel{}
-			st := simulateSession(t, 200, budget, tc.strategy(m), est, 42)
+			turns := 200
+			if testing.Short() {
+				turns = 60 // still well past the budget, in a fraction of the time
+			}
+			st := simulateSession(t, turns, budget, tc.strategy(m), est, 42)
 			stable := float64(st.prefixStable) / float64(st.requests-1)
 			t.Logf("requests=%d compressed=%d prefix-stable=%d (%.0f%%) cached tokens=%.0f%% max=%d tokens summaries=%d",
 				st.requests, st.compressed, st.prefixStable, 100*stable, 100*float64(st.cached)/float64(st.tokens), st.maxTokens, m.callCount())
