@@ -71,6 +71,7 @@ func TestConcurrentRunsOnOneSessionWait(t *testing.T) {
 }
 
 func TestARunWaitingForItsSessionCanBeCancelled(t *testing.T) {
+	t.Parallel()
 	started, release := make(chan struct{}), make(chan struct{})
 	m := llmtest.New(blockingStep(started, release)).Verify(t)
 	store := newStore()

@@ -31,6 +31,7 @@ func fileText(path string) string {
 // keeps every request the model receives inside the budget, while the
 // session keeps the whole transcript.
 func TestBudgetKeepsEveryStepOfAToolLoopInsideTheWindow(t *testing.T) {
+	t.Parallel()
 	const steps = 15 // model calls that ask for a tool, then one that answers
 	{
 		{

@@ -24,6 +24,7 @@ import (
 // (two processes), an in-memory session, and a budget small enough that
 // later turns are compacted.
 func TestRecordedHashesAreThoseOfTheRequestSent(t *testing.T) {
+	t.Parallel()
 	openSQLite := func(t *testing.T) session.Store {
 		s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "sessions.db"))
 		if err != nil {

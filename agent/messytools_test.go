@@ -157,6 +157,7 @@ func runBoth(t *testing.T, calls string, check func(t *testing.T, s *messyServer
 }
 
 func TestMalformedToolArgumentsCompleteTheTurn(t *testing.T) {
+	t.Parallel()
 	runBoth(t, `[{"id":"c1","type":"function","function":{"name":"read","arguments":"{\"path\":"}}]`,
 		func(t *testing.T, s *messyServer, ran int32) {
 			if ran != 0 {
@@ -174,6 +175,7 @@ func TestMalformedToolArgumentsCompleteTheTurn(t *testing.T) {
 }
 
 func TestToolCallsWithoutIDsCompleteTheTurn(t *testing.T) {
+	t.Parallel()
 	runBoth(t, `[{"id":"","type":"function","function":{"name":"read","arguments":"{\"path\":\"a\"}"}},{"id":"","type":"function","function":{"name":"read","arguments":"{\"path\":\"b\"}"}}]`,
 		func(t *testing.T, s *messyServer, ran int32) {
 			if ran != 2 {

@@ -19,6 +19,7 @@ import (
 )
 
 func TestPersistencePriority(t *testing.T) {
+	t.Parallel()
 	asst := llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text{Text: "Hello"}, call("c1", "search", `{}`)}}
 	result := llm.ToolResultText("c1", "found", false)
 	tests := []struct {
@@ -73,6 +74,7 @@ func TestPersistencePriority(t *testing.T) {
 }
 
 func TestATurnIsOneAtomicAppendKeyedByTheRunID(t *testing.T) {
+	t.Parallel()
 	store := newStore()
 	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	// A price given once, in the model-info override, prices the turn:
@@ -104,6 +106,7 @@ func TestATurnIsOneAtomicAppendKeyedByTheRunID(t *testing.T) {
 }
 
 func TestUnknownCostIsUnknownNotZero(t *testing.T) {
+	t.Parallel()
 	store := newStore()
 	a := newAgent(t, llmtest.New(llmtest.Text("ok").WithUsage(llm.Usage{InputTokens: 5})).Verify(t), agent.Config{Store: store})
 	resp, err := a.Run(context.Background(), user("hi"), withSession("s"))
@@ -116,6 +119,7 @@ func TestUnknownCostIsUnknownNotZero(t *testing.T) {
 }
 
 func TestPersistenceErrorsNeverBreakTheStream(t *testing.T) {
+	t.Parallel()
 	var logs logBuffer
 	sink := &errSink{}
 	store := newStore()
@@ -198,6 +202,7 @@ func statefulProvider(log *callLog) *provider {
 }
 
 func TestProviderStateChangesArePersistedWithTheTurn(t *testing.T) {
+	t.Parallel()
 	store := newStore()
 	a := newAgent(t, llmtest.New(llmtest.Text("1"), llmtest.Text("2")).Verify(t), agent.Config{Store: store,
 		Providers: []agent.ContextProvider{statefulProvider(nil)}})
@@ -215,6 +220,7 @@ func TestProviderStateChangesArePersistedWithTheTurn(t *testing.T) {
 }
 
 func TestAFailedCancelledOrAbandonedRunPersistsNothing(t *testing.T) {
+	t.Parallel()
 	rate := &llm.Error{Kind: llm.KindRateLimited}
 	tests := []struct {
 		name    string
@@ -286,6 +292,7 @@ func TestAFailedCancelledOrAbandonedRunPersistsNothing(t *testing.T) {
 }
 
 func TestAnInMemorySessionIsUpdatedInPlaceOnSuccess(t *testing.T) {
+	t.Parallel()
 	s := &session.Session{ID: "mem"}
 	m := llmtest.New(llmtest.Text("one"), llmtest.Text("two")).Verify(t)
 	a := newAgent(t, m, agent.Config{}) // no store
@@ -306,6 +313,7 @@ func TestAnInMemorySessionIsUpdatedInPlaceOnSuccess(t *testing.T) {
 }
 
 func TestCostDefaultsToThePriceTableAndTheTrackerSumsTurns(t *testing.T) {
+	t.Parallel()
 	u := llm.Usage{InputTokens: 1_000_000, OutputTokens: 100_000}
 	m := llmtest.New(llmtest.Text("a").WithUsage(u), llmtest.Text("b").WithUsage(u), llmtest.Text("c").WithUsage(u)).
 		WithInfo(gpt4o()).Verify(t)

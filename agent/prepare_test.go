@@ -31,6 +31,7 @@ func firstRequest(t *testing.T, cfg agent.Config, msgs []llm.Message, opts *agen
 func withSession(id string) *agent.RunOptions { return &agent.RunOptions{SessionID: id} }
 
 func TestPreInvocationAssembly(t *testing.T) {
+	t.Parallel()
 	history := []llm.Message{llm.UserText("earlier"), llm.AssistantText("earlier answer")}
 	tests := []struct {
 		name      string
@@ -101,6 +102,7 @@ func TestPreInvocationAssembly(t *testing.T) {
 }
 
 func TestASystemMessageInAnInMemorySessionIsNotASecondOne(t *testing.T) {
+	t.Parallel()
 	s := &session.Session{Messages: []llm.Message{llm.SystemText("stale"), llm.UserText("old"), llm.AssistantText("answer")}}
 	req := firstRequest(t, agent.Config{Instructions: "sys"}, user("new"), &agent.RunOptions{Session: s})
 	if got := texts(req.Messages); !reflect.DeepEqual(got, []string{"system:sys", "user:old", "assistant:answer", "user:new"}) {
@@ -109,6 +111,7 @@ func TestASystemMessageInAnInMemorySessionIsNotASecondOne(t *testing.T) {
 }
 
 func TestProvidersAreInvokedInOrderAroundTheModelCall(t *testing.T) {
+	t.Parallel()
 	log := &callLog{}
 	c := &provider{name: "C", log: log}
 	a := agent.Config{Providers: []agent.ContextProvider{&provider{name: "A", log: log}, &provider{name: "B", log: log}, c}}
@@ -124,6 +127,7 @@ func TestProvidersAreInvokedInOrderAroundTheModelCall(t *testing.T) {
 }
 
 func TestProvidersRunOnlyForRunsWithASession(t *testing.T) {
+	t.Parallel()
 	log := &callLog{}
 	a := agent.Config{Instructions: "sys", Providers: []agent.ContextProvider{&provider{name: "A", log: log, inj: agent.Injection{Instructions: "from A"}}}}
 	req := firstRequest(t, a, user("hi"), nil)
@@ -136,6 +140,7 @@ func TestProvidersRunOnlyForRunsWithASession(t *testing.T) {
 }
 
 func TestAFailingProviderIsSkippedLoggedAndReported(t *testing.T) {
+	t.Parallel()
 	var logs logBuffer
 	sink := &errSink{}
 	boom := errors.New("memory backend down")
@@ -164,6 +169,7 @@ func TestAFailingProviderIsSkippedLoggedAndReported(t *testing.T) {
 }
 
 func TestAFailingInvokedIsReportedAndChangesNothing(t *testing.T) {
+	t.Parallel()
 	sink := &errSink{}
 	store := newStore()
 	cfg := agent.Config{Store: store, OnError: sink.hook, Logger: (&logBuffer{}).logger(),
@@ -214,6 +220,7 @@ func (k *keepLast) Compress(_ context.Context, msgs []llm.Message, budget int, _
 }
 
 func TestCompressionTriggerRules(t *testing.T) {
+	t.Parallel()
 	// Window 100 with 25 reserved output and a 5-token margin: budget 70.
 	known := llm.ModelInfo{Name: "m", ContextWindow: 100, ReservedOutput: 25, SafetyMargin: 5}
 	over := strings.Repeat("x", 68)  // with "old": 71 tokens
@@ -269,6 +276,7 @@ func TestCompressionTriggerRules(t *testing.T) {
 }
 
 func TestRequestHashTrackingIsAPerSessionStatistic(t *testing.T) {
+	t.Parallel()
 	store := newStore()
 	m := llmtest.New(llmtest.Text("one"), llmtest.Text("two"), llmtest.Text("three"), llmtest.Text("other")).Verify(t)
 	a := newAgent(t, m, agent.Config{Instructions: "sys", Store: store})
@@ -315,6 +323,7 @@ func (s sourcedTool) Invoke(context.Context, json.RawMessage) (string, error) {
 // provider order; the order is stable, and the winner is the tool that
 // runs.
 func TestToolMerge(t *testing.T) {
+	t.Parallel()
 	agentTools := []tool.Tool{sourcedTool{"search", "agent"}, sourcedTool{"calc", "agent"}}
 	runTools := []tool.Tool{sourcedTool{"calc", "run"}, sourcedTool{"clock", "run"}}
 	p1 := &provider{name: "p1", inj: agent.Injection{Tools: []tool.Tool{sourcedTool{"search", "p1"}, sourcedTool{"memory", "p1"}}}}
@@ -350,6 +359,7 @@ func TestToolMerge(t *testing.T) {
 }
 
 func TestRunOptionsReachTheRequest(t *testing.T) {
+	t.Parallel()
 	temp := 0.2
 	opts := &agent.RunOptions{
 		Temperature:    &temp,
@@ -366,6 +376,7 @@ func TestRunOptionsReachTheRequest(t *testing.T) {
 }
 
 func TestAnInvalidSessionIDFailsTheRun(t *testing.T) {
+	t.Parallel()
 	a := newAgent(t, llmtest.New().Verify(t), agent.Config{})
 	_, err := a.Run(context.Background(), user("hi"), withSession("../escape"))
 	if !errors.Is(err, session.ErrInvalidID) {
@@ -374,6 +385,7 @@ func TestAnInvalidSessionIDFailsTheRun(t *testing.T) {
 }
 
 func TestARunWithoutAModelFails(t *testing.T) {
+	t.Parallel()
 	if _, err := agent.New(nil, agent.Config{}); !errors.Is(err, agent.ErrNoModel) {
 		t.Errorf("New(nil) err = %v", err)
 	}

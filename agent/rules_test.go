@@ -24,6 +24,7 @@ import (
 // uncompressed one (which the provider never saw, so its cache cannot
 // serve it).
 func TestPrefixHashesRecordTheRequestAsSent(t *testing.T) {
+	t.Parallel()
 	store := newStore()
 	m := llmtest.New(llmtest.Text("ok")).
 		WithInfo(llm.ModelInfo{Name: "m", ContextWindow: 100, ReservedOutput: 25, SafetyMargin: 5}).Verify(t)
@@ -67,6 +68,7 @@ func (w *storeWatcher) Invoked(context.Context, *agent.Invocation, *agent.Outcom
 // TestInvokedRunsBeforeTheTurnIsPersisted: post-invocation calls every
 // provider's Invoked first, then persists the turn.
 func TestInvokedRunsBeforeTheTurnIsPersisted(t *testing.T) {
+	t.Parallel()
 	store := newStore()
 	w := &storeWatcher{store: store}
 	a := newAgent(t, llmtest.New(llmtest.Text("ok")).Verify(t), agent.Config{Store: store, Providers: []agent.ContextProvider{w}})
@@ -109,6 +111,7 @@ func (truncated) Stream(context.Context, *llm.Request) iter.Seq2[llm.Event, erro
 // llm.ErrIncompleteStream, the store gets no turn, providers learn the
 // error.
 func TestAStreamWithoutItsCompletionPersistsNothing(t *testing.T) {
+	t.Parallel()
 	for _, stream := range []bool{false, true} {
 		store := newStore()
 		p := &provider{name: "p", log: &callLog{}}

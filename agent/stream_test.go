@@ -109,6 +109,7 @@ func describe(u agent.Update) string {
 }
 
 func TestResponseConversion(t *testing.T) {
+	t.Parallel()
 	a := newAgent(t, &eventModel{events: toolLoopEvents(true)}, agent.Config{Name: "helper", NewID: ids()})
 	ups := collect(t, a.RunStream(context.Background(), user("hi"), nil))
 	var got []string
@@ -133,6 +134,7 @@ func TestResponseConversion(t *testing.T) {
 }
 
 func TestAToolCallWithoutAStopIsFlushedWholeAtTheEnd(t *testing.T) {
+	t.Parallel()
 	events := []llm.Event{
 		{Type: llm.EventBlockStart, Index: 0, Block: llm.ToolUse{ID: "c9", Name: "calc"}},
 		{Type: llm.EventToolInputDelta, Index: 0, Delta: `{"a":`},
@@ -177,6 +179,7 @@ func (m *gatedModel) Stream(ctx context.Context, _ *llm.Request) iter.Seq2[llm.E
 func (m *gatedModel) Info() llm.ModelInfo { return llm.ModelInfo{} }
 
 func TestTheCallerGetsEachUpdateAsItArrives(t *testing.T) {
+	t.Parallel()
 	m := &gatedModel{release: make(chan struct{})}
 	a := newAgent(t, m, agent.Config{})
 	timer := time.AfterFunc(5*time.Second, func() { close(m.release) }) // unblocks a buffering agent, late
@@ -198,6 +201,7 @@ func TestTheCallerGetsEachUpdateAsItArrives(t *testing.T) {
 }
 
 func TestWaitRunsAStreamNobodyRanged(t *testing.T) {
+	t.Parallel()
 	a := newAgent(t, llmtest.New(llmtest.Text("ok")).Verify(t), agent.Config{})
 	st := a.RunStream(context.Background(), user("hi"), nil)
 	resp, err := st.Wait()

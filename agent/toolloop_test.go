@@ -20,6 +20,7 @@ import (
 // With the real tool loop in the pipeline the agent never sees a tool run:
 // it gets the loop's events and persists the loop's transcript.
 func TestTheToolLoopIsInvisibleToTheAgent(t *testing.T) {
+	t.Parallel()
 	m := llmtest.New(
 		llmtest.Reply(llm.Text{Text: "Checking."}, llmtest.Call("call_1", "search", `{"q":"go"}`), llmtest.Call("call_2", "clock", `{}`)).
 			WithUsage(llm.Usage{InputTokens: 10, OutputTokens: 3}),
@@ -86,6 +87,7 @@ type audited interface{ Audited() string }
 // the very value, so a type assertion on the user's interface succeeds.
 // Both the blocking and the streaming run.
 func TestTheAgentRunsTheUsersOwnTool(t *testing.T) {
+	t.Parallel()
 	for _, streaming := range []bool{false, true} {
 		t.Run(map[bool]string{false: "Run", true: "RunStream"}[streaming], func(t *testing.T) {
 			m := llmtest.New(
@@ -145,6 +147,7 @@ func TestTheAgentRunsTheUsersOwnTool(t *testing.T) {
 
 // A declared tool is the caller's: the turn ends with its call.
 func TestDeclaredToolsEndTheTurn(t *testing.T) {
+	t.Parallel()
 	m := llmtest.New(llmtest.Reply(llmtest.Call("c1", "ask_user", `{"q":"which?"}`))).Verify(t)
 	a := newAgent(t, m, agent.Config{Tools: []tool.Tool{echoTool{"search"}}})
 	resp, err := a.Run(context.Background(), user("go"), &agent.RunOptions{Declared: []llm.ToolDefinition{{Name: "ask_user"}, {Name: "search"}}})
@@ -164,6 +167,7 @@ func TestDeclaredToolsEndTheTurn(t *testing.T) {
 }
 
 func TestNewRejectsBadTools(t *testing.T) {
+	t.Parallel()
 	m := llmtest.New()
 	for name, tools := range map[string][]tool.Tool{
 		"duplicate": {echoTool{"a"}, echoTool{"a"}},

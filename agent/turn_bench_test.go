@@ -372,6 +372,7 @@ func chatCompletionsBody(msgs []llm.Message) *ccRequest {
 // history: the size, every tool call answered right after it, and the
 // average size of a message's storage JSON.
 func TestTurnHistoryShape(t *testing.T) {
+	t.Parallel()
 	h := turnHistory(1000)
 	if len(h) < 1000 || len(h) > 1010 {
 		t.Fatalf("%d messages, want about 1000", len(h))

@@ -9,6 +9,7 @@ import (
 )
 
 func TestLookupMatchesFamilyByPrefix(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		rule, model, want string // want: provider/window/maxout, "" for unknown
 	}{
@@ -60,6 +61,7 @@ func TestLookupMatchesFamilyByPrefix(t *testing.T) {
 }
 
 func TestInputBudgetOfEveryEntryIsPositiveAndBelowTheWindow(t *testing.T) {
+	t.Parallel()
 	for _, info := range Default().Models() {
 		b := info.InputBudget()
 		if b <= 0 || b >= info.ContextWindow {
@@ -72,6 +74,7 @@ func TestInputBudgetOfEveryEntryIsPositiveAndBelowTheWindow(t *testing.T) {
 }
 
 func TestGPT5InputBudgetRespectsTheInputLimit(t *testing.T) {
+	t.Parallel()
 	// The API accepts at most 272k input tokens of the 400k window.
 	info, _ := Default().Lookup("gpt-5")
 	if b := info.InputBudget(); b > 272_000 {
@@ -80,6 +83,7 @@ func TestGPT5InputBudgetRespectsTheInputLimit(t *testing.T) {
 }
 
 func TestAddOverridesAndExtends(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	c.Add(llm.ModelInfo{Provider: "ollama", Name: "qwen2.5", ContextWindow: 8192, MaxOutputTokens: 2048})
 	if info, _ := c.Lookup("qwen2.5:14b"); info.ContextWindow != 8192 {
@@ -98,6 +102,7 @@ func TestAddOverridesAndExtends(t *testing.T) {
 }
 
 func TestAddIgnoresEntriesWithoutWindowOrPrice(t *testing.T) {
+	t.Parallel()
 	var c Catalog // the zero value is an empty catalog
 	if _, ok := c.Lookup("gpt-4o"); ok || len(c.Models()) != 0 {
 		t.Fatal("the zero catalog is not empty")
@@ -116,6 +121,7 @@ func TestAddIgnoresEntriesWithoutWindowOrPrice(t *testing.T) {
 }
 
 func TestCloneIsIndependent(t *testing.T) {
+	t.Parallel()
 	a := Default()
 	a.Add(llm.ModelInfo{Name: "mine", ContextWindow: 2000})
 	b := a.Clone()
@@ -133,6 +139,7 @@ func TestCloneIsIndependent(t *testing.T) {
 }
 
 func TestPricesComeWithTheEntries(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	tests := []struct{ model, provider string }{
 		{"gpt-4o-2024-08-06", "openai"},
@@ -160,6 +167,7 @@ func TestPricesComeWithTheEntries(t *testing.T) {
 }
 
 func TestBuiltinPricesAreConsistent(t *testing.T) {
+	t.Parallel()
 	for _, info := range Default().Models() {
 		p := info.Price
 		if p == nil {
@@ -178,6 +186,7 @@ func TestBuiltinPricesAreConsistent(t *testing.T) {
 // compatible server keeps its limits but is not billed at a cloud price,
 // unless an entry prices it for that server.
 func TestLookupForDropsOtherProvidersPrices(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	tests := []struct {
 		rule, provider, model string
@@ -225,6 +234,7 @@ func TestLookupForDropsOtherProvidersPrices(t *testing.T) {
 }
 
 func TestNormalizeAndInFamily(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		" GPT-4o ":           "gpt-4o",
 		"openai/gpt-4.1":     "gpt-4.1",
@@ -269,6 +279,7 @@ func TestDefaultIsCheapAndFresh(t *testing.T) {
 }
 
 func TestCatalogIsSafeForConcurrentUse(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	var wg sync.WaitGroup
 	for i := range 8 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/agcore/agcore/compact"
 	"github.com/agcore/agcore/internal/cacheshare"
 )
 
@@ -65,8 +66,14 @@ func BenchmarkCacheShare(b *testing.B) {
 // deterministic (a synthetic session, the estimator); the thresholds leave
 // a margin so that small changes to the estimator do not break the test.
 func TestCacheShare(t *testing.T) {
+	t.Parallel()
 	const def = "default"
-	for _, turns := range []int{30, 200} {
+	lengths := []int{30, 200}
+	if compact.RaceEnabled || testing.Short() {
+		lengths = lengths[:1]
+		t.Log("the 200-turn replay runs without -race and -short (.ci/run runs it so)")
+	}
+	for _, turns := range lengths {
 		res := replayAll(t, turns)
 		for name, r := range res {
 			if name == cacheshare.Unbounded {

@@ -21,6 +21,7 @@ var counters = []struct {
 }{{"estimator", Estimator{}}, {"estimator×1.2", Estimator{Scale: 1.2}}}
 
 func TestEveryBlockKindCostsTokens(t *testing.T) {
+	t.Parallel()
 	for _, c := range counters {
 		base := c.c.CountMessages([]llm.Message{{Role: llm.RoleUser}})
 		for _, b := range compacttest.OneOfEach() {
@@ -33,6 +34,7 @@ func TestEveryBlockKindCostsTokens(t *testing.T) {
 }
 
 func TestCountMessagesIsAdditive(t *testing.T) {
+	t.Parallel()
 	msgs := []llm.Message{
 		llm.SystemText("You are terse."),
 		{Role: llm.RoleUser, Content: compacttest.OneOfEach()},
@@ -52,6 +54,7 @@ func TestCountMessagesIsAdditive(t *testing.T) {
 }
 
 func TestEstimatorScaleMultiplies(t *testing.T) {
+	t.Parallel()
 	text := compacttest.Text("english.txt")
 	base := Estimator{}.CountText(text)
 	if got := (Estimator{Scale: 1.5}).CountText(text); got < base*3/2-1 || got > base*3/2+1 {
@@ -60,6 +63,7 @@ func TestEstimatorScaleMultiplies(t *testing.T) {
 }
 
 func TestEstimatorTellsScriptsApart(t *testing.T) {
+	t.Parallel()
 	// Per byte, Chinese costs about twice English prose in o200k_base; an
 	// estimate that counted bytes/4 would be badly off for one of them.
 	tests := []struct {
@@ -90,6 +94,7 @@ func pngOf(t *testing.T, w, h int) []byte {
 }
 
 func TestImageCostFollowsProviderFormulas(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		rule        string
 		img         llm.Image
@@ -114,6 +119,7 @@ func TestImageCostFollowsProviderFormulas(t *testing.T) {
 }
 
 func TestInlineTextFilesAreCountedAsText(t *testing.T) {
+	t.Parallel()
 	doc := compacttest.Text("english.txt")
 	text := llm.File{Data: []byte(doc), MediaType: "text/plain; charset=utf-8"}
 	pdf := llm.File{Data: []byte("%PDF-1.7 ..."), MediaType: "application/pdf"}
@@ -127,6 +133,7 @@ func TestInlineTextFilesAreCountedAsText(t *testing.T) {
 }
 
 func TestCounterFor(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		info  llm.ModelInfo
 		scale float64
@@ -149,6 +156,7 @@ func TestCounterFor(t *testing.T) {
 }
 
 func TestNilBlocksDoNotPanic(t *testing.T) {
+	t.Parallel()
 	msgs := []llm.Message{llm.UserText("go"), {Role: llm.RoleUser, Content: []llm.Block{nil, llm.Text{Text: "x"}}}, llm.AssistantText("ok")}
 	for _, c := range counters {
 		c.c.CountMessages(msgs)

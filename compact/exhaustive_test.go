@@ -15,6 +15,7 @@ import (
 // type package llm defines (found from its isBlock methods) and has no
 // default case, so a new block kind cannot be priced or hashed by accident.
 func TestBlockSwitchesAreExhaustive(t *testing.T) {
+	t.Parallel()
 	fset := token.NewFileSet()
 	llmFiles, _ := filepath.Glob(filepath.Join("..", "llm", "*.go"))
 	var kinds []string

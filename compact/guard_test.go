@@ -104,6 +104,7 @@ type limits struct {
 }
 
 func TestGuard(t *testing.T) {
+	t.Parallel()
 	est := compact.Estimator{}
 	tools := []llm.ToolDefinition{{Name: "read_file", Description: "Reads a file.", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}}
 	long := toolSession(12, 200)
@@ -266,6 +267,7 @@ func TestGuard(t *testing.T) {
 }
 
 func TestGuardForwardsInfo(t *testing.T) {
+	t.Parallel()
 	info := llm.ModelInfo{Provider: "p", Name: "m", ContextWindow: 1000}
 	m := compact.Guard(&compact.Policy{Strategy: compact.Truncate{}, Counter: compact.Estimator{}, Budget: 10})(&recorder{info: info})
 	if m.Info() != info {
@@ -275,6 +277,7 @@ func TestGuardForwardsInfo(t *testing.T) {
 
 // The zero Policy works: the default strategy and the estimator.
 func TestGuardZeroPolicyCompresses(t *testing.T) {
+	t.Parallel()
 	long := toolSession(12, 200)
 	budget := compact.Estimator{}.CountMessages(long) / 2
 	next := &recorder{}
@@ -296,6 +299,7 @@ func TestGuardZeroPolicyCompresses(t *testing.T) {
 // A strategy that fails because the run was cancelled fails the call:
 // nothing is sent.
 func TestGuardCancelledDuringCompression(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &strategyFunc{fn: func(ctx context.Context, _ []llm.Message, _ int, _ compact.TokenCounter) ([]llm.Message, error) {
 		cancel()
@@ -314,6 +318,7 @@ func TestGuardCancelledDuringCompression(t *testing.T) {
 
 // Breaking out of a guarded stream stops the wrapped one.
 func TestGuardStreamStopsWhenTheCallerStops(t *testing.T) {
+	t.Parallel()
 	next := &recorder{}
 	m := compact.Guard(&compact.Policy{Strategy: compact.Truncate{}, Counter: compact.Estimator{}, Budget: 1 << 20})(next)
 	n := 0
@@ -332,6 +337,7 @@ func TestGuardStreamStopsWhenTheCallerStops(t *testing.T) {
 // A guard over an Incremental keeps the steps of a growing conversation a
 // prefix of one another between compressions, and each within the budget.
 func TestGuardWithIncrementalExtendsItsLastRequest(t *testing.T) {
+	t.Parallel()
 	est := compact.Estimator{}
 	all := toolSession(30, 200)
 	budget := est.CountMessages(all) / 4

@@ -20,6 +20,7 @@ func (c *counting) Compress(ctx context.Context, msgs []llm.Message, budget int,
 }
 
 func TestIncrementalExtendsThePreviousResultWhileItFits(t *testing.T) {
+	t.Parallel()
 	inner := &counting{Strategy: Truncate{KeepLast: 2}}
 	inc := NewIncremental(inner)
 	msgs := exchanges(40)
@@ -67,6 +68,7 @@ func TestIncrementalExtendsThePreviousResultWhileItFits(t *testing.T) {
 }
 
 func TestIncrementalCompressesAfreshWhenTheHistoryChanged(t *testing.T) {
+	t.Parallel()
 	inner := &counting{Strategy: Truncate{}}
 	inc := NewIncremental(inner)
 	msgs := exchanges(30)
@@ -89,6 +91,7 @@ func TestIncrementalCompressesAfreshWhenTheHistoryChanged(t *testing.T) {
 }
 
 func TestIncrementalKeepsConversationsApart(t *testing.T) {
+	t.Parallel()
 	inner := &counting{Strategy: Truncate{}}
 	inc := NewIncremental(inner)
 	a := exchanges(30)
@@ -106,6 +109,7 @@ func TestIncrementalKeepsConversationsApart(t *testing.T) {
 }
 
 func TestIncrementalPassesFailuresOn(t *testing.T) {
+	t.Parallel()
 	inc := NewIncremental(Truncate{KeepLast: 50})
 	msgs := exchanges(10)
 	if _, _, err := inc.CompressReport(ctx, msgs, 100, est); !errors.Is(err, ErrCannotFit) {
@@ -133,6 +137,7 @@ func lastCleared(msgs []llm.Message) int {
 // explicit Step is respected, and the pipeline outside Incremental keeps
 // its quantized boundary.
 func TestIncrementalTunesMicrocompact(t *testing.T) {
+	t.Parallel()
 	msgs := exchanges(20) // 82 messages
 	budget := est.CountMessages(msgs) * 9 / 10
 	keep := DefaultKeepRecent

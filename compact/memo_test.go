@@ -23,6 +23,7 @@ func (c *tally) CountMessage(m *llm.Message) int {
 }
 
 func TestPolicyCountsOnlyNewMessages(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 8))
 	hist := history(r, 300)
 	c := &tally{}
@@ -57,6 +58,7 @@ func TestPolicyCountsOnlyNewMessages(t *testing.T) {
 }
 
 func TestMemoCountsExactly(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(9, 10))
 	var m countMemo
 	counters := []AdditiveCounter{Estimator{}, Estimator{Scale: 1.2}}
@@ -99,6 +101,7 @@ func TestMemoCountsExactly(t *testing.T) {
 }
 
 func TestMemoUnderConcurrentRequests(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(11, 12))
 	hist := history(r, 100)
 	p := &Policy{Budget: 1 << 30}
@@ -129,6 +132,7 @@ type notComparable struct {
 }
 
 func TestMemoSkipsCountersItCannotCompare(t *testing.T) {
+	t.Parallel()
 	var m countMemo
 	msgs := history(rand.New(rand.NewPCG(1, 1)), 20)
 	c := notComparable{}

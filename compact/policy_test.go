@@ -15,6 +15,7 @@ func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // The circuit breaker: after MaxFailures failures in a row the strategy is
 // not called; a success in between resets the count.
 func TestPolicyCircuitBreaker(t *testing.T) {
+	t.Parallel()
 	long := toolSession(12, 200)
 	budget := compact.Estimator{}.CountMessages(long) / 3
 	ctx := context.Background()
@@ -70,6 +71,7 @@ func TestPolicyCircuitBreaker(t *testing.T) {
 // TestPolicyThresholdIsOverTheBudget: a request of exactly the budget fits
 // and is sent as it is; one token more compresses.
 func TestPolicyThresholdIsOverTheBudget(t *testing.T) {
+	t.Parallel()
 	msgs := toolSession(6, 200)
 	n := compact.Estimator{}.CountMessages(msgs)
 	for _, tc := range []struct {
@@ -93,6 +95,7 @@ func TestPolicyThresholdIsOverTheBudget(t *testing.T) {
 
 // An open breaker still refuses what cannot fit the window.
 func TestPolicyOpenBreakerRefusesOverTheWindow(t *testing.T) {
+	t.Parallel()
 	long := toolSession(12, 200)
 	n := compact.Estimator{}.CountMessages(long)
 	p := &compact.Policy{Counter: compact.Estimator{}, Budget: n / 3, Info: llm.ModelInfo{ContextWindow: n - 1}, MaxFailures: 1, Logger: quiet(),
@@ -112,6 +115,7 @@ func TestPolicyOpenBreakerRefusesOverTheWindow(t *testing.T) {
 
 // A strategy that drops the user's newest message failed, whatever it says.
 func TestPolicyNeverDropsTheNewestUserMessage(t *testing.T) {
+	t.Parallel()
 	long := append(toolSession(12, 200), llm.UserText("and now the question"))
 	n := compact.Estimator{}.CountMessages(long)
 	dropLast := &strategyFunc{fn: func(_ context.Context, msgs []llm.Message, _ int, _ compact.TokenCounter) ([]llm.Message, error) {
@@ -153,6 +157,7 @@ func TestPolicyNeverDropsTheNewestUserMessage(t *testing.T) {
 
 // Off never compresses and never refuses: the provider decides.
 func TestPolicyOff(t *testing.T) {
+	t.Parallel()
 	long := toolSession(12, 200)
 	n := compact.Estimator{}.CountMessages(long)
 	req := &llm.Request{Messages: long}

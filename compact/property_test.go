@@ -18,6 +18,7 @@ import (
 // with tool calls is kept whole, thinking blocks included; and the input is
 // never modified.
 func TestStrategiesKeepInvariantsOnRandomHistories(t *testing.T) {
+	t.Parallel()
 	strategies := []struct {
 		name string
 		new  func() Strategy
@@ -41,8 +42,8 @@ func TestStrategiesKeepInvariantsOnRandomHistories(t *testing.T) {
 			t.Run(s.name+"/"+cn.name, func(t *testing.T) {
 				r := rand.New(rand.NewPCG(1, uint64(len(s.name)*31+len(cn.name))))
 				iterations := cn.iterations
-				if testing.Short() {
-					iterations = 10
+				if testing.Short() || raceEnabled {
+					iterations = 10 // .ci/run also runs it whole without -race
 				}
 				outcomes := map[string]int{}
 				for it := range iterations {

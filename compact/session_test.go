@@ -109,7 +109,7 @@ func TestPipelineKeeps200TurnSessionUnder32k(t *testing.T) {
 			t.Parallel()
 			m := &fakeModel{}
 			turns := 200
-			if testing.Short() {
+			if testing.Short() || raceEnabled {
 				turns = 60 // still well past the budget, in a fraction of the time
 			}
 			st := simulateSession(t, turns, budget, tc.strategy(m), est, 42)

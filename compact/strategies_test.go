@@ -45,6 +45,7 @@ func isPrefixOf(a, b []llm.Message) bool {
 }
 
 func TestMicrocompactClearsOldResultsWithANamedPlaceholder(t *testing.T) {
+	t.Parallel()
 	msgs := exchanges(6)
 	budget := est.CountMessages(msgs) / 2
 	out, rep, err := Microcompact{KeepRecent: 4, Step: 1, MinFree: -1}.CompressReport(ctx, msgs, budget, Estimator{})
@@ -68,6 +69,7 @@ func TestMicrocompactClearsOldResultsWithANamedPlaceholder(t *testing.T) {
 }
 
 func TestMicrocompactNeverClearsErrorResults(t *testing.T) {
+	t.Parallel()
 	msgs := exchanges(4)
 	msgs[4].IsError = true // the reason a call failed must stay
 	out, _, _ := Microcompact{KeepRecent: 2, Step: 1, MinFree: -1}.CompressReport(ctx, msgs, 10, Estimator{})
@@ -80,6 +82,7 @@ func TestMicrocompactNeverClearsErrorResults(t *testing.T) {
 }
 
 func TestMicrocompactClearsNestedResults(t *testing.T) {
+	t.Parallel()
 	msgs := []llm.Message{llm.UserText("go"), toolCall("a", "grep", "x"),
 		{Role: llm.RoleUser, Content: []llm.Block{llm.ToolResult{ToolUseID: "a", Content: []llm.Block{llm.Text{Text: bigText(400)}}}}},
 		llm.AssistantText("ok"), llm.UserText("next"), llm.AssistantText("fine")}
@@ -94,6 +97,7 @@ func TestMicrocompactClearsNestedResults(t *testing.T) {
 }
 
 func TestMicrocompactNeverClearsNestedErrorResults(t *testing.T) {
+	t.Parallel()
 	// Anthropic's form: results nested in a user message, one failed, one
 	// not. Only the successful one is cleared.
 	failed := llm.ToolResult{ToolUseID: "a", IsError: true, Content: []llm.Block{llm.Text{Text: "error: " + bigText(400)}}}
@@ -116,6 +120,7 @@ func TestMicrocompactNeverClearsNestedErrorResults(t *testing.T) {
 }
 
 func TestMicrocompactActsOnlyWhenItFreesEnough(t *testing.T) {
+	t.Parallel()
 	msgs := exchanges(3)
 	total := est.CountMessages(msgs)
 	out, rep, err := Microcompact{KeepRecent: 2, Step: 1, MinFree: 1_000_000}.CompressReport(ctx, msgs, total-10, Estimator{})
@@ -128,6 +133,7 @@ func TestMicrocompactActsOnlyWhenItFreesEnough(t *testing.T) {
 }
 
 func TestStrategiesLeaveConversationsWithinTheBudgetAlone(t *testing.T) {
+	t.Parallel()
 	msgs := exchanges(3)
 	total := est.CountMessages(msgs)
 	for _, s := range []Reporter{Microcompact{}, Truncate{}, &Summarize{Model: &fakeModel{}}, DefaultPipeline(nil)} {
@@ -139,6 +145,7 @@ func TestStrategiesLeaveConversationsWithinTheBudgetAlone(t *testing.T) {
 }
 
 func TestMicrocompactBoundaryMovesInSteps(t *testing.T) {
+	t.Parallel()
 	// Between two steps the cleared part is byte-identical, so the
 	// previous output is a prefix of the next one (the cache keeps hitting).
 	mc := Microcompact{KeepRecent: 4, Step: 8, MinFree: -1}
@@ -158,6 +165,7 @@ func TestMicrocompactBoundaryMovesInSteps(t *testing.T) {
 }
 
 func TestMicrocompactIsIdempotent(t *testing.T) {
+	t.Parallel()
 	mc := Microcompact{KeepRecent: 2, Step: 1, MinFree: -1}
 	once, _, _ := mc.CompressReport(ctx, exchanges(5), 10, Estimator{})
 	twice, rep, _ := mc.CompressReport(ctx, once, 10, Estimator{})
@@ -167,6 +175,7 @@ func TestMicrocompactIsIdempotent(t *testing.T) {
 }
 
 func TestTruncateKeepsPinnedGroupsAndDropsOldestFirst(t *testing.T) {
+	t.Parallel()
 	msgs := exchanges(10)
 	budget := est.CountMessages(msgs) / 2
 	out, rep, err := Truncate{KeepLast: 2, Step: 1}.CompressReport(ctx, msgs, budget, Estimator{})
@@ -201,6 +210,7 @@ func TestTruncateKeepsPinnedGroupsAndDropsOldestFirst(t *testing.T) {
 }
 
 func TestTruncateFailsWhenPinnedGroupsAloneExceedTheBudget(t *testing.T) {
+	t.Parallel()
 	msgs := exchanges(4)
 	out, _, err := Truncate{KeepLast: 4}.CompressReport(ctx, msgs, 50, Estimator{})
 	var cf *CannotFitError
@@ -213,6 +223,7 @@ func TestTruncateFailsWhenPinnedGroupsAloneExceedTheBudget(t *testing.T) {
 }
 
 func TestTruncateKeepsTheLastExchangeWithItsThinking(t *testing.T) {
+	t.Parallel()
 	msgs := exchanges(6)
 	think := llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{
 		llm.Thinking{Text: "plan", Signature: "sig"}, llm.ToolUse{ID: "z", Name: "t", Input: json.RawMessage(`{}`)}}}
@@ -227,6 +238,7 @@ func TestTruncateKeepsTheLastExchangeWithItsThinking(t *testing.T) {
 }
 
 func TestTruncateCutIsStableAsTheHistoryGrows(t *testing.T) {
+	t.Parallel()
 	// The agent compresses the full history before every request; with the
 	// default Step the cut moves rarely, so most requests extend the last.
 	msgs := exchanges(60)
@@ -252,6 +264,7 @@ func TestTruncateCutIsStableAsTheHistoryGrows(t *testing.T) {
 }
 
 func TestSummarizeKeepsUserMessagesFilesAndTheRecentGroups(t *testing.T) {
+	t.Parallel()
 	m := &fakeModel{}
 	msgs := exchanges(8)
 	out, rep, err := (&Summarize{Model: m, KeepLast: 2}).CompressReport(ctx, msgs, est.CountMessages(msgs)/2, Estimator{})
@@ -284,6 +297,7 @@ func TestSummarizeKeepsUserMessagesFilesAndTheRecentGroups(t *testing.T) {
 }
 
 func TestSummarizeReusesItsSummaryWhileTheCutHolds(t *testing.T) {
+	t.Parallel()
 	m := &fakeModel{}
 	s := &Summarize{Model: m, KeepLast: 2}
 	msgs := exchanges(30)
@@ -315,6 +329,7 @@ func TestSummarizeReusesItsSummaryWhileTheCutHolds(t *testing.T) {
 }
 
 func TestSummarizeCircuitBreakerOpensAfterThreeFailures(t *testing.T) {
+	t.Parallel()
 	m := &fakeModel{fail: errors.New("overloaded")}
 	s := &Summarize{Model: m}
 	msgs := exchanges(10)
@@ -339,6 +354,7 @@ func TestSummarizeCircuitBreakerOpensAfterThreeFailures(t *testing.T) {
 }
 
 func TestSummarizeSuccessResetsTheFailureCount(t *testing.T) {
+	t.Parallel()
 	// Fail, fail, succeed, then fail for good, with the default limit of 3:
 	// the success resets the count, so the breaker opens only after three
 	// more failures (call 7 is refused). Without the reset it would refuse
@@ -367,6 +383,7 @@ func TestSummarizeSuccessResetsTheFailureCount(t *testing.T) {
 }
 
 func TestSummarizeDetectsThrashing(t *testing.T) {
+	t.Parallel()
 	m := &fakeModel{}
 	s := &Summarize{Model: m, KeepLast: 2, Step: 1}
 	msgs := exchanges(10)
@@ -386,6 +403,7 @@ func TestSummarizeDetectsThrashing(t *testing.T) {
 }
 
 func TestSummarizeCancelledIsNotAFailure(t *testing.T) {
+	t.Parallel()
 	s := &Summarize{Model: &fakeModel{}}
 	c, cancel := context.WithCancel(ctx)
 	cancel()
@@ -399,6 +417,7 @@ func TestSummarizeCancelledIsNotAFailure(t *testing.T) {
 }
 
 func TestSummarizeWithoutModelFails(t *testing.T) {
+	t.Parallel()
 	msgs := exchanges(5)
 	if _, _, err := (&Summarize{}).CompressReport(ctx, msgs, 100, Estimator{}); err == nil {
 		t.Fatal("no error without a model")
@@ -418,6 +437,7 @@ func (s spy) Compress(_ context.Context, msgs []llm.Message, _ int, _ TokenCount
 }
 
 func TestPipelineTriesCheapStrategiesFirstAndStopsWhenItFits(t *testing.T) {
+	t.Parallel()
 	msgs := exchanges(6)
 	budget := est.CountMessages(msgs) - 100
 	shrink := func(msgs []llm.Message) ([]llm.Message, error) {
@@ -464,6 +484,7 @@ func TestPipelineTriesCheapStrategiesFirstAndStopsWhenItFits(t *testing.T) {
 }
 
 func TestPipelineHandsProgressOn(t *testing.T) {
+	t.Parallel()
 	// Microcompact frees some tokens but not enough; truncation works on
 	// its output, so the cleared results stay cleared.
 	msgs := exchanges(12)
@@ -490,6 +511,7 @@ func TestPipelineHandsProgressOn(t *testing.T) {
 }
 
 func TestApplyReportsForAnyStrategy(t *testing.T) {
+	t.Parallel()
 	msgs := exchanges(4)
 	var calls []string
 	s := spy{name: "drop-last", calls: &calls, do: func(m []llm.Message) ([]llm.Message, error) { return m[:len(m)-1], nil }}
@@ -503,6 +525,7 @@ func TestApplyReportsForAnyStrategy(t *testing.T) {
 }
 
 func TestStrategiesStopOnCancelledContext(t *testing.T) {
+	t.Parallel()
 	c, cancel := context.WithCancel(ctx)
 	cancel()
 	for _, s := range []Strategy{Microcompact{}, Truncate{}, &Summarize{Model: &fakeModel{}}, DefaultPipeline(nil)} {

@@ -45,6 +45,7 @@ func problems(ps []Problem) string {
 }
 
 func TestCheckRules(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		rule string
 		msgs []llm.Message
@@ -89,6 +90,7 @@ func TestCheckRules(t *testing.T) {
 }
 
 func TestValidatePairingIgnoresOrderRules(t *testing.T) {
+	t.Parallel()
 	if err := ValidatePairing([]llm.Message{asst, asst, sys}); err != nil {
 		t.Errorf("order rules reported: %v", err)
 	}
@@ -98,6 +100,7 @@ func TestValidatePairingIgnoresOrderRules(t *testing.T) {
 }
 
 func TestValidationErrorNamesProblemsWithIndexes(t *testing.T) {
+	t.Parallel()
 	err := Validate([]llm.Message{user, call("a"), user})
 	if err == nil || !strings.Contains(err.Error(), "message 1 block 0: dangling_call (a)") {
 		t.Errorf("error = %v", err)
@@ -105,6 +108,7 @@ func TestValidationErrorNamesProblemsWithIndexes(t *testing.T) {
 }
 
 func TestRepair(t *testing.T) {
+	t.Parallel()
 	interrupted := func(id string) llm.Message { return llm.ToolResultText(id, InterruptedResult, true) }
 	tests := []struct {
 		rule     string
@@ -141,6 +145,7 @@ func TestRepair(t *testing.T) {
 }
 
 func TestRepairReportsWhatItFound(t *testing.T) {
+	t.Parallel()
 	_, probs := Repair([]llm.Message{user, call("a"), res("x")})
 	if got := problems(probs); got != "dangling_call@1 orphan_result@2" {
 		t.Errorf("problems = %q", got)

@@ -36,6 +36,7 @@ func texts(msgs []llm.Message) []string {
 }
 
 func TestTheSystemPromptIsOnlyASystemMessage(t *testing.T) {
+	t.Parallel()
 	m := llmtest.New(llmtest.Text("one"), llmtest.Text("two")).Verify(t)
 	c := conversation.New(m, conversation.Config{})
 	if _, err := c.Submit(context.Background(), "no system", nil); err != nil {
@@ -54,6 +55,7 @@ func TestTheSystemPromptIsOnlyASystemMessage(t *testing.T) {
 }
 
 func TestSubmitExtendsTheHistoryOnlyOnSuccess(t *testing.T) {
+	t.Parallel()
 	rate := &llm.Error{Kind: llm.KindRateLimited}
 	m := llmtest.New(llmtest.Text("hello").WithUsage(llm.Usage{InputTokens: 3, OutputTokens: 1}), llmtest.Fail(rate), llmtest.Text("again")).Verify(t)
 	c := conversation.New(m, conversation.Config{Model: "gpt-x", MaxTokens: 50})
@@ -88,6 +90,7 @@ func TestSubmitExtendsTheHistoryOnlyOnSuccess(t *testing.T) {
 }
 
 func TestABlockedCallChangesNothing(t *testing.T) {
+	t.Parallel()
 	m := llmtest.New().Verify(t)
 	var seen []string
 	hooks := &middleware.Hooks{PreRequest: []middleware.Hook[middleware.PreRequestFunc]{{Name: "guard", Func: func(_ context.Context, req *llm.Request) error {
@@ -112,6 +115,7 @@ type weatherIn struct {
 }
 
 func TestSubmitWithToolsRunsTheToolLoopAndKeepsTheWholeTurn(t *testing.T) {
+	t.Parallel()
 	m := llmtest.New(
 		llmtest.Reply(llmtest.Call("call_1", "weather", `{"city":"Paris"}`)).WithUsage(llm.Usage{InputTokens: 10}),
 		llmtest.Text("Sunny in Paris.").WithUsage(llm.Usage{InputTokens: 20}),
@@ -145,6 +149,7 @@ func TestSubmitWithToolsRunsTheToolLoopAndKeepsTheWholeTurn(t *testing.T) {
 }
 
 func TestSubmitMessagesLeavesTheHistoryAlone(t *testing.T) {
+	t.Parallel()
 	m := llmtest.New(llmtest.Text("summary").WithUsage(llm.Usage{OutputTokens: 4})).Verify(t)
 	c := conversation.New(m, conversation.Config{}).WithMessages([]llm.Message{llm.UserText("kept")})
 	resp, err := c.SubmitMessages(context.Background(), []llm.Message{llm.UserText("summarize this")}, nil)
@@ -164,6 +169,7 @@ func TestSubmitMessagesLeavesTheHistoryAlone(t *testing.T) {
 // caller pushes the answer, and a failed or abandoned stream takes the
 // prompt back out.
 func TestSubmitStreamRecordsThePromptAndTheCallerTheAnswer(t *testing.T) {
+	t.Parallel()
 	rate := &llm.Error{Kind: llm.KindRateLimited}
 	m := llmtest.New(llmtest.Text("streamed answer"), llmtest.Text("x").FailAfter(2, rate), llmtest.Text("abandoned answer")).Verify(t)
 	c := conversation.New(m, conversation.Config{})
@@ -211,6 +217,7 @@ func TestSubmitStreamRecordsThePromptAndTheCallerTheAnswer(t *testing.T) {
 }
 
 func TestHistoryEditing(t *testing.T) {
+	t.Parallel()
 	c := conversation.New(llmtest.New(), conversation.Config{})
 	c.WithMessages([]llm.Message{llm.SystemText("s")}).PushMessage(llm.UserText("a"), llm.AssistantText("b"))
 	c.PushMessage(llm.UserText("c"))
@@ -226,6 +233,7 @@ func TestHistoryEditing(t *testing.T) {
 }
 
 func TestCostIsCountedPerModelAndUnknownWhenUnpriced(t *testing.T) {
+	t.Parallel()
 	tracker := &usage.Tracker{}
 	ctx := context.Background()
 	u := llm.Usage{InputTokens: 100_000}
@@ -282,6 +290,7 @@ func (d *dropOldest) Compress(_ context.Context, msgs []llm.Message, _ int, _ co
 }
 
 func TestCompaction(t *testing.T) {
+	t.Parallel()
 	t.Run("over the budget the request is compressed and adopted after success", func(t *testing.T) {
 		m := llmtest.New(llmtest.Text("ok")).Verify(t)
 		s := &dropOldest{}

@@ -10,6 +10,7 @@ import (
 )
 
 func TestAssemblerRebuildsEveryStreamedBlock(t *testing.T) {
+	t.Parallel()
 	want := &Response{
 		ID: "msg_1", Model: "m",
 		Message: Message{Role: RoleAssistant, Content: []Block{
@@ -41,6 +42,7 @@ func TestAssemblerRebuildsEveryStreamedBlock(t *testing.T) {
 }
 
 func TestAssemblerRules(t *testing.T) {
+	t.Parallel()
 	start := func(i int, b Block) Event { return Event{Type: EventBlockStart, Index: i, Block: b} }
 	tests := []struct {
 		name    string
@@ -88,6 +90,7 @@ func TestAssemblerRules(t *testing.T) {
 }
 
 func TestCollect(t *testing.T) {
+	t.Parallel()
 	resp := &Response{Message: AssistantText("hi"), FinishReason: FinishStop}
 	got, err := Collect(StreamOf(resp))
 	if err != nil || got != resp {
@@ -100,6 +103,7 @@ func TestCollect(t *testing.T) {
 }
 
 func TestErrorsAreInspectable(t *testing.T) {
+	t.Parallel()
 	err := error(&Error{Kind: KindRateLimited, Provider: "openai", StatusCode: 429, Message: "slow down", RetryAfter: 2 * time.Second})
 	wrapped := errors.Join(errors.New("context"), err)
 	if !errors.Is(wrapped, ErrRateLimited) || errors.Is(wrapped, ErrAuth) {
@@ -124,6 +128,7 @@ func TestErrorsAreInspectable(t *testing.T) {
 }
 
 func TestInputBudget(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		info ModelInfo
 		want int
@@ -141,6 +146,7 @@ func TestInputBudget(t *testing.T) {
 }
 
 func TestToolUseMalformed(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		text string
@@ -178,6 +184,7 @@ func TestToolUseMalformed(t *testing.T) {
 }
 
 func TestCitationsAssembleAndReplay(t *testing.T) {
+	t.Parallel()
 	c1 := Citation{Kind: CitationURL, URL: "https://go.dev", Title: "Go", Start: 0, End: 5}
 	c2 := Citation{Kind: CitationDocument, Document: 1, CitedText: "x", Unit: "char", From: 3, To: 9}
 	var a Assembler

@@ -156,6 +156,7 @@ func filled(t *testing.T, b Block) Block {
 // quietly fall back to the slow path), and decodes it as the reference
 // does.
 func TestFastPathCoversEveryField(t *testing.T) {
+	t.Parallel()
 	kinds := []Block{Text{}, Image{}, Audio{}, File{}, ToolUse{}, ToolResult{}, Thinking{}, RedactedThinking{}, Extension{}}
 	for _, k := range kinds {
 		b := filled(t, k)
@@ -333,6 +334,7 @@ func blockInputs() []string {
 }
 
 func TestDecodeMatchesReference(t *testing.T) {
+	t.Parallel()
 	for _, in := range append(oddInputs, blockInputs()...) {
 		sameAsReference(t, []byte(in))
 	}

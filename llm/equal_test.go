@@ -6,6 +6,7 @@ import (
 )
 
 func TestMessageEqualComparesEveryField(t *testing.T) {
+	t.Parallel()
 	base := Message{Role: RoleUser, Content: []Block{
 		Text{Text: "t"},
 		Thinking{Text: "th", Signature: "s"},
@@ -65,6 +66,7 @@ func TestMessageEqualComparesEveryField(t *testing.T) {
 }
 
 func TestMessageEqualComparesTheMessageFields(t *testing.T) {
+	t.Parallel()
 	base := ToolResultText("c", "x", false)
 	for i, o := range []Message{
 		ToolResultText("d", "x", false),
@@ -82,6 +84,7 @@ func TestMessageEqualComparesTheMessageFields(t *testing.T) {
 }
 
 func TestMessageEqualNilAndEmpty(t *testing.T) {
+	t.Parallel()
 	a := Message{Role: RoleAssistant, Content: []Block{ToolUse{ID: "i", Name: "n"}, Image{}}}
 	b := Message{Role: RoleAssistant, Content: []Block{ToolUse{ID: "i", Name: "n", Input: json.RawMessage{}}, Image{Data: []byte{}}}}
 	if !a.Equal(b) {

@@ -28,6 +28,7 @@ func everyBlock() []Block {
 }
 
 func TestMessageRoundTripEveryBlockKind(t *testing.T) {
+	t.Parallel()
 	msgs := []Message{
 		{Role: RoleSystem, Content: []Block{Text{Text: "be brief"}}},
 		{Role: RoleUser, Content: everyBlock()},
@@ -56,6 +57,7 @@ func TestMessageRoundTripEveryBlockKind(t *testing.T) {
 }
 
 func TestStorageFormatMatchesSeed(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		msg  Message
@@ -88,6 +90,7 @@ func TestStorageFormatMatchesSeed(t *testing.T) {
 }
 
 func TestUnknownBlockDecodesToExtension(t *testing.T) {
+	t.Parallel()
 	in := `{"type":"assistant","content":[{"type":"web_search_result","url":"https://x","n":1}]}`
 	var m Message
 	if err := json.Unmarshal([]byte(in), &m); err != nil {
@@ -112,6 +115,7 @@ func TestUnknownBlockDecodesToExtension(t *testing.T) {
 }
 
 func TestDecodeRejects(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, in string }{
 		{"no message type", `{"content":[]}`},
 		{"unknown message type", `{"type":"robot","content":[]}`},
@@ -128,6 +132,7 @@ func TestDecodeRejects(t *testing.T) {
 }
 
 func TestMarshalRejectsInvalidToolInput(t *testing.T) {
+	t.Parallel()
 	m := Message{Role: RoleAssistant, Content: []Block{ToolUse{ID: "a", Name: "b", Input: json.RawMessage(`{"x":`)}}}
 	if _, err := json.Marshal(m); err == nil {
 		t.Fatal("marshal accepted a tool_use whose input is not JSON")

@@ -45,6 +45,7 @@ func user(text string) *llm.Request {
 }
 
 func TestStepsArePlayedInOrderByGenerateAndStream(t *testing.T) {
+	t.Parallel()
 	m := New(
 		Text("first"),
 		Reply(llm.Text{Text: "let me look"}, Call("c1", "lookup", `{"q":"x"}`)),
@@ -73,6 +74,7 @@ func TestStepsArePlayedInOrderByGenerateAndStream(t *testing.T) {
 }
 
 func TestStreamDeltasAreSmallAndAssembleToTheResponse(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("héllo wörld ", 10)
 	m := New(Reply(llm.Text{Text: long}, Call("c1", "f", map[string]any{"text": long}))).Verify(t)
 	var asm llm.Assembler
@@ -109,6 +111,7 @@ func TestStreamDeltasAreSmallAndAssembleToTheResponse(t *testing.T) {
 }
 
 func TestRequestsAreRecordedAsDeepCopies(t *testing.T) {
+	t.Parallel()
 	m := New(Text("ok")).Verify(t)
 	req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleAssistant, Content: []llm.Block{Call("c1", "f", `{"a":1}`)}}}}
 	if _, err := m.Generate(context.Background(), req); err != nil {
@@ -127,6 +130,7 @@ func TestRequestsAreRecordedAsDeepCopies(t *testing.T) {
 }
 
 func TestVerifyFailsWhenAStepIsNeverUsed(t *testing.T) {
+	t.Parallel()
 	ft := &fakeTB{}
 	m := New(Text("one"), Text("two")).Verify(ft)
 	if _, err := m.Generate(context.Background(), user("x")); err != nil {
@@ -139,6 +143,7 @@ func TestVerifyFailsWhenAStepIsNeverUsed(t *testing.T) {
 }
 
 func TestVerifyPassesWhenEveryStepIsUsed(t *testing.T) {
+	t.Parallel()
 	ft := &fakeTB{}
 	m := New(Text("one")).Verify(ft)
 	if _, err := m.Generate(context.Background(), user("x")); err != nil {
@@ -151,6 +156,7 @@ func TestVerifyPassesWhenEveryStepIsUsed(t *testing.T) {
 }
 
 func TestACallWithNoStepLeftFailsAndIsReported(t *testing.T) {
+	t.Parallel()
 	ft := &fakeTB{}
 	m := New().Verify(ft)
 	_, err := m.Generate(context.Background(), user("x"))
@@ -168,6 +174,7 @@ func TestACallWithNoStepLeftFailsAndIsReported(t *testing.T) {
 }
 
 func TestErrorSteps(t *testing.T) {
+	t.Parallel()
 	rate := &llm.Error{Kind: llm.KindRateLimited, RetryAfter: time.Second}
 	tests := []struct {
 		name       string
@@ -210,6 +217,7 @@ func TestErrorSteps(t *testing.T) {
 }
 
 func TestHangWaitsForCancellation(t *testing.T) {
+	t.Parallel()
 	m := New(Hang(), Hang()).Verify(t)
 	// cancelWhenCalled cancels once the model has taken call n.
 	cancelWhenCalled := func(n int, cancel context.CancelFunc) {
@@ -231,6 +239,7 @@ func TestHangWaitsForCancellation(t *testing.T) {
 }
 
 func TestFuncStepSeesTheRequest(t *testing.T) {
+	t.Parallel()
 	m := New(Func(func(_ context.Context, req *llm.Request) (*llm.Response, error) {
 		return &llm.Response{Message: llm.AssistantText("echo: " + req.Messages[0].Text())}, nil
 	})).Verify(t)
@@ -241,6 +250,7 @@ func TestFuncStepSeesTheRequest(t *testing.T) {
 }
 
 func TestBreakingTheStreamStopsIt(t *testing.T) {
+	t.Parallel()
 	m := New(Text(strings.Repeat("x", 100)), Text("next")).Verify(t)
 	n := 0
 	for range m.Stream(context.Background(), user("x")) {
@@ -258,6 +268,7 @@ func TestBreakingTheStreamStopsIt(t *testing.T) {
 }
 
 func TestConcurrentCallsTakeEachStepOnce(t *testing.T) {
+	t.Parallel()
 	const n = 64
 	steps := make([]Step, n)
 	for i := range steps {
@@ -293,6 +304,7 @@ func TestConcurrentCallsTakeEachStepOnce(t *testing.T) {
 }
 
 func TestInfoIsConfigurable(t *testing.T) {
+	t.Parallel()
 	if got := New().Info(); got.Provider != "llmtest" || got.Name != "scripted" {
 		t.Errorf("default info = %+v", got)
 	}
@@ -308,6 +320,7 @@ func TestInfoIsConfigurable(t *testing.T) {
 }
 
 func TestCallEncodesArguments(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args any
@@ -329,6 +342,7 @@ func TestCallEncodesArguments(t *testing.T) {
 }
 
 func TestAddAppendsStepsAndWithIDSetsTheID(t *testing.T) {
+	t.Parallel()
 	m := New(Text("one")).Verify(t)
 	m.Add(Text("two").WithID("resp_two"))
 	if _, err := m.Generate(context.Background(), user("x")); err != nil {

@@ -28,6 +28,7 @@ func texts(msgs []llm.Message) []string {
 }
 
 func TestMapStore(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	var s memory.MapStore // the zero value works
 	if _, err := s.Get(ctx, "x"); !errors.Is(err, memory.ErrNotFound) {
@@ -54,6 +55,7 @@ func TestMapStore(t *testing.T) {
 }
 
 func TestConversationRoundTripsEveryMessageInOrder(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store := &memory.MapStore{}
 	c, err := memory.Open(ctx, store, "s1", memory.Config{})
@@ -106,6 +108,7 @@ func TestConversationRoundTripsEveryMessageInOrder(t *testing.T) {
 }
 
 func TestRecentWindowStartsAtAUserMessage(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c, _ := memory.Open(ctx, &memory.MapStore{}, "s", memory.Config{MaxMessages: 3})
 	_ = c.Add(ctx,
@@ -132,6 +135,7 @@ func TestRecentWindowStartsAtAUserMessage(t *testing.T) {
 }
 
 func TestProviderRemembersSuccessfulRunsOnly(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store := &memory.MapStore{}
 	m := llmtest.New(
@@ -181,6 +185,7 @@ type cityIn struct {
 }
 
 func TestProviderKeepsTheWholeToolTurn(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store := &memory.MapStore{}
 	weather := tool.MustFunc("weather", "Weather", func(_ context.Context, in cityIn) (string, error) { return "sunny", nil })

@@ -45,6 +45,7 @@ func preRequest(name string, fn PreRequestFunc) []Hook[PreRequestFunc] {
 }
 
 func TestModelHooks(t *testing.T) {
+	t.Parallel()
 	addSystem := func(_ context.Context, req *llm.Request) error {
 		req.Messages = append([]llm.Message{llm.SystemText("be brief")}, req.Messages...)
 		return nil
@@ -159,6 +160,7 @@ func TestModelHooks(t *testing.T) {
 }
 
 func TestOnErrorSeesModelFailures(t *testing.T) {
+	t.Parallel()
 	for _, stream := range modes() {
 		t.Run(modeName(stream), func(t *testing.T) {
 			var seen []error
@@ -180,6 +182,7 @@ func TestOnErrorSeesModelFailures(t *testing.T) {
 }
 
 func TestToolHooks(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		hooks      Hooks
@@ -292,6 +295,7 @@ func (f *secretFilter) hooks(logs *logBuffer) *Hooks {
 }
 
 func TestPostRequestBlocksAGeneratedResponse(t *testing.T) {
+	t.Parallel()
 	var logs logBuffer
 	f := &secretFilter{}
 	m := llmtest.New(llmtest.Text("the secret is 42")).Verify(t)
@@ -305,6 +309,7 @@ func TestPostRequestBlocksAGeneratedResponse(t *testing.T) {
 // the consumer had every event, however the stream ended, and its Block
 // cannot withdraw a response already delivered (it is logged).
 func TestPostRequestRunsOnceAStreamHasEnded(t *testing.T) {
+	t.Parallel()
 	boom := &llm.Error{Kind: llm.KindServer, Message: "boom"}
 	for _, tc := range []struct {
 		name     string

@@ -36,6 +36,7 @@ func jsonLogger(b *logBuffer) *slog.Logger {
 }
 
 func TestLoggingWritesOneRecordPerModelCall(t *testing.T) {
+	t.Parallel()
 	const secret = "my password is hunter2"
 	tests := []struct {
 		name     string
@@ -101,6 +102,7 @@ func TestLoggingWritesOneRecordPerModelCall(t *testing.T) {
 }
 
 func TestLoggingRecordsAStreamStoppedEarly(t *testing.T) {
+	t.Parallel()
 	var logs logBuffer
 	m := llmtest.New(llmtest.Text("a long answer")).Verify(t)
 	for range Logging(LogConfig{Logger: jsonLogger(&logs)})(m).Stream(context.Background(), user("x")) {
@@ -113,6 +115,7 @@ func TestLoggingRecordsAStreamStoppedEarly(t *testing.T) {
 }
 
 func TestLoggingCostsNothingWhenDisabled(t *testing.T) {
+	t.Parallel()
 	var logs logBuffer
 	lg := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelError}))
 	m := llmtest.New(llmtest.Text("ok"), llmtest.Fail(&llm.Error{Kind: llm.KindServer})).Verify(t)
@@ -129,6 +132,7 @@ func TestLoggingCostsNothingWhenDisabled(t *testing.T) {
 }
 
 func TestToolLoggingWritesOneRecordPerToolCall(t *testing.T) {
+	t.Parallel()
 	for _, contents := range []bool{false, true} {
 		var logs logBuffer
 		cfg := LogConfig{Logger: jsonLogger(&logs), Contents: contents, Clock: newFakeClock()}
@@ -179,6 +183,7 @@ func (m *traced) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Eve
 }
 
 func TestChainPutsTheFirstMiddlewareOutermost(t *testing.T) {
+	t.Parallel()
 	var trace []string
 	m := llmtest.New(llmtest.Text("ok")).Verify(t)
 	c := Chain(m, tracer("outer", &trace), nil, tracer("middle", &trace), tracer("inner", &trace))

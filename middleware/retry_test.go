@@ -19,6 +19,7 @@ func noJitter(c *fakeClock) RetryConfig {
 }
 
 func TestRetryRetriesOnlyTransientErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		err   error
 		retry bool
@@ -62,6 +63,7 @@ func TestRetryRetriesOnlyTransientErrors(t *testing.T) {
 }
 
 func TestRetryLimits(t *testing.T) {
+	t.Parallel()
 	rate := kindErr(llm.KindServer)
 	fails := func(n int) []llmtest.Step {
 		s := make([]llmtest.Step, n)
@@ -175,6 +177,7 @@ func TestRetryLimits(t *testing.T) {
 }
 
 func TestStreamRetryOnlyBeforeContent(t *testing.T) {
+	t.Parallel()
 	net := kindErr(llm.KindNetwork)
 	tests := []struct {
 		name      string
@@ -223,6 +226,7 @@ func TestStreamRetryOnlyBeforeContent(t *testing.T) {
 }
 
 func TestRetryWaitStopsWhenTheContextEnds(t *testing.T) {
+	t.Parallel()
 	for _, stream := range modes() {
 		t.Run(modeName(stream), func(t *testing.T) {
 			m := llmtest.New(llmtest.Fail(kindErr(llm.KindOverloaded))).Verify(t)
@@ -245,6 +249,7 @@ func TestRetryWaitStopsWhenTheContextEnds(t *testing.T) {
 }
 
 func TestOnRetryIsToldAboutEachRetry(t *testing.T) {
+	t.Parallel()
 	var got []string
 	cfg := noJitter(newFakeClock())
 	cfg.OnRetry = func(_ context.Context, attempt int, d time.Duration, err error) {
@@ -260,6 +265,7 @@ func TestOnRetryIsToldAboutEachRetry(t *testing.T) {
 }
 
 func TestSystemClockSleepHonoursContext(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := SystemClock.Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {

@@ -19,6 +19,7 @@ import (
 )
 
 func TestToolLoopRules(t *testing.T) {
+	t.Parallel()
 	loopForever := func(n int) []llmtest.Step {
 		s := make([]llmtest.Step, n)
 		for i := range s {
@@ -275,6 +276,7 @@ func lastAssistant(msgs []llm.Message) llm.Message {
 }
 
 func TestToolLoopFailures(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("database gone")
 	tests := []struct {
 		name    string
@@ -339,6 +341,7 @@ func TestCancellationMidToolStopsEverything(t *testing.T) {
 }
 
 func TestStreamForwardsEachStepAndEndsWithOneComplete(t *testing.T) {
+	t.Parallel()
 	var log []string
 	echo := funcTool{"echo", func(_ context.Context, in json.RawMessage) (string, error) {
 		log = append(log, "tool runs")
@@ -423,6 +426,7 @@ func TestBreakingTheStreamStopsTheLoop(t *testing.T) {
 }
 
 func TestTheCallersMessagesAreNeverWritten(t *testing.T) {
+	t.Parallel()
 	for _, stream := range modes() {
 		t.Run(modeName(stream), func(t *testing.T) {
 			m := llmtest.New(llmtest.Reply(llmtest.Call("a", "echo", `{}`)), llmtest.Text("ok")).Verify(t)
@@ -440,6 +444,7 @@ func TestTheCallersMessagesAreNeverWritten(t *testing.T) {
 }
 
 func TestApproverSeesArgumentsAfterToolMiddleware(t *testing.T) {
+	t.Parallel()
 	var seen string
 	rewrite := func(next tool.Handler) tool.Handler {
 		return func(ctx context.Context, c tool.Call) (string, error) {
@@ -467,6 +472,7 @@ func TestApproverSeesArgumentsAfterToolMiddleware(t *testing.T) {
 }
 
 func TestInfoPassesThrough(t *testing.T) {
+	t.Parallel()
 	info := llm.ModelInfo{Provider: "p", Name: "n", ContextWindow: 9}
 	m := Chain(llmtest.New().WithInfo(info), FunctionInvocation(ToolLoop{}), Retry(RetryConfig{}), (&Hooks{}).Middleware(), Logging(LogConfig{}))
 	if m.Info() != info {
@@ -475,6 +481,7 @@ func TestInfoPassesThrough(t *testing.T) {
 }
 
 func TestApproverTimeoutIsNotAToolTimeout(t *testing.T) {
+	t.Parallel()
 	// The per-tool timeout covers the tool, not the wait for approval.
 	m := llmtest.New(llmtest.Reply(llmtest.Call("a", "guarded", `{}`)), llmtest.Text("ok")).Verify(t)
 	e := &env{echo: newCounter("echo")}
@@ -494,6 +501,7 @@ func TestApproverTimeoutIsNotAToolTimeout(t *testing.T) {
 }
 
 func TestRetryRefusesToWrapAToolLoop(t *testing.T) {
+	t.Parallel()
 	defer func() {
 		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "inside FunctionInvocation") {
 			t.Errorf("recover() = %v, want a panic telling where Retry goes", r)
@@ -503,6 +511,7 @@ func TestRetryRefusesToWrapAToolLoop(t *testing.T) {
 }
 
 func TestWithInfoReachesEveryLayer(t *testing.T) {
+	t.Parallel()
 	info := llm.ModelInfo{Name: "local", ContextWindow: 32000}
 	m := Chain(llmtest.New().WithInfo(llm.ModelInfo{Name: "adapter"}), FunctionInvocation(ToolLoop{}), Retry(RetryConfig{}), (&Hooks{}).Middleware(), WithInfo(info))
 	if m.Info() != info {
@@ -514,6 +523,7 @@ func TestWithInfoReachesEveryLayer(t *testing.T) {
 // a name the request already defines, and never changes the caller's
 // request.
 func TestTheLoopOffersItsTools(t *testing.T) {
+	t.Parallel()
 	m := llmtest.New(llmtest.Text("ok")).Verify(t)
 	req := user("go")
 	req.Tools = []llm.ToolDefinition{{Name: "ask_user"}, {Name: "echo", Description: "the request's words"}}

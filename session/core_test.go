@@ -16,6 +16,7 @@ type note struct {
 }
 
 func TestStateBag(t *testing.T) {
+	t.Parallel()
 	s := &session.Session{} // zero value: no bag yet
 	if _, ok, err := session.GetState[note](s, "memory"); ok || err != nil {
 		t.Fatalf("absent key: ok=%v err=%v, want false, nil", ok, err)
@@ -40,6 +41,7 @@ func TestStateBag(t *testing.T) {
 }
 
 func TestStateDelta(t *testing.T) {
+	t.Parallel()
 	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
 	tests := []struct {
 		name          string
@@ -73,6 +75,7 @@ func msgs(texts ...string) []llm.Message {
 }
 
 func TestPrefixHashesAreCumulativeOverTheStorageJSON(t *testing.T) {
+	t.Parallel()
 	a, err := session.PrefixHashes(msgs("hi", "hello", "how are you"))
 	if err != nil {
 		t.Fatal(err)
@@ -100,6 +103,7 @@ func TestPrefixHashesAreCumulativeOverTheStorageJSON(t *testing.T) {
 }
 
 func TestDivergence(t *testing.T) {
+	t.Parallel()
 	h := func(m ...string) []uint64 { x, _ := session.PrefixHashes(msgs(m...)); return x }
 	tests := []struct {
 		name       string
@@ -127,6 +131,7 @@ func TestDivergence(t *testing.T) {
 }
 
 func TestTouchRequestKeepsThePrefixStatistic(t *testing.T) {
+	t.Parallel()
 	s := &session.Session{}
 	steps := []struct {
 		name string
@@ -152,6 +157,7 @@ func TestTouchRequestKeepsThePrefixStatistic(t *testing.T) {
 }
 
 func TestApplyAddsATurnLikeAStore(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	s := &session.Session{ID: "s", State: map[string]json.RawMessage{"keep": json.RawMessage(`1`), "drop": json.RawMessage(`2`)}}
 	s.Apply(session.Turn{
@@ -182,6 +188,7 @@ func TestApplyAddsATurnLikeAStore(t *testing.T) {
 }
 
 func TestCloneIsIndependent(t *testing.T) {
+	t.Parallel()
 	s := &session.Session{ID: "s", Messages: msgs("a"), Hashes: []uint64{1}}
 	_ = session.SetState(s, "k", 1)
 	c := s.Clone()

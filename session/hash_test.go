@@ -34,6 +34,7 @@ func referenceHashes(t *testing.T, msgs []llm.Message) []uint64 {
 }
 
 func TestPrefixHashesFollowTheDocumentedDefinition(t *testing.T) {
+	t.Parallel()
 	msgs := []llm.Message{
 		llm.SystemText("be brief"),
 		llm.UserText("hi <b>&</b> 你好"),
@@ -67,6 +68,7 @@ func TestPrefixHashesFollowTheDocumentedDefinition(t *testing.T) {
 }
 
 func TestMessageHashIsTheStorageJSONs(t *testing.T) {
+	t.Parallel()
 	hash := func(m llm.Message) uint64 {
 		h, err := session.MessageHash(m)
 		if err != nil {
@@ -147,6 +149,7 @@ func touch(t *testing.T, s *session.Session, req []llm.Message) {
 }
 
 func TestTouchRequestUsesKnownHashesOnly(t *testing.T) {
+	t.Parallel()
 	// A message whose hash is known is not encoded again: this one cannot
 	// be encoded at all.
 	bad := llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUse{ID: "c", Name: "f", Input: json.RawMessage(`{"open":`)}}}
@@ -182,6 +185,7 @@ func TestTouchRequestUsesKnownHashesOnly(t *testing.T) {
 }
 
 func TestTouchRequestOnEveryShapeOfRequest(t *testing.T) {
+	t.Parallel()
 	sys := llm.SystemText("be brief")
 	for _, known := range []bool{false, true} {
 		t.Run(fmt.Sprintf("store-hashes=%v", known), func(t *testing.T) {
@@ -206,6 +210,7 @@ func TestTouchRequestOnEveryShapeOfRequest(t *testing.T) {
 }
 
 func TestTouchRequestRandomized(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	for round := range 200 {
 		s := &session.Session{Messages: history(fmt.Sprint(round), rng.IntN(80))}
@@ -237,6 +242,7 @@ func TestTouchRequestRandomized(t *testing.T) {
 }
 
 func TestClonesShareWhatTheyLearn(t *testing.T) {
+	t.Parallel()
 	// A session made by hand starts sharing once Apply (or TouchRequest,
 	// or SetMessageHashes) has been called on it: the agent applies each
 	// turn to the caller's session and works on a clone of it.
@@ -261,6 +267,7 @@ func TestClonesShareWhatTheyLearn(t *testing.T) {
 }
 
 func TestTouchRequestAfterAnotherHashVersion(t *testing.T) {
+	t.Parallel()
 	// Statistics stored before hash versions were recorded: the hashes
 	// cannot be compared, so the next request starts afresh.
 	s := &session.Session{Messages: history("v", 4), Hashes: []uint64{1, 2, 3}, Prefix: session.PrefixStats{Requests: 5, PrefixStable: 4, LastDivergence: -1}}
@@ -275,6 +282,7 @@ func TestTouchRequestAfterAnotherHashVersion(t *testing.T) {
 }
 
 func TestSetMessageHashesChecksItsLength(t *testing.T) {
+	t.Parallel()
 	defer func() {
 		if recover() == nil {
 			t.Error("SetMessageHashes accepted more hashes than messages")
@@ -287,6 +295,7 @@ func TestSetMessageHashesChecksItsLength(t *testing.T) {
 // A hash a store gave is checked against the store's copy of the message,
 // so even a change written into a message's blocks is seen.
 func TestStoreHashesSurviveChangesInPlace(t *testing.T) {
+	t.Parallel()
 	given := history("g", 8)
 	s := &session.Session{Messages: deepCopy(t, given)}
 	s.SetMessageHashes(given, storedHashes(t, given))

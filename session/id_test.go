@@ -11,6 +11,7 @@ import (
 )
 
 func TestValidateID(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		id string
 		ok bool
@@ -48,6 +49,7 @@ func TestValidateID(t *testing.T) {
 }
 
 func TestNewID(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	var ids []string
 	for range 1000 {

@@ -34,6 +34,7 @@ func weather(_ context.Context, in weatherIn) (weatherOut, error) {
 }
 
 func TestSchemaIsGeneratedFromTheArgumentType(t *testing.T) {
+	t.Parallel()
 	w := MustFunc("get_weather", "Current weather", weather)
 	var s struct {
 		Type       string   `json:"type"`
@@ -78,6 +79,7 @@ func TestSchemaIsGeneratedFromTheArgumentType(t *testing.T) {
 }
 
 func TestArgumentsAreValidatedBeforeTheFunctionRuns(t *testing.T) {
+	t.Parallel()
 	ran := 0
 	w := MustFunc("get_weather", "", func(ctx context.Context, in weatherIn) (weatherOut, error) {
 		ran++
@@ -118,6 +120,7 @@ func TestArgumentsAreValidatedBeforeTheFunctionRuns(t *testing.T) {
 }
 
 func TestResultsAreSerializedOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tests := []struct {
 		name string
@@ -140,6 +143,7 @@ func TestResultsAreSerializedOnce(t *testing.T) {
 }
 
 func TestFuncRejectsBadDefinitions(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		make func() error
@@ -170,6 +174,7 @@ func TestFuncRejectsBadDefinitions(t *testing.T) {
 }
 
 func TestFuncOptionsReachTheDefinition(t *testing.T) {
+	t.Parallel()
 	w := MustFunc("w", "desc", weather, WithApproval(), WithTimeout(time.Second))
 	d := Definition(w)
 	if !NeedsApproval(w) || d.Name != "w" || d.Description != "desc" || string(d.Parameters) != string(w.Parameters()) {
@@ -188,6 +193,7 @@ func TestFuncOptionsReachTheDefinition(t *testing.T) {
 }
 
 func TestFuncTimeoutAppliesHoweverTheToolIsCalled(t *testing.T) {
+	t.Parallel()
 	slow := MustFunc("slow", "", func(ctx context.Context, _ struct{}) (string, error) {
 		<-ctx.Done()
 		return "", ctx.Err()
@@ -199,6 +205,7 @@ func TestFuncTimeoutAppliesHoweverTheToolIsCalled(t *testing.T) {
 }
 
 func TestFatalIsInspectable(t *testing.T) {
+	t.Parallel()
 	cause := errors.New("disk on fire")
 	err := Fatal(cause)
 	if !IsFatal(err) || !errors.Is(err, ErrFatal) || !errors.Is(err, cause) || err.Error() != "disk on fire" {
@@ -213,6 +220,7 @@ func TestFatalIsInspectable(t *testing.T) {
 }
 
 func TestWithSchemaReplacesTheGeneratedSchema(t *testing.T) {
+	t.Parallel()
 	min := 1.0
 	s, err := NewSchema(&jsonschema.Schema{
 		Type:       "object",

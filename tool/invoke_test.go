@@ -47,6 +47,7 @@ func lookupOf(tools ...Tool) Lookup {
 }
 
 func TestInvokeRules(t *testing.T) {
+	t.Parallel()
 	var ran atomic.Int32
 	echo := &fnTool{name: "echo", fn: func(_ context.Context, a json.RawMessage) (string, error) {
 		ran.Add(1)
@@ -104,6 +105,7 @@ func TestInvokeRules(t *testing.T) {
 }
 
 func TestResultsComeInCallOrderTiedToTheirIDs(t *testing.T) {
+	t.Parallel()
 	// Later calls finish first: call i sleeps (n-i) ms.
 	const n = 6
 	tl := &fnTool{name: "wait", fn: func(_ context.Context, a json.RawMessage) (string, error) {
@@ -128,6 +130,7 @@ func TestResultsComeInCallOrderTiedToTheirIDs(t *testing.T) {
 }
 
 func TestConcurrencyLimitIsHonoured(t *testing.T) {
+	t.Parallel()
 	for _, limit := range []int{1, 3} {
 		t.Run(fmt.Sprint("limit ", limit), func(t *testing.T) {
 			var active, peak atomic.Int32
@@ -158,6 +161,7 @@ func TestConcurrencyLimitIsHonoured(t *testing.T) {
 }
 
 func TestAFatalErrorStopsTheBatch(t *testing.T) {
+	t.Parallel()
 	cause := errors.New("credentials revoked")
 	var stopped atomic.Bool
 	fatal := &fnTool{name: "fatal", fn: func(context.Context, json.RawMessage) (string, error) { return "", Fatal(cause) }}
@@ -180,6 +184,7 @@ func TestAFatalErrorStopsTheBatch(t *testing.T) {
 }
 
 func TestCancellationStopsEveryCallAndFailsTheBatch(t *testing.T) {
+	t.Parallel()
 	var started sync.WaitGroup
 	var running atomic.Int32
 	slow := &fnTool{name: "slow", fn: func(ctx context.Context, _ json.RawMessage) (string, error) {
@@ -202,6 +207,7 @@ func TestCancellationStopsEveryCallAndFailsTheBatch(t *testing.T) {
 }
 
 func TestAnAlreadyCancelledContextRunsNothing(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var ran atomic.Bool
@@ -215,6 +221,7 @@ func TestAnAlreadyCancelledContextRunsNothing(t *testing.T) {
 }
 
 func TestMiddlewareWrapsEachCallOutermostFirst(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var trace []string
 	mark := func(name string) Middleware {
@@ -265,6 +272,7 @@ func (r *countingRunner) Run(ctx context.Context, n, limit int, do func(context.
 }
 
 func TestARunnerReplacesTheGoroutines(t *testing.T) {
+	t.Parallel()
 	r := &countingRunner{}
 	echo := &fnTool{name: "echo", fn: func(_ context.Context, a json.RawMessage) (string, error) { return string(a), nil }}
 	msgs, err := (&Invoker{Runner: r}).Invoke(context.Background(), lookupOf(echo), []llm.ToolUse{call("1", "echo", `{"n":1}`), call("2", "echo", `{"n":2}`)})
@@ -277,6 +285,7 @@ func TestARunnerReplacesTheGoroutines(t *testing.T) {
 }
 
 func TestMergeFirstGroupWinsAName(t *testing.T) {
+	t.Parallel()
 	a := &fnTool{name: "read"}
 	b := &fnTool{name: "read"}
 	c := &fnTool{name: "write"}
@@ -299,6 +308,7 @@ func TestMergeFirstGroupWinsAName(t *testing.T) {
 }
 
 func TestTruncate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in string
 		max      int

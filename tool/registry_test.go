@@ -20,6 +20,7 @@ func names(ts []Tool) string {
 }
 
 func TestRegistryListsInRegistrationOrder(t *testing.T) {
+	t.Parallel()
 	var r Registry // the zero value works
 	for _, n := range []string{"zeta", "alpha", "mid", "beta"} {
 		if err := r.Register(named(n)); err != nil {
@@ -47,6 +48,7 @@ func TestRegistryListsInRegistrationOrder(t *testing.T) {
 }
 
 func TestRegistryRejectsDuplicatesAtomically(t *testing.T) {
+	t.Parallel()
 	var r Registry
 	if err := r.Register(named("a")); err != nil {
 		t.Fatal(err)
@@ -70,6 +72,7 @@ func TestRegistryRejectsDuplicatesAtomically(t *testing.T) {
 }
 
 func TestRegistryIsSafeForConcurrentUse(t *testing.T) {
+	t.Parallel()
 	var r Registry
 	var wg sync.WaitGroup
 	for i := range 50 {

@@ -25,6 +25,7 @@ func info(model string) llm.ModelInfo {
 }
 
 func TestCostPricesEachPartOfTheInputSeparately(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		rule  string
 		model string
@@ -66,6 +67,7 @@ func TestCostPricesEachPartOfTheInputSeparately(t *testing.T) {
 }
 
 func TestUnknownModelCostIsUnknownNotZero(t *testing.T) {
+	t.Parallel()
 	for _, m := range []string{"my-model", "", "gpt-5.9", "llama3.1:8b"} {
 		if usd, known := cost(m, llm.Usage{InputTokens: 100}); known || usd != 0 {
 			t.Errorf("cost(%q) = %v, %v; want unknown", m, usd, known)
@@ -77,6 +79,7 @@ func TestUnknownModelCostIsUnknownNotZero(t *testing.T) {
 }
 
 func TestTrackerSumsPerTurnSessionModelAndOverall(t *testing.T) {
+	t.Parallel()
 	var tr Tracker
 	a := tr.Record("s1", info("gpt-4o"), llm.Usage{InputTokens: 1000, OutputTokens: 100})
 	tr.Record("s1", info("claude-haiku-4-5"), llm.Usage{InputTokens: 2000, OutputTokens: 200})
@@ -119,6 +122,7 @@ func TestTrackerSumsPerTurnSessionModelAndOverall(t *testing.T) {
 }
 
 func TestTrackerIsSafeForConcurrentUse(t *testing.T) {
+	t.Parallel()
 	var tr Tracker
 	mini := info("gpt-5-mini")
 	var wg sync.WaitGroup

@@ -12,6 +12,7 @@ import (
 // estimator's constants were fitted on: on each kind of content the estimate
 // stays within ±15% of the exact o200k_base count.
 func TestEstimatorWithin15PercentOfO200kPerKind(t *testing.T) {
+	t.Parallel()
 	exact := O200k()
 	for _, c := range compacttest.Corpus {
 		t.Run(c.Kind, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 )
 
 func TestEveryBlockKindCostsTokens(t *testing.T) {
+	t.Parallel()
 	for _, c := range []*Counter{O200k(), Cl100k()} {
 		base := c.CountMessages([]llm.Message{{Role: llm.RoleUser}})
 		for _, b := range compacttest.OneOfEach() {
@@ -24,6 +25,7 @@ func TestEveryBlockKindCostsTokens(t *testing.T) {
 }
 
 func TestCountMessagesIsAdditive(t *testing.T) {
+	t.Parallel()
 	msgs := []llm.Message{
 		llm.SystemText("You are terse."),
 		{Role: llm.RoleUser, Content: compacttest.OneOfEach()},
@@ -43,6 +45,7 @@ func TestCountMessagesIsAdditive(t *testing.T) {
 }
 
 func TestMessageOverheadFollowsTheRecipe(t *testing.T) {
+	t.Parallel()
 	// OpenAI's recipe: 3 tokens per message, the role, the content, and 3
 	// to prime the reply. "hello world" is 2 tokens in both encodings.
 	for _, c := range []*Counter{O200k(), Cl100k()} {
@@ -59,6 +62,7 @@ func TestMessageOverheadFollowsTheRecipe(t *testing.T) {
 }
 
 func TestToolsFollowTheRecipe(t *testing.T) {
+	t.Parallel()
 	c := O200k()
 	noParams := []llm.ToolDefinition{{Name: "now", Description: "Current time."}}
 	// 7 per function + "now:Current time" + 12 at the end.
@@ -80,6 +84,7 @@ func TestToolsFollowTheRecipe(t *testing.T) {
 }
 
 func TestFor(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		model string
 		want  string
@@ -120,6 +125,7 @@ func TestFor(t *testing.T) {
 }
 
 func TestCounterIsSafeForConcurrentUse(t *testing.T) {
+	t.Parallel()
 	text := compacttest.Text("code_go.txt")
 	want := O200k().CountText(text)
 	msgs := []llm.Message{llm.UserText(text)}
@@ -141,12 +147,14 @@ func TestCounterIsSafeForConcurrentUse(t *testing.T) {
 }
 
 func TestNewRejectsUnknownEncodings(t *testing.T) {
+	t.Parallel()
 	if _, err := New("p50k_base"); err == nil {
 		t.Fatal("no error for an unsupported encoding")
 	}
 }
 
 func TestNilBlocksDoNotPanic(t *testing.T) {
+	t.Parallel()
 	msgs := []llm.Message{llm.UserText("go"), {Role: llm.RoleUser, Content: []llm.Block{nil, llm.Text{Text: "x"}}}, llm.AssistantText("ok")}
 	for _, c := range []*Counter{O200k(), Cl100k()} {
 		c.CountMessages(msgs)
@@ -156,6 +164,7 @@ func TestNilBlocksDoNotPanic(t *testing.T) {
 // TestStrategiesWorkWithTheExactCounter compresses a history with the
 // exact counter, as an agent on an OpenAI model does.
 func TestStrategiesWorkWithTheExactCounter(t *testing.T) {
+	t.Parallel()
 	var msgs []llm.Message
 	for i := range 60 {
 		msgs = append(msgs, llm.UserText(compacttest.Text("english.txt")[:200+i]), llm.AssistantText("noted"))

@@ -8,6 +8,7 @@ import (
 )
 
 func TestSkipValue(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		ok   bool
@@ -63,6 +64,7 @@ func TestSkipValue(t *testing.T) {
 }
 
 func TestStrings(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in        string // after the opening quote
 		raw       string
@@ -115,6 +117,7 @@ func TestStrings(t *testing.T) {
 }
 
 func TestTextIsZeroCopyWithoutEscapes(t *testing.T) {
+	t.Parallel()
 	data := []byte(`abc" "a\nb" "c\td"`)
 	s := Scanner{Data: data}
 	text, buf, ok := s.Text(nil)
@@ -133,6 +136,7 @@ func TestTextIsZeroCopyWithoutEscapes(t *testing.T) {
 }
 
 func TestInt(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		n    int
@@ -164,6 +168,7 @@ func TestInt(t *testing.T) {
 }
 
 func TestPunctuation(t *testing.T) {
+	t.Parallel()
 	s := Scanner{Data: []byte(" \t\r\n{ nullx")}
 	if c := s.SkipSpace(); c != '{' || s.Pos != 4 {
 		t.Fatalf("SkipSpace = %q at %d", c, s.Pos)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"testing/synctest"
 	"time"
 )
 
@@ -32,6 +33,7 @@ func decodeAll(t testing.TB, r io.Reader, opts Options) ([]got, error) {
 }
 
 func TestDecoder(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 200<<10) // beyond bufio.Scanner's 64 KiB default
 	tests := []struct {
 		name string
@@ -81,6 +83,7 @@ func TestDecoder(t *testing.T) {
 }
 
 func TestDecoderMaxEventSize(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, in string }{
 		{"one long line", "data: " + strings.Repeat("a", 2000) + "\n\n"},
 		{"many data lines", strings.Repeat("data: "+strings.Repeat("a", 100)+"\n", 30) + "\n"},
@@ -97,6 +100,7 @@ func TestDecoderMaxEventSize(t *testing.T) {
 }
 
 func TestDecoderReaderError(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("connection reset")
 	r := io.MultiReader(strings.NewReader("data: 1\n\ndata: 2\n"), iotest.ErrReader(boom))
 	out, err := decodeAll(t, r, Options{})
@@ -126,6 +130,7 @@ func (b *blockingBody) Close() error {
 }
 
 func TestIdleReaderTimesOut(t *testing.T) {
+	t.Parallel()
 	body := &blockingBody{closed: make(chan struct{})}
 	ir := NewIdleReader(body, 20*time.Millisecond)
 	defer ir.Close()
@@ -138,16 +143,22 @@ func TestIdleReaderTimesOut(t *testing.T) {
 	}
 }
 
+// TestIdleReaderSlowConsumerIsNotIdle runs in a synctest bubble, so the
+// consumer's pauses are exact and a loaded machine cannot stretch a Read
+// past the idle timeout.
 func TestIdleReaderSlowConsumerIsNotIdle(t *testing.T) {
-	ir := NewIdleReader(io.NopCloser(strings.NewReader("abc")), 10*time.Millisecond)
-	defer ir.Close()
-	buf := make([]byte, 1)
-	for i := 0; i < 3; i++ {
-		if _, err := ir.Read(buf); err != nil {
-			t.Fatal(err)
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ir := NewIdleReader(io.NopCloser(strings.NewReader("abc")), 10*time.Millisecond)
+		defer ir.Close()
+		buf := make([]byte, 1)
+		for i := 0; i < 3; i++ {
+			if _, err := ir.Read(buf); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(15 * time.Millisecond) // the consumer is slow, not the server
 		}
-		time.Sleep(15 * time.Millisecond) // the consumer is slow, not the server
-	}
+	})
 }
 
 func FuzzDecoder(f *testing.F) {

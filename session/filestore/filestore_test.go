@@ -22,6 +22,7 @@ func open(tb testing.TB, dir string) *filestore.Store {
 }
 
 func TestContract(t *testing.T) {
+	t.Parallel()
 	sessiontest.Run(t, func(t *testing.T) session.Store { return open(t, t.TempDir()) })
 }
 
@@ -34,6 +35,7 @@ func BenchmarkSessionLoad(b *testing.B) {
 }
 
 func TestCrashConsistency(t *testing.T) {
+	t.Parallel()
 	kills := 25
 	if testing.Short() {
 		kills = 5

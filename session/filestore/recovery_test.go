@@ -63,6 +63,7 @@ func validLines(t *testing.T, path string) int {
 }
 
 func TestTornLastLineIsDroppedThenCut(t *testing.T) {
+	t.Parallel()
 	full := func() []byte { // a whole turn line as the store writes it
 		dir := t.TempDir()
 		s := open(t, dir)
@@ -142,6 +143,7 @@ func listOne(t *testing.T, s session.Store) session.Info {
 }
 
 func TestCorruptLogIsAnError(t *testing.T) {
+	t.Parallel()
 	corruptions := []struct {
 		name   string
 		modify func(lines [][]byte) [][]byte
@@ -195,6 +197,7 @@ func TestCorruptLogIsAnError(t *testing.T) {
 }
 
 func TestReopenAndSummaryRebuild(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := open(t, dir)
 	appendTurns(t, s, "a", "1", "2")
@@ -241,6 +244,7 @@ func TestReopenAndSummaryRebuild(t *testing.T) {
 }
 
 func TestFileFormat(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := open(t, dir)
 	turn := session.Turn{ID: "run-1", Messages: []llm.Message{llm.UserText("hi")},
@@ -288,6 +292,7 @@ func TestFileFormat(t *testing.T) {
 }
 
 func TestSymlinksCannotEscape(t *testing.T) {
+	t.Parallel()
 	outside := t.TempDir()
 	secret := filepath.Join(outside, "secret.jsonl")
 	os.WriteFile(secret, []byte("do not touch\n"), 0o600)
@@ -315,6 +320,7 @@ func TestSymlinksCannotEscape(t *testing.T) {
 }
 
 func TestOpenRemovesStaleTemporaryFilesOnly(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := open(t, dir)
 	// Ids that look like temporary names are still sessions.

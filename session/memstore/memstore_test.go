@@ -9,6 +9,7 @@ import (
 )
 
 func TestContract(t *testing.T) {
+	t.Parallel()
 	sessiontest.Run(t, func(*testing.T) session.Store { return memstore.New() })
 }
 

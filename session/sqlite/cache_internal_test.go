@@ -19,6 +19,7 @@ func msgs(tag string, n int) ([]llm.Message, []uint64) {
 }
 
 func TestCacheExtendsInPlace(t *testing.T) {
+	t.Parallel()
 	c := newCache(1 << 20)
 	if m, _, _ := c.get("s", 1); m != nil {
 		t.Fatal("an empty cache returned messages")
@@ -68,6 +69,7 @@ func TestCacheExtendsInPlace(t *testing.T) {
 }
 
 func TestCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
+	t.Parallel()
 	c := newCache(100)
 	for _, id := range []string{"a", "b", "c"} {
 		m, h := msgs(id, 1)

@@ -26,6 +26,7 @@ func openWith(tb testing.TB, path string, opts ...sqlite.Option) *sqlite.Store {
 }
 
 func TestContractWithSmallOrNoCache(t *testing.T) {
+	t.Parallel()
 	for _, size := range []int64{0, 600} {
 		t.Run(fmt.Sprintf("cache=%d", size), func(t *testing.T) {
 			sessiontest.Run(t, func(t *testing.T) session.Store {
@@ -62,6 +63,7 @@ func sameMessages(t *testing.T, what string, got, want []llm.Message) {
 // appends is seen by the next Load, though the first store holds the
 // session decoded.
 func TestLoadSeesTheOtherWritersTurns(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "s.db")
 	a, b := open(t, path), open(t, path)
 	var want []llm.Message
@@ -80,6 +82,7 @@ func TestLoadSeesTheOtherWritersTurns(t *testing.T) {
 // changes one) is not read again, while a store that does not hold the
 // session reads it.
 func TestLoadReadsOnlyTheNewRows(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "s.db")
 	s := open(t, path)
 	appendTurn(t, s, "x", "1", sessiontest.Conversation("one", 4))
@@ -100,6 +103,7 @@ func TestLoadReadsOnlyTheNewRows(t *testing.T) {
 // A session deleted and made again, here with the same turn ids and as
 // many messages, is read afresh by a store that held the one before.
 func TestRecreatedSessionIsReadAfresh(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "s.db")
 	a, b := open(t, path), open(t, path)
 	appendTurn(t, a, "x", "1", sessiontest.Conversation("before", 4))
@@ -126,6 +130,7 @@ func TestRecreatedSessionIsReadAfresh(t *testing.T) {
 // A loaded session is the caller's: changing it does not change what the
 // store holds decoded.
 func TestCachedSessionIsIsolated(t *testing.T) {
+	t.Parallel()
 	s := open(t, filepath.Join(t.TempDir(), "s.db"))
 	msgs := []llm.Message{{Role: llm.RoleAssistant, Content: []llm.Block{
 		llm.ToolUse{ID: "c", Name: "f", Input: json.RawMessage(`{"a":1}`)},
@@ -142,6 +147,7 @@ func TestCachedSessionIsIsolated(t *testing.T) {
 
 // Loads and appends from two stores at once (run with -race).
 func TestConcurrentLoadsAndAppends(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "s.db")
 	stores := []*sqlite.Store{open(t, path), openWith(t, path, sqlite.WithCacheBytes(4<<10))}
 	var wg sync.WaitGroup
@@ -185,6 +191,7 @@ func TestConcurrentLoadsAndAppends(t *testing.T) {
 // A database of schema version 1 is migrated; its sessions (incarnation 0)
 // load, and one another store deletes and makes again is read afresh.
 func TestMigrationFromVersion1(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "s.db")
 	s, err := sqlite.Open(t.Context(), path)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 )
 
 func TestReadOnlyReadsAndNeverWrites(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
 	if _, err := sqlite.Open(ctx, path, sqlite.ReadOnly()); !errors.Is(err, fs.ErrNotExist) {

@@ -25,6 +25,7 @@ func open(tb testing.TB, path string) *sqlite.Store {
 }
 
 func TestContract(t *testing.T) {
+	t.Parallel()
 	sessiontest.Run(t, func(t *testing.T) session.Store {
 		return open(t, filepath.Join(t.TempDir(), "sessions.db"))
 	})
@@ -43,6 +44,7 @@ func BenchmarkSessionLoad(b *testing.B) {
 }
 
 func TestCrashConsistency(t *testing.T) {
+	t.Parallel()
 	kills := 25
 	if testing.Short() {
 		kills = 5

@@ -27,6 +27,7 @@ func rawDB(t *testing.T, path string) *sql.DB {
 }
 
 func TestDurabilitySettings(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "s.db")
 	s := open(t, path)
 	if err := s.Append(t.Context(), "x", session.Turn{ID: "1", Messages: []llm.Message{llm.UserText("hi")}}); err != nil {
@@ -48,6 +49,7 @@ func TestDurabilitySettings(t *testing.T) {
 }
 
 func TestReopen(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "s.db")
 	s, err := sqlite.Open(t.Context(), path)
 	if err != nil {
@@ -74,6 +76,7 @@ func TestReopen(t *testing.T) {
 }
 
 func TestRefusesNewerSchema(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "s.db")
 	s, err := sqlite.Open(t.Context(), path)
 	if err != nil {
@@ -94,6 +97,7 @@ func TestRefusesNewerSchema(t *testing.T) {
 }
 
 func TestAwkwardPath(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "a dir with spaces?#%")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -114,6 +118,7 @@ func TestAwkwardPath(t *testing.T) {
 // Two stores on one file stand in for two processes: SQLite's locking and
 // the busy timeout keep every append.
 func TestTwoStoresOneFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "s.db")
 	stores := []*sqlite.Store{open(t, path), open(t, path)}
 	var wg sync.WaitGroup

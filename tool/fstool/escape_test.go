@@ -103,6 +103,7 @@ func snapshot(t *testing.T, dir string) map[string]string {
 }
 
 func TestPathsOutsideTheRootAreRefused(t *testing.T) {
+	t.Parallel()
 	tr := newTree(t, Options{})
 	abs := filepath.Join(tr.outside, "secret.txt")
 	type args = map[string]any
@@ -174,6 +175,7 @@ func TestPathsOutsideTheRootAreRefused(t *testing.T) {
 }
 
 func TestWalkingDoesNotFollowLinksOutOfTheRoot(t *testing.T) {
+	t.Parallel()
 	tr := newTree(t, Options{})
 	tests := []struct {
 		rule string
@@ -199,6 +201,7 @@ func TestWalkingDoesNotFollowLinksOutOfTheRoot(t *testing.T) {
 }
 
 func TestPathsInsideTheRootAreAccepted(t *testing.T) {
+	t.Parallel()
 	tr := newTree(t, Options{})
 	tests := []struct {
 		rule string
@@ -223,6 +226,7 @@ func TestPathsInsideTheRootAreAccepted(t *testing.T) {
 }
 
 func TestTheRootMustBeADirectory(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "f")
 	must(t, os.WriteFile(file, nil, 0o644))
@@ -234,6 +238,7 @@ func TestTheRootMustBeADirectory(t *testing.T) {
 }
 
 func TestALinkSwappedInAfterTheCheckIsNotFollowedOut(t *testing.T) {
+	t.Parallel()
 	tr := newTree(t, Options{})
 	r, err := newRoot(tr.root, Options{})
 	must(t, err)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestSpecialFilesAreRefusedWithoutBlocking(t *testing.T) {
+	t.Parallel()
 	tr := newTree(t, Options{})
 	must(t, syscall.Mkfifo(filepath.Join(tr.root, "dir", "fifo"), 0o644))
 	tests := []struct {

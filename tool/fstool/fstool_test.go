@@ -21,6 +21,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 type args = map[string]any
 
 func TestReadFile(t *testing.T) {
+	t.Parallel()
 	tr := newTree(t, Options{})
 	tests := []struct {
 		rule    string
@@ -63,6 +64,7 @@ func TestReadFile(t *testing.T) {
 }
 
 func TestReadFileIsCappedWithAMarkerToReadOn(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var lines []string
 	for i := 1; i <= 200; i++ {
@@ -113,6 +115,7 @@ func TestReadFileIsCappedWithAMarkerToReadOn(t *testing.T) {
 }
 
 func TestListDir(t *testing.T) {
+	t.Parallel()
 	tr := newTree(t, Options{})
 	tests := []struct {
 		rule    string
@@ -145,6 +148,7 @@ func TestListDir(t *testing.T) {
 }
 
 func TestListDirIsCapped(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for i := range 100 {
 		must(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("file%03d.txt", i)), nil, 0o644))
@@ -161,6 +165,7 @@ func TestListDirIsCapped(t *testing.T) {
 }
 
 func TestGrep(t *testing.T) {
+	t.Parallel()
 	tr := newTree(t, Options{})
 	tests := []struct {
 		rule    string
@@ -197,6 +202,7 @@ func TestGrep(t *testing.T) {
 }
 
 func TestGrepIsCapped(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var b strings.Builder
 	for i := range 50 {
@@ -241,6 +247,7 @@ func TestGrepIsCapped(t *testing.T) {
 }
 
 func TestWriteFile(t *testing.T) {
+	t.Parallel()
 	tr := newTree(t, Options{MaxWriteBytes: 10})
 	tests := []struct {
 		rule    string
@@ -284,6 +291,7 @@ func TestWriteFile(t *testing.T) {
 }
 
 func TestOnlyWriteFileNeedsApproval(t *testing.T) {
+	t.Parallel()
 	ts, err := New(t.TempDir(), Options{})
 	must(t, err)
 	for _, x := range ts {
@@ -294,6 +302,7 @@ func TestOnlyWriteFileNeedsApproval(t *testing.T) {
 }
 
 func TestParametersFollowTheCLIContract(t *testing.T) {
+	t.Parallel()
 	ts, err := New(t.TempDir(), Options{})
 	must(t, err)
 	type prop struct {
@@ -347,6 +356,7 @@ func maps(a, b map[string]string) bool {
 }
 
 func TestByName(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tests := []struct {
 		rule    string
@@ -383,6 +393,7 @@ func TestByName(t *testing.T) {
 }
 
 func TestACancelledContextStopsGrep(t *testing.T) {
+	t.Parallel()
 	tr := newTree(t, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -14,6 +14,7 @@ import (
 // image.DecodeConfig finds, for every format and several sizes, and
 // nothing in what is not an image.
 func TestImageSizeAgreesWithTheDecoders(t *testing.T) {
+	t.Parallel()
 	encoders := map[string]func(*bytes.Buffer, image.Image) error{
 		"png":  func(b *bytes.Buffer, m image.Image) error { return png.Encode(b, m) },
 		"jpeg": func(b *bytes.Buffer, m image.Image) error { return jpeg.Encode(b, m, nil) },
