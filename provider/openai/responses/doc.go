@@ -34,7 +34,9 @@
 // and encrypted_content, unchanged. Thinking from any other provider, and
 // redacted thinking, is left out. A reasoning item without encrypted
 // content is sent (by id) only when store is on: with store off the server
-// could not find it and would refuse the request.
+// could not find it and would refuse the request. A reasoning item must be
+// followed by the item it led to, so one that ends an assistant message
+// (its answer was empty) is left out too.
 //
 // Extension blocks whose Kind is "openai.<type>" (see [ExtensionKind]) hold
 // items of this API and are sent back as the input items they are, from
@@ -58,7 +60,7 @@
 // and every request carries the whole conversation, as agcore's agent
 // sends it. So that reasoning survives a stateless tool loop, requests to
 // OpenAI's reasoning families (o1, o3, o4-mini, gpt-5 and later, codex), or
-// with Request.Reasoning set, ask for include:
+// with Request.Reasoning.Effort set, ask for include:
 // ["reasoning.encrypted_content"] ([WithEncryptedReasoning] decides
 // otherwise); the reasoning items of one step then go back, encrypted, in
 // the next. With store on, a caller may chain requests by

@@ -287,6 +287,13 @@ func (s *streamReader) annotation(o, p int, raw []byte) error {
 	if raw == nil {
 		return nil
 	}
+	st, err := s.item(o)
+	if err != nil {
+		return err
+	}
+	if st.done || p < st.partsDone {
+		return nil // late: the finished part listed its annotations
+	}
 	if err := s.textBlock(o, p, false); err != nil {
 		return err
 	}

@@ -189,7 +189,7 @@ func (m *Model) wantEncrypted(model string, req *llm.Request) bool {
 	case -1:
 		return false
 	}
-	return req.Reasoning != nil || isReasoningFamily(model)
+	return (req.Reasoning != nil && req.Reasoning.Effort != "") || isReasoningFamily(model)
 }
 
 // isReasoningFamily reports whether model is one of OpenAI's reasoning
@@ -283,8 +283,10 @@ func (m *Model) userItems(items []any, blocks []llm.Block) ([]any, error) {
 // text (consecutive text blocks joined) as an assistant message, tool calls
 // as function_call items, this API's reasoning as reasoning items, and
 // provider items (extension blocks) the API takes as input. Thinking from
-// another API, redacted thinking and other extension blocks are left out.
+// another API, redacted thinking and other extension blocks are left out,
+// and so is reasoning that nothing follows.
 func (m *Model) assistantItems(items []any, blocks []llm.Block) ([]any, error) {
+	start := len(items)
 	var text strings.Builder
 	flush := func() {
 		if text.Len() > 0 {
@@ -319,6 +321,14 @@ func (m *Model) assistantItems(items []any, blocks []llm.Block) ([]any, error) {
 		}
 	}
 	flush()
+	// A reasoning item must be followed by the item it led to; one left
+	// last (its answer was empty) would be refused, so it is dropped.
+	for len(items) > start {
+		if _, ok := items[len(items)-1].(*wireReasoningItem); !ok {
+			break
+		}
+		items = items[:len(items)-1]
+	}
 	return items, nil
 }
 

@@ -236,6 +236,8 @@ func TestRequestFieldMapping(t *testing.T) {
 			map[string]string{"store": "false", "include": `["reasoning.encrypted_content"]`}},
 		{"a vendor-prefixed gpt-5.1", nil, llm.Request{Model: "openai/GPT-5.1-mini", Messages: user},
 			map[string]string{"include": `["reasoning.encrypted_content"]`}},
+		{"a budget alone does not", nil, llm.Request{Model: "gpt-4o", Messages: user, Reasoning: &llm.Reasoning{BudgetTokens: 2048}},
+			map[string]string{"include": ""}},
 		{"Request.Reasoning asks for it too", nil, llm.Request{Model: "my-deployment", Messages: user, Reasoning: &llm.Reasoning{Effort: "minimal"}},
 			map[string]string{"include": `["reasoning.encrypted_content"]`, "reasoning": `{"effort":"minimal"}`}},
 		{"BudgetTokens alone sends no reasoning", nil, llm.Request{Model: "gpt-4o", Messages: user, Reasoning: &llm.Reasoning{BudgetTokens: 1000}},
@@ -350,6 +352,10 @@ func TestMessageMapping(t *testing.T) {
 		}}},
 			`[{"approval_request_id":"mcpr_1","approve":true,"type":"mcp_approval_response"}]`},
 		{"an empty assistant message sends nothing", []llm.Message{{Role: llm.RoleAssistant}}, `[]`},
+		{"reasoning that nothing follows is left out", []llm.Message{{Role: llm.RoleAssistant, Content: []llm.Block{
+			llm.Thinking{Signature: "e1", Provider: Provider, ID: "rs_1"}, llm.Text{Text: "a"},
+			llm.Thinking{Signature: "e2", Provider: Provider, ID: "rs_2"}}}},
+			`[{"encrypted_content":"e1","id":"rs_1","summary":[],"type":"reasoning"},{"content":"a","role":"assistant","type":"message"}]`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
