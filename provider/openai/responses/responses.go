@@ -215,8 +215,8 @@ func WithReasoningSummary(summary string) Option {
 // reasoning items (include: ["reasoning.encrypted_content"]). By default
 // the adapter asks when store is false and the model is one of OpenAI's
 // reasoning families (o1, o3, o4-mini, gpt-5 and later, codex) or the
-// request sets Request.Reasoning; other models reject the field. Use this
-// for a model whose name hides its family.
+// request sets Request.Reasoning.Effort; other models reject the field.
+// Use this for a model whose name hides its family.
 func WithEncryptedReasoning(on bool) Option {
 	return func(c *config) {
 		c.encrypted = -1
