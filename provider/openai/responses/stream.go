@@ -168,6 +168,9 @@ func (s *streamReader) handle(sseType string, data []byte) error {
 	case "response.reasoning_text.delta":
 		return s.thinkingDelta(e.outputIndex, e.contentIndex, e.delta, true)
 	case "response.created", "response.in_progress", "response.queued":
+		if s.started {
+			return nil // the id and model are known
+		}
 		var r wireResponse
 		if err := s.decode(e.response, &r, "response"); err != nil {
 			return err
