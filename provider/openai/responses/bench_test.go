@@ -78,20 +78,23 @@ func (t memTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 var chunkCounts = []int{100, 1000, 10000}
 
-// perChunk runs fn b.N times and reports its cost per chunk.
+// perChunk runs fn b.N times and reports its cost per chunk: wall time,
+// process CPU time (GC included; steadier on a shared machine), bytes and
+// allocations.
 func perChunk(b *testing.B, chunks int, fn func()) {
 	b.Helper()
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	start := time.Now()
+	start, cpu := time.Now(), processCPU()
 	for b.Loop() {
 		fn()
 	}
-	elapsed := time.Since(start)
+	elapsed, cpu := time.Since(start), processCPU()-cpu
 	runtime.ReadMemStats(&after)
 	total := float64(b.N) * float64(chunks)
 	b.ReportMetric(float64(elapsed.Nanoseconds())/total, "ns/chunk")
+	b.ReportMetric(float64(cpu.Nanoseconds())/total, "cpu-ns/chunk")
 	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/total, "B/chunk")
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/total, "allocs/chunk")
 }

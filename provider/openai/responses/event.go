@@ -272,3 +272,126 @@ func appendUnescaped(dst, s []byte) []byte {
 	dst, _ = jsonscan.AppendUnescaped(dst, s)
 	return dst
 }
+
+// ---- response objects ----
+
+// responseKeys are the keys of a response object the reader uses.
+var responseKeys = []string{"id", "model", "status", "output", "usage", "incomplete_details", "error"}
+
+// scanResponse reads a response object (a stream's lifecycle event, or a
+// whole non-streamed body) in one pass, as the fast event parser reads an
+// event: the strings and the small objects the reader uses, and the output
+// items as raw slices of data, leaving the rest (tools, instructions, the
+// request's echo) unread. It reports whether it could; encoding/json then
+// reads what it could not, into the same values (FuzzResponse checks that).
+func scanResponse(data []byte, r *wireResponse) bool {
+	*r = wireResponse{}
+	p := fastParser{jsonscan.Scanner{Data: data, MaxDepth: maxFastDepth}}
+	if !p.Consume('{') {
+		return false
+	}
+	var buf []byte
+	str := func(j jstr) string {
+		if !j.esc {
+			return string(j.raw)
+		}
+		buf = appendUnescaped(buf[:0], j.raw)
+		return string(buf)
+	}
+	seen := 0
+	for first := true; ; first = false {
+		key, more, ok := p.key(first)
+		if !ok {
+			return false
+		}
+		if !more {
+			return p.AtEnd()
+		}
+		var bit int
+		var j jstr
+		switch string(key) {
+		case "id":
+			bit = 1
+			j, ok = p.strOrNull()
+			r.ID = str(j)
+		case "model":
+			bit = 2
+			j, ok = p.strOrNull()
+			r.Model = str(j)
+		case "status":
+			bit = 4
+			j, ok = p.strOrNull()
+			r.Status = str(j)
+		case "output":
+			bit = 8
+			ok = p.outputItems(r)
+		case "usage":
+			bit = 16
+			var raw []byte
+			if raw, ok = p.rawObject(); ok && raw != nil {
+				r.Usage = new(wireUsage)
+				ok = json.Unmarshal(raw, r.Usage) == nil
+			}
+		case "incomplete_details":
+			bit = 32
+			var raw []byte
+			if raw, ok = p.rawObject(); ok && raw != nil {
+				r.IncompleteDetails = &struct {
+					Reason string `json:"reason"`
+				}{}
+				ok = json.Unmarshal(raw, r.IncompleteDetails) == nil
+			}
+		case "error":
+			bit = 64
+			start := p.Pos
+			if ok = p.SkipValue(); ok {
+				r.Error = bytes.TrimSpace(p.Data[start:p.Pos])
+			}
+		default:
+			ok = !folds(key, responseKeys...) && p.SkipValue()
+		}
+		if !ok || seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+	}
+}
+
+// outputItems reads an array of objects (or null) into r.Output, each item
+// a slice of the data.
+func (p *fastParser) outputItems(r *wireResponse) bool {
+	if p.null() {
+		return true
+	}
+	if !p.Consume('[') {
+		return false
+	}
+	r.Output = []json.RawMessage{}
+	for first := true; ; first = false {
+		c := p.SkipSpace()
+		if c == ']' {
+			p.Pos++
+			return true
+		}
+		if !first {
+			if c != ',' {
+				return false
+			}
+			p.Pos++
+		}
+		raw, ok := p.rawObject()
+		if !ok || raw == nil {
+			return false
+		}
+		r.Output = append(r.Output, raw)
+	}
+}
+
+// parseResponse reads a response object: scanResponse, else encoding/json.
+func parseResponse(data []byte, r *wireResponse) error {
+	if scanResponse(data, r) {
+		return nil
+	}
+	*r = wireResponse{}
+	return json.Unmarshal(data, r)
+}

@@ -122,6 +122,63 @@ func TestEventParserFallsBackOnOddShapes(t *testing.T) {
 	}
 }
 
+// agreeResponse checks scanResponse against encoding/json on data, as
+// agree does for events.
+func agreeResponse(t testing.TB, data []byte) (fastOK bool) {
+	var fast, std wireResponse
+	fastOK = scanResponse(data, &fast)
+	stdErr := json.Unmarshal(data, &std)
+	if !fastOK {
+		return false
+	}
+	if stdErr != nil {
+		t.Fatalf("the response scanner accepted what encoding/json rejects (%v): %q", stdErr, data)
+	}
+	if isNull(std.Error) && isNull(fast.Error) {
+		std.Error, fast.Error = nil, nil
+	}
+	if a, b := jsonOf(fast), jsonOf(std); a != b || string(bytes.TrimSpace(fast.Error)) != string(bytes.TrimSpace(std.Error)) {
+		t.Fatalf("parsers disagree on %q:\nfast %s\nstd  %s", data, a, b)
+	}
+	return true
+}
+
+// TestResponseScannerAgreesOnFixtures: every recorded response object (a
+// JSON body or a stream's lifecycle event) reads the same either way, and
+// takes the fast path.
+func TestResponseScannerAgreesOnFixtures(t *testing.T) {
+	var objs [][]byte
+	for _, d := range fixturePayloads(t) {
+		var e event
+		if parseEventFast(d, &e) && e.response != nil {
+			objs = append(objs, e.response)
+		}
+	}
+	for _, name := range responseFixtures(t) {
+		if strings.HasPrefix(name, "responses-") && strings.HasSuffix(name, ".json") {
+			objs = append(objs, readFixture(t, fixtureSet+"/"+name))
+		}
+	}
+	for _, o := range objs {
+		if !agreeResponse(t, o) {
+			t.Errorf("the response scanner fell back on %.200s", o)
+		}
+	}
+	if len(objs) < 30 {
+		t.Fatalf("only %d response objects", len(objs))
+	}
+	for _, odd := range []string{`{"id":1}`, `{"output":[1]}`, `{"output":{}}`, `{"ID":"x"}`, `{"id":"a","id":"b"}`, `{"usage":{"input_tokens":"x"}}`, `{"output":[{}],}`} {
+		if agreeResponse(t, []byte(odd)) {
+			t.Errorf("the response scanner accepted %s", odd)
+		}
+	}
+	for _, ok := range []string{`{"output":null,"usage":null,"error":{"code":"x"},"incomplete_details":{"reason":"max_output_tokens"}}`, ` { "output" : [ { } , {"type":"message"} ] } `} {
+		if !agreeResponse(t, []byte(ok)) {
+			t.Errorf("the response scanner fell back on %s", ok)
+		}
+	}
+}
+
 // FuzzEventParsers is the differential test of the fast event parser.
 func FuzzEventParsers(f *testing.F) {
 	for _, d := range fixturePayloads(f) {
@@ -179,7 +236,9 @@ func FuzzStream(f *testing.F) {
 	})
 }
 
-// FuzzResponse feeds arbitrary bytes as a non-streamed response body.
+// FuzzResponse feeds arbitrary bytes as a non-streamed response body: the
+// response scanner agrees with encoding/json, and decoding gives a typed
+// error or a sound Response.
 func FuzzResponse(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join(fixtureDir, fixtureSet, "*.json"))
 	for _, p := range files {
@@ -190,6 +249,7 @@ func FuzzResponse(f *testing.F) {
 	f.Add([]byte(`{"id":"r","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[{"type":"function_call","call_id":"c","name":"f","arguments":"{\"a\":"}]}`))
 	m := New(WithAPIKey(""))
 	f.Fuzz(func(t *testing.T, body []byte) {
+		agreeResponse(t, body)
 		resp, err := m.decodeResponse(body, 200)
 		if err != nil {
 			if llm.KindOf(err) == llm.KindUnknown {

@@ -404,7 +404,7 @@ func (s *streamReader) thinkingDelta(o, i int, d jstr, content bool) error {
 // paths build alike.
 func (m *Model) decodeResponse(data []byte, status int) (*llm.Response, error) {
 	var r wireResponse
-	if err := json.Unmarshal(data, &r); err != nil {
+	if err := parseResponse(data, &r); err != nil {
 		return nil, m.malformed("the response is not a Responses API response: " + err.Error())
 	}
 	if r.Status == "" && !isNull(r.Error) {

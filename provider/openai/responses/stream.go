@@ -172,7 +172,7 @@ func (s *streamReader) handle(sseType string, data []byte) error {
 			return nil // the id and model are known
 		}
 		var r wireResponse
-		if err := s.decode(e.response, &r, "response"); err != nil {
+		if err := s.decodeResponse(e.response, &r); err != nil {
 			return err
 		}
 		s.begin(r.ID, r.Model)
@@ -195,7 +195,7 @@ func (s *streamReader) handle(sseType string, data []byte) error {
 		return s.summaryPart(e.outputIndex, e.summaryIndex)
 	case "response.completed", "response.incomplete":
 		var r wireResponse
-		if err := s.decode(e.response, &r, "response"); err != nil {
+		if err := s.decodeResponse(e.response, &r); err != nil {
 			return err
 		}
 		if r.Status == "" {
@@ -207,7 +207,7 @@ func (s *streamReader) handle(sseType string, data []byte) error {
 		return s.complete(&r)
 	case "response.failed":
 		var r wireResponse
-		if err := s.decode(e.response, &r, "response"); err != nil {
+		if err := s.decodeResponse(e.response, &r); err != nil {
 			return err
 		}
 		return s.failed(&r)
@@ -226,6 +226,17 @@ func (s *streamReader) decode(raw []byte, v any, what string) error {
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
 		return s.m.malformed(fmt.Sprintf("a stream event's %s does not decode: %v", what, err))
+	}
+	return nil
+}
+
+// decodeResponse reads the response object of a lifecycle event.
+func (s *streamReader) decodeResponse(raw []byte, r *wireResponse) error {
+	if raw == nil {
+		return s.m.malformed("a stream event lacks its response")
+	}
+	if err := parseResponse(raw, r); err != nil {
+		return s.m.malformed("a stream event's response does not decode: " + err.Error())
 	}
 	return nil
 }
