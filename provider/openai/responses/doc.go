@@ -78,11 +78,15 @@
 //     annotations as citations (llm.Text.Citations, and EventCitation
 //     before the block's BlockStop): url_citation as llm.CitationURL (URL,
 //     title, span), file_citation, container_file_citation and file_path as
-//     llm.CitationFile (file id, file name). The API gives spans in
-//     characters (Unicode code points; a recording with non-ASCII text
-//     confirms they are not bytes) and citations give them in bytes of
-//     the text, so they are converted; a file_citation names one position,
-//     which becomes an empty span (Start == End) there. A refusal part is a
+//     llm.CitationFile (file id, file name). The API gives spans as
+//     indexes of characters of the text, which the adapter counts as
+//     Unicode code points, and citations give them in bytes, so they are
+//     converted (and clamped to the text). A recording whose text has
+//     non-ASCII characters before its citations confirms the indexes are
+//     not bytes; none has text outside the Basic Multilingual Plane (an
+//     emoji), the only place code points and UTF-16 units differ. A
+//     file_citation names one position, which becomes an empty span
+//     (Start == End) there. A refusal part is a
 //     text block holding the refusal, and the finish reason becomes
 //     llm.FinishRefusal. Empty parts make no block.
 //   - A function_call becomes a tool-use block whose ID is the call_id.
