@@ -86,9 +86,9 @@
 //     not bytes; none has text outside the Basic Multilingual Plane (an
 //     emoji), the only place code points and UTF-16 units differ. A
 //     file_citation names one position, which becomes an empty span
-//     (Start == End) there. A refusal part is a
-//     text block holding the refusal, and the finish reason becomes
-//     llm.FinishRefusal. Empty parts make no block.
+//     (Start == End) there. A refusal part is a text block holding the
+//     refusal, and the finish reason becomes llm.FinishRefusal. Empty
+//     parts make no block.
 //   - A function_call becomes a tool-use block whose ID is the call_id.
 //   - A reasoning item becomes a thinking block: Provider
 //     "openai-responses", ID the item id, Text its summary parts joined by
