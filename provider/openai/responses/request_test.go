@@ -118,8 +118,9 @@ func TestRequestGolden(t *testing.T) {
 
 // TestToolLoopSendsEncryptedReasoningBack replays a real stateless tool
 // loop: the first step's recorded stream (reasoning with encrypted content,
-// then a call), the tool's result, and the second step's request, which
-// must carry the reasoning item back unchanged, right before its call.
+// then a call), kept in a session's storage JSON, the tool's result, and
+// the second step's request, which must carry the reasoning item back
+// unchanged, right before its call.
 func TestToolLoopSendsEncryptedReasoningBack(t *testing.T) {
 	m := modelAt(WithModel("gpt-5"), WithReasoningSummary("auto"))
 	tools := []llm.ToolDefinition{{Name: "weather", Description: "Get weather information for a location",
@@ -137,7 +138,16 @@ func TestToolLoopSendsEncryptedReasoningBack(t *testing.T) {
 	if len(calls) != 1 {
 		t.Fatalf("first step: %+v", first.Message)
 	}
-	req.Messages = append(req.Messages, first.Message, llm.ToolResultText(calls[0].ID, "40 C", false))
+	// The turn goes through the storage JSON a session keeps it in.
+	stored, err := json.Marshal(first.Message)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept llm.Message
+	if err := json.Unmarshal(stored, &kept); err != nil {
+		t.Fatal(err)
+	}
+	req.Messages = append(req.Messages, kept, llm.ToolResultText(calls[0].ID, "40 C", false))
 	second, body2 := send(t, m, req, string(readFixture(t, fixtureSet+"/responses-stream-reasoning-summary-text-after-tool.sse")))
 	checkGolden(t, "request/tool-loop-encrypted-reasoning", pretty(body2))
 	if !strings.HasPrefix(second.Message.Text(), "Right now in Florence") {
