@@ -12,6 +12,7 @@ import (
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/provider/anthropic"
 	"github.com/agcore/agcore/provider/openai"
+	"github.com/agcore/agcore/provider/openai/responses"
 	"github.com/agcore/agcore/session/memstore"
 )
 
@@ -19,6 +20,7 @@ import (
 func agcoreLibraries() []Library {
 	return []Library{
 		{Name: "agcore openai", Wire: WireOpenAI, Note: "provider/openai Model.Stream, events until EventComplete (the assembled Response)", New: newAgcoreOpenAI},
+		{Name: "agcore responses", Wire: WireResponses, Note: "provider/openai/responses Model.Stream, events until EventComplete (the assembled Response)", New: newAgcoreResponses},
 		{Name: "agcore anthropic", Wire: WireAnthropic, Note: "provider/anthropic Model.Stream, events until EventComplete (the assembled Response)", New: newAgcoreAnthropic},
 		{Name: "agcore agent", Wire: WireOpenAI, Note: "agent.Agent over provider/openai built by agent.New (tool loop, retry, budget policy) with a memstore session: one whole turn (request assembly, stream, updates, persistence)", New: newAgcoreAgent},
 	}
@@ -26,6 +28,11 @@ func agcoreLibraries() []Library {
 
 func newAgcoreOpenAI(_ context.Context, env Env) (StreamFunc, error) {
 	m := openai.New(openai.WithBaseURL(env.BaseURL+"/v1"), openai.WithAPIKey(APIKey), openai.WithHTTPClient(env.HTTP))
+	return modelStream(m), nil
+}
+
+func newAgcoreResponses(_ context.Context, env Env) (StreamFunc, error) {
+	m := responses.New(responses.WithBaseURL(env.BaseURL+"/v1"), responses.WithAPIKey(APIKey), responses.WithHTTPClient(env.HTTP))
 	return modelStream(m), nil
 }
 

@@ -28,6 +28,12 @@ type floorAnthropicRequest struct {
 	Stream    bool           `json:"stream"`
 }
 
+type floorResponsesRequest struct {
+	Model  string         `json:"model"`
+	Input  []floorMessage `json:"input"`
+	Stream bool           `json:"stream"`
+}
+
 type floorMessage struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
@@ -51,6 +57,13 @@ type floorAnthropicEvent struct {
 	} `json:"delta"`
 }
 
+// floorResponsesEvent is the minimal decoding of a Responses API stream
+// event.
+type floorResponsesEvent struct {
+	Type  string `json:"type"`
+	Delta string `json:"delta"`
+}
+
 // openAIExtraDataLines is how many data lines of an OpenAI stream carry no
 // text (the role chunk, the finish chunk and the usage chunk; [DONE] is not
 // counted).
@@ -68,10 +81,14 @@ func floorStream(ctx context.Context, env Env, wire Wire, decode bool, model str
 	var body []byte
 	url := env.BaseURL
 	msgs := []floorMessage{{Role: "user", Content: Prompt}}
-	if wire == WireAnthropic {
+	switch wire {
+	case WireAnthropic:
 		url += "/v1/messages"
 		body, err = json.Marshal(floorAnthropicRequest{Model: model, MaxTokens: 1024, Messages: msgs, Stream: true})
-	} else {
+	case WireResponses:
+		url += "/v1/responses"
+		body, err = json.Marshal(floorResponsesRequest{Model: model, Input: msgs, Stream: true})
+	default:
 		url += "/v1/chat/completions"
 		body, err = json.Marshal(floorOpenAIRequest{Model: model, Messages: msgs, Stream: true})
 	}
@@ -126,14 +143,14 @@ func floorStream(ctx context.Context, env Env, wire Wire, decode bool, model str
 			return 0, 0, err
 		}
 		line = bytes.TrimRight(line, "\r\n")
-		if wire == WireAnthropic && !decode {
+		if wire != WireOpenAI && !decode {
 			// Count text events by their event line alone.
 			if ev, ok := bytes.CutPrefix(line, []byte("event:")); ok {
 				ev = bytes.TrimSpace(ev)
 				switch string(ev) {
-				case "content_block_delta":
+				case "content_block_delta", "response.output_text.delta":
 					chunks++
-				case "message_stop":
+				case "message_stop", "response.completed":
 					return chunks, textLen, nil
 				}
 			}
@@ -162,6 +179,18 @@ func floorStream(ctx context.Context, env Env, wire Wire, decode bool, model str
 			if len(c.Choices) > 0 && c.Choices[0].Delta.Content != "" {
 				chunks++
 				textLen += len(c.Choices[0].Delta.Content)
+			}
+		case wire == WireResponses:
+			var ev floorResponsesEvent
+			if err := json.Unmarshal(data, &ev); err != nil {
+				return 0, 0, err
+			}
+			switch ev.Type {
+			case "response.output_text.delta":
+				chunks++
+				textLen += len(ev.Delta)
+			case "response.completed":
+				return chunks, textLen, nil
 			}
 		default:
 			var ev floorAnthropicEvent

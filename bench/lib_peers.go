@@ -15,6 +15,7 @@ import (
 	"github.com/cloudwego/eino/schema"
 	"github.com/openai/openai-go/v3"
 	openaioption "github.com/openai/openai-go/v3/option"
+	oairesponses "github.com/openai/openai-go/v3/responses"
 	"github.com/tmc/langchaingo/llms"
 	lcopenai "github.com/tmc/langchaingo/llms/openai"
 )
@@ -25,6 +26,7 @@ import (
 func peerLibraries() []Library {
 	return []Library{
 		{Name: "openai-go", Wire: WireOpenAI, Note: "github.com/openai/openai-go/v3 Chat.Completions.NewStreaming, Next/Current", New: newOpenAIGo},
+		{Name: "openai-go (responses)", Wire: WireResponses, Note: "github.com/openai/openai-go/v3 Responses.NewStreaming, Next/Current", New: newOpenAIGoResponses},
 		{Name: "anthropic-sdk-go", Wire: WireAnthropic, Note: "github.com/anthropics/anthropic-sdk-go/v2 Messages.NewStreaming, Next/Current", New: newAnthropicSDK},
 		{Name: "langchaingo", Wire: WireOpenAI, Note: "github.com/tmc/langchaingo llms/openai GenerateContent with WithStreamingFunc", New: newLangchaingo},
 		{Name: "fantasy", Wire: WireOpenAI, Note: "charm.land/fantasy v0.41.2 providers/openai LanguageModel.Stream, in its own module and process (it needs openai-go v3.50.0)", Remote: "peers/fantasyopenai"},
@@ -51,6 +53,30 @@ func newOpenAIGo(_ context.Context, env Env) (StreamFunc, error) {
 			if len(c.Choices) > 0 && c.Choices[0].Delta.Content != "" {
 				chunks++
 				textLen += len(c.Choices[0].Delta.Content)
+			}
+		}
+		return chunks, textLen, stream.Err()
+	}, nil
+}
+
+func newOpenAIGoResponses(_ context.Context, env Env) (StreamFunc, error) {
+	client := openai.NewClient(
+		openaioption.WithBaseURL(env.BaseURL+"/v1"),
+		openaioption.WithAPIKey(APIKey),
+		openaioption.WithHTTPClient(env.HTTP),
+		openaioption.WithMaxRetries(0),
+	)
+	return func(ctx context.Context, model string) (chunks, textLen int, err error) {
+		stream := client.Responses.NewStreaming(ctx, oairesponses.ResponseNewParams{
+			Model: model,
+			Input: oairesponses.ResponseNewParamsInputUnion{OfString: openai.String(Prompt)},
+		})
+		defer stream.Close()
+		for stream.Next() {
+			// The union's fields are read directly, as for the other SDKs.
+			if ev := stream.Current(); ev.Type == "response.output_text.delta" && ev.Delta != "" {
+				chunks++
+				textLen += len(ev.Delta)
 			}
 		}
 		return chunks, textLen, stream.Err()

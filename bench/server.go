@@ -21,12 +21,19 @@ const (
 	// WireAnthropic is Anthropic Messages streaming (POST /v1/messages,
 	// named events from message_start to message_stop).
 	WireAnthropic
+	// WireResponses is OpenAI Responses API streaming (POST
+	// {base}/responses, named events from response.created to
+	// response.completed).
+	WireResponses
 )
 
-// String returns "openai" or "anthropic".
+// String returns "openai", "anthropic" or "responses".
 func (w Wire) String() string {
-	if w == WireAnthropic {
+	switch w {
+	case WireAnthropic:
 		return "anthropic"
+	case WireResponses:
+		return "responses"
 	}
 	return "openai"
 }
@@ -146,6 +153,8 @@ func render(w Wire, n int) *wireStream {
 			"event: message_delta\n"+
 			`data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":%d}}`+"\n\n"+
 			"event: message_stop\n"+`data: {"type":"message_stop"}`+"\n\n", n)
+	} else if w == WireResponses {
+		renderResponses(s, n)
 	} else {
 		// Shaped like OpenAI's own chunks, fields it sends as null included.
 		const head = `data: {"id":"chatcmpl-BenchBenchBenchBenchBenchBench","object":"chat.completion.chunk","created":1764500000,"model":"gpt-bench-2025-01-01","service_tier":"default","system_fingerprint":"fp_0123456789","choices":[`
@@ -170,6 +179,41 @@ func render(w Wire, n int) *wireStream {
 	return s
 }
 
+// renderResponses renders a Responses API stream shaped like OpenAI's:
+// every event named and numbered, the text deltas with their item id,
+// logprobs and obfuscation pad, and the closing events repeating the whole
+// text, as OpenAI's do.
+func renderResponses(s *wireStream, n int) {
+	const item = "msg_0aBenchBenchBenchBenchBenchBenchBenchBenchBenchBench"
+	response := func(status, output, usage string) string {
+		return `{"id":"resp_0aBenchBenchBenchBenchBenchBenchBenchBench","object":"response","created_at":1764500000,"status":"` + status +
+			`","background":false,"error":null,"incomplete_details":null,"instructions":null,"max_output_tokens":null,"model":"gpt-bench-2025-01-01","output":[` + output +
+			`],"parallel_tool_calls":true,"previous_response_id":null,"reasoning":{"effort":null,"summary":null},"service_tier":"default","store":false,"temperature":1.0,"text":{"format":{"type":"text"},"verbosity":"medium"},"tool_choice":"auto","tools":[],"top_p":1.0,"truncation":"disabled","usage":` + usage + `,"user":null,"metadata":{}}`
+	}
+	event := func(seq int, typ, fields string) []byte {
+		return fmt.Appendf(nil, "event: %s\ndata: {\"type\":%q,%s,\"sequence_number\":%d}\n\n", typ, typ, fields, seq)
+	}
+	var pro []byte
+	pro = append(pro, event(0, "response.created", `"response":`+response("in_progress", "", "null"))...)
+	pro = append(pro, event(1, "response.in_progress", `"response":`+response("in_progress", "", "null"))...)
+	pro = append(pro, event(2, "response.output_item.added", `"item":{"id":"`+item+`","type":"message","status":"in_progress","content":[],"role":"assistant"},"output_index":0`)...)
+	pro = append(pro, event(3, "response.content_part.added", `"content_index":0,"item_id":"`+item+`","output_index":0,"part":{"type":"output_text","annotations":[],"logprobs":[],"text":""}`)...)
+	s.prologue = pro
+	for i := range n {
+		s.chunks[i] = event(4+i, "response.output_text.delta", `"content_index":0,"delta":`+quote(ChunkText(i))+`,"item_id":"`+item+`","logprobs":[],"obfuscation":"`+obfuscation(i)+`","output_index":0`)
+	}
+	text := quote(ExpectedText(n))
+	part := `{"type":"output_text","annotations":[],"logprobs":[],"text":` + text + `}`
+	msg := `{"id":"` + item + `","type":"message","status":"completed","content":[` + part + `],"role":"assistant"}`
+	seq := 4 + n
+	var epi []byte
+	epi = append(epi, event(seq, "response.output_text.done", `"content_index":0,"item_id":"`+item+`","logprobs":[],"output_index":0,"text":`+text)...)
+	epi = append(epi, event(seq+1, "response.content_part.done", `"content_index":0,"item_id":"`+item+`","output_index":0,"part":`+part)...)
+	epi = append(epi, event(seq+2, "response.output_item.done", `"item":`+msg+`,"output_index":0`)...)
+	epi = append(epi, event(seq+3, "response.completed", `"response":`+response("completed", msg, fmt.Sprintf(`{"input_tokens":12,"input_tokens_details":{"cached_tokens":0},"output_tokens":%d,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":%d}`, n, n+12)))...)
+	s.epilogue = epi
+}
+
 // obfuscation pads a chunk as OpenAI does, to a length that varies with
 // the text's.
 func obfuscation(i int) string {
@@ -183,8 +227,9 @@ func quote(s string) string {
 }
 
 // Handler returns the stream server: POST /v1/chat/completions (also
-// /chat/completions) answers an OpenAI Chat Completions stream and POST
-// /v1/messages an Anthropic Messages stream, each of as many text chunks as
+// /chat/completions) answers an OpenAI Chat Completions stream, POST
+// /v1/messages an Anthropic Messages stream and POST /v1/responses an
+// OpenAI Responses API stream, each of as many text chunks as
 // the request's model name asks (see [ModelName]). Every request is
 // answered with a stream, whatever its "stream" field says. GET /healthz
 // answers "ok".
@@ -194,6 +239,7 @@ func Handler() http.Handler {
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { serve(c, WireOpenAI, w, r) })
 	mux.HandleFunc("POST /chat/completions", func(w http.ResponseWriter, r *http.Request) { serve(c, WireOpenAI, w, r) })
 	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) { serve(c, WireAnthropic, w, r) })
+	mux.HandleFunc("POST /v1/responses", func(w http.ResponseWriter, r *http.Request) { serve(c, WireResponses, w, r) })
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
 	return mux
 }

@@ -21,7 +21,8 @@
 //
 // # Providers
 //
-// --provider (AGCORE_PROVIDER) is openai, anthropic, deepseek, ollama
+// --provider (AGCORE_PROVIDER) is openai, openai-responses (OpenAI through
+// the Responses API, {base}/responses), anthropic, deepseek, ollama
 // (http://localhost:11434/v1, no key), vllm, openrouter, groq, xai, qwen,
 // moonshot (provider/openai's presets, each with its own key variable),
 // compatible (any OpenAI-compatible server at --base-url), a provider named

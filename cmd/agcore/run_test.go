@@ -33,6 +33,7 @@ func TestRunStreamsTheAnswer(t *testing.T) {
 		{"anthropic", "anthropic", "anthropic/messages-stream-text.sse", "/v1/messages", anthropicFixtureText},
 		{"deepseek", "deepseek", "deepseek/reasoner-stream-reasoning-content.sse", "/chat/completions", deepseekFixtureText},
 		{"compatible", "compatible", "openai/chat-stream-text-usage.sse", "/v1/chat/completions", openaiFixtureText},
+		{"openai-responses", "openai-responses", "openai-responses/responses-stream-text.sse", "/v1/responses", `Hi in Portuguese is "Oi!"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -337,4 +338,41 @@ func decodeMessages(t *testing.T, raw []json.RawMessage) []llm.Message {
 		}
 	}
 	return out
+}
+
+// TestResponsesToolLoopSendsReasoningBack: through the whole CLI (agent,
+// tool loop, session), a real Responses API stream that reasons (encrypted)
+// and then calls a tool leads to a second request that carries the
+// reasoning item back, before the call and its result.
+func TestResponsesToolLoopSendsReasoningBack(t *testing.T) {
+	srv := newFake(t,
+		fixture(t, "openai-responses/responses-stream-reasoning-summary-encrypted-function-call.sse"),
+		fixture(t, "openai-responses/responses-stream-reasoning-summary-text-after-tool.sse"))
+	c := newCLI(t)
+	r := c.ok("run", "--provider", "openai-responses", "--model", "gpt-5", "--base-url", srv.URL+"/v1", "--hide-thinking", "What's the weather in Florence, Italy?")
+	if !strings.HasPrefix(r.stdout, "Right now in Florence") {
+		t.Fatalf("stdout = %q", r.stdout)
+	}
+	reqs := srv.got()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	var types []string
+	var reasoning map[string]any
+	for _, it := range reqs[1].body["input"].([]any) {
+		item := it.(map[string]any)
+		types = append(types, fmt.Sprint(item["type"]))
+		if item["type"] == "reasoning" {
+			reasoning = item
+		}
+	}
+	if !strings.Contains(strings.Join(types, " "), "reasoning function_call function_call_output") {
+		t.Fatalf("second request's items = %v", types)
+	}
+	if reasoning["id"] != "rs_017e85da2ae23b69016a3c1251dcec819daf72930a854fd4d1" || !strings.HasPrefix(fmt.Sprint(reasoning["encrypted_content"]), "gAAAAAB") {
+		t.Fatalf("reasoning item = %v", reasoning)
+	}
+	if reqs[1].body["store"] != false || fmt.Sprint(reqs[1].body["include"]) != "[reasoning.encrypted_content]" {
+		t.Fatalf("second request: store %v include %v", reqs[1].body["store"], reqs[1].body["include"])
+	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/provider/anthropic"
 	"github.com/agcore/agcore/provider/openai"
+	"github.com/agcore/agcore/provider/openai/responses"
 	"github.com/agcore/agcore/tool"
 	"github.com/agcore/agcore/tool/fstool"
 )
@@ -41,6 +42,10 @@ func newAdapter(s *config.Settings) llm.Model {
 	if s.Kind.Wire == "anthropic" {
 		return anthropic.New(anthropic.WithAPIKey(s.APIKey), anthropic.WithBaseURL(s.BaseURL), anthropic.WithModel(s.Model),
 			anthropic.WithHTTPClient(client), anthropic.WithIdleTimeout(s.IdleTimeout))
+	}
+	if s.Kind.Wire == "openai-responses" {
+		return responses.New(responses.WithAPIKey(s.APIKey), responses.WithBaseURL(s.BaseURL), responses.WithModel(s.Model),
+			responses.WithHTTPClient(client), responses.WithIdleTimeout(s.IdleTimeout))
 	}
 	var preset openai.Option
 	switch s.Kind.Name {
@@ -85,7 +90,11 @@ func (a *app) turnOptions(s *config.Settings) buildOptions {
 // a proxy's base URL is OpenAI's price), else the adapter's, with
 // --context-window replacing the window.
 func modelInfo(s *config.Settings, adapter llm.Model) llm.ModelInfo {
-	info, ok := catalog.Default().LookupFor(s.Kind.Name, s.Model)
+	seller := s.Kind.Name
+	if s.Kind.Wire == "openai-responses" {
+		seller = "openai" // the same models at the same prices
+	}
+	info, ok := catalog.Default().LookupFor(seller, s.Model)
 	if !ok {
 		info = adapter.Info()
 	}

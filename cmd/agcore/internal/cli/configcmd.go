@@ -40,7 +40,7 @@ The config file is $AGCORE_HOME/config.json (AGCORE_HOME defaults to
     "aliases": {"fast": "gpt-4.1-nano"}
   }
 
-A provider's "type" is its kind (openai, anthropic, deepseek, ollama, vllm,
+A provider's "type" is its kind (openai, openai-responses, anthropic, deepseek, ollama, vllm,
 openrouter, groq, xai, qwen, moonshot, compatible); without one the name is
 the kind. "aliases" add short model names for -m to the built-in ones. "api_key_env" names the
 variable its key is read from; a key itself in the file is refused. --mcp

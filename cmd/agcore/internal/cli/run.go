@@ -14,6 +14,7 @@ import (
 const providerHelp = `Providers (--provider, or AGCORE_PROVIDER; when unset, the maker of the -m model
 or the first key set):
   openai      OPENAI_API_KEY, OPENAI_BASE_URL (default https://api.openai.com/v1)
+  openai-responses  the same, through OpenAI's Responses API ({base}/responses)
   anthropic   ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (default https://api.anthropic.com)
   deepseek    DEEPSEEK_API_KEY, DEEPSEEK_BASE_URL (default https://api.deepseek.com)
   ollama      no key; http://localhost:11434/v1

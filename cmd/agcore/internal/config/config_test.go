@@ -79,6 +79,8 @@ func TestProviderResolution(t *testing.T) {
 		{name: "detected anthropic", env: map[string]string{"ANTHROPIC_API_KEY": "a"}, provider: "anthropic", kind: "anthropic", keyEnv: "ANTHROPIC_API_KEY"},
 		{name: "named without its key", flags: map[string]string{"provider": "deepseek"}, provider: "deepseek", setupErr: "DEEPSEEK_API_KEY"},
 		{name: "no key needed at a custom base URL", flags: map[string]string{"provider": "openai", "base-url": "http://proxy/v1"}, provider: "openai", kind: "openai"},
+		{name: "the Responses API is named, never detected", flags: map[string]string{"provider": "openai-responses"}, env: map[string]string{"OPENAI_API_KEY": "o"},
+			provider: "openai-responses", kind: "openai-responses", keyEnv: "OPENAI_API_KEY"},
 		{name: "ollama needs no key", env: map[string]string{"AGCORE_PROVIDER": "ollama"}, provider: "ollama", kind: "ollama"},
 		{name: "compatible needs a base URL", flags: map[string]string{"provider": "compatible", "model": "m"}, provider: "compatible", setupErr: "base URL"},
 		{name: "compatible needs a model", flags: map[string]string{"provider": "compatible", "base-url": "http://x/v1"}, provider: "compatible", setupErr: "needs a model"},

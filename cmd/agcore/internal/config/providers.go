@@ -24,8 +24,9 @@ type Kind struct {
 	// base URL (a proxy, a test server) may do without one.
 	KeyRequired bool
 	// Wire is the API the kind speaks: "openai" (Chat Completions at
-	// {base}/chat/completions), "anthropic" (Messages at {base}/v1/messages)
-	// or "demo" (offline).
+	// {base}/chat/completions), "openai-responses" (the Responses API at
+	// {base}/responses), "anthropic" (Messages at {base}/v1/messages) or
+	// "demo" (offline).
 	Wire string
 	// Detect says whether a set KeyEnv picks this kind when no provider is
 	// named.
@@ -35,6 +36,9 @@ type Kind struct {
 // Kinds lists the provider kinds, in the order auto-detection tries them.
 var Kinds = []Kind{
 	{Name: "openai", KeyEnv: "OPENAI_API_KEY", BaseEnv: "OPENAI_BASE_URL", DefaultBase: "https://api.openai.com/v1", DefaultModel: "gpt-4.1-mini", KeyRequired: true, Wire: "openai", Detect: true},
+	// OpenAI through the Responses API (provider/openai/responses): the
+	// same key, base URL and models as openai; never detected.
+	{Name: "openai-responses", KeyEnv: "OPENAI_API_KEY", BaseEnv: "OPENAI_BASE_URL", DefaultBase: "https://api.openai.com/v1", DefaultModel: "gpt-5-mini", KeyRequired: true, Wire: "openai-responses"},
 	{Name: "anthropic", KeyEnv: "ANTHROPIC_API_KEY", BaseEnv: "ANTHROPIC_BASE_URL", DefaultBase: "https://api.anthropic.com", DefaultModel: "claude-sonnet-4-5", KeyRequired: true, Wire: "anthropic", Detect: true},
 	{Name: "deepseek", KeyEnv: "DEEPSEEK_API_KEY", BaseEnv: "DEEPSEEK_BASE_URL", DefaultBase: "https://api.deepseek.com", DefaultModel: "deepseek-chat", KeyRequired: true, Wire: "openai", Detect: true},
 	{Name: "ollama", DefaultBase: "http://localhost:11434/v1", DefaultModel: "llama3.2", Wire: "openai"},
