@@ -147,7 +147,9 @@ func TestPartsMapToBlocks(t *testing.T) {
 	// Sent back, every signature is where it came from.
 	msgs := append([]llm.Message{llm.UserText("q"), resp.Message}, resultsFor(resp.Message, "r")...)
 	sentBody, _ := sent(t, &llm.Request{Messages: msgs})
-	var w struct{ Contents []struct{ Parts []json.RawMessage } }
+	var w struct {
+		Contents []struct{ Parts []json.RawMessage }
+	}
 	json.Unmarshal(sentBody, &w)
 	var parts []string
 	for _, p := range w.Contents[1].Parts {
