@@ -34,9 +34,6 @@ type turn struct {
 	asm     llm.Assembler
 	model   string // the requested model, for an answer that names none
 	started bool   // MessageStart was yielded
-	// haveID and haveModel say whether a chunk named the response and
-	// the model (a later chunk may, when the first did not).
-	haveID, haveModel bool
 
 	next     int       // index of the next block
 	open     int       // index of the open text or thinking block
@@ -76,6 +73,8 @@ func (t *turn) feed(c *chunk, yield func(llm.Event, error) bool) (bool, error) {
 		return false, promptBlocked(c.block.BlockReason, c.block.BlockReasonMessage)
 	}
 	if !t.started {
+		// The response's id and model are the first chunk's (Gemini
+		// repeats them in every chunk); MessageStart carries them.
 		t.started = true
 		model := string(c.model)
 		if model == "" {
@@ -84,16 +83,6 @@ func (t *turn) feed(c *chunk, yield func(llm.Event, error) bool) (bool, error) {
 		ev := llm.Event{Type: llm.EventMessageStart, Response: &llm.Response{ID: string(c.id), Model: model}}
 		if more, err := t.emit(ev, yield); !more || err != nil {
 			return more, err
-		}
-		t.haveID, t.haveModel = len(c.id) > 0, len(c.model) > 0
-	} else {
-		if !t.haveID && len(c.id) > 0 {
-			t.haveID = true
-			t.asm.SetID(string(c.id))
-		}
-		if !t.haveModel && len(c.model) > 0 {
-			t.haveModel = true
-			t.asm.SetModel(string(c.model))
 		}
 	}
 	if t.idBase == "" && len(c.id) > 0 {
