@@ -6,8 +6,10 @@
 //
 // # Setup
 //
-// [New] reads the key from GOOGLE_API_KEY, else GEMINI_API_KEY (the order
-// Google's SDKs use), and the base URL from GOOGLE_GEMINI_BASE_URL, else
+// [New] reads the key from GEMINI_API_KEY, else GOOGLE_API_KEY (Google's
+// SDKs read both too, but prefer GOOGLE_API_KEY when both are set; agcore
+// prefers the Gemini-specific name, as its CLI does), and the base URL
+// from GOOGLE_GEMINI_BASE_URL, else
 // GEMINI_BASE_URL (default https://generativelanguage.googleapis.com),
 // unless [WithAPIKey] or [WithBaseURL] say otherwise. The key goes in the
 // x-goog-api-key header, never in the URL. A malformed base URL makes

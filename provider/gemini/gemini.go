@@ -62,9 +62,9 @@ type Model struct {
 // Option configures a Model.
 type Option func(*Model)
 
-// WithAPIKey sets the API key (default: $GOOGLE_API_KEY, else
-// $GEMINI_API_KEY, the order Google's SDKs read them in). It is sent as the
-// x-goog-api-key header, never in the URL.
+// WithAPIKey sets the API key (default: $GEMINI_API_KEY, else
+// $GOOGLE_API_KEY). It is sent as the x-goog-api-key header, never in the
+// URL.
 func WithAPIKey(key string) Option { return func(m *Model) { m.apiKey = key } }
 
 // WithBaseURL sets the API's base URL (default: $GOOGLE_GEMINI_BASE_URL,
@@ -139,7 +139,7 @@ func WithCatalog(c *catalog.Catalog) Option { return func(m *Model) { m.catalog 
 // llm.ErrInvalidRequest error that names it.
 func New(opts ...Option) *Model {
 	m := &Model{
-		apiKey:  firstEnv("GOOGLE_API_KEY", "GEMINI_API_KEY"),
+		apiKey:  firstEnv("GEMINI_API_KEY", "GOOGLE_API_KEY"),
 		baseURL: firstEnv("GOOGLE_GEMINI_BASE_URL", "GEMINI_BASE_URL"),
 		idle:    DefaultIdleTimeout,
 		model:   DefaultModel,

@@ -20,7 +20,8 @@ func TestEnvironmentConfiguresTheModel(t *testing.T) {
 		wantKey string
 	}{
 		{map[string]string{"GEMINI_API_KEY": "gemini-key-0001", "GOOGLE_GEMINI_BASE_URL": srv.URL}, nil, "gemini-key-0001"},
-		{map[string]string{"GOOGLE_API_KEY": "google-key-0001", "GEMINI_API_KEY": "gemini-key-0001", "GEMINI_BASE_URL": srv.URL}, nil, "google-key-0001"},
+		{map[string]string{"GOOGLE_API_KEY": "google-key-0001", "GEMINI_API_KEY": "gemini-key-0001", "GEMINI_BASE_URL": srv.URL}, nil, "gemini-key-0001"},
+		{map[string]string{"GOOGLE_API_KEY": "google-key-0001", "GEMINI_BASE_URL": srv.URL}, nil, "google-key-0001"},
 		{map[string]string{"GEMINI_API_KEY": "gemini-key-0001", "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:1"}, []Option{WithAPIKey("option-key-0001"), WithBaseURL(srv.URL)}, "option-key-0001"},
 	} {
 		for _, k := range []string{"GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GEMINI_BASE_URL"} {
