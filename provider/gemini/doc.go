@@ -38,11 +38,12 @@
 //     functionCall part, a signature-only thinking block's on the next text
 //     part (alone on an empty text part when none follows). Only blocks
 //     whose Provider is "gemini" are sent: thinking and signatures of other
-//     providers are left out, and when an assistant message's function
-//     calls came from another provider and none is signed, the first one
-//     carries the placeholder signature Google documents for such
-//     histories ("skip_thought_signature_validator"), which Gemini 3
-//     requires. Redacted thinking is left out.
+//     providers are left out. When none of an assistant message's function
+//     calls carries a Gemini signature (they came from another provider,
+//     or from Gemini 2.5 without thinking), the first one carries the
+//     placeholder Google documents for such histories
+//     ("skip_thought_signature_validator"): Gemini 3 requires a signature
+//     there, other models ignore it. Redacted thinking is left out.
 //   - [llm.Extension] blocks of Gemini's own parts (Kind "gemini.*",
 //     such as "gemini.executable_code" and "gemini.code_execution_result")
 //     go back verbatim, signatures included; the grounding metadata block

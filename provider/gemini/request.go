@@ -14,7 +14,8 @@ import (
 
 // skipSignature is the value Google documents for a function call that
 // must carry a thought signature but has none from Gemini (a history made
-// by another model); Gemini 3 rejects such a call without it.
+// by another model, or by Gemini 2.5 without thinking); Gemini 3 rejects
+// such a call without one.
 const skipSignature = "skip_thought_signature_validator"
 
 // encodeRequest returns the JSON body for req.
@@ -241,7 +242,7 @@ func (c *converter) modelParts(blocks []llm.Block) ([]any, error) {
 			parts = append(parts, p)
 		}
 	}
-	firstCall, signed, foreign := -1, false, false
+	firstCall, signed := -1, false
 	for _, b := range blocks {
 		switch b := b.(type) {
 		case llm.Text:
@@ -273,8 +274,6 @@ func (c *converter) modelParts(blocks []llm.Block) ([]any, error) {
 				if !strings.HasPrefix(b.ID, generatedPrefix) {
 					ref.id = b.ID
 				}
-			} else {
-				foreign = true
 			}
 			p.FunctionCall.ID = ref.id
 			c.calls[b.ID] = ref
@@ -297,7 +296,10 @@ func (c *converter) modelParts(blocks []llm.Block) ([]any, error) {
 		}
 	}
 	flush()
-	if firstCall >= 0 && !signed && foreign {
+	// Gemini 3 rejects a step whose first call has no signature: calls
+	// another model made (or a Gemini 2.5 without thinking) get the
+	// placeholder Google documents for them, which other models ignore.
+	if firstCall >= 0 && !signed {
 		parts[firstCall].(*wirePart).ThoughtSignature = skipSignature
 	}
 	return parts, nil

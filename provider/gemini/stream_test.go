@@ -161,7 +161,7 @@ func TestPartsMapToBlocks(t *testing.T) {
 		`{"text":"Thinking.","thought":true,"thoughtSignature":"sigA"}`,
 		`{"text":"More","thought":true}`,
 		`{"text":"Answer here.","thoughtSignature":"sigB"}`,
-		`{"functionCall":{"id":"c1","name":"f","args":{"a":1}}}`,
+		`{"functionCall":{"id":"c1","name":"f","args":{"a":1}},"thoughtSignature":"skip_thought_signature_validator"}`,
 		`{"functionCall":{"name":"g","args":{}}}`,
 		`{"inlineData":{"mimeType":"image/png","data":"iVBO"},"thoughtSignature":"sigC"}`,
 		`{"text":"","thoughtSignature":"sigD"}`,
