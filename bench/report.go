@@ -9,8 +9,8 @@ import (
 // floorJSON returns the floor-json row of wire, or nil.
 func (r *Result) floorJSON(wire Wire) *Row {
 	name := "floor-json"
-	if wire == WireAnthropic {
-		name = "floor-json (anthropic)"
+	if wire != WireOpenAI {
+		name = "floor-json (" + wire.String() + ")"
 	}
 	for i := range r.Rows {
 		if r.Rows[i].Library.Name == name {
