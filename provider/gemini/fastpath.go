@@ -6,7 +6,8 @@ import "github.com/agcore/agcore/internal/jsonscan"
 // stream, when they have their plain shape:
 //
 //	{"candidates":[{"content":{"parts":[{"text":"...","thought":true}],"role":"model"},
-//	  "finishReason":"STOP","index":0,"groundingMetadata":{},"finishMessage":"..."}],
+//	  "finishReason":"STOP","index":0,"groundingMetadata":{},"finishMessage":"...",
+//	  "safetyRatings":[...]}],
 //	 "usageMetadata":{"promptTokenCount":9,...,"promptTokensDetails":[...]},
 //	 "modelVersion":"...","responseId":"..."}
 //
@@ -138,6 +139,9 @@ func (s *fastScanner) candidates(c *chunk) bool {
 		case "finishMessage":
 			_, ok := s.plainString()
 			return ok && once(&seen, 16)
+		case "safetyRatings", "citationMetadata", "avgLogprobs", "tokenCount":
+			// Read by neither decoder.
+			return s.SkipValue()
 		}
 		return false
 	})

@@ -98,6 +98,7 @@ func FuzzFastPathMatchesEncodingJSON(f *testing.F) {
 	}
 	f.Add([]byte(`{"candidates":[{"content":{"parts":[{"text":"a\n\"b\"\u00e9\ud83d\udc4b"},{"text":"","thought":true}]},"index":0}]}`))
 	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"candidates":[{"content":{"parts":[{"text":"x"}],"role":"model"},"safetyRatings":[{"category":"HARM_CATEGORY_HATE_SPEECH","probability":"NEGLIGIBLE"}],"citationMetadata":{"citationSources":[{"startIndex":1,"uri":"u"}]},"index":0}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkFastMatchesJSON(t, data)
 	})
