@@ -43,7 +43,7 @@ func TestExpectedLen(t *testing.T) {
 }
 
 // TestEveryLibraryReadsEveryStream checks each row against an in-process
-// server, for both wires' stream shapes, paced and not.
+// server, for every wire's stream shape, paced and not.
 func TestEveryLibraryReadsEveryStream(t *testing.T) {
 	srv := httptest.NewServer(Handler())
 	defer srv.Close()

@@ -13,7 +13,13 @@ require (
 	github.com/tmc/langchaingo v0.1.14
 )
 
-require github.com/google/jsonschema-go v0.4.3 // indirect
+require (
+	cloud.google.com/go v0.123.0 // indirect
+	github.com/google/go-cmp v0.7.0 // indirect
+	github.com/google/jsonschema-go v0.4.3 // indirect
+	github.com/gorilla/websocket v1.5.3 // indirect
+	google.golang.org/genai v1.77.0 // indirect
+)
 
 require (
 	cloud.google.com/go/auth v0.23.1 // indirect

@@ -11,6 +11,7 @@ import (
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/provider/anthropic"
+	"github.com/agcore/agcore/provider/gemini"
 	"github.com/agcore/agcore/provider/openai"
 	"github.com/agcore/agcore/provider/openai/responses"
 	"github.com/agcore/agcore/session/memstore"
@@ -22,6 +23,7 @@ func agcoreLibraries() []Library {
 		{Name: "agcore openai", Wire: WireOpenAI, Note: "provider/openai Model.Stream, events until EventComplete (the assembled Response)", New: newAgcoreOpenAI},
 		{Name: "agcore responses", Wire: WireResponses, Note: "provider/openai/responses Model.Stream, events until EventComplete (the assembled Response)", New: newAgcoreResponses},
 		{Name: "agcore anthropic", Wire: WireAnthropic, Note: "provider/anthropic Model.Stream, events until EventComplete (the assembled Response)", New: newAgcoreAnthropic},
+		{Name: "agcore gemini", Wire: WireGemini, Note: "provider/gemini Model.Stream, events until EventComplete (the assembled Response)", New: newAgcoreGemini},
 		{Name: "agcore agent", Wire: WireOpenAI, Note: "agent.Agent over provider/openai built by agent.New (tool loop, retry, budget policy) with a memstore session: one whole turn (request assembly, stream, updates, persistence)", New: newAgcoreAgent},
 	}
 }
@@ -38,6 +40,11 @@ func newAgcoreResponses(_ context.Context, env Env) (StreamFunc, error) {
 
 func newAgcoreAnthropic(_ context.Context, env Env) (StreamFunc, error) {
 	m := anthropic.New(anthropic.WithBaseURL(env.BaseURL), anthropic.WithAPIKey(APIKey), anthropic.WithHTTPClient(env.HTTP))
+	return modelStream(m), nil
+}
+
+func newAgcoreGemini(_ context.Context, env Env) (StreamFunc, error) {
+	m := gemini.New(gemini.WithBaseURL(env.BaseURL), gemini.WithAPIKey(APIKey), gemini.WithHTTPClient(env.HTTP))
 	return modelStream(m), nil
 }
 

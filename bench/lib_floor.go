@@ -34,6 +34,17 @@ type floorResponsesRequest struct {
 	Stream bool           `json:"stream"`
 }
 
+type floorGeminiRequest struct {
+	Contents []floorContent `json:"contents"`
+}
+
+type floorContent struct {
+	Role  string `json:"role"`
+	Parts []struct {
+		Text string `json:"text"`
+	} `json:"parts"`
+}
+
 type floorMessage struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
@@ -64,6 +75,17 @@ type floorResponsesEvent struct {
 	Delta string `json:"delta"`
 }
 
+// floorGeminiChunk is the minimal decoding of a Gemini stream chunk.
+type floorGeminiChunk struct {
+	Candidates []struct {
+		Content struct {
+			Parts []struct {
+				Text string `json:"text"`
+			} `json:"parts"`
+		} `json:"content"`
+	} `json:"candidates"`
+}
+
 // openAIExtraDataLines is how many data lines of an OpenAI stream carry no
 // text (the role chunk, the finish chunk and the usage chunk; [DONE] is not
 // counted).
@@ -88,6 +110,14 @@ func floorStream(ctx context.Context, env Env, wire Wire, decode bool, model str
 	case WireResponses:
 		url += "/v1/responses"
 		body, err = json.Marshal(floorResponsesRequest{Model: model, Input: msgs, Stream: true})
+	case WireGemini:
+		// The model is in the path; the key goes in x-goog-api-key.
+		url += "/v1beta/models/" + model + ":streamGenerateContent?alt=sse"
+		c := floorContent{Role: "user"}
+		c.Parts = append(c.Parts, struct {
+			Text string `json:"text"`
+		}{Prompt})
+		body, err = json.Marshal(floorGeminiRequest{Contents: []floorContent{c}})
 	default:
 		url += "/v1/chat/completions"
 		body, err = json.Marshal(floorOpenAIRequest{Model: model, Messages: msgs, Stream: true})
@@ -101,10 +131,13 @@ func floorStream(ctx context.Context, env Env, wire Wire, decode bool, model str
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
-	if wire == WireAnthropic {
+	switch wire {
+	case WireAnthropic:
 		req.Header.Set("X-Api-Key", APIKey)
 		req.Header.Set("Anthropic-Version", "2023-06-01")
-	} else {
+	case WireGemini:
+		req.Header.Set("X-Goog-Api-Key", APIKey)
+	default:
 		req.Header.Set("Authorization", "Bearer "+APIKey)
 	}
 	resp, err := env.HTTP.Do(req)
@@ -134,6 +167,14 @@ func floorStream(ctx context.Context, env Env, wire Wire, decode bool, model str
 			long = long[:0]
 		}
 		if err != nil {
+			if wire == WireGemini && err == io.EOF && len(line) == 0 {
+				// A Gemini stream just ends after its last chunk, the one
+				// with the finishReason, which carries no text here.
+				if !decode {
+					chunks = dataLines - 1
+				}
+				return chunks, textLen, nil
+			}
 			if err == io.EOF && len(line) == 0 {
 				return 0, 0, errors.New("stream ended before its final event")
 			}
@@ -171,6 +212,19 @@ func floorStream(ctx context.Context, env Env, wire Wire, decode bool, model str
 			return chunks, textLen, nil
 		case !decode:
 			dataLines++
+		case wire == WireGemini:
+			var c floorGeminiChunk
+			if err := json.Unmarshal(data, &c); err != nil {
+				return 0, 0, err
+			}
+			for _, cand := range c.Candidates {
+				for _, p := range cand.Content.Parts {
+					if p.Text != "" {
+						chunks++
+						textLen += len(p.Text)
+					}
+				}
+			}
 		case wire == WireOpenAI:
 			var c floorOpenAIChunk
 			if err := json.Unmarshal(data, &c); err != nil {

@@ -18,6 +18,7 @@ import (
 	oairesponses "github.com/openai/openai-go/v3/responses"
 	"github.com/tmc/langchaingo/llms"
 	lcopenai "github.com/tmc/langchaingo/llms/openai"
+	"google.golang.org/genai"
 )
 
 // Each peer is used the way its documentation streams text, reading only
@@ -31,6 +32,7 @@ func peerLibraries() []Library {
 		{Name: "langchaingo", Wire: WireOpenAI, Note: "github.com/tmc/langchaingo llms/openai GenerateContent with WithStreamingFunc", New: newLangchaingo},
 		{Name: "fantasy", Wire: WireOpenAI, Note: "charm.land/fantasy v0.41.2 providers/openai LanguageModel.Stream, in its own module and process (it needs openai-go v3.50.0)", Remote: "peers/fantasyopenai"},
 		{Name: "fantasy (anthropic)", Wire: WireAnthropic, Note: "charm.land/fantasy providers/anthropic LanguageModel.Stream", New: newFantasy},
+		{Name: "genai", Wire: WireGemini, Note: "google.golang.org/genai Models.GenerateContentStream, Text of each response", New: newGenai},
 		{Name: "eino", Wire: WireOpenAI, Note: "github.com/cloudwego/eino-ext model/openai ChatModel.Stream, Recv", New: newEino},
 	}
 }
@@ -205,5 +207,29 @@ func newEino(ctx context.Context, env Env) (StreamFunc, error) {
 				textLen += len(msg.Content)
 			}
 		}
+	}, nil
+}
+
+func newGenai(ctx context.Context, env Env) (StreamFunc, error) {
+	client, err := genai.NewClient(ctx, &genai.ClientConfig{
+		APIKey:      APIKey,
+		Backend:     genai.BackendGeminiAPI,
+		HTTPClient:  env.HTTP,
+		HTTPOptions: genai.HTTPOptions{BaseURL: env.BaseURL},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, model string) (chunks, textLen int, err error) {
+		for resp, err := range client.Models.GenerateContentStream(ctx, model, genai.Text(Prompt), nil) {
+			if err != nil {
+				return chunks, textLen, err
+			}
+			if t := resp.Text(); t != "" {
+				chunks++
+				textLen += len(t)
+			}
+		}
+		return chunks, textLen, nil
 	}, nil
 }

@@ -61,6 +61,8 @@ func Libraries() []Library {
 		{Name: "floor-json (anthropic)", Wire: WireAnthropic, Floor: true, Note: "floor + encoding/json of each event into a minimal struct", New: floorNew(WireAnthropic, true)},
 		{Name: "floor (responses)", Wire: WireResponses, Floor: true, Note: "net/http + split SSE lines, no JSON", New: floorNew(WireResponses, false)},
 		{Name: "floor-json (responses)", Wire: WireResponses, Floor: true, Note: "floor + encoding/json of each event into a minimal struct", New: floorNew(WireResponses, true)},
+		{Name: "floor (gemini)", Wire: WireGemini, Floor: true, Note: "net/http + split SSE lines, no JSON", New: floorNew(WireGemini, false)},
+		{Name: "floor-json (gemini)", Wire: WireGemini, Floor: true, Note: "floor + encoding/json of each chunk into a minimal struct", New: floorNew(WireGemini, true)},
 	}
 	libs = append(libs, agcoreLibraries()...)
 	libs = append(libs, peerLibraries()...)

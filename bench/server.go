@@ -25,15 +25,22 @@ const (
 	// {base}/responses, named events from response.created to
 	// response.completed).
 	WireResponses
+	// WireGemini is Gemini API streaming (POST
+	// /v1beta/models/{model}:streamGenerateContent?alt=sse, one
+	// GenerateContentResponse per "data:" line, CRLF-separated, the last
+	// with a finishReason; the body then ends).
+	WireGemini
 )
 
-// String returns "openai", "anthropic" or "responses".
+// String returns "openai", "anthropic", "responses" or "gemini".
 func (w Wire) String() string {
 	switch w {
 	case WireAnthropic:
 		return "anthropic"
 	case WireResponses:
 		return "responses"
+	case WireGemini:
+		return "gemini"
 	}
 	return "openai"
 }
@@ -139,7 +146,15 @@ func (c *streamCache) get(w Wire, n int) *wireStream {
 
 func render(w Wire, n int) *wireStream {
 	s := &wireStream{chunks: make([][]byte, n)}
-	if w == WireAnthropic {
+	if w == WireGemini {
+		// Shaped like Google's own chunks: every one repeats the
+		// cumulative usageMetadata, the modelVersion and the responseId.
+		const tail = `],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 12,"candidatesTokenCount": %d,"totalTokenCount": %d,"promptTokensDetails": [{"modality": "TEXT","tokenCount": 12}]},"modelVersion": "gemini-bench","responseId": "BenchBenchBenchBenchBen"}` + "\r\n\r\n"
+		for i := range n {
+			s.chunks[i] = fmt.Appendf(nil, `data: {"candidates": [{"content": {"parts": [{"text": %s}`+tail, quote(ChunkText(i)), i+1, i+13)
+		}
+		s.epilogue = fmt.Appendf(nil, `data: {"candidates": [{"content": {"parts": [{"text": ""}],"role": "model"},"finishReason": "STOP","index": 0}],"usageMetadata": {"promptTokenCount": 12,"candidatesTokenCount": %d,"totalTokenCount": %d,"promptTokensDetails": [{"modality": "TEXT","tokenCount": 12}]},"modelVersion": "gemini-bench","responseId": "BenchBenchBenchBenchBen"}`+"\r\n\r\n", n, n+12)
+	} else if w == WireAnthropic {
 		s.prologue = []byte("event: message_start\n" +
 			`data: {"type":"message_start","message":{"model":"claude-bench","id":"msg_01BenchBenchBenchBench","type":"message","role":"assistant","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":12,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1,"service_tier":"standard"}}}` + "\n\n" +
 			"event: content_block_start\n" +
@@ -228,11 +243,12 @@ func quote(s string) string {
 
 // Handler returns the stream server: POST /v1/chat/completions (also
 // /chat/completions) answers an OpenAI Chat Completions stream, POST
-// /v1/messages an Anthropic Messages stream and POST /v1/responses an
-// OpenAI Responses API stream, each of as many text chunks as
-// the request's model name asks (see [ModelName]). Every request is
-// answered with a stream, whatever its "stream" field says. GET /healthz
-// answers "ok".
+// /v1/messages an Anthropic Messages stream, POST /v1/responses an OpenAI
+// Responses API stream and POST /v1beta/models/{model}:streamGenerateContent
+// a Gemini stream, each of as many text chunks as the request's model name
+// (in the body, or Gemini's in the path) asks (see [ModelName]). Every
+// request is answered with a stream, whatever its "stream" field says. GET
+// /healthz answers "ok".
 func Handler() http.Handler {
 	c := &streamCache{}
 	mux := http.NewServeMux()
@@ -240,6 +256,7 @@ func Handler() http.Handler {
 	mux.HandleFunc("POST /chat/completions", func(w http.ResponseWriter, r *http.Request) { serve(c, WireOpenAI, w, r) })
 	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) { serve(c, WireAnthropic, w, r) })
 	mux.HandleFunc("POST /v1/responses", func(w http.ResponseWriter, r *http.Request) { serve(c, WireResponses, w, r) })
+	mux.HandleFunc("POST /v1beta/models/{model}", func(w http.ResponseWriter, r *http.Request) { serve(c, WireGemini, w, r) })
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
 	return mux
 }
@@ -260,14 +277,24 @@ func serve(c *streamCache, wire Wire, w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "decoding request: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	if wire == WireGemini {
+		model, ok := strings.CutSuffix(r.PathValue("model"), ":streamGenerateContent")
+		if !ok {
+			http.Error(w, "only :streamGenerateContent is served", http.StatusNotFound)
+			return
+		}
+		req.Model = model
+	}
 	n, pace := ParseModelName(req.Model)
 	s := c.get(wire, n)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
-	if wire == WireAnthropic {
+	switch wire {
+	case WireAnthropic:
 		h.Set("Request-Id", "req_bench")
-	} else {
+	case WireGemini: // Google sends no request id header
+	default:
 		h.Set("X-Request-Id", "req_bench")
 	}
 	w.WriteHeader(http.StatusOK)

@@ -146,6 +146,8 @@ func TestPricesComeWithTheEntries(t *testing.T) {
 		{"claude-sonnet-4-5-20250929", "anthropic"},
 		{"us.anthropic.claude-haiku-4-5-20251001-v1:0", "anthropic"},
 		{"deepseek-reasoner", "deepseek"},
+		{"gemini-2.5-flash-preview-09-2025", "google"},
+		{"models/gemini-3-pro-preview", "google"},
 	}
 	for _, tc := range tests {
 		info, ok := c.Lookup(tc.model)

@@ -9,14 +9,15 @@
 // extends or overrides one catalog, and [Catalog.Lookup] and
 // [Catalog.LookupFor] read it. The zero Catalog is empty. Give the provider
 // adapters the catalog you extended (openai.WithCatalog,
-// anthropic.WithCatalog); their Info reads it.
+// anthropic.WithCatalog, gemini.WithCatalog); their Info reads it.
 //
 // The built-in entries (limits checked on [AsOf], prices taken on
 // [PricesAsOf]) cover OpenAI (gpt-4o and -mini, the gpt-4.1 family, the
 // gpt-5 family up to gpt-5.2, o1, o3, o3-mini, o4-mini), Anthropic (Claude
 // Opus, Sonnet and Haiku 4.x, Sonnet 3.7, Sonnet and Haiku 3.5, under the
 // ids the API uses), DeepSeek (deepseek-chat, deepseek-reasoner and the V4
-// names) and common open models under their Ollama names (qwen2.5, qwen3,
+// names), Google (Gemini 3 Pro and Flash, 2.5 Pro, Flash and Flash-Lite,
+// 2.0 Flash) and common open models under their Ollama names (qwen2.5, qwen3,
 // llama3.x, mistral, gemma; limits only, no price). Dated snapshots and
 // tags match their family's entry by prefix; see [Catalog.Lookup].
 //
@@ -40,9 +41,9 @@
 // a free local model) to price it. Costs are unknown, never guessed as
 // zero. Prices change; the table is a snapshot. Long-context surcharges are
 // modelled where the provider publishes them for the listed models (Claude
-// Sonnet 4 and 4.5 above 200k input tokens); batch discounts, priority
-// tiers and DeepSeek's off-peak discount are not (its peak price is used,
-// an upper bound).
+// Sonnet 4 and 4.5, Gemini 2.5 Pro and 3 Pro above 200k input tokens);
+// batch discounts, priority tiers and DeepSeek's off-peak discount are not
+// (its peak price is used, an upper bound).
 //
 // An unknown model is reported as unknown: there is no silent guess of a
 // huge window that would let requests overflow. Say the window yourself

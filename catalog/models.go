@@ -35,6 +35,10 @@ func deepseek(name string, window, maxOut int, price *llm.Price) llm.ModelInfo {
 	return entry("deepseek", name, window, maxOut, price)
 }
 
+func google(name string, window, maxOut int, price *llm.Price) llm.ModelInfo {
+	return entry("google", name, window, maxOut, price)
+}
+
 // ollama entries give the model's native window; see the package
 // documentation about Ollama's own, smaller default. They have no price:
 // the models run on the user's hardware.
@@ -68,6 +72,21 @@ func sonnetLong() *llm.Price {
 // peak price, an upper bound.
 func deepseekPrice(miss, hit, out float64) *llm.Price {
 	return &llm.Price{Input: miss, Output: out, CacheRead: hit, CacheWrite: miss}
+}
+
+// Gemini's cached input (implicit or explicit context caching) is billed
+// at the context-caching price; writing the cache costs input (the hourly
+// storage of an explicit cache is not per call, and not modelled).
+func geminiPrice(in, cached, out float64) *llm.Price {
+	return &llm.Price{Input: in, Output: out, CacheRead: cached, CacheWrite: in}
+}
+
+// geminiTiered is a Gemini Pro price: a call whose prompt exceeds 200k
+// tokens is billed at the second rates for all its tokens.
+func geminiTiered(in, cached, out, inLong, cachedLong, outLong float64) *llm.Price {
+	p := geminiPrice(in, cached, out)
+	p.LongContext, p.LongContextThreshold = geminiPrice(inLong, cachedLong, outLong), 200_000
+	return p
 }
 
 // builtin returns the catalog's table. Sources, for the limits: OpenAI's
@@ -128,6 +147,21 @@ func builtin() []llm.ModelInfo {
 		deepseek("deepseek-flash", 1_000_000, 384_000, deepseekPrice(0.30, 0.006, 1.20)),
 		deepseek("deepseek-v4-flash", 1_000_000, 384_000, deepseekPrice(0.30, 0.006, 1.20)),
 		deepseek("deepseek-v4-pro", 1_000_000, 384_000, deepseekPrice(1.32, 0.044, 3.96)),
+
+		// Google, as the Gemini API names the models (previews and dated
+		// versions match by prefix: gemini-3-pro matches
+		// gemini-3-pro-preview). Limits from the model pages
+		// (ai.google.dev/gemini-api/docs/models: 1,048,576 input and 65,536
+		// output tokens, 8,192 output for 2.0 Flash); prices (standard
+		// tier, USD per million tokens: input, context caching, output;
+		// thinking is billed as output) from
+		// ai.google.dev/gemini-api/docs/pricing.
+		google("gemini-3-pro", 1_048_576, 65_536, geminiTiered(2.00, 0.20, 12.00, 4.00, 0.40, 18.00)),
+		google("gemini-3-flash", 1_048_576, 65_536, geminiPrice(0.50, 0.05, 3.00)),
+		google("gemini-2.5-pro", 1_048_576, 65_536, geminiTiered(1.25, 0.125, 10.00, 2.50, 0.25, 15.00)),
+		google("gemini-2.5-flash", 1_048_576, 65_536, geminiPrice(0.30, 0.03, 2.50)),
+		google("gemini-2.5-flash-lite", 1_048_576, 65_536, geminiPrice(0.10, 0.01, 0.40)),
+		google("gemini-2.0-flash", 1_048_576, 8_192, geminiPrice(0.10, 0.025, 0.40)),
 
 		// Open models under their Ollama names (tags such as ":7b" match by
 		// prefix). Output is limited only by the window; 8k is the usual cap.

@@ -4,7 +4,7 @@
 // ordered list of content [Block]s; a [Request] goes to a [Model]; a [Response]
 // (or a stream of [Event]s that always ends with exactly one [EventComplete]
 // carrying the whole assembled Response) comes back. Provider adapters
-// (provider/openai, provider/anthropic) translate these types to and from their
+// (provider/openai, provider/anthropic, provider/gemini) translate these types to and from their
 // wire formats; middleware decorates a Model; the agent never sees a wire
 // format.
 //

@@ -15,8 +15,12 @@ func TestModelsCommand(t *testing.T) {
 	c := newCLI(t)
 	writeFiles(t, c.home, map[string]string{"config.json": `{"aliases": {"fast": "gpt-4.1-nano"}}`})
 	r := c.ok("models")
-	for _, want := range []string{"MODEL", "PRICE IN / OUT", "gpt-4o             openai     128,000    16,384      $2.5 / $10", "claude-sonnet-4-5", "llama3.2", "4o       gpt-4o", "fast     gpt-4.1-nano", "sonnet   claude-sonnet-4-5"} {
-		if !strings.Contains(r.stdout, want) {
+	// Column widths follow the longest name; compare with runs of spaces
+	// collapsed.
+	collapse := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	for _, want := range []string{"MODEL", "PRICE IN / OUT", "gpt-4o openai 128,000 16,384 $2.5 / $10", "claude-sonnet-4-5", "llama3.2",
+		"gemini-2.5-flash google 1,048,576 65,536 $0.3 / $2.5", "4o gpt-4o", "fast gpt-4.1-nano", "sonnet claude-sonnet-4-5"} {
+		if !strings.Contains(collapse(r.stdout), want) {
 			t.Errorf("agcore models lacks %q:\n%s", want, r.stdout)
 		}
 	}

@@ -19,6 +19,7 @@ const (
 	openaiFixtureText    = "1, 2, 3, 4, 5"
 	anthropicFixtureText = "1\n2\n3\n4\n5"
 	deepseekFixtureText  = "Hello there! 😊 How can I help you today?"
+	geminiFixtureText    = "Olá!"
 )
 
 func TestRunStreamsTheAnswer(t *testing.T) {
@@ -32,6 +33,7 @@ func TestRunStreamsTheAnswer(t *testing.T) {
 		{"openai", "openai", "openai/chat-stream-text-usage.sse", "/v1/chat/completions", openaiFixtureText},
 		{"anthropic", "anthropic", "anthropic/messages-stream-text.sse", "/v1/messages", anthropicFixtureText},
 		{"deepseek", "deepseek", "deepseek/reasoner-stream-reasoning-content.sse", "/chat/completions", deepseekFixtureText},
+		{"gemini", "gemini", "gemini/stream-text.sse", "/v1beta/models/m-1:streamGenerateContent", geminiFixtureText},
 		{"compatible", "compatible", "openai/chat-stream-text-usage.sse", "/v1/chat/completions", openaiFixtureText},
 		{"openai-responses", "openai-responses", "openai-responses/responses-stream-text.sse", "/v1/responses", `Hi in Portuguese is "Oi!"`},
 	}
@@ -40,8 +42,8 @@ func TestRunStreamsTheAnswer(t *testing.T) {
 			srv := newFake(t, fixture(t, tt.fixture))
 			c := newCLI(t)
 			base := srv.URL + "/v1"
-			if tt.provider == "anthropic" || tt.provider == "deepseek" {
-				base = srv.URL // Anthropic appends /v1/messages; DeepSeek's base has no /v1
+			if tt.provider == "anthropic" || tt.provider == "deepseek" || tt.provider == "gemini" {
+				base = srv.URL // Anthropic appends /v1/messages, Gemini /v1beta/models/...; DeepSeek's base has no /v1
 			}
 			r := c.ok("run", "--provider", tt.provider, "--model", "m-1", "--base-url", base, "--hide-thinking", "Count to five")
 			if r.stdout != tt.want+"\n" {
@@ -57,7 +59,11 @@ func TestRunStreamsTheAnswer(t *testing.T) {
 			if len(reqs) != 1 || reqs[0].path != tt.path {
 				t.Fatalf("requests = %d, first to %q; want one to %s", len(reqs), reqs[0].path, tt.path)
 			}
-			if reqs[0].body["model"] != "m-1" || reqs[0].body["stream"] != true {
+			if tt.provider == "gemini" {
+				if reqs[0].body["contents"] == nil {
+					t.Errorf("request %v has no contents", reqs[0].body)
+				}
+			} else if reqs[0].body["model"] != "m-1" || reqs[0].body["stream"] != true {
 				t.Errorf("request model %v stream %v, want m-1 streamed", reqs[0].body["model"], reqs[0].body["stream"])
 			}
 		})

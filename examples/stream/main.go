@@ -5,6 +5,7 @@
 //	OPENAI_API_KEY=sk-...  go run ./examples/stream "Say hello in five words"
 //	DEEPSEEK_API_KEY=sk-... go run ./examples/stream -model deepseek-reasoner "Why is the sky blue?"
 //	ANTHROPIC_API_KEY=sk-ant-... go run ./examples/stream "Hi"
+//	GEMINI_API_KEY=AIza... go run ./examples/stream -model gemini-2.5-pro "Hi"
 //	OPENAI_BASE_URL=http://localhost:11434/v1 go run ./examples/stream -model llama3.2 "Hi"   # Ollama, or any local server
 package main
 
@@ -20,6 +21,7 @@ import (
 
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/provider/anthropic"
+	"github.com/agcore/agcore/provider/gemini"
 	"github.com/agcore/agcore/provider/openai"
 )
 
@@ -40,7 +42,7 @@ func main() {
 
 // pickModel chooses the provider from the environment, in this order:
 // OpenAI (or any OpenAI-compatible server named by OPENAI_BASE_URL), then
-// DeepSeek, then Anthropic. Each adapter reads its own key and base URL variables.
+// DeepSeek, then Anthropic, then Gemini. Each adapter reads its own key and base URL variables.
 func pickModel(model string) (llm.Model, error) {
 	switch {
 	case os.Getenv("OPENAI_API_KEY") != "" || os.Getenv("OPENAI_BASE_URL") != "":
@@ -49,8 +51,10 @@ func pickModel(model string) (llm.Model, error) {
 		return openai.New(openai.DeepSeek(), openai.WithModel(or(model, "deepseek-chat"))), nil
 	case os.Getenv("ANTHROPIC_API_KEY") != "" || os.Getenv("ANTHROPIC_BASE_URL") != "":
 		return anthropic.New(anthropic.WithModel(or(model, anthropic.DefaultModel))), nil
+	case os.Getenv("GEMINI_API_KEY") != "" || os.Getenv("GOOGLE_API_KEY") != "":
+		return gemini.New(gemini.WithModel(or(model, gemini.DefaultModel))), nil
 	}
-	return nil, errors.New("no provider configured: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local server), DEEPSEEK_API_KEY or ANTHROPIC_API_KEY")
+	return nil, errors.New("no provider configured: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local server), DEEPSEEK_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY")
 }
 
 func run(ctx context.Context, model, prompt string, out, diag io.Writer) error {

@@ -1,5 +1,6 @@
 // Package faultserver is a local HTTP server that speaks the OpenAI Chat
-// Completions and Anthropic Messages wire formats and misbehaves on demand,
+// Completions, Anthropic Messages and Gemini generateContent wire formats
+// and misbehaves on demand,
 // for reliability tests of the provider adapters and everything above them.
 //
 // Each request takes the next [Step] of a script: a correct answer (blocking
@@ -15,7 +16,9 @@
 //
 // The server listens on 127.0.0.1 only; requests to /chat/completions (any
 // prefix, such as /v1) get the OpenAI format, requests to /v1/messages the
-// Anthropic one. It counts and records the requests it served.
+// Anthropic one, requests to .../models/{model}:generateContent and
+// :streamGenerateContent the Gemini one (the model and streaming named by
+// the path). It counts and records the requests it served.
 //
 // This package is internal to agcore's tests; it imports only the standard
 // library.

@@ -19,11 +19,15 @@ type Format uint8
 const (
 	OpenAI    Format = iota // POST .../chat/completions
 	Anthropic               // POST .../v1/messages
+	Gemini                  // POST .../models/{model}:generateContent or :streamGenerateContent
 )
 
 func (f Format) String() string {
-	if f == Anthropic {
+	switch f {
+	case Anthropic:
 		return "anthropic"
+	case Gemini:
+		return "gemini"
 	}
 	return "openai"
 }
@@ -132,10 +136,10 @@ type ToolCall struct {
 type Request struct {
 	N           int    // 1 for the first request the server served
 	Format      Format // by the path
-	Stream      bool   // the body's "stream"
-	Model       string // the body's "model"
-	Messages    int    // messages in the body
-	ToolResults int    // tool results among them (OpenAI "tool" messages, Anthropic tool_result blocks)
+	Stream      bool   // the body's "stream" (Gemini: the path's method)
+	Model       string // the body's "model" (Gemini: the path's)
+	Messages    int    // messages in the body (Gemini: contents)
+	ToolResults int    // tool results among them (OpenAI "tool" messages, Anthropic tool_result blocks, Gemini functionResponse parts)
 	Header      http.Header
 	Body        []byte
 }
@@ -191,6 +195,9 @@ func (s *Server) OpenAIBaseURL() string { return s.URL + "/v1" }
 
 // AnthropicBaseURL is the base URL for an Anthropic client.
 func (s *Server) AnthropicBaseURL() string { return s.URL }
+
+// GeminiBaseURL is the base URL for a Gemini client.
+func (s *Server) GeminiBaseURL() string { return s.URL }
 
 // Enqueue appends steps to the script: each request takes the next one.
 func (s *Server) Enqueue(steps ...Step) {
@@ -248,6 +255,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		req.Format = OpenAI
 	case strings.HasSuffix(r.URL.Path, "/v1/messages"):
 		req.Format = Anthropic
+	case strings.Contains(r.URL.Path, "/models/") && (strings.HasSuffix(r.URL.Path, ":generateContent") || strings.HasSuffix(r.URL.Path, ":streamGenerateContent")):
+		req.Format = Gemini
+		path := r.URL.Path[strings.LastIndex(r.URL.Path, "/models/")+len("/models/"):]
+		req.Model, req.Stream = strings.CutSuffix(path, ":streamGenerateContent")
+		req.Model = strings.TrimSuffix(req.Model, ":generateContent")
 	default:
 		http.NotFound(w, r)
 		return
@@ -311,6 +323,10 @@ func (s *Server) block(r *http.Request) {
 // parseRequest fills the fields of req read from its body; a body that does
 // not parse leaves them zero.
 func parseRequest(req *Request) {
+	if req.Format == Gemini {
+		parseGemini(req)
+		return
+	}
 	var wire struct {
 		Model    string `json:"model"`
 		Stream   bool   `json:"stream"`
@@ -340,6 +356,29 @@ func parseRequest(req *Request) {
 						req.ToolResults++
 					}
 				}
+			}
+		}
+	}
+}
+
+// parseGemini counts a Gemini request's contents and functionResponse
+// parts.
+func parseGemini(req *Request) {
+	var wire struct {
+		Contents []struct {
+			Parts []struct {
+				FunctionResponse json.RawMessage `json:"functionResponse"`
+			} `json:"parts"`
+		} `json:"contents"`
+	}
+	if json.Unmarshal(req.Body, &wire) != nil {
+		return
+	}
+	req.Messages = len(wire.Contents)
+	for _, c := range wire.Contents {
+		for _, p := range c.Parts {
+			if len(p.FunctionResponse) > 0 {
+				req.ToolResults++
 			}
 		}
 	}

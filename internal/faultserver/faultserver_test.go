@@ -15,6 +15,7 @@ import (
 	"github.com/agcore/agcore/internal/faultserver"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/provider/anthropic"
+	"github.com/agcore/agcore/provider/gemini"
 	"github.com/agcore/agcore/provider/openai"
 )
 
@@ -24,8 +25,11 @@ func model(t *testing.T, s *faultserver.Server, f faultserver.Format) llm.Model 
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	c := &http.Client{Transport: tr}
-	if f == faultserver.Anthropic {
+	switch f {
+	case faultserver.Anthropic:
 		return anthropic.New(anthropic.WithAPIKey("k"), anthropic.WithBaseURL(s.AnthropicBaseURL()), anthropic.WithHTTPClient(c), anthropic.WithModel("m"))
+	case faultserver.Gemini:
+		return gemini.New(gemini.WithAPIKey("k"), gemini.WithBaseURL(s.GeminiBaseURL()), gemini.WithHTTPClient(c), gemini.WithModel("m"))
 	}
 	return openai.New(openai.WithAPIKey("k"), openai.WithBaseURL(s.OpenAIBaseURL()), openai.WithHTTPClient(c), openai.WithModel("m"))
 }
@@ -43,7 +47,7 @@ func TestReplyParsesInBothFormats(t *testing.T) {
 		},
 		InputTokens: 42,
 	}
-	for _, f := range []faultserver.Format{faultserver.OpenAI, faultserver.Anthropic} {
+	for _, f := range []faultserver.Format{faultserver.OpenAI, faultserver.Anthropic, faultserver.Gemini} {
 		for _, stream := range []bool{false, true} {
 			t.Run(f.String()+map[bool]string{false: "/blocking", true: "/stream"}[stream], func(t *testing.T) {
 				s := faultserver.New()

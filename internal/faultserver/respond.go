@@ -79,9 +79,12 @@ func (rs *responder) status() {
 func (rs *responder) stream(id, model string) {
 	f, st := rs.req.Format, rs.step
 	var fs []frame
-	if f == Anthropic {
+	switch f {
+	case Anthropic:
 		fs = anthropicFrames(id, model, &st.Reply)
-	} else {
+	case Gemini:
+		fs = geminiFrames(id, model, &st.Reply)
+	default:
 		fs = openaiFrames(id, model, &st.Reply)
 	}
 	cut := faultPoint(fs, st.At)
@@ -142,9 +145,12 @@ func faultPoint(fs []frame, at int) int {
 func (rs *responder) blocking(id, model string) {
 	f, st := rs.req.Format, rs.step
 	var body []byte
-	if f == Anthropic {
+	switch f {
+	case Anthropic:
 		body = anthropicJSON(id, model, &st.Reply)
-	} else {
+	case Gemini:
+		body = geminiJSON(id, model, &st.Reply)
+	default:
 		body = openaiJSON(id, model, &st.Reply)
 	}
 	switch st.Fault {

@@ -1,6 +1,7 @@
 package faultserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -200,6 +201,84 @@ func anthropicJSON(id, model string, r *Reply) []byte {
 		strconv.Itoa(in) + `,"output_tokens":` + strconv.Itoa(out) + "}}")
 }
 
+// ---- Gemini generateContent ----
+
+func geminiChunk(id, model, parts, finish string, in, out int) []byte {
+	f := ""
+	if finish != "" {
+		f = `,"finishReason":"` + finish + `"`
+	}
+	return []byte(`data: {"candidates":[{"content":{"parts":[` + parts + `],"role":"model"}` + f + `,"index":0}],"usageMetadata":{"promptTokenCount":` +
+		strconv.Itoa(in) + `,"candidatesTokenCount":` + strconv.Itoa(out) + `,"totalTokenCount":` + strconv.Itoa(in+out) +
+		`},"modelVersion":` + jstr(model) + `,"responseId":"` + id + `"}` + "\r\n\r\n")
+}
+
+func geminiCall(tc ToolCall) string {
+	args := tc.Args
+	if args == "" {
+		args = "{}"
+	}
+	return `{"functionCall":{"id":` + jstr(tc.ID) + `,"name":` + jstr(tc.Name) + `,"args":` + args + `}}`
+}
+
+// geminiFrames is a Gemini stream: a first chunk with an empty text part
+// (no content), the text chunks, one chunk per call (Gemini sends a call
+// whole), and a last chunk with the finishReason and the usage.
+func geminiFrames(id, model string, r *Reply) []frame {
+	texts := r.pieces()
+	in, out := r.usage(len(texts))
+	fs := []frame{{data: geminiChunk(id, model, `{"text":""}`, "", in, 0)}}
+	for i, t := range texts {
+		fs = append(fs, frame{content: true, data: geminiChunk(id, model, `{"text":`+jstr(t)+`}`, "", in, i+1)})
+	}
+	for _, tc := range r.ToolCalls {
+		fs = append(fs, frame{content: true, data: geminiChunk(id, model, geminiCall(tc), "", in, out)})
+	}
+	return append(fs, frame{final: true, data: geminiChunk(id, model, `{"text":""}`, "STOP", in, out)})
+}
+
+func geminiJSON(id, model string, r *Reply) []byte {
+	texts := r.pieces()
+	var parts []string
+	if len(texts) > 0 {
+		parts = append(parts, `{"text":`+jstr(strings.Join(texts, ""))+`}`)
+	}
+	for _, tc := range r.ToolCalls {
+		parts = append(parts, geminiCall(tc))
+	}
+	in, out := r.usage(len(texts))
+	body := geminiChunk(id, model, strings.Join(parts, ","), "STOP", in, out)
+	return bytes.TrimSuffix(bytes.TrimPrefix(body, []byte("data: ")), []byte("\r\n\r\n"))
+}
+
+// geminiStatus is the google.rpc status name Google sends with an HTTP
+// status.
+func geminiStatus(status int) string {
+	switch {
+	case status == 429:
+		return "RESOURCE_EXHAUSTED"
+	case status == 401:
+		return "UNAUTHENTICATED"
+	case status == 403:
+		return "PERMISSION_DENIED"
+	case status == 404:
+		return "NOT_FOUND"
+	case status == 503 || status == 529:
+		return "UNAVAILABLE"
+	case status == 504:
+		return "DEADLINE_EXCEEDED"
+	case status == 500:
+		return "INTERNAL"
+	case status >= 400 && status < 500:
+		return "INVALID_ARGUMENT"
+	}
+	return "UNKNOWN"
+}
+
+func geminiError(status int, msg string) string {
+	return `{"error":{"code":` + strconv.Itoa(status) + `,"message":` + jstr(msg) + `,"status":"` + geminiStatus(status) + `"}}`
+}
+
 // ---- faults ----
 
 // errorBody is the format's error document for an HTTP status.
@@ -222,8 +301,11 @@ func errorBody(f Format, status int, msg string) []byte {
 	if msg == "" {
 		msg = fmt.Sprintf("fault server: HTTP %d", status)
 	}
-	if f == Anthropic {
+	switch f {
+	case Anthropic:
 		return []byte(`{"type":"error","error":{"type":"` + typ + `","message":` + jstr(msg) + `}}`)
+	case Gemini:
+		return []byte(geminiError(status, msg))
 	}
 	return []byte(`{"error":{"message":` + jstr(msg) + `,"type":"` + typ + `","param":null,"code":"` + code + `"}}`)
 }
@@ -240,6 +322,10 @@ func inBand(f Format, stream bool, msg string) []byte {
 		return anthropicEvent("error", `{"type":"error","error":{"type":"overloaded_error","message":`+m+`}}`)
 	case f == Anthropic:
 		return []byte(`{"type":"error","error":{"type":"overloaded_error","message":` + m + `}}`)
+	case f == Gemini && stream:
+		return []byte("data: " + geminiError(503, msg) + "\r\n\r\n")
+	case f == Gemini:
+		return []byte(geminiError(503, msg))
 	case stream:
 		return []byte(`data: {"error":{"message":` + m + `,"type":"server_error","param":null,"code":"overloaded"}}` + "\n\n")
 	}
@@ -251,6 +337,10 @@ func malformed(f Format, stream bool) []byte {
 	switch {
 	case f == Anthropic && stream:
 		return anthropicEvent("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"cut`)
+	case f == Gemini && stream:
+		return []byte(`data: {"candidates":[{"content":{"parts":[{"text":"cut` + "\r\n\r\n")
+	case f == Gemini:
+		return []byte(`{"candidates":[{"content":{"parts":[{"text":"cut`)
 	case stream:
 		return []byte(`data: {"id":"x","choices":[{"index":0,"delta":{"content":"cut` + "\n\n")
 	}
@@ -260,8 +350,11 @@ func malformed(f Format, stream bool) []byte {
 // oversized is a valid text-delta event whose data is about n bytes.
 func oversized(f Format, n int) []byte {
 	text := strings.Repeat("x", max(n, 1))
-	if f == Anthropic {
+	switch f {
+	case Anthropic:
 		return anthropicEvent("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"`+text+`"}}`)
+	case Gemini:
+		return []byte(`data: {"candidates":[{"content":{"parts":[{"text":"` + text + `"}],"role":"model"},"index":0}]}` + "\r\n\r\n")
 	}
 	return []byte(`data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"` + text + `"},"finish_reason":null}]}` + "\n\n")
 }
@@ -269,9 +362,13 @@ func oversized(f Format, n int) []byte {
 // hugeParts returns the head and tail of a valid JSON answer whose text, of
 // n bytes of 'x', goes between them.
 func hugeParts(f Format, id, model string) (head, tail string) {
-	if f == Anthropic {
+	switch f {
+	case Anthropic:
 		return `{"id":"` + id + `","type":"message","role":"assistant","model":` + jstr(model) + `,"content":[{"type":"text","text":"`,
 			`"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":1}}`
+	case Gemini:
+		return `{"candidates":[{"content":{"parts":[{"text":"`,
+			`"}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":1},"modelVersion":` + jstr(model) + `,"responseId":"` + id + `"}`
 	}
 	return `{"id":"` + id + `","object":"chat.completion","created":0,"model":` + jstr(model) +
 			`,"choices":[{"index":0,"message":{"role":"assistant","content":"`,

@@ -76,8 +76,10 @@ type Client struct {
 	// bytes of it; the Client reads and closes resp.Body) into a typed
 	// error: its
 	// Kind (refined from KindForStatus by the body), Code, Message and
-	// RequestID. The Client sets Provider, StatusCode and RetryAfter
-	// itself, falls back to KindForStatus for a KindUnknown error and to a
+	// RequestID, and RetryAfter when the body says how long to wait (as
+	// Google's RetryInfo does). The Client sets Provider and StatusCode
+	// itself, and RetryAfter from the Retry-After headers when they give
+	// one (they win over the body's), falls back to KindForStatus for a KindUnknown error and to a
 	// snippet of the body or the status text for an empty message, and
 	// redacts the result. Nil decodes nothing: the status and a snippet of
 	// the body.
@@ -231,7 +233,9 @@ func (c *Client) StatusError(resp *http.Response, body []byte) *llm.Error {
 	}
 	e.Provider = c.Provider
 	e.StatusCode = resp.StatusCode
-	e.RetryAfter = ParseRetryAfter(resp.Header, time.Now())
+	if ra := ParseRetryAfter(resp.Header, time.Now()); ra > 0 || e.RetryAfter < 0 {
+		e.RetryAfter = ra
+	}
 	if e.Kind == llm.KindUnknown {
 		e.Kind = KindForStatus(resp.StatusCode)
 	}

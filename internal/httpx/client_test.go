@@ -206,6 +206,16 @@ func TestPostStatusErrors(t *testing.T) {
 			}, llm.KindAuth, "bad_[redacted]", "invalid key [redacted]", 0, len(`{"key":"` + testSecret + `"}`)},
 		{"an echoed secret is redacted from a snippet", 502, nil, "<html>" + testSecret + "</html>", nil,
 			llm.KindServer, "", "<html>[redacted]</html>", 0, 0},
+		{"the decoder's wait stands without a Retry-After header", 429, nil, `{}`,
+			func(*http.Response, []byte) *llm.Error {
+				return &llm.Error{Message: "slow down", RetryAfter: 37 * time.Second}
+			},
+			llm.KindRateLimited, "", "slow down", 37 * time.Second, 2},
+		{"a Retry-After header wins over the decoder's wait", 429, http.Header{"Retry-After": {"5"}}, `{}`,
+			func(*http.Response, []byte) *llm.Error {
+				return &llm.Error{Message: "slow down", RetryAfter: 37 * time.Second}
+			},
+			llm.KindRateLimited, "", "slow down", 5 * time.Second, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

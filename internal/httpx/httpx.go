@@ -15,7 +15,7 @@
 //   - [KindForStatus], [ParseRetryAfter] and [TransportError] classify
 //     failures into *llm.Error kinds; [ReadBody] reads a bounded body.
 //   - [MergeExtra] merges Request.Extra into an encoded request body, and
-//     [MarshalJSON] encodes JSON as both adapters send it.
+//     [MarshalJSON] encodes JSON as the adapters send it.
 //
 // It imports llm and internal/sse only.
 package httpx

@@ -102,7 +102,7 @@ func TestCanaryKeyNeverLeaksFromTheCLI(t *testing.T) {
 
 	sent := 0
 	for _, c := range srv.Calls() {
-		if c.Header.Get("Authorization") == "Bearer "+key || c.Header.Get("X-Api-Key") == key {
+		if c.Header.Get("Authorization") == "Bearer "+key || c.Header.Get("X-Api-Key") == key || c.Header.Get("X-Goog-Api-Key") == key {
 			sent++
 		}
 	}

@@ -132,7 +132,7 @@ func TestCanaryKeyNeverLeaks(t *testing.T) {
 
 	sent := 0
 	for _, c := range calls {
-		if c.Header.Get("Authorization") == "Bearer "+key || c.Header.Get("X-Api-Key") == key {
+		if c.Header.Get("Authorization") == "Bearer "+key || c.Header.Get("X-Api-Key") == key || c.Header.Get("X-Goog-Api-Key") == key {
 			sent++
 		}
 		if bytes.Contains(c.Body, []byte(key)) {

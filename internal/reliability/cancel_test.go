@@ -101,7 +101,7 @@ func TestCancellation(t *testing.T) {
 				tr.CloseIdleConnections()
 				goleak.VerifyNone(t, leaks)
 			}()
-			for _, f := range []faultserver.Format{faultserver.OpenAI, faultserver.Anthropic} {
+			for _, f := range []faultserver.Format{faultserver.OpenAI, faultserver.Anthropic, faultserver.Gemini} {
 				for i := range iters {
 					sid := fmt.Sprintf("cancel-%d-%d", len(all)+len(lat), i)
 					d, outcome := cancelOnce(t, srv, tr, base, sid, f, pt)

@@ -244,7 +244,7 @@ func TestErrorBodiesAreSizeLimited(t *testing.T) {
 	defer srv.Close()
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
-	for _, f := range []faultserver.Format{faultserver.OpenAI, faultserver.Anthropic} {
+	for _, f := range []faultserver.Format{faultserver.OpenAI, faultserver.Anthropic, faultserver.Gemini} {
 		// A long idle timeout: the server takes a while to build the body.
 		m := newAdapter(adapterConfig{format: f, base: baseURL(srv, f), key: "k", client: &http.Client{Transport: tr}, idle: 30 * time.Second})
 		for _, stream := range []bool{false, true} {

@@ -35,6 +35,7 @@ func (c column) String() string {
 var columns = []column{
 	{faultserver.OpenAI, false}, {faultserver.OpenAI, true},
 	{faultserver.Anthropic, false}, {faultserver.Anthropic, true},
+	{faultserver.Gemini, false}, {faultserver.Gemini, true},
 }
 
 // outcome is what a fault must lead to.
@@ -105,8 +106,8 @@ var faultCases = []faultCase{
 	{"huge non-streamed body",
 		func(c column) faultserver.Step {
 			n := 2 * testMaxBody
-			if c.format == faultserver.Anthropic && !c.stream {
-				n = 33 << 20 // the Anthropic adapter's fixed 32 MiB limit
+			if c.format != faultserver.OpenAI && !c.stream {
+				n = 33 << 20 // the Anthropic and Gemini adapters' fixed 32 MiB limit
 			}
 			return faultserver.Step{Fault: faultserver.HugeBody, Bytes: n}
 		},

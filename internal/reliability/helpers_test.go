@@ -22,6 +22,7 @@ import (
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/provider/anthropic"
+	"github.com/agcore/agcore/provider/gemini"
 	"github.com/agcore/agcore/provider/openai"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/tool"
@@ -105,9 +106,13 @@ func newAdapter(c adapterConfig) llm.Model {
 	if name == "" {
 		name = "fault-model"
 	}
-	if c.format == faultserver.Anthropic {
+	switch c.format {
+	case faultserver.Anthropic:
 		return anthropic.New(anthropic.WithAPIKey(c.key), anthropic.WithBaseURL(c.base), anthropic.WithModel(name),
 			anthropic.WithHTTPClient(c.client), anthropic.WithIdleTimeout(idle), anthropic.WithMaxEventSize(testMaxEvent))
+	case faultserver.Gemini:
+		return gemini.New(gemini.WithAPIKey(c.key), gemini.WithBaseURL(c.base), gemini.WithModel(name),
+			gemini.WithHTTPClient(c.client), gemini.WithIdleTimeout(idle), gemini.WithMaxEventSize(testMaxEvent))
 	}
 	return openai.New(openai.WithAPIKey(c.key), openai.WithBaseURL(c.base), openai.WithModel(name),
 		openai.WithHTTPClient(c.client), openai.WithIdleTimeout(idle), openai.WithMaxEventSize(testMaxEvent),
@@ -116,8 +121,11 @@ func newAdapter(c adapterConfig) llm.Model {
 
 // baseURL is the server's base URL for format.
 func baseURL(s *faultserver.Server, f faultserver.Format) string {
-	if f == faultserver.Anthropic {
+	switch f {
+	case faultserver.Anthropic:
 		return s.AnthropicBaseURL()
+	case faultserver.Gemini:
+		return s.GeminiBaseURL()
 	}
 	return s.OpenAIBaseURL()
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/agcore/agcore/mcp"
 	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/provider/anthropic"
+	"github.com/agcore/agcore/provider/gemini"
 	"github.com/agcore/agcore/provider/openai"
 	"github.com/agcore/agcore/provider/openai/responses"
 	"github.com/agcore/agcore/tool"
@@ -46,6 +47,10 @@ func newAdapter(s *config.Settings) llm.Model {
 	if s.Kind.Wire == "openai-responses" {
 		return responses.New(responses.WithAPIKey(s.APIKey), responses.WithBaseURL(s.BaseURL), responses.WithModel(s.Model),
 			responses.WithHTTPClient(client), responses.WithIdleTimeout(s.IdleTimeout))
+	}
+	if s.Kind.Wire == "gemini" {
+		return gemini.New(gemini.WithAPIKey(s.APIKey), gemini.WithBaseURL(s.BaseURL), gemini.WithModel(s.Model),
+			gemini.WithHTTPClient(client), gemini.WithIdleTimeout(s.IdleTimeout))
 	}
 	var preset openai.Option
 	switch s.Kind.Name {

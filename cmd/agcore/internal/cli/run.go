@@ -16,6 +16,8 @@ or the first key set):
   openai      OPENAI_API_KEY, OPENAI_BASE_URL (default https://api.openai.com/v1)
   openai-responses  the same, through OpenAI's Responses API ({base}/responses)
   anthropic   ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (default https://api.anthropic.com)
+  gemini      GEMINI_API_KEY (or GOOGLE_API_KEY), GOOGLE_GEMINI_BASE_URL
+              (default https://generativelanguage.googleapis.com)
   deepseek    DEEPSEEK_API_KEY, DEEPSEEK_BASE_URL (default https://api.deepseek.com)
   ollama      no key; http://localhost:11434/v1
   vllm        http://localhost:8000/v1 (VLLM_API_KEY if the server wants one); -m NAME

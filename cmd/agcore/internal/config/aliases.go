@@ -43,17 +43,25 @@ func SortedAliases(aliases map[string]string) []string {
 
 // modelVendors are the kinds a model name alone can name: the companies
 // that make the models the catalog lists under them.
-var modelVendors = []string{"openai", "anthropic", "deepseek"}
+var modelVendors = []string{"openai", "anthropic", "deepseek", "gemini"}
+
+// catalogProvider is the provider the catalog lists a kind's models under.
+func catalogProvider(kind string) string {
+	if kind == "gemini" {
+		return "google"
+	}
+	return kind
+}
 
 // KindOfModel returns the kind whose own model model is (claude-* is
-// Anthropic's, gpt-* OpenAI's), as the catalog lists it.
+// Anthropic's, gpt-* OpenAI's, gemini-* Google's), as the catalog lists it.
 func KindOfModel(model string) (Kind, bool) {
 	if model == "" {
 		return Kind{}, false
 	}
 	cat := catalog.Default()
 	for _, name := range modelVendors {
-		info, ok := cat.LookupFor(name, model)
+		info, ok := cat.LookupFor(catalogProvider(name), model)
 		if ok && info.Price != nil { // listed with this vendor's own price
 			return KindNamed(name)
 		}

@@ -390,10 +390,14 @@ func (r *resolver) provider(f File) error {
 			if s.Provider != "" || !k.Detect {
 				continue
 			}
-			if v, ok := r.in.Getenv(k.KeyEnv); ok && v != "" {
-				s.Provider = k.Name
-				s.Sources["provider"] = "detected from " + k.KeyEnv
-				break
+			for _, env := range []string{k.KeyEnv, k.AltKeyEnv} {
+				if env == "" || s.Provider != "" {
+					continue
+				}
+				if v, ok := r.in.Getenv(env); ok && v != "" {
+					s.Provider = k.Name
+					s.Sources["provider"] = "detected from " + env
+				}
 			}
 		}
 	}
@@ -430,13 +434,22 @@ func (r *resolver) provider(f File) error {
 	if s.KeyEnv != "" {
 		s.APIKey, _ = r.in.Getenv(s.KeyEnv)
 	}
+	if s.APIKey == "" && pc.APIKeyEnv == "" && kind.AltKeyEnv != "" {
+		if v, _ := r.in.Getenv(kind.AltKeyEnv); v != "" {
+			s.APIKey, s.KeyEnv = v, kind.AltKeyEnv
+		}
+	}
 	switch {
 	case s.BaseURL == "":
 		return &SetupError{Settings: s, Reason: fmt.Sprintf("provider %q needs a base URL: --base-url URL or %s (an OpenAI-compatible server, usually ending in /v1)", s.Provider, orName(kind.BaseEnv, "the config file's base_url"))}
 	case s.Model == "":
 		return &SetupError{Settings: s, Reason: fmt.Sprintf("provider %q needs a model: --model NAME or AGCORE_MODEL", s.Provider)}
 	case kind.KeyRequired && s.APIKey == "" && s.BaseURL == kind.DefaultBase:
-		return &SetupError{Settings: s, Reason: fmt.Sprintf("provider %q needs an API key in the environment variable %s", s.Provider, s.KeyEnv)}
+		env := s.KeyEnv
+		if kind.AltKeyEnv != "" && pc.APIKeyEnv == "" {
+			env += " (or " + kind.AltKeyEnv + ")"
+		}
+		return &SetupError{Settings: s, Reason: fmt.Sprintf("provider %q needs an API key in the environment variable %s", s.Provider, env)}
 	}
 	return nil
 }

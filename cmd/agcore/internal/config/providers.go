@@ -12,6 +12,9 @@ type Kind struct {
 	// KeyEnv is the environment variable holding the API key; empty for a
 	// kind that needs none (ollama).
 	KeyEnv string
+	// AltKeyEnv is a second variable holding the key, read (and
+	// detected) when KeyEnv is not set: GOOGLE_API_KEY for gemini.
+	AltKeyEnv string
 	// BaseEnv is the environment variable that overrides the base URL.
 	BaseEnv string
 	// DefaultBase is the base URL used when nothing else gives one; empty
@@ -25,8 +28,9 @@ type Kind struct {
 	KeyRequired bool
 	// Wire is the API the kind speaks: "openai" (Chat Completions at
 	// {base}/chat/completions), "openai-responses" (the Responses API at
-	// {base}/responses), "anthropic" (Messages at {base}/v1/messages) or
-	// "demo" (offline).
+	// {base}/responses), "anthropic" (Messages at {base}/v1/messages),
+	// "gemini" (generateContent at {base}/v1beta/models/...) or "demo"
+	// (offline).
 	Wire string
 	// Detect says whether a set KeyEnv picks this kind when no provider is
 	// named.
@@ -40,6 +44,7 @@ var Kinds = []Kind{
 	// same key, base URL and models as openai; never detected.
 	{Name: "openai-responses", KeyEnv: "OPENAI_API_KEY", BaseEnv: "OPENAI_BASE_URL", DefaultBase: "https://api.openai.com/v1", DefaultModel: "gpt-5-mini", KeyRequired: true, Wire: "openai-responses"},
 	{Name: "anthropic", KeyEnv: "ANTHROPIC_API_KEY", BaseEnv: "ANTHROPIC_BASE_URL", DefaultBase: "https://api.anthropic.com", DefaultModel: "claude-sonnet-4-5", KeyRequired: true, Wire: "anthropic", Detect: true},
+	{Name: "gemini", KeyEnv: "GEMINI_API_KEY", AltKeyEnv: "GOOGLE_API_KEY", BaseEnv: "GOOGLE_GEMINI_BASE_URL", DefaultBase: "https://generativelanguage.googleapis.com", DefaultModel: "gemini-2.5-flash", KeyRequired: true, Wire: "gemini", Detect: true},
 	{Name: "deepseek", KeyEnv: "DEEPSEEK_API_KEY", BaseEnv: "DEEPSEEK_BASE_URL", DefaultBase: "https://api.deepseek.com", DefaultModel: "deepseek-chat", KeyRequired: true, Wire: "openai", Detect: true},
 	{Name: "ollama", DefaultBase: "http://localhost:11434/v1", DefaultModel: "llama3.2", Wire: "openai"},
 	// The presets of OpenAI-compatible services (provider/openai's VLLM(),
@@ -90,6 +95,7 @@ func SetupHelp(home, problem string) string {
 	rows := [][2]string{
 		{"OpenAI", "export OPENAI_API_KEY=sk-...               (model: --model gpt-4.1-mini, the default)"},
 		{"Anthropic", "export ANTHROPIC_API_KEY=sk-ant-...        (and AGCORE_PROVIDER=anthropic if other keys are set)"},
+		{"Gemini", "export GEMINI_API_KEY=AIza...              (or GOOGLE_API_KEY; AGCORE_PROVIDER=gemini if other keys are set)"},
 		{"DeepSeek", "export DEEPSEEK_API_KEY=sk-...             (and AGCORE_PROVIDER=deepseek if other keys are set)"},
 		{"Ollama", "export AGCORE_PROVIDER=ollama AGCORE_MODEL=llama3.2   (local server at http://localhost:11434/v1, no key)"},
 		{"vLLM / other", "export AGCORE_PROVIDER=compatible OPENAI_BASE_URL=http://localhost:8000/v1 AGCORE_MODEL=NAME"},
@@ -97,7 +103,7 @@ func SetupHelp(home, problem string) string {
 	for _, r := range rows {
 		fmt.Fprintf(&b, "  %-13s %s\n", r[0], r[1])
 	}
-	b.WriteString("\nBase URLs: OPENAI_BASE_URL, DEEPSEEK_BASE_URL, ANTHROPIC_BASE_URL (or --base-url).\n")
+	b.WriteString("\nBase URLs: OPENAI_BASE_URL, DEEPSEEK_BASE_URL, ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL (or --base-url).\n")
 	b.WriteString("To see the whole machinery offline first, with no key: agcore demo (or --provider demo)\n")
 	return b.String()
 }
