@@ -20,7 +20,9 @@ func (fixedObserver) Start(ctx context.Context, _ observe.Phase) (context.Contex
 	return observe.Start(context.Background(), "")
 }
 
-func (fixedObserver) Inject(_ context.Context, set func(k, v string)) { set("traceparent", testTraceparent) }
+func (fixedObserver) Inject(_ context.Context, set func(k, v string)) {
+	set("traceparent", testTraceparent)
+}
 
 // TestACallCarriesTheTraceContext: a tool call made under a traced context
 // carries its traceparent in _meta, and over HTTP as a header too; an

@@ -178,10 +178,10 @@ func (t *Telemetry) Start(ctx context.Context, phase observe.Phase) (context.Con
 
 type phaseSpan struct{ s trace.Span }
 
-func (p phaseSpan) SetInt(key string, v int)      { p.s.SetAttributes(attribute.Int(key, v)) }
-func (p phaseSpan) SetString(key, v string)       { p.s.SetAttributes(attribute.String(key, v)) }
-func (p phaseSpan) End(err error)                 { endSpan(p.s, err) }
-func endSpan(s trace.Span, err error)             { fail(s, err); s.End() }
+func (p phaseSpan) SetInt(key string, v int)       { p.s.SetAttributes(attribute.Int(key, v)) }
+func (p phaseSpan) SetString(key, v string)        { p.s.SetAttributes(attribute.String(key, v)) }
+func (p phaseSpan) End(err error)                  { endSpan(p.s, err) }
+func endSpan(s trace.Span, err error)              { fail(s, err); s.End() }
 func (t *Telemetry) since(start time.Time) float64 { return t.clock.Now().Sub(start).Seconds() }
 
 // fail marks s failed with err (nothing when err is nil): error status
