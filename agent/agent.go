@@ -121,11 +121,11 @@ type Agent struct {
 //	      PostToolUse wrap each tool call, inside the telemetry's tool span)
 //	      → telemetry (cfg.Telemetry: one span per model call)
 //	        → cfg.Middleware
-//	          → retry (each call, never the tools)
-//	            → telemetry (each attempt)
-//	              → logging (with cfg.Logger)
-//	                → model-info override (cfg.ModelInfo)
-//	                  → model
+//	          → retry (each call, never the tools; each retry told to
+//	            cfg.Retry.OnRetry and the telemetry)
+//	            → logging (with cfg.Logger)
+//	              → model-info override (cfg.ModelInfo)
+//	                → model
 //
 // It fails when model is nil or when two of cfg.Tools share a name or one
 // has none.
@@ -174,10 +174,10 @@ func New(model llm.Model, cfg Config) (*Agent, error) {
 	if retry.Clock == nil {
 		retry.Clock = cfg.Clock
 	}
-	mws = append(mws, middleware.Retry(retry))
 	if tel != nil {
-		mws = append(mws, tel.AttemptMiddleware())
+		retry.OnRetry = onRetry(retry.OnRetry, tel)
 	}
+	mws = append(mws, middleware.Retry(retry))
 	if cfg.Logger != nil {
 		logCfg := middleware.LogConfig{Logger: cfg.Logger, Clock: cfg.Clock}
 		mws = append(mws, middleware.Logging(logCfg))

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"time"
 
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/middleware"
@@ -17,10 +18,11 @@ import (
 //
 // [New] places the pieces in the pipeline: ModelMiddleware first among the
 // model middleware after the hooks (one call per model call of the tool
-// loop, retries included), AttemptMiddleware right inside the retries (once
-// per attempt), ToolMiddleware outermost around each tool call (hooks and
-// approval included). StartRun is called when a run starts and its end
-// function once the run is entirely over, persistence included.
+// loop, retries included), OnRetry beside Config.Retry.OnRetry (told of
+// each retry of a model call, with the context of that call),
+// ToolMiddleware outermost around each tool call (hooks and approval
+// included). StartRun is called when a run starts and its end function
+// once the run is entirely over, persistence included.
 //
 // The context StartRun returns is the run's: the tool loop, the budget
 // policy, the model calls, the tool calls (and the MCP calls and HTTP
@@ -34,9 +36,10 @@ type Telemetry interface {
 	StartRun(ctx context.Context, run RunInfo) (context.Context, func(RunResult))
 	// ModelMiddleware wraps each model call; nil adds nothing.
 	ModelMiddleware() middleware.Middleware
-	// AttemptMiddleware wraps each attempt of a model call; nil adds
-	// nothing.
-	AttemptMiddleware() middleware.Middleware
+	// OnRetry is told of each retry of a model call, before its wait, as
+	// middleware.RetryConfig.OnRetry is: the attempt that failed (from 1),
+	// the wait and the error.
+	OnRetry(ctx context.Context, attempt int, delay time.Duration, err error)
 	// ToolMiddleware wraps each tool call; nil adds nothing.
 	ToolMiddleware() tool.Middleware
 }
@@ -115,4 +118,14 @@ func (r *run) persistObserved(ctx context.Context, resp *Response) error {
 	err := r.persist(ctx, resp)
 	span.End(err)
 	return err
+}
+
+// onRetry tells user (when set) and then the telemetry of each retry.
+func onRetry(user func(context.Context, int, time.Duration, error), tel Telemetry) func(context.Context, int, time.Duration, error) {
+	return func(ctx context.Context, attempt int, delay time.Duration, err error) {
+		if user != nil {
+			user(ctx, attempt, delay, err)
+		}
+		tel.OnRetry(ctx, attempt, delay, err)
+	}
 }

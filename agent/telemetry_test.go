@@ -3,9 +3,11 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/llm"
@@ -38,8 +40,11 @@ func (f *fakeTelemetry) ModelMiddleware() middleware.Middleware {
 	return f.wrap("call")
 }
 
-func (f *fakeTelemetry) AttemptMiddleware() middleware.Middleware {
-	return f.wrap("attempt")
+func (f *fakeTelemetry) OnRetry(ctx context.Context, attempt int, _ time.Duration, err error) {
+	if ctx.Value(telKey{}) != "run" {
+		f.log.add("retry without the run's context")
+	}
+	f.log.add(fmt.Sprintf("retry %d %v", attempt, llm.KindOf(err)))
 }
 
 func (f *fakeTelemetry) wrap(what string) middleware.Middleware {
@@ -100,8 +105,8 @@ func (s streamFunc) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.
 
 // TestTelemetryIsWiredIntoThePipeline: the run starts before everything
 // and ends after persistence; the model middleware sees each model call of
-// the tool loop once, the attempt middleware each attempt (inside the
-// retries); the tool middleware wraps each tool call, outside the hooks;
+// the tool loop once, OnRetry each retry after the user's own; the tool
+// middleware wraps each tool call, outside the hooks;
 // every piece gets the run's context; persistence is a phase.
 func TestTelemetryIsWiredIntoThePipeline(t *testing.T) {
 	f := &fakeTelemetry{}
@@ -118,6 +123,7 @@ func TestTelemetryIsWiredIntoThePipeline(t *testing.T) {
 	a := newAgent(t, model, agent.Config{
 		Name: "tel", ID: "agent-7", Tools: []tool.Tool{echoTool{"lookup"}}, Store: newStore(), Telemetry: f,
 		Hooks: hooks, Clock: fixedClock{}, NewID: ids(),
+		Retry: middleware.RetryConfig{OnRetry: func(context.Context, int, time.Duration, error) { f.log.add("user retry") }},
 	})
 	resp, err := a.Run(context.Background(), user("hi"), &agent.RunOptions{SessionID: "s1"})
 	if err != nil {
@@ -125,9 +131,9 @@ func TestTelemetryIsWiredIntoThePipeline(t *testing.T) {
 	}
 	want := []string{
 		"run start",
-		"call", "attempt", "attempt", // the first attempt is overloaded and retried
+		"call", "user retry", "retry 1 overloaded", // the first attempt is overloaded and retried
 		"tool lookup start", "hook", "tool lookup end",
-		"call", "attempt",
+		"call",
 		"phase persistence", "phase persistence end",
 		"run end",
 	}

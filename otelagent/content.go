@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
@@ -157,5 +156,3 @@ func setUsage(span trace.Span, u llm.Usage) {
 	}
 	span.SetAttributes(attrs...)
 }
-
-func metricWith(attrs []attribute.KeyValue) metric.AddOption { return metric.WithAttributes(attrs...) }

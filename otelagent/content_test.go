@@ -53,14 +53,14 @@ func TestContentOptIn(t *testing.T) {
 }
 
 // TestBareModelAndTools: the middleware traces a bare model (Generate
-// here, so no time to first chunk), its attempts inside a hand-placed
-// Retry, and the tool middleware a tool.Invoker's calls; each is a root
+// here, so no time to first chunk), its retries through a hand-placed
+// Retry's OnRetry, and the tool middleware a tool.Invoker's calls; each is a root
 // span when the caller's context has none.
 func TestBareModelAndTools(t *testing.T) {
 	r := newRecorded(t, otelagent.Config{})
 	inner := llmtest.New(llmtest.Fail(&llm.Error{Kind: llm.KindRateLimited, Message: "slow down"}), llmtest.Text("hi").WithUsage(llm.Usage{InputTokens: 3, OutputTokens: 1})).
 		WithInfo(llm.ModelInfo{Provider: "xai", Name: "grok-test"}).Verify(t)
-	model := middleware.Chain(inner, r.tel.Middleware(), middleware.Retry(middleware.RetryConfig{Clock: &stepClock{}}), r.tel.AttemptMiddleware())
+	model := middleware.Chain(inner, r.tel.Middleware(), middleware.Retry(middleware.RetryConfig{Clock: &stepClock{}, OnRetry: r.tel.OnRetry}))
 	temp := 0.5
 	if _, err := model.Generate(context.Background(), &llm.Request{Messages: []llm.Message{llm.UserText("hi")}, MaxTokens: 64, Temperature: &temp}); err != nil {
 		t.Fatal(err)

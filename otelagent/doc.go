@@ -20,7 +20,7 @@
 //	invoke_agent {agent}          kind internal; the whole run, persistence included
 //	├── agcore.compaction          when the budget policy compresses a request
 //	├── chat {model}               kind client; one model call of the tool loop, its retries included
-//	│     events agcore.attempt.failed, one per failed attempt
+//	│     events agcore.retry, one per retried attempt
 //	├── execute_tool {tool}        kind internal; one per tool call (hooks and approval included)
 //	├── chat {model}
 //	└── agcore.persistence         the append of the turn to its session
@@ -50,10 +50,11 @@
 //   - agcore.persistence: gen_ai.conversation.id, agcore.run.id,
 //     agcore.persistence.messages.
 //
-// Each failed attempt of a model call is an agcore.attempt.failed event on
-// its chat span (agcore.attempt, error.type, agcore.error.message); a call
-// that succeeded on its third attempt has two such events and
-// agcore.attempts = 3.
+// Each retried attempt of a model call is an agcore.retry event on its
+// chat span (agcore.attempt, error.type, agcore.error.message,
+// agcore.retry.delay in seconds); a call that succeeded on its third
+// attempt has two such events and agcore.attempts = 3, and one that failed
+// for good has the last attempt's error as its own status.
 //
 // Message contents are recorded only with Config.RecordContent:
 // gen_ai.system_instructions, gen_ai.input.messages, gen_ai.output.messages
@@ -86,8 +87,9 @@
 //
 // # Bare models and tools
 //
-// [Telemetry.Middleware] and [Telemetry.AttemptMiddleware] trace a bare
-// llm.Model; [Telemetry.ToolMiddleware] traces a tool.Invoker's calls.
+// [Telemetry.Middleware] traces a bare llm.Model (with
+// [Telemetry.OnRetry] given to its retries); [Telemetry.ToolMiddleware]
+// traces a tool.Invoker's calls.
 //
 // This package imports agent, middleware, tool, llm, observe, usage and
 // the OpenTelemetry API (otel, trace, metric, semconv); never the SDK,

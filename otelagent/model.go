@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
-	"go.opentelemetry.io/otel/semconv/v1.41.0/genaiconv"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agcore/agcore/llm"
@@ -24,14 +24,16 @@ var ErrStopped = errors.New("otelagent: the stream's consumer stopped before its
 // Middleware returns the model middleware that records, for each call, a
 // chat span (kind client) and the gen_ai.client.* metrics: operation
 // duration, token usage, time to first chunk (streams) and agcore's cost.
-// agent.New puts it in place; for a bare model compose it by hand, with the
-// attempt middleware inside the retries:
+// agent.New puts it in place; for a bare model compose it by hand, with
+// [Telemetry.OnRetry] told of the retries inside it:
 //
-//	model := middleware.Chain(adapter, tel.Middleware(), middleware.Retry(middleware.RetryConfig{}), tel.AttemptMiddleware())
+//	model := middleware.Chain(adapter, tel.Middleware(), middleware.Retry(middleware.RetryConfig{OnRetry: tel.OnRetry}))
 //
-// A call's span covers its retries (the attempts are its events) and is the
-// parent of whatever the call does below: the provider request carries its
-// trace context (traceparent).
+// A call's span covers its retries (each is an agcore.retry event) and is
+// the parent of whatever the call does below: the provider requests carry
+// its trace context (traceparent). The span is per call, never per chunk:
+// a stream passes through one iterator layer and allocates nothing per
+// event.
 func (t *Telemetry) Middleware() middleware.Middleware {
 	return func(next llm.Model) llm.Model { return &chat{t: t, next: next} }
 }
@@ -52,7 +54,7 @@ type call struct {
 	provider string
 	model    string // the request model
 	stream   bool
-	attempts int     // counted by the attempt middleware (sequential)
+	retries  int     // counted by OnRetry (sequential)
 	ttfc     float64 // seconds to the first event of a stream; < 0 before it
 }
 
@@ -76,7 +78,7 @@ func (c *chat) begin(ctx context.Context, req *llm.Request, stream bool) (contex
 	if cl.model != "" {
 		name += " " + cl.model
 	}
-	ctx, cl.span = t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient))
+	ctx, cl.span = t.tracer.Start(ctx, name, clientSpan...)
 	if cl.span.IsRecording() {
 		cl.span.SetAttributes(requestAttrs(ctx, cl, req)...)
 		if t.content {
@@ -86,6 +88,9 @@ func (c *chat) begin(ctx context.Context, req *llm.Request, stream bool) (contex
 	}
 	if observe.From(ctx) == nil {
 		ctx = observe.With(ctx, t) // a bare model's call: propagate its trace context
+	}
+	if !cl.span.IsRecording() {
+		return ctx, cl // nothing for OnRetry to record
 	}
 	return context.WithValue(ctx, callKey{}, cl), cl
 }
@@ -148,9 +153,7 @@ func (cl *call) end(ctx context.Context, resp *llm.Response, err error) {
 		if cl.ttfc >= 0 {
 			span.SetAttributes(semconv.GenAIResponseTimeToFirstChunk(cl.ttfc))
 		}
-		if cl.attempts > 0 {
-			span.SetAttributes(attribute.Int(AttrAttempts, cl.attempts))
-		}
+		span.SetAttributes(attribute.Int(AttrAttempts, cl.retries+1))
 		fail(span, err)
 	}
 	span.End()
@@ -160,32 +163,36 @@ func (cl *call) end(ctx context.Context, resp *llm.Response, err error) {
 // record records the call's metrics.
 func (cl *call) record(ctx context.Context, elapsed float64, resp *llm.Response, err error, usd float64, known bool) {
 	t := cl.t
-	op, provider := genaiconv.OperationNameChat, genaiconv.ProviderNameAttr(cl.provider)
 	if !t.duration.Enabled(ctx) && !t.tokens.Enabled(ctx) && !t.ttfc.Enabled(ctx) && !t.cost.Enabled(ctx) {
 		return
 	}
-	attrs := make([]attribute.KeyValue, 0, 4)
+	var buf [6]attribute.KeyValue
+	attrs := append(buf[:0], semconv.GenAIOperationNameChat, semconv.GenAIProviderNameKey.String(cl.provider))
 	if cl.model != "" {
 		attrs = append(attrs, semconv.GenAIRequestModel(cl.model))
 	}
 	if resp != nil && resp.Model != "" {
 		attrs = append(attrs, semconv.GenAIResponseModel(resp.Model))
 	}
+	// One attribute set for what shares it: sets are what recording costs.
+	common := attribute.NewSet(attrs...)
 	if cl.stream && cl.ttfc >= 0 {
-		t.ttfc.Record(ctx, cl.ttfc, op, provider, attrs...)
+		t.ttfc.RecordSet(ctx, cl.ttfc, common)
 	}
 	if resp != nil {
-		t.tokens.Record(ctx, int64(resp.Usage.InputTokens), op, provider, genaiconv.TokenTypeInput, attrs...)
-		t.tokens.Record(ctx, int64(resp.Usage.OutputTokens), op, provider, genaiconv.TokenTypeOutput, attrs...)
-		if known && t.cost.Enabled(ctx) {
-			costAttrs := append(attrs[:len(attrs):len(attrs)], semconv.GenAIOperationNameChat, semconv.GenAIProviderNameKey.String(cl.provider))
-			t.cost.Add(ctx, usd, metricWith(costAttrs))
+		n := len(attrs)
+		t.tokens.RecordSet(ctx, int64(resp.Usage.InputTokens), attribute.NewSet(append(attrs[:n], semconv.GenAITokenTypeInput)...))
+		t.tokens.RecordSet(ctx, int64(resp.Usage.OutputTokens), attribute.NewSet(append(attrs[:n], semconv.GenAITokenTypeOutput)...))
+		attrs = attrs[:n]
+		if known {
+			t.cost.Add(ctx, usd, metric.WithAttributeSet(common))
 		}
 	}
 	if err != nil {
-		attrs = append(attrs, semconv.ErrorTypeKey.String(ErrorType(err)))
+		t.duration.RecordSet(ctx, elapsed, attribute.NewSet(append(attrs, semconv.ErrorTypeKey.String(ErrorType(err)))...))
+		return
 	}
-	t.duration.Record(ctx, elapsed, op, provider, attrs...)
+	t.duration.RecordSet(ctx, elapsed, common)
 }
 
 func (c *chat) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
@@ -233,56 +240,27 @@ func (c *chat) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event
 	}
 }
 
-// attempts is the attempt middleware: below the retries, it counts each
-// call's attempts and records the failed ones on the call's span.
-type attempts struct{ next llm.Model }
-
-func (a *attempts) Info() llm.ModelInfo { return a.next.Info() }
-
-func (cl *call) attempt() int {
-	cl.attempts++
-	return cl.attempts
-}
-
-// attemptFailed records attempt n's failure as an event of the call's span.
-func (cl *call) attemptFailed(n int, err error) {
+// OnRetry implements [agent.Telemetry]: it records a retry of the model
+// call whose context ctx is as an agcore.retry event of its chat span
+// (the failed attempt's number, error.type, error text and the wait before
+// the next attempt) and counts it in the span's agcore.attempts. agent.New
+// calls it from its retries; for a bare model give it to the Retry inside
+// [Telemetry.Middleware]:
+//
+//	middleware.Chain(adapter, tel.Middleware(), middleware.Retry(middleware.RetryConfig{OnRetry: tel.OnRetry}))
+func (t *Telemetry) OnRetry(ctx context.Context, attempt int, delay time.Duration, err error) {
+	cl := callOf(ctx)
+	if cl == nil {
+		return
+	}
+	cl.retries++
 	if !cl.span.IsRecording() {
 		return
 	}
-	cl.span.AddEvent(EventAttemptFailed, trace.WithAttributes(
-		attribute.Int(AttrAttempt, n),
+	cl.span.AddEvent(EventRetry, trace.WithAttributes(
+		attribute.Int(AttrAttempt, attempt),
 		semconv.ErrorTypeKey.String(ErrorType(err)),
 		attribute.String(AttrErrorMessage, err.Error()),
+		attribute.Float64(AttrRetryDelay, delay.Seconds()),
 	))
-}
-
-func (a *attempts) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	cl := callOf(ctx)
-	if cl == nil {
-		return a.next.Generate(ctx, req)
-	}
-	n := cl.attempt()
-	resp, err := a.next.Generate(ctx, req)
-	if err != nil {
-		cl.attemptFailed(n, err)
-	}
-	return resp, err
-}
-
-func (a *attempts) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
-	cl := callOf(ctx)
-	if cl == nil {
-		return a.next.Stream(ctx, req)
-	}
-	return func(yield func(llm.Event, error) bool) {
-		n := cl.attempt()
-		for ev, err := range a.next.Stream(ctx, req) {
-			if err != nil {
-				cl.attemptFailed(n, err)
-			}
-			if !yield(ev, err) {
-				return
-			}
-		}
-	}
 }

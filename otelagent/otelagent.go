@@ -35,24 +35,34 @@ const (
 	// run (invoke_agent spans) in US dollars, from the model's known price
 	// (llm.ModelInfo.Price); absent when the price is unknown.
 	AttrCostUSD = "agcore.cost.usd"
-	// AttrAttempts is how many attempts a model call made (chat spans,
-	// when the attempt middleware is in place: always with agent.New).
+	// AttrAttempts is how many attempts a model call made: 1 plus its
+	// retries (chat spans; the retries are counted by [Telemetry.OnRetry],
+	// which agent.New wires).
 	AttrAttempts = "agcore.attempts"
-	// AttrAttempt numbers an attempt, from 1, in an EventAttemptFailed.
+	// AttrAttempt numbers the failed attempt, from 1, in an EventRetry.
 	AttrAttempt = "agcore.attempt"
+	// AttrErrorMessage is the failed attempt's error text, in an
+	// EventRetry.
+	AttrErrorMessage = "agcore.error.message"
+	// AttrRetryDelay is the wait before the next attempt, in seconds, in an
+	// EventRetry.
+	AttrRetryDelay = "agcore.retry.delay"
+	// EventRetry is the chat span event of an attempt that failed and is
+	// retried: AttrAttempt, error.type, AttrErrorMessage, AttrRetryDelay.
+	// The last attempt's failure is the span's own error.
+	EventRetry = "agcore.retry"
 	// AttrRunID is the agent run's id (invoke_agent spans).
 	AttrRunID = observe.AttrRunID
-	// AttrErrorMessage is a failed attempt's error text, in an
-	// EventAttemptFailed.
-	AttrErrorMessage = "agcore.error.message"
-	// EventAttemptFailed is the chat span event of an attempt that failed
-	// (it is retried when a later EventAttemptFailed or the span's success
-	// follows): its number, error.type and message.
-	EventAttemptFailed = "agcore.attempt.failed"
 	// MetricCost is the counter of the price of model calls, in USD, with
 	// the same attributes as gen_ai.client.token.usage minus the token
 	// type; calls whose price is unknown are not counted.
 	MetricCost = "agcore.client.cost"
+)
+
+// The options of every span start, made once.
+var (
+	clientSpan   = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+	internalSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
 )
 
 // Bucket boundaries the GenAI conventions advise for their histograms.
@@ -172,7 +182,7 @@ func (c setCarrier) Keys() []string        { return nil }
 // Start implements [observe.Observer]: a span named "agcore.{phase}"
 // (agcore.compaction, agcore.persistence), a child of the span in ctx.
 func (t *Telemetry) Start(ctx context.Context, phase observe.Phase) (context.Context, observe.Span) {
-	ctx, span := t.tracer.Start(ctx, "agcore."+string(phase), trace.WithSpanKind(trace.SpanKindInternal))
+	ctx, span := t.tracer.Start(ctx, "agcore."+string(phase), internalSpan...)
 	return ctx, phaseSpan{span}
 }
 
@@ -215,7 +225,7 @@ func (t *Telemetry) StartRun(ctx context.Context, run agent.RunInfo) (context.Co
 		name += " " + run.Agent
 	}
 	provider := providerName(run.Model.Provider)
-	ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal))
+	ctx, span := t.tracer.Start(ctx, name, internalSpan...)
 	if span.IsRecording() {
 		attrs := make([]attribute.KeyValue, 0, 6)
 		attrs = append(attrs, semconv.GenAIOperationNameInvokeAgent, semconv.GenAIProviderNameKey.String(provider))
@@ -281,14 +291,6 @@ func (t *Telemetry) endRun(ctx context.Context, span trace.Span, start time.Time
 
 // ModelMiddleware implements [agent.Telemetry]: [Telemetry.Middleware].
 func (t *Telemetry) ModelMiddleware() middleware.Middleware { return t.Middleware() }
-
-// AttemptMiddleware implements [agent.Telemetry]: the middleware that
-// counts the attempts of each model call and records each failed one as an
-// agcore.attempt.failed event of its chat span. Place it inside
-// middleware.Retry, which is inside [Telemetry.Middleware].
-func (t *Telemetry) AttemptMiddleware() middleware.Middleware {
-	return func(next llm.Model) llm.Model { return &attempts{next: next} }
-}
 
 // ToolMiddleware implements [agent.Telemetry]: the execute_tool span of
 // each tool call. Give it to a tool.Invoker (or a middleware.ToolLoop's

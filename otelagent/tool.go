@@ -4,7 +4,6 @@ import (
 	"context"
 
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agcore/agcore/observe"
 	"github.com/agcore/agcore/tool"
@@ -12,7 +11,7 @@ import (
 
 // executeTool runs one tool call in its execute_tool span.
 func (t *Telemetry) executeTool(ctx context.Context, call tool.Call, next tool.Handler) (string, error) {
-	ctx, span := t.tracer.Start(ctx, "execute_tool "+call.Name, trace.WithSpanKind(trace.SpanKindInternal))
+	ctx, span := t.tracer.Start(ctx, "execute_tool "+call.Name, internalSpan...)
 	if span.IsRecording() {
 		span.SetAttributes(
 			semconv.GenAIOperationNameExecuteTool,
