@@ -126,13 +126,16 @@ func TestNoAllocationPerChunk(t *testing.T) {
 				t.Fatal(err)
 			}
 			msgs := []llm.Message{llm.UserText("hi")}
-			return testing.AllocsPerRun(50, func() { turn(t, a, msgs) })
+			return testing.AllocsPerRun(10, func() { turn(t, a, msgs) })
 		}
-		return (allocs(2000) - allocs(200)) / 1800
+		// Per run, sync.Pool (which drops items at random under the race
+		// detector) and the SDK add a few allocations of noise; an
+		// allocation per chunk would add 9,800.
+		return (allocs(10000) - allocs(200)) / 9800
 	}
 	off := perChunk("off")
 	for _, mode := range telemetryModes[1:] {
-		if on := perChunk(mode); on > off+0.001 {
+		if on := perChunk(mode); on > off+0.01 {
 			t.Errorf("%s: %.4f allocations per chunk, %.4f without telemetry", mode, on, off)
 		}
 	}
