@@ -123,6 +123,10 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		return nil, exit(ExitUsage, "%v", err)
 	}
 	rt.closers = append(rt.closers, closeLog)
+	// --otel or the OTEL_* environment (otel.go): flushed on exit, before
+	// the log closes.
+	tel, telMW, closeTel := a.openTelemetry(logger)
+	rt.closers = append(rt.closers, closeTel)
 
 	if !filepath.IsAbs(s.Root) {
 		s.Root = filepath.Join(a.env.Cwd, s.Root)
@@ -184,7 +188,7 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 	case "summarize":
 		// The summarizer calls the model directly, with retries and logging
 		// but without tools or the budget policy.
-		summarizer := middleware.Chain(o.adapter, middleware.Retry(retry), middleware.Logging(middleware.LogConfig{Logger: logger}))
+		summarizer := middleware.Chain(o.adapter, telMW, middleware.Retry(retry), middleware.Logging(middleware.LogConfig{Logger: logger}))
 		policy.Strategy = compact.NewIncremental(compact.DefaultPipeline(summarizer))
 	} // "auto": the default strategy
 
@@ -199,6 +203,7 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		MaxSteps:     s.MaxSteps,
 		ModelInfo:    &info,
 		Logger:       logger,
+		Telemetry:    tel,
 	})
 	if err != nil {
 		return nil, exit(ExitUsage, "%v", err)
