@@ -106,10 +106,12 @@ func (s *Stream) over(r *run) {
 }
 
 // persistObserved persists the turn in a persistence phase span, when the
-// run is traced and has a session to persist to.
+// agent has telemetry and the run a session to persist to. (Without
+// telemetry it does not even look for an observer: a lookup in ctx, which
+// context.WithoutCancel made, costs an allocation.)
 func (r *run) persistObserved(ctx context.Context, resp *Response) error {
-	if r.sess == nil {
-		return nil
+	if r.sess == nil || r.agent.cfg.Telemetry == nil {
+		return r.persist(ctx, resp)
 	}
 	ctx, span := observe.Start(ctx, observe.PhasePersistence)
 	span.SetString(observe.AttrConversationID, r.sess.ID)
