@@ -140,3 +140,31 @@ func TestNoAllocationPerChunk(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkChatStream isolates the per-chunk cost of the model middleware:
+// a 10,000-chunk stream ranged bare, and through Telemetry.Middleware with
+// each set-up ("off" is the bare model).
+//
+//	go test -run '^$' -bench ChatStream -benchmem ./otelagent
+func BenchmarkChatStream(b *testing.B) {
+	const chunks = 10000
+	for _, mode := range telemetryModes {
+		b.Run(mode, func(b *testing.B) {
+			var model llm.Model = newChunkModel(chunks)
+			if tel := telemetryFor(b, mode); tel != nil {
+				model = tel.ModelMiddleware()(model)
+			}
+			req := &llm.Request{Messages: []llm.Message{llm.UserText("hi")}}
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, err := range model.Stream(ctx, req) {
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/chunks, "ns/chunk")
+		})
+	}
+}
