@@ -33,6 +33,9 @@ import (
 //
 // Implementations must be safe for concurrent use.
 type Telemetry interface {
+	// StartRun starts a run (when ranging over its updates begins, before
+	// its session is loaded) and returns the run's context and the
+	// function that ends it, called once when the run is over.
 	StartRun(ctx context.Context, run RunInfo) (context.Context, func(RunResult))
 	// ModelMiddleware wraps each model call; nil adds nothing.
 	ModelMiddleware() middleware.Middleware
