@@ -19,8 +19,11 @@ import (
 // The zero value is a working agent: no tools, no store, the default budget
 // policy, retries with the defaults, no hooks.
 type Config struct {
-	// Name identifies the agent in updates and logs.
+	// Name identifies the agent in updates, logs and telemetry.
 	Name string
+	// ID, when set, is the agent's identifier for telemetry (the GenAI
+	// conventions' gen_ai.agent.id); agcore itself never reads it.
+	ID string
 	// Instructions open the system message of every request (a run can
 	// replace them with RunOptions.Instructions).
 	Instructions string
@@ -91,6 +94,11 @@ type Config struct {
 	// Tracker, when set, records the usage and cost of every run that got
 	// a response, by session and model.
 	Tracker *usage.Tracker
+	// Telemetry traces and measures every run, model call, attempt and
+	// tool call (see [Telemetry]); nil records nothing and costs nothing.
+	// otelagent.New returns one for OpenTelemetry, which uses the global
+	// tracer and meter providers unless given its own.
+	Telemetry Telemetry
 }
 
 // Agent runs turns of a conversation against a model through the standard
@@ -110,12 +118,14 @@ type Agent struct {
 //	tool loop (cfg.Tools and each run's tools; approval; MaxSteps)
 //	  → budget policy (compact.Guard: every step inside the input budget)
 //	    → hooks (PreRequest, PostRequest, OnError; PreToolUse and
-//	      PostToolUse wrap each tool call)
-//	      → cfg.Middleware
-//	        → retry (each call, never the tools)
-//	          → logging (with cfg.Logger)
-//	            → model-info override (cfg.ModelInfo)
-//	              → model
+//	      PostToolUse wrap each tool call, inside the telemetry's tool span)
+//	      → telemetry (cfg.Telemetry: one span per model call)
+//	        → cfg.Middleware
+//	          → retry (each call, never the tools; each retry told to
+//	            cfg.Retry.OnRetry and the telemetry)
+//	            → logging (with cfg.Logger)
+//	              → model-info override (cfg.ModelInfo)
+//	                → model
 //
 // It fails when model is nil or when two of cfg.Tools share a name or one
 // has none.
@@ -147,15 +157,25 @@ func New(model llm.Model, cfg Config) (*Agent, error) {
 
 	var mws []middleware.Middleware
 	var toolMWs []tool.Middleware
+	tel := cfg.Telemetry
+	if tel != nil {
+		toolMWs = append(toolMWs, tel.ToolMiddleware())
+	}
 	if cfg.Hooks != nil {
 		mws = append(mws, cfg.Hooks.Middleware())
 		toolMWs = append(toolMWs, cfg.Hooks.ToolMiddleware())
+	}
+	if tel != nil {
+		mws = append(mws, tel.ModelMiddleware())
 	}
 	mws = append(mws, cfg.Middleware...)
 	toolMWs = append(toolMWs, cfg.ToolMiddleware...)
 	retry := cfg.Retry
 	if retry.Clock == nil {
 		retry.Clock = cfg.Clock
+	}
+	if tel != nil {
+		retry.OnRetry = onRetry(retry.OnRetry, tel)
 	}
 	mws = append(mws, middleware.Retry(retry))
 	if cfg.Logger != nil {

@@ -1,11 +1,12 @@
 // Package agent runs an LLM agent. [New] builds the standard agent from a
 // model (a provider adapter) and one [Config]: instructions, tools,
 // context providers, a session store, the budget policy, retries, hooks,
-// an approver, the step limit, logging, extra middleware (the tracing
-// seam), the clock and id source. It assembles the pipeline in the one
-// correct order, each setting given once:
+// an approver, the step limit, logging, telemetry ([Telemetry]; package
+// otelagent implements it with OpenTelemetry), extra middleware, the clock
+// and id source. It assembles the pipeline in the one correct order, each
+// setting given once:
 //
-//	tool loop → budget policy → hooks → Config.Middleware → retry → logging → model-info override → model
+//	tool loop → budget policy → hooks → telemetry → Config.Middleware → retry → logging → model-info override → model
 //
 // The tool loop runs the user's own tool.Tool values, so every interface
 // they implement (tool.Timed, tool.Approvable, or the user's own, which a
@@ -49,6 +50,7 @@
 // func(llm.Model) llm.Model values, and package conversation keeps a
 // history without an agent.
 //
-// Package agent imports llm, tool, middleware, session, compact and usage.
-// It must never import cmd, provider adapters or concrete session stores.
+// Package agent imports llm, tool, middleware, session, compact, usage and
+// observe. It must never import cmd, provider adapters, concrete session
+// stores or OpenTelemetry (a test in internal/sizeprobe checks the last).
 package agent

@@ -64,6 +64,8 @@ type Stream struct {
 	done    chan struct{} // closed when the run is entirely over
 	resp    *Response     // set before done is closed, on success
 	err     error         // set before done is closed, on failure
+
+	endRun func(RunResult) // ends the run's telemetry (telemetry.go); nil without
 }
 
 // Updates runs the turn and yields its updates as they arrive; on success
@@ -101,6 +103,7 @@ func (s *Stream) run(yield func(Update, error) bool) {
 	a := s.agent
 	ctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
+	ctx = s.observe(ctx) // the run's telemetry (telemetry.go)
 
 	r, err := a.prepare(ctx, s.input, s.opts)
 	if err != nil {
@@ -149,11 +152,11 @@ func (s *Stream) run(yield func(Update, error) bool) {
 	// cancellation cannot stop it: the model has answered, and the turn must
 	// not be lost.
 	post := func() {
-		defer close(s.done)
+		defer s.over(r)
 		defer r.release()
 		pctx := context.WithoutCancel(ctx)
 		r.invoked(pctx, &Outcome{Request: r.req, Response: resp})
-		resp.post.err = r.persist(pctx, resp)
+		resp.post.err = r.persistObserved(pctx, resp)
 	}
 	if s.inline {
 		post()
@@ -176,7 +179,7 @@ func (s *Stream) fail(ctx context.Context, r *run, err error) {
 		r.release()
 	}
 	s.err = err
-	close(s.done)
+	s.over(r)
 }
 
 func (r *run) response(final *llm.Response, conv *converter, done chan struct{}) *Response {

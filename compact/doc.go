@@ -124,7 +124,15 @@
 // [Repair] fixes tool pairing in a history
 // loaded after a crash, adding an error result for each call that has none.
 //
-// This package imports only packages llm and catalog (for model names) and
-// the standard library; it must not import other agcore packages, nor
+// # Tracing
+//
+// When the context of [Policy.Fit] carries an observe.Observer (a traced
+// agent run), each compression runs in a compaction span recording the
+// strategy, the budget and the tokens and messages before and after;
+// a request that fits opens no span.
+//
+// This package imports only packages llm, catalog (for model names) and
+// observe (the tracing seam, standard library only) and the standard
+// library; it must not import other agcore packages, nor
 // github.com/tiktoken-go/tokenizer (a test checks).
 package compact

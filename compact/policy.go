@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/observe"
 )
 
 // DefaultMaxFailures is how many compressions in a row may fail before a
@@ -172,16 +173,7 @@ func (p *Policy) Fit(ctx context.Context, req *llm.Request, info llm.ModelInfo) 
 		err = &CannotFitError{Strategy: "policy", Tokens: n, Budget: msgBudget,
 			Reason: fmt.Sprintf("compression is suspended after %d failures in a row", p.Failures())}
 	default:
-		// The strategy gets its own slice: a strategy must not modify its
-		// input, but the caller's request is not ours to risk.
-		out, rep, err = Apply(ctx, strategy, slices.Clone(req.Messages), msgBudget, counter)
-		if err == nil && len(out) == 0 {
-			err = fmt.Errorf("compact: %s returned no messages", rep.Strategy)
-		}
-		if err == nil && !keepsNewestUser(req.Messages, out) {
-			err = &CannotFitError{Strategy: rep.Strategy, Tokens: rep.TokensAfter, Budget: msgBudget, Reason: "the result dropped the user's newest message"}
-			out = nil
-		}
+		out, rep, err = compress(ctx, strategy, req.Messages, n, msgBudget, counter)
 		if err == nil {
 			p.failures.Store(0)
 			p.logger().LogAttrs(ctx, slog.LevelDebug, "compact: request compressed",
@@ -227,6 +219,33 @@ func (p *Policy) countMessages(counter TokenCounter, msgs []llm.Message) int {
 		return p.counts.count(a, msgs)
 	}
 	return counter.CountMessages(msgs)
+}
+
+// compress runs the strategy on msgs (n tokens) for a budget, in a
+// compaction span when ctx carries an observe.Observer, and checks its
+// result: not empty, the user's newest message kept.
+func compress(ctx context.Context, strategy Strategy, msgs []llm.Message, n, budget int, counter TokenCounter) ([]llm.Message, Report, error) {
+	ctx, span := observe.Start(ctx, observe.PhaseCompaction)
+	// The strategy gets its own slice: a strategy must not modify its
+	// input, but the caller's request is not ours to risk.
+	out, rep, err := Apply(ctx, strategy, slices.Clone(msgs), budget, counter)
+	if err == nil && len(out) == 0 {
+		err = fmt.Errorf("compact: %s returned no messages", rep.Strategy)
+	}
+	if err == nil && !keepsNewestUser(msgs, out) {
+		err = &CannotFitError{Strategy: rep.Strategy, Tokens: rep.TokensAfter, Budget: budget, Reason: "the result dropped the user's newest message"}
+		out = nil
+	}
+	span.SetString(observe.AttrCompactionStrategy, rep.Strategy)
+	span.SetInt(observe.AttrCompactionBudget, budget)
+	span.SetInt(observe.AttrCompactionTokensBefore, n)
+	span.SetInt(observe.AttrCompactionMessagesBefore, len(msgs))
+	if out != nil {
+		span.SetInt(observe.AttrCompactionTokensAfter, rep.TokensAfter)
+		span.SetInt(observe.AttrCompactionMessagesAfter, len(out))
+	}
+	span.End(err)
+	return out, rep, err
 }
 
 func (p *Policy) logger() *slog.Logger {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agcore/agcore/observe"
 	"github.com/agcore/agcore/tool"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -101,7 +103,7 @@ func connect(ctx context.Context, s Server, name string) (*Client, error) {
 	case s.URL != "":
 		transport = &sdk.StreamableClientTransport{
 			Endpoint:   s.URL,
-			HTTPClient: s.HTTPClient,
+			HTTPClient: traced(s.HTTPClient),
 			// Server-initiated messages are not used; without the standing
 			// GET stream there is less to go wrong and to shut down.
 			DisableStandaloneSSE: true,
@@ -187,6 +189,34 @@ func (c *Client) Close() error {
 		}
 	})
 	return c.closeErr
+}
+
+// traced returns a copy of hc (http.DefaultClient when nil) whose requests
+// carry the trace context of their context's observe.Observer (W3C
+// traceparent), so that a traced MCP server joins the caller's trace.
+func traced(hc *http.Client) *http.Client {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	c := *hc
+	c.Transport = &traceTransport{next: hc.Transport}
+	return &c
+}
+
+// traceTransport adds the trace context headers of each request's context.
+type traceTransport struct{ next http.RoundTripper }
+
+func (t *traceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	next := t.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	if o := observe.From(req.Context()); o != nil {
+		// A RoundTripper must not modify the caller's request.
+		req = req.Clone(req.Context())
+		o.Inject(req.Context(), req.Header.Set)
+	}
+	return next.RoundTrip(req)
 }
 
 // urlSecrets lists the parts of a URL that may be credentials: its user

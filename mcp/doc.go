@@ -54,5 +54,13 @@
 // asked for its tools gives a *[ConnectError] naming it (with the end of its
 // standard error, for a command).
 //
-// This package imports only tool, the SDK and the standard library.
+// # Tracing
+//
+// When a call's context carries an observe.Observer (a traced agent run),
+// the call carries the run's trace context: in the request's _meta
+// (traceparent, tracestate) for every server, and as HTTP headers for a
+// server reached over HTTP, so a traced server joins the caller's trace.
+//
+// This package imports only tool, observe, the SDK and the standard
+// library.
 package mcp

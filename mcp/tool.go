@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agcore/agcore/observe"
 	"github.com/agcore/agcore/tool"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -55,7 +56,14 @@ func (t *remoteTool) Invoke(ctx context.Context, args json.RawMessage) (string, 
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	res, err := t.c.session.CallTool(ctx, &sdk.CallToolParams{Name: t.remote, Arguments: args})
+	params := &sdk.CallToolParams{Name: t.remote, Arguments: args}
+	if o := observe.From(ctx); o != nil {
+		// The trace context of the call, where MCP carries it: _meta
+		// (traceparent, tracestate), for stdio and HTTP servers alike.
+		params.Meta = sdk.Meta{}
+		o.Inject(ctx, func(k, v string) { params.Meta[k] = v })
+	}
+	res, err := t.c.session.CallTool(ctx, params)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return "", fmt.Errorf("calling MCP tool %q of server %q: %w", t.remote, t.c.name, cerr)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agcore/agcore/internal/sse"
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/observe"
 )
 
 // DefaultIdleTimeout is how long a response may go without a byte, and a
@@ -106,7 +107,8 @@ func MergeHeader(own, user http.Header, authKey, authValue string) http.Header {
 }
 
 // Post sends body as a JSON POST to the endpoint and returns the response
-// of a 2xx status. Its Body is guarded by the idle timeout (a Read that
+// of a 2xx status. When ctx carries an [observe.Observer] (a traced run),
+// the request also carries its trace context headers (traceparent). Its Body is guarded by the idle timeout (a Read that
 // waits longer fails with sse.ErrIdleTimeout); the caller must close it.
 //
 // A stream (stream true) asks for text/event-stream, and the idle timeout
@@ -133,6 +135,11 @@ func (c *Client) Post(ctx context.Context, body []byte, stream bool) (*http.Resp
 		return nil, c.Redact(&llm.Error{Kind: llm.KindInvalidRequest, Provider: c.Provider, Message: redactURL(err.Error())})
 	}
 	c.setHeader(hreq.Header, stream)
+	if o := observe.From(ctx); o != nil {
+		// The trace context of the model call (W3C traceparent), so that a
+		// gateway or server that traces joins the caller's trace.
+		o.Inject(ctx, hreq.Header.Set)
+	}
 	client := c.HTTP
 	if client == nil {
 		client = http.DefaultClient

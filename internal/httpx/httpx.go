@@ -16,8 +16,10 @@
 //     failures into *llm.Error kinds; [ReadBody] reads a bounded body.
 //   - [MergeExtra] merges Request.Extra into an encoded request body, and
 //     [MarshalJSON] encodes JSON as the adapters send it.
+//   - When the context carries an observe.Observer (a traced run), every
+//     request carries the trace context headers (W3C traceparent).
 //
-// It imports llm and internal/sse only.
+// It imports llm, observe and internal/sse only.
 package httpx
 
 import (

@@ -12,7 +12,9 @@ import (
 
 // maxProbeBytes is the most the standard agent (this directory's main) may
 // weigh, built with go build's default flags. It was 22.9 MB while package
-// compact linked the tiktoken vocabularies; it is 10.6 MB without them.
+// compact linked the tiktoken vocabularies; it is 10.6 MB without them
+// (10.8 MB with the telemetry seam, agent.Telemetry and package observe,
+// which link no OpenTelemetry: the OpenTelemetry API alone would add 0.6 MB).
 const maxProbeBytes = 11_000_000
 
 // exactTokenizer is the module whose vocabularies add about 12 MB to a
@@ -49,6 +51,36 @@ func TestCorePackagesDoNotLinkTheExactTokenizer(t *testing.T) {
 	out, err := exec.Command(goBin, "list", "-deps", "github.com/agcore/agcore/compact/tiktoken").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), exactTokenizer+"\n") {
 		t.Fatalf("compact/tiktoken does not list %s: %v", exactTokenizer, err)
+	}
+}
+
+// openTelemetry is the path prefix of the OpenTelemetry modules: about
+// 0.6 MB of API alone in an agent binary, so only otelagent (and what
+// imports it, the CLI) may link them; the core reaches telemetry through
+// agent.Telemetry and package observe, which import neither.
+const openTelemetry = "go.opentelemetry.io/"
+
+// TestCorePackagesDoNotLinkOpenTelemetry keeps OpenTelemetry out of every
+// program that does not import otelagent.
+func TestCorePackagesDoNotLinkOpenTelemetry(t *testing.T) {
+	goBin := goTool(t)
+	pkgs := []string{"agent", "middleware", "compact", "catalog", "usage", "provider/openai", "provider/anthropic",
+		"conversation", "tool", "mcp", "observe", "session/sqlite", "memory", "internal/sizeprobe"}
+	for _, p := range pkgs {
+		out, err := exec.Command(goBin, "list", "-deps", "github.com/agcore/agcore/"+p).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %s: %v\n%s", p, err, out)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if strings.HasPrefix(dep, openTelemetry) {
+				t.Errorf("%s depends on %s; OpenTelemetry belongs in otelagent", p, dep)
+				break
+			}
+		}
+	}
+	out, err := exec.Command(goBin, "list", "-deps", "github.com/agcore/agcore/otelagent").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "\n"+openTelemetry+"otel/trace\n") {
+		t.Fatalf("otelagent does not list %sotel/trace: %v", openTelemetry, err)
 	}
 }
 

@@ -161,6 +161,10 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		return nil, exit(ExitUsage, "%v", err)
 	}
 	rt.closers = append(rt.closers, closeLog)
+	// --otel or the OTEL_* environment (otel.go): flushed on exit, before
+	// the log closes.
+	tel, telMW, closeTel := a.openTelemetry(logger)
+	rt.closers = append(rt.closers, closeTel)
 
 	var tools []tool.Tool
 	if len(s.Tools) > 0 {
@@ -226,7 +230,7 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 	case "summarize":
 		// The summarizer calls the model directly, with retries and logging
 		// but without tools or the budget policy.
-		summarizer := middleware.Chain(model, middleware.Retry(retry), middleware.Logging(middleware.LogConfig{Logger: logger}))
+		summarizer := middleware.Chain(model, telMW, middleware.Retry(retry), middleware.Logging(middleware.LogConfig{Logger: logger}))
 		policy.Strategy = compact.NewIncremental(compact.DefaultPipeline(summarizer))
 	} // "auto": the default strategy
 
@@ -243,6 +247,7 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		ModelInfo:    &info,
 		Logger:       logger,
 		Providers:    []agent.ContextProvider{&metaRecorder{meta: sessionMeta{Model: s.Model, Provider: s.Provider}}},
+		Telemetry:    tel,
 	})
 	if err != nil {
 		return nil, exit(ExitUsage, "%v", err)

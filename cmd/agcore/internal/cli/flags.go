@@ -51,6 +51,7 @@ func addOutputFlags(fs *pflag.FlagSet) {
 	fs.Bool("hide-thinking", false, "do not show the model's thinking")
 	fs.Bool("raw", false, "print the answer as the model wrote it: no Markdown rendering on a terminal [$AGCORE_RAW]")
 	fs.String("log", "", "append a structured log of model and tool calls (no contents, never keys) to this file [$AGCORE_LOG]")
+	addOtelFlag(fs)
 }
 
 // addTurnFlags adds the flags of the commands that run turns (run, chat).
@@ -103,6 +104,7 @@ func (a *app) settings(cmd *cobra.Command) (*config.Settings, error) {
 		}
 		in.Flags[f.Name] = f.Value.String()
 	})
+	a.otelURL = in.Flags["otel"]
 	s, err := config.Resolve(in)
 	var se *config.SetupError
 	if err != nil && !errors.As(err, &se) {

@@ -61,8 +61,9 @@ func exit(code int, format string, args ...any) error {
 
 // app is one invocation of the command.
 type app struct {
-	env  Env
-	intr *interrupts
+	env     Env
+	intr    *interrupts
+	otelURL string // --otel, read by build (otel.go)
 }
 
 // Main runs the command line args (without the program name) and returns
