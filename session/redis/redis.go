@@ -262,7 +262,7 @@ func (s *Store) load(ctx context.Context, id string) (*session.Session, error) {
 // the turn was already stored, -1 when the session moved on.
 //
 // KEYS: totals, messages, turns, state, index.
-// ARGV: turn id, expected inc (” for a new session), expected turns,
+// ARGV: turn id, expected inc (empty for a new session), expected turns,
 // inc, created, updated, turns, messages, usage, cost, prefix flag
 // ('1' to replace), prefix, hashes, session id, index value, nset, ndel,
 // then nset key/value pairs, ndel keys, and the messages.
