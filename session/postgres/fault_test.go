@@ -114,7 +114,9 @@ func TestFaultTerminatedMidAppend(t *testing.T) {
 	}
 	release := holdRowLock(t, base, "f")
 	done := make(chan error, 1)
-	go func() { done <- s.Append(ctx, "f", session.Turn{ID: "t1", Messages: sessiontest.Conversation("t1", 4)}) }()
+	go func() {
+		done <- s.Append(ctx, "f", session.Turn{ID: "t1", Messages: sessiontest.Conversation("t1", 4)})
+	}()
 	pid := waitBlocked(t, app)
 	if _, err := adminPool(t).Exec(ctx, `SELECT pg_terminate_backend($1)`, pid); err != nil {
 		t.Fatal(err)
@@ -151,7 +153,9 @@ func TestFaultTerminatedMidAppendRetried(t *testing.T) {
 	}
 	release := holdRowLock(t, base, "f")
 	done := make(chan error, 1)
-	go func() { done <- s.Append(ctx, "f", session.Turn{ID: "t1", Messages: sessiontest.Conversation("t1", 4)}) }()
+	go func() {
+		done <- s.Append(ctx, "f", session.Turn{ID: "t1", Messages: sessiontest.Conversation("t1", 4)})
+	}()
 	pid := waitBlocked(t, app)
 	if _, err := adminPool(t).Exec(ctx, `SELECT pg_terminate_backend($1)`, pid); err != nil {
 		t.Fatal(err)
