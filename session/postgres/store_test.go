@@ -261,3 +261,7 @@ func BenchmarkStoreAppend(b *testing.B) {
 func BenchmarkSessionLoad(b *testing.B) {
 	sessiontest.BenchLoad(b, func(b *testing.B) session.Store { return open(b, newSchema(b)) })
 }
+
+func BenchmarkAppendConcurrent64(b *testing.B) {
+	sessiontest.BenchAppendConcurrent(b, 64, func(b *testing.B) session.Store { return open(b, newSchema(b)) })
+}
