@@ -41,7 +41,8 @@
 //	agcore_sessions (id text PRIMARY KEY, created_at, updated_at bigint (Unix ns, UTC),
 //	                 turns, messages integer, usage text (JSON llm.Usage),
 //	                 cost_usd double precision, prefix text (JSON session.PrefixStats),
-//	                 hashes bytea (little-endian uint64s))
+//	                 hashes bytea (little-endian uint64s),
+//	                 incarnation bigint (random, drawn when the row is made))
 //	                 index (updated_at DESC, id DESC) for List
 //	agcore_turns    (session_id, seq) PRIMARY KEY, UNIQUE (session_id, turn_id),
 //	                 time bigint, messages integer, usage text, cost_usd
@@ -52,6 +53,15 @@
 // Ids use the "C" collation, so the listing order is the byte order every
 // store uses. Loads read in one repeatable-read transaction and hand over
 // the content hash of each message (session.StoredMessageHash).
+//
+// # Loading
+//
+// A Store keeps the messages of the sessions it loaded last decoded in
+// memory (WithCacheBytes). Within one incarnation of a session rows are
+// only ever appended, so the next Load of such a session reads the
+// sessions row and only the messages numbered from what the store holds:
+// what this or any other process appended since. A session deleted and
+// made again has another incarnation and is read whole.
 //
 // # Connection settings
 //

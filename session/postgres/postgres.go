@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -24,6 +25,7 @@ type Store struct {
 	pool    *pgxpool.Pool
 	owned   bool // Close closes the pool
 	retries int
+	cache   *stored.Cache // decoded messages of recently loaded sessions
 }
 
 var _ session.Store = (*Store)(nil)
@@ -38,6 +40,15 @@ type Option func(*Store)
 // stored again.
 func WithRetries(n int) Option {
 	return func(s *Store) { s.retries = max(n, 0) }
+}
+
+// WithCacheBytes sets how much of the sessions it loads a Store keeps
+// decoded in memory, in bytes of their storage JSON (default 32 MiB; 0
+// keeps nothing). A Load of a session the store holds reads only the
+// messages appended since it last read the session, whoever appended
+// them.
+func WithCacheBytes(n int64) Option {
+	return func(s *Store) { s.cache = stored.NewCache(max(n, 0)) }
 }
 
 // Open connects to the database the connection string names (a
@@ -67,7 +78,7 @@ func Open(ctx context.Context, connString string, opts ...Option) (*Store, error
 // New makes a store over a pool the caller owns (Close leaves it open),
 // creating or migrating the schema first.
 func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error) {
-	s := &Store{pool: pool, retries: 2}
+	s := &Store{pool: pool, retries: 2, cache: stored.NewCache(stored.DefaultCacheBytes)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -102,8 +113,8 @@ func (s *Store) Create(ctx context.Context, id string) (*session.Session, error)
 	}
 	now := time.Now().UTC().Round(0)
 	tag, err := s.pool.Exec(ctx,
-		`INSERT INTO agcore_sessions (id, created_at, updated_at) VALUES ($1, $2, $2) ON CONFLICT (id) DO NOTHING`,
-		id, now.UnixNano())
+		`INSERT INTO agcore_sessions (id, created_at, updated_at, incarnation) VALUES ($1, $2, $2, $3) ON CONFLICT (id) DO NOTHING`,
+		id, now.UnixNano(), newIncarnation())
 	if err != nil {
 		return nil, fmt.Errorf("postgres: create %q: %w", id, err)
 	}
@@ -141,10 +152,11 @@ func (s *Store) load(ctx context.Context, id string) (*session.Session, error) {
 		usage            string
 		prefix           *string
 		hashes           []byte
+		inc              int64
 	)
-	err = tx.QueryRow(ctx, `SELECT created_at, updated_at, turns, messages, usage, cost_usd, prefix, hashes
+	err = tx.QueryRow(ctx, `SELECT created_at, updated_at, turns, messages, usage, cost_usd, prefix, hashes, incarnation
 		FROM agcore_sessions WHERE id = $1`, id).
-		Scan(&created, &updated, &t.Turns, &t.Messages, &usage, &t.CostUSD, &prefix, &hashes)
+		Scan(&created, &updated, &t.Turns, &t.Messages, &usage, &t.CostUSD, &prefix, &hashes, &inc)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, session.ErrNotFound
 	}
@@ -163,15 +175,23 @@ func (s *Store) load(ctx context.Context, id string) (*session.Session, error) {
 			return nil, err
 		}
 	}
-	raws := make([]json.RawMessage, 0, t.Messages)
-	if t.Messages > 0 {
-		rows, err := tx.Query(ctx, `SELECT json FROM agcore_messages WHERE session_id = $1 ORDER BY seq`, id)
+	base, baseHashes, baseBytes := s.cache.Get(id, inc)
+	if len(base) > t.Messages { // the cache read a later state than this transaction sees
+		base, baseHashes, baseBytes = base[:t.Messages], baseHashes[:t.Messages], 0
+	}
+	var raws []json.RawMessage
+	var moreBytes int64
+	if len(base) < t.Messages {
+		raws = make([]json.RawMessage, 0, t.Messages-len(base))
+		rows, err := tx.Query(ctx, `SELECT json FROM agcore_messages WHERE session_id = $1 AND seq >= $2 ORDER BY seq`, id, len(base))
 		if err != nil {
 			return nil, err
 		}
 		for rows.Next() {
 			// RawValues is the column's bytes (bytea comes in binary).
-			raws = append(raws, json.RawMessage(append([]byte(nil), rows.RawValues()[0]...)))
+			raw := rows.RawValues()[0]
+			raws = append(raws, json.RawMessage(append([]byte(nil), raw...)))
+			moreBytes += int64(len(raw))
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -197,15 +217,16 @@ func (s *Store) load(ctx context.Context, id string) (*session.Session, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if len(raws) != t.Messages {
-		return nil, fmt.Errorf("%d messages stored, %d counted", len(raws), t.Messages)
+	if len(base)+len(raws) != t.Messages {
+		return nil, fmt.Errorf("%d messages stored, %d counted", len(base)+len(raws), t.Messages)
 	}
-	msgs, err := stored.DecodeMessages(raws)
+	more, err := stored.DecodeMessages(raws)
 	if err != nil {
 		return nil, err
 	}
+	msgs, msgHashes := s.cache.Put(id, inc, base, baseHashes, baseBytes, more, stored.Hashes(raws), moreBytes)
 	sess := t.Session(id, stored.CloneMessages(msgs))
-	sess.SetMessageHashes(msgs, stored.Hashes(raws))
+	sess.SetMessageHashes(msgs, msgHashes)
 	return sess, nil
 }
 
@@ -272,8 +293,8 @@ func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) (err e
 	// Make the row if this is the session's first turn (the rollback of a
 	// failed append takes it away again), then lock it: every append to
 	// this session waits here for the one before it to commit.
-	if _, err := tx.Exec(ctx, `INSERT INTO agcore_sessions (id, created_at, updated_at) VALUES ($1, $2, $2)
-		ON CONFLICT (id) DO NOTHING`, id, tnano); err != nil {
+	if _, err := tx.Exec(ctx, `INSERT INTO agcore_sessions (id, created_at, updated_at, incarnation) VALUES ($1, $2, $2, $3)
+		ON CONFLICT (id) DO NOTHING`, id, tnano, newIncarnation()); err != nil {
 		return err
 	}
 	var (
@@ -410,7 +431,18 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if tag.RowsAffected() == 0 {
 		return fmt.Errorf("postgres: delete %q: %w", id, session.ErrNotFound)
 	}
+	s.cache.Drop(id)
 	return nil
+}
+
+// newIncarnation draws the incarnation of a new sessions row: random and
+// never 0.
+func newIncarnation() int64 {
+	for {
+		if n := rand.Int64(); n != 0 {
+			return n
+		}
+	}
 }
 
 func encodeHashes(h []uint64) []byte {

@@ -25,7 +25,8 @@ var migrations = [][]string{
 			usage      text NOT NULL DEFAULT '{}', -- JSON llm.Usage, summed over the turns
 			cost_usd   double precision NOT NULL DEFAULT 0,
 			prefix     text,  -- JSON session.PrefixStats; NULL until a turn tracks requests
-			hashes     bytea  -- the last request's prefix hashes, little-endian uint64s
+			hashes     bytea, -- the last request's prefix hashes, little-endian uint64s
+			incarnation bigint NOT NULL -- random, drawn when the row is made
 		)`,
 		`CREATE INDEX agcore_sessions_by_update ON agcore_sessions (updated_at DESC, id DESC)`,
 		`CREATE TABLE agcore_turns (

@@ -223,6 +223,13 @@ func TestConcurrentOpen(t *testing.T) {
 func TestTwoStoresOneSession(t *testing.T) {
 	u := newSchema(t)
 	stores := []*postgres.Store{open(t, u), open(t, u)}
+	// stores[0] holds the session decoded (its cache) before the others append.
+	if err := stores[0].Append(t.Context(), "shared", session.Turn{ID: "first", Messages: sessiontest.Conversation("first", 3)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stores[0].Load(t.Context(), "shared"); err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 100)
 	for i, s := range stores {
@@ -243,10 +250,10 @@ func TestTwoStoresOneSession(t *testing.T) {
 		t.Error(err)
 	}
 	got, err := stores[0].Load(t.Context(), "shared")
-	if err != nil || got.Turns != 60 || len(got.Messages) != 180 {
-		t.Fatalf("Load = %v, %d turns, %d messages; want 60, 180", err, got.Turns, len(got.Messages))
+	if err != nil || got.Turns != 61 || len(got.Messages) != 183 {
+		t.Fatalf("Load = %v, %d turns, %d messages; want 61, 183", err, got.Turns, len(got.Messages))
 	}
-	for i := 0; i < len(got.Messages); i += 3 {
+	for i := 3; i < len(got.Messages); i += 3 { // after the first turn
 		var s, g, n int
 		if _, err := fmt.Sscanf(got.Messages[i].Text(), "[s%d-g%d-%d ", &s, &g, &n); err != nil {
 			t.Fatalf("message %d does not start a turn: %v", i, err)
@@ -264,4 +271,10 @@ func BenchmarkSessionLoad(b *testing.B) {
 
 func BenchmarkAppendConcurrent64(b *testing.B) {
 	sessiontest.BenchAppendConcurrent(b, 64, func(b *testing.B) session.Store { return open(b, newSchema(b)) })
+}
+
+// BenchmarkSessionLoadUncached loads without the store's decoded-session
+// cache: every load reads and decodes all 10,000 messages.
+func BenchmarkSessionLoadUncached(b *testing.B) {
+	sessiontest.BenchLoad(b, func(b *testing.B) session.Store { return open(b, newSchema(b), postgres.WithCacheBytes(0)) })
 }

@@ -42,6 +42,10 @@
 // retry a failed Append with the same turn. Load reads the session in one
 // MULTI/EXEC block, so it sees whole turns only.
 //
+// A Store keeps the messages of the sessions it loaded last decoded in
+// memory (WithCacheBytes), by incarnation: the next Load of such a session
+// reads only the list's tail from what the store holds.
+//
 // List reads the whole index, in time proportional to the number of
 // sessions.
 //

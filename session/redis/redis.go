@@ -24,6 +24,7 @@ type Store struct {
 	rdb    goredis.UniversalClient
 	owned  bool
 	prefix string
+	cache  *stored.Cache // decoded messages of recently loaded sessions
 }
 
 var _ session.Store = (*Store)(nil)
@@ -35,6 +36,15 @@ type Option func(*Store)
 // "agcore:"), so that several stores can share one database.
 func WithPrefix(p string) Option {
 	return func(s *Store) { s.prefix = p }
+}
+
+// WithCacheBytes sets how much of the sessions it loads a Store keeps
+// decoded in memory, in bytes of their storage JSON (default 32 MiB; 0
+// keeps nothing). A Load of a session the store holds reads only the
+// messages appended since it last read the session, whoever appended
+// them.
+func WithCacheBytes(n int64) Option {
+	return func(s *Store) { s.cache = stored.NewCache(max(n, 0)) }
 }
 
 // DefaultPrefix is the key prefix of a store without WithPrefix.
@@ -64,7 +74,7 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 
 // New makes a store over a client the caller owns (Close leaves it open).
 func New(ctx context.Context, rdb goredis.UniversalClient, opts ...Option) (*Store, error) {
-	s := &Store{rdb: rdb, prefix: DefaultPrefix}
+	s := &Store{rdb: rdb, prefix: DefaultPrefix, cache: stored.NewCache(stored.DefaultCacheBytes)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -215,23 +225,38 @@ func (s *Store) Load(ctx context.Context, id string) (*session.Session, error) {
 
 func (s *Store) load(ctx context.Context, id string) (*session.Session, error) {
 	k := s.keys(id)
+	// The incarnation first, to know what the cache may serve; the MULTI
+	// block then checks it is still the one whose messages it reads.
+	incNow, err := s.rdb.HGet(ctx, k[0], "inc").Result()
+	if errors.Is(err, goredis.Nil) {
+		return nil, session.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	inc := incarnationKey(incNow)
+	base, baseHashes, baseBytes := s.cache.Get(id, inc)
 	var tot *goredis.SliceCmd
 	var msgs *goredis.StringSliceCmd
 	var state *goredis.MapStringStringCmd
 	if _, err := s.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 		tot = p.HMGet(ctx, k[0], totalsFields...)
-		msgs = p.LRange(ctx, k[1], 0, -1)
+		msgs = p.LRange(ctx, k[1], int64(len(base)), -1)
 		state = p.HGetAll(ctx, k[3])
 		return nil
 	}); err != nil {
 		return nil, err
 	}
-	t, _, ok, err := parseTotals(tot.Val())
+	t, incRead, ok, err := parseTotals(tot.Val())
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, session.ErrNotFound
+	}
+	if incRead != incNow { // deleted and made again in between: read it whole
+		s.cache.Drop(id)
+		return s.load(ctx, id)
 	}
 	for key, v := range state.Val() {
 		if t.State == nil {
@@ -240,20 +265,35 @@ func (s *Store) load(ctx context.Context, id string) (*session.Session, error) {
 		t.State[key] = json.RawMessage(v)
 	}
 	vals := msgs.Val()
-	if len(vals) != t.Messages {
-		return nil, fmt.Errorf("%d messages stored, %d counted", len(vals), t.Messages)
+	if len(base) > t.Messages { // the cache read a later state than this
+		base, baseHashes, baseBytes = base[:t.Messages], baseHashes[:t.Messages], 0
+	}
+	if len(base)+len(vals) != t.Messages {
+		return nil, fmt.Errorf("%d messages stored, %d counted", len(base)+len(vals), t.Messages)
 	}
 	raws := make([]json.RawMessage, len(vals))
+	var moreBytes int64
 	for i, v := range vals {
 		raws[i] = json.RawMessage(v)
+		moreBytes += int64(len(v))
 	}
-	decoded, err := stored.DecodeMessages(raws)
+	more, err := stored.DecodeMessages(raws)
 	if err != nil {
 		return nil, err
 	}
-	sess := t.Session(id, stored.CloneMessages(decoded))
-	sess.SetMessageHashes(decoded, stored.Hashes(raws))
+	all, hashes := s.cache.Put(id, inc, base, baseHashes, baseBytes, more, stored.Hashes(raws), moreBytes)
+	sess := t.Session(id, stored.CloneMessages(all))
+	sess.SetMessageHashes(all, hashes)
 	return sess, nil
+}
+
+// incarnationKey turns a stored incarnation into the cache's key.
+func incarnationKey(inc string) int64 {
+	n, err := strconv.ParseUint(inc, 36, 64)
+	if err != nil {
+		return 0
+	}
+	return int64(n)
 }
 
 // appendScript applies one turn, all or nothing, if the session is still
@@ -432,6 +472,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if n == 0 {
 		return fmt.Errorf("redis: delete %q: %w", id, session.ErrNotFound)
 	}
+	s.cache.Drop(id)
 	return nil
 }
 

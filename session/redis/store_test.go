@@ -79,9 +79,9 @@ func newPrefix(t testing.TB) string {
 	return p
 }
 
-func open(t testing.TB, prefix string) *redis.Store {
+func open(t testing.TB, prefix string, opts ...redis.Option) *redis.Store {
 	t.Helper()
-	s, err := redis.Open(context.Background(), serverURL(t), redis.WithPrefix(prefix))
+	s, err := redis.Open(context.Background(), serverURL(t), append([]redis.Option{redis.WithPrefix(prefix)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,6 +135,13 @@ func TestRefusesNewerLayout(t *testing.T) {
 func TestTwoStoresOneSession(t *testing.T) {
 	p := newPrefix(t)
 	stores := []*redis.Store{open(t, p), open(t, p)}
+	// stores[0] holds the session decoded (its cache) before the others append.
+	if err := stores[0].Append(t.Context(), "shared", session.Turn{ID: "first", Messages: sessiontest.Conversation("first", 3)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stores[0].Load(t.Context(), "shared"); err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 100)
 	for i, s := range stores {
@@ -155,8 +162,8 @@ func TestTwoStoresOneSession(t *testing.T) {
 		t.Error(err)
 	}
 	got, err := stores[0].Load(t.Context(), "shared")
-	if err != nil || got.Turns != 60 || len(got.Messages) != 180 {
-		t.Fatalf("Load = %v, %d turns, %d messages; want 60, 180", err, got.Turns, len(got.Messages))
+	if err != nil || got.Turns != 61 || len(got.Messages) != 183 {
+		t.Fatalf("Load = %v, %d turns, %d messages; want 61, 183", err, got.Turns, len(got.Messages))
 	}
 }
 
@@ -181,4 +188,10 @@ func BenchmarkSessionLoad(b *testing.B) {
 
 func BenchmarkAppendConcurrent64(b *testing.B) {
 	sessiontest.BenchAppendConcurrent(b, 64, func(b *testing.B) session.Store { return open(b, newPrefix(b)) })
+}
+
+// BenchmarkSessionLoadUncached loads without the store's decoded-session
+// cache: every load reads and decodes all 10,000 messages.
+func BenchmarkSessionLoadUncached(b *testing.B) {
+	sessiontest.BenchLoad(b, func(b *testing.B) session.Store { return open(b, newPrefix(b), redis.WithCacheBytes(0)) })
 }
