@@ -87,7 +87,7 @@ func openStore(ctx context.Context, dsn, home string, logger *slog.Logger) (*ope
 // replaced by "xxxxx".
 func redactURL(dsn string) string {
 	u, err := url.Parse(dsn)
-	if err != nil || u.User == nil {
+	if err != nil {
 		if i := strings.Index(dsn, "://"); i >= 0 { // unparsable: keep only the scheme
 			return dsn[:i+3] + "…"
 		}
