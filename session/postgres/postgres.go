@@ -248,6 +248,9 @@ func (s *Store) Append(ctx context.Context, id string, turn session.Turn) error 
 	}
 	for attempt := 0; ; attempt++ {
 		err = s.appendTx(ctx, id, tr)
+		if dupTurn(err) { // stored meanwhile, by an append the lock did not order before this one
+			err = nil
+		}
 		if err == nil || attempt >= s.retries || ctx.Err() != nil || !retryable(err) {
 			break
 		}
@@ -256,6 +259,14 @@ func (s *Store) Append(ctx context.Context, id string, turn session.Turn) error 
 		return fmt.Errorf("postgres: append to %q: %w", id, err)
 	}
 	return nil
+}
+
+// dupTurn reports whether err is the unique index on (session_id,
+// turn_id) refusing a turn already stored.
+func dupTurn(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.TableName == "agcore_turns" &&
+		strings.Contains(pgErr.ConstraintName, "turn_id")
 }
 
 // retryable reports whether an append that failed with err may be tried
@@ -290,28 +301,28 @@ func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) (err e
 		}
 	}()
 	tnano := tr.Time.UnixNano()
-	// Make the row if this is the session's first turn (the rollback of a
-	// failed append takes it away again), then lock it: every append to
-	// this session waits here for the one before it to commit.
-	if _, err := tx.Exec(ctx, `INSERT INTO agcore_sessions (id, created_at, updated_at, incarnation) VALUES ($1, $2, $2, $3)
-		ON CONFLICT (id) DO NOTHING`, id, tnano, newIncarnation()); err != nil {
-		return err
-	}
+	// One round trip: make the row if this is the session's first turn
+	// (the rollback of a failed append takes it away again), lock it
+	// (every append to this session waits here for the one before it to
+	// commit), and look for the turn ID, in a statement that starts after
+	// the lock is held, so a turn committed by the append we waited for is
+	// seen.
 	var (
 		t                stored.Totals
 		created, updated int64
 		usage            string
 		dup              bool
 	)
-	if err := tx.QueryRow(ctx, `SELECT created_at, updated_at, turns, messages, usage, cost_usd
-		FROM agcore_sessions WHERE id = $1 FOR UPDATE`, id).
-		Scan(&created, &updated, &t.Turns, &t.Messages, &usage, &t.CostUSD); err != nil {
-		return err
-	}
-	// Read after the lock is held, so a turn committed by the append we
-	// waited for is seen.
-	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM agcore_turns WHERE session_id = $1 AND turn_id = $2)`,
-		id, tr.ID).Scan(&dup); err != nil {
+	first := &pgx.Batch{}
+	first.Queue(`INSERT INTO agcore_sessions (id, created_at, updated_at, incarnation) VALUES ($1, $2, $2, $3)
+		ON CONFLICT (id) DO NOTHING`, id, tnano, newIncarnation())
+	first.Queue(`SELECT created_at, updated_at, turns, messages, usage, cost_usd
+		FROM agcore_sessions WHERE id = $1 FOR UPDATE`, id).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&created, &updated, &t.Turns, &t.Messages, &usage, &t.CostUSD)
+	})
+	first.Queue(`SELECT EXISTS (SELECT 1 FROM agcore_turns WHERE session_id = $1 AND turn_id = $2)`,
+		id, tr.ID).QueryRow(func(row pgx.Row) error { return row.Scan(&dup) })
+	if err := tx.SendBatch(ctx, first).Close(); err != nil {
 		return err
 	}
 	if dup {
