@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	goredis "github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/internal/testenv"
@@ -46,7 +47,14 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envChild) != "" {
 		os.Exit(child())
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil { // every pool and client was closed
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 func openStore(ctx context.Context, kind, dsn, opt string) (session.Store, func(), error) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/agcore/agcore/internal/testenv"
 	"github.com/agcore/agcore/session"
@@ -53,7 +54,13 @@ func TestRemoteStores(t *testing.T) {
 		if env == "AGCORE_TEST_POSTGRES" {
 			dsn = ownSchema(t, dsn)
 		} else {
-			_ = dsn
+			t.Cleanup(func() { // the version key Open records under the default prefix
+				if o, err := goredis.ParseURL(dsn); err == nil {
+					c := goredis.NewClient(o)
+					c.Del(context.Background(), "agcore:version", "agcore:index")
+					c.Close()
+				}
+			})
 		}
 		st, err := openStore(context.Background(), dsn, t.TempDir(), slog.New(slog.DiscardHandler))
 		if err != nil {
