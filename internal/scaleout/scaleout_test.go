@@ -178,7 +178,7 @@ func TestScaleOutPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(context.Background())
+	t.Cleanup(func() { conn.Close(context.Background()) }) // after the schemas are dropped
 	for _, name := range []string{schema + "_a", schema + "_b"} {
 		if _, err := conn.Exec(t.Context(), "CREATE SCHEMA "+name); err != nil {
 			t.Fatal(err)
