@@ -23,7 +23,12 @@
 //   - session/filestore: one append-only JSON Lines log per session in a
 //     directory;
 //   - session/sqlite: one SQLite database (the pure-Go driver), several
-//     processes may share it.
+//     processes may share it;
+//   - session/postgres: a PostgreSQL database, for many processes on many
+//     machines (appends to a session serialized by its row lock);
+//   - session/redis: a Redis database, for many processes when speed
+//     matters more than durability (appends checked against the version
+//     they were built on).
 //
 // Package session/sessiontest is the contract every store passes (and a
 // third party's store can run), with a crash test for the durable ones.

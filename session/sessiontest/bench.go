@@ -3,6 +3,8 @@ package sessiontest
 import (
 	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -76,4 +78,42 @@ func BenchLoad(b *testing.B, newStore func(b *testing.B) session.Store) {
 	if cpu1, ok := cpuTime(); cpuOK && ok && loads > 0 {
 		b.ReportMetric(float64(cpu1-cpu0)/float64(loads), "cpu-ns/op")
 	}
+}
+
+// BenchAppendConcurrent measures throughput with writers goroutines each
+// appending 10-message turns to a session of its own, as many agents
+// serving different users do. It reports "turns/s". newStore is called
+// once.
+func BenchAppendConcurrent(b *testing.B, writers int, newStore func(b *testing.B) session.Store) {
+	s := newStore(b)
+	ctx := b.Context()
+	msgs := Conversation("bench", 10)
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Go(func() {
+			for {
+				n := next.Add(1)
+				if n > int64(b.N) {
+					return
+				}
+				tr := session.Turn{ID: fmt.Sprintf("turn-%d", n), Messages: msgs}
+				if err := s.Append(ctx, fmt.Sprintf("bench-%d", w), tr); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "turns/s")
 }

@@ -43,6 +43,12 @@ func BenchmarkSessionLoad(b *testing.B) {
 	})
 }
 
+func BenchmarkAppendConcurrent64(b *testing.B) {
+	sessiontest.BenchAppendConcurrent(b, 64, func(b *testing.B) session.Store {
+		return open(b, filepath.Join(b.TempDir(), "sessions.db"))
+	})
+}
+
 func TestCrashConsistency(t *testing.T) {
 	t.Parallel()
 	kills := 25

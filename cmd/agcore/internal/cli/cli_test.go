@@ -142,7 +142,7 @@ func TestOpenStore(t *testing.T) {
 		{"file:" + filepath.Join(home, "jsonl"), "file:" + filepath.Join(home, "jsonl"), true, ""},
 		{"memory:", "memory:", false, ""},
 		{"file:", "", false, "needs a directory"},
-		{"postgres://db", "", false, "want sqlite:PATH, file:DIR or memory:"},
+		{"mysql://db", "", false, "want sqlite:PATH, file:DIR, postgres://…, redis://… or memory:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.dsn, func(t *testing.T) {

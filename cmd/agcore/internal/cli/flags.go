@@ -42,7 +42,7 @@ func addSessionFlag(fs *pflag.FlagSet) {
 }
 
 func addStoreFlags(fs *pflag.FlagSet) {
-	fs.String("store", "", "where sessions live: sqlite:PATH, file:DIR (JSON Lines), memory: (none); default the embedded SQLite database $AGCORE_HOME/agcore.db [$AGCORE_STORE]")
+	fs.String("store", "", "where sessions live: sqlite:PATH, file:DIR (JSON Lines), postgres://…, redis://…, memory: (none); default the embedded SQLite database $AGCORE_HOME/agcore.db [$AGCORE_STORE]")
 	fs.String("config", "", "the config file (default $AGCORE_HOME/config.json) [$AGCORE_CONFIG]")
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,8 @@ import (
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/session/filestore"
 	"github.com/agcore/agcore/session/memstore"
+	"github.com/agcore/agcore/session/postgres"
+	sredis "github.com/agcore/agcore/session/redis"
 	"github.com/agcore/agcore/session/sqlite"
 )
 
@@ -31,6 +34,13 @@ type openedStore struct {
 //	sqlite:PATH   a SQLite database file
 //	file:DIR      the JSON Lines file store in DIR
 //	memory:       an in-memory store (nothing is kept)
+//	postgres://…  a PostgreSQL database (session/postgres; the password from
+//	              the URL or PGPASSWORD)
+//	redis://…     a Redis database (session/redis; rediss:// for TLS; the
+//	              password from the URL or REDIS_PASSWORD)
+//
+// A password in a URL is never shown: descriptions and errors carry the
+// URL redacted.
 func openStore(ctx context.Context, dsn, home string, logger *slog.Logger) (*openedStore, error) {
 	switch {
 	case dsn == "" || dsn == "sqlite" || dsn == "sqlite:":
@@ -55,10 +65,50 @@ func openStore(ctx context.Context, dsn, home string, logger *slog.Logger) (*ope
 		}
 		abs, _ := filepath.Abs(dir)
 		return &openedStore{Store: fs, desc: "file:" + abs, durable: true, close: fs.Close}, nil
+	case strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://"):
+		pg, err := postgres.Open(ctx, dsn)
+		if err != nil {
+			return nil, redactedErr(dsn, err)
+		}
+		return &openedStore{Store: pg, desc: redactURL(dsn), durable: true, close: pg.Close}, nil
+	case strings.HasPrefix(dsn, "redis://") || strings.HasPrefix(dsn, "rediss://"):
+		rs, err := sredis.Open(ctx, dsn)
+		if err != nil {
+			return nil, redactedErr(dsn, err)
+		}
+		return &openedStore{Store: rs, desc: redactURL(dsn), durable: true, close: rs.Close}, nil
 	case dsn == "memory:" || dsn == "memory":
 		return &openedStore{Store: memstore.New(), desc: "memory:", close: func() error { return nil }}, nil
 	}
-	return nil, fmt.Errorf("store %q: want sqlite:PATH, file:DIR or memory: (the default is %s)", dsn, "sqlite:$AGCORE_HOME/agcore.db")
+	return nil, fmt.Errorf("store %q: want sqlite:PATH, file:DIR, postgres://…, redis://… or memory: (the default is %s)", redactURL(dsn), "sqlite:$AGCORE_HOME/agcore.db")
+}
+
+// redactURL returns dsn with the password of its user info, if any,
+// replaced by "xxxxx".
+func redactURL(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		if i := strings.Index(dsn, "://"); i >= 0 { // unparsable: keep only the scheme
+			return dsn[:i+3] + "…"
+		}
+		return dsn
+	}
+	return u.Redacted()
+}
+
+// redactedErr is the error of opening the store dsn names, its text rid of
+// the URL's password.
+func redactedErr(dsn string, err error) error {
+	msg := err.Error()
+	if u, perr := url.Parse(dsn); perr == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok && pw != "" {
+			msg = strings.ReplaceAll(msg, pw, "xxxxx")
+			if esc := url.PathEscape(pw); esc != pw {
+				msg = strings.ReplaceAll(msg, esc, "xxxxx")
+			}
+		}
+	}
+	return fmt.Errorf("store %s: %s", redactURL(dsn), msg)
 }
 
 func openSQLite(ctx context.Context, path string) (*openedStore, error) {

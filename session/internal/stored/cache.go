@@ -1,0 +1,134 @@
+package stored
+
+import (
+	"sync"
+
+	"github.com/agcore/agcore/llm"
+)
+
+// DefaultCacheBytes is how much storage JSON, in bytes, a Cache made by
+// the network stores keeps decoded by default.
+const DefaultCacheBytes = 32 << 20
+
+// Cache keeps the decoded messages of the sessions a store loaded last,
+// so that the next Load of a session reads and decodes only the messages
+// appended since (by this store or by any other process). It is safe for
+// concurrent use. (session/sqlite keeps its own copy of this type.)
+//
+// An entry is valid for one incarnation of a session (a random number
+// drawn when the session is made): within an incarnation a session's rows are only ever appended, never
+// changed or removed, so the entry's messages are the session's first
+// messages for as long as the sessions row shows that incarnation and at
+// least as many messages. A session deleted and made again has another
+// incarnation and is read afresh.
+type Cache struct {
+	mu      sync.Mutex
+	max     int64 // most bytes of storage JSON kept; 0 keeps nothing
+	size    int64
+	clock   uint64
+	entries map[string]*cached
+}
+
+// cached is one session's decoded messages. Its slices are only appended
+// to (under the cache's lock), so a reader holding a prefix of them (its
+// length and capacity cut) never sees them change.
+type cached struct {
+	incarnation int64
+	msgs        []llm.Message
+	hashes      []uint64 // session.StoredMessageHash of each message's storage JSON
+	bytes       int64    // storage JSON of msgs
+	used        uint64
+}
+
+// NewCache returns a cache of at most maxBytes of storage JSON.
+func NewCache(maxBytes int64) *Cache {
+	return &Cache{max: max(maxBytes, 0), entries: make(map[string]*cached)}
+}
+
+// Get returns the messages the cache holds for session id in incarnation
+// inc, and their hashes and size; nothing when it holds none.
+func (c *Cache) Get(id string, inc int64) ([]llm.Message, []uint64, int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[id]
+	if e == nil || e.incarnation != inc {
+		return nil, nil, 0
+	}
+	c.clock++
+	e.used = c.clock
+	n := len(e.msgs)
+	return e.msgs[:n:n], e.hashes[:n:n], e.bytes
+}
+
+// Put records that session id in incarnation inc holds base (as Get
+// returned it) followed by more, and returns the whole list and its
+// hashes, both to be read only.
+func (c *Cache) Put(id string, inc int64, base []llm.Message, baseHashes []uint64, baseBytes int64,
+	more []llm.Message, moreHashes []uint64, moreBytes int64) ([]llm.Message, []uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(base) + len(more)
+	e := c.entries[id]
+	switch {
+	case e != nil && e.incarnation == inc && len(e.msgs) >= len(base):
+		// Within an incarnation rows never change, so the entry starts
+		// with base (it is where base came from, perhaps extended since
+		// by another Load): extend it with what it lacks.
+		if have := len(e.msgs) - len(base); have < len(more) {
+			var added int64
+			if have == 0 {
+				added = moreBytes
+			} else {
+				added = moreBytes * int64(len(more)-have) / int64(len(more)) // an estimate, for the size limit only
+			}
+			e.msgs = append(e.msgs, more[have:]...)
+			e.hashes = append(e.hashes, moreHashes[have:]...)
+			e.bytes += added
+			c.size += added
+		}
+	default:
+		if e != nil {
+			c.size -= e.bytes
+		}
+		e = &cached{
+			incarnation: inc,
+			msgs:        append(append(make([]llm.Message, 0, n), base...), more...),
+			hashes:      append(append(make([]uint64, 0, n), baseHashes...), moreHashes...),
+			bytes:       baseBytes + moreBytes,
+		}
+		c.entries[id] = e
+		c.size += e.bytes
+	}
+	c.clock++
+	e.used = c.clock
+	msgs, hashes := e.msgs[:n:n], e.hashes[:n:n]
+	c.evict()
+	return msgs, hashes
+}
+
+// evict drops the least recently used entries while the cache is over its
+// size; an entry larger than the whole cache is not kept at all.
+func (c *Cache) evict() {
+	for c.size > c.max && len(c.entries) > 0 {
+		var oldest string
+		var at uint64
+		first := true
+		for id, e := range c.entries {
+			if first || e.used < at {
+				oldest, at, first = id, e.used, false
+			}
+		}
+		c.size -= c.entries[oldest].bytes
+		delete(c.entries, oldest)
+	}
+}
+
+// Drop forgets session id.
+func (c *Cache) Drop(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.entries[id]; e != nil {
+		c.size -= e.bytes
+		delete(c.entries, id)
+	}
+}

@@ -1,0 +1,77 @@
+// Package postgres is a [session.Store] in a PostgreSQL database, through
+// pgx (github.com/jackc/pgx/v5) and its connection pool, for sessions that
+// several agcore processes, on one machine or many, read and extend.
+//
+// # Many writers, one session
+//
+// The rule: appends to one session are serialized, never merged or
+// refused. Append takes the session row's lock (SELECT ... FOR UPDATE) in
+// its transaction, so when two processes append to the same session at
+// once the second waits until the first commits and then adds its turn
+// after it: every turn is stored whole and contiguous (its messages are
+// never interleaved with another turn's), none is lost, and the session's
+// totals are summed over every turn. A turn ID already stored in the
+// session makes Append a no-op, checked under the same lock, so a turn is
+// never stored twice, whoever retries it. The agent needs no handling of
+// its own: a run's turn is its input followed by its transcript, and it
+// lands after whatever other runs committed first (a run that started on
+// an older history does not see the turns that landed meanwhile, as with
+// two runs of one process on one session).
+//
+// # Faults
+//
+// A turn is written in one transaction, so it is stored whole or not at
+// all. When the connection is lost (the server restarted, the backend
+// terminated) Append tries again with the same turn (WithRetries): if the
+// first attempt's commit had landed, the retry finds the turn and does
+// nothing. An error Append returns therefore means the turn is stored
+// once or not at all; the caller may retry with the same turn ID.
+// Context deadlines and cancellation are honoured on every call.
+//
+// # Schema
+//
+// The tables live in the connection's current schema (set search_path in
+// the connection string to pick one). The schema is versioned in the
+// agcore_schema table and created or upgraded by Open, in one transaction
+// holding an advisory lock (pg_advisory_xact_lock) keyed by the schema's
+// name, so processes that start at once migrate it once. Migrations only
+// add; a database whose schema is newer than this code is refused with
+// [ErrSchemaTooNew]. Version 1:
+//
+//	agcore_sessions (id text PRIMARY KEY, created_at, updated_at bigint (Unix ns, UTC),
+//	                 turns, messages integer, usage text (JSON llm.Usage),
+//	                 cost_usd double precision, prefix text (JSON session.PrefixStats),
+//	                 hashes bytea (little-endian uint64s),
+//	                 incarnation bigint (random, drawn when the row is made))
+//	                 index (updated_at DESC, id DESC) for List
+//	agcore_turns    (session_id, seq) PRIMARY KEY, UNIQUE (session_id, turn_id),
+//	                 time bigint, messages integer, usage text, cost_usd
+//	agcore_messages (session_id, seq) PRIMARY KEY, turn_seq, json bytea
+//	                 (the message's storage JSON, byte for byte)
+//	agcore_state    (session_id, key) PRIMARY KEY, value text (JSON)
+//
+// Ids use the "C" collation, so the listing order is the byte order every
+// store uses. Loads read in one repeatable-read transaction and hand over
+// the content hash of each message (session.StoredMessageHash).
+//
+// # Loading
+//
+// A Store keeps the messages of the sessions it loaded last decoded in
+// memory (WithCacheBytes). Within one incarnation of a session rows are
+// only ever appended, so the next Load of such a session reads the
+// sessions row and only the messages numbered from what the store holds:
+// what this or any other process appended since. A session deleted and
+// made again has another incarnation and is read whole.
+//
+// # Connection settings
+//
+// Open takes a pgx connection string (postgres://user@host:5432/db?...),
+// including pool settings such as pool_max_conns; a password may be in the
+// URL or come from PGPASSWORD or ~/.pgpass, as libpq's. Durability is the
+// server's: with synchronous_commit on (the default) a turn whose Append
+// returned nil is on disk.
+//
+// This package imports only the standard library, pgx, llm and session
+// (and session's internal helpers), and must never import another store or
+// anything above the session layer.
+package postgres

@@ -1,0 +1,476 @@
+package postgres
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agcore/agcore/session"
+	"github.com/agcore/agcore/session/internal/stored"
+)
+
+// Store is a session.Store in a PostgreSQL database. Make one with Open
+// (or New over a pool of your own) and release it with Close. It is safe
+// for concurrent use by any number of goroutines and processes.
+type Store struct {
+	pool    *pgxpool.Pool
+	owned   bool // Close closes the pool
+	retries int
+	cache   *stored.Cache // decoded messages of recently loaded sessions
+}
+
+var _ session.Store = (*Store)(nil)
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithRetries sets how many times Append tries again, with the same turn,
+// after an error that left its outcome unknown or that PostgreSQL asks to
+// retry (a lost connection, a serialization failure, a deadlock); default
+// 2. The turn's ID makes the retry safe: a turn that did land is not
+// stored again.
+func WithRetries(n int) Option {
+	return func(s *Store) { s.retries = max(n, 0) }
+}
+
+// WithCacheBytes sets how much of the sessions it loads a Store keeps
+// decoded in memory, in bytes of their storage JSON (default 32 MiB; 0
+// keeps nothing). A Load of a session the store holds reads only the
+// messages appended since it last read the session, whoever appended
+// them.
+func WithCacheBytes(n int64) Option {
+	return func(s *Store) { s.cache = stored.NewCache(max(n, 0)) }
+}
+
+// Open connects to the database the connection string names (a
+// postgres:// URL or key=value pairs, as pgx takes them; the password may
+// come from PGPASSWORD or ~/.pgpass instead), creates or migrates the
+// schema, and returns the store. The tables are made in the connection's
+// current schema: add search_path=NAME to the URL to keep them elsewhere
+// than public.
+func Open(ctx context.Context, connString string, opts ...Option) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(connString)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	s, err := New(ctx, pool, opts...)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s.owned = true
+	return s, nil
+}
+
+// New makes a store over a pool the caller owns (Close leaves it open),
+// creating or migrating the schema first.
+func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error) {
+	s := &Store{pool: pool, retries: 2, cache: stored.NewCache(stored.DefaultCacheBytes)}
+	for _, o := range opts {
+		o(s)
+	}
+	if err := migrate(ctx, pool); err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	return s, nil
+}
+
+// Pool returns the store's connection pool.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Close closes the pool if Open made it. The store must not be used after.
+func (s *Store) Close() error {
+	if s.owned {
+		s.pool.Close()
+	}
+	return nil
+}
+
+func check(ctx context.Context, id string) error {
+	if err := session.ValidateID(id); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	return ctx.Err()
+}
+
+// Create makes an empty session created now; ErrExists if id is taken.
+func (s *Store) Create(ctx context.Context, id string) (*session.Session, error) {
+	if err := check(ctx, id); err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC().Round(0)
+	tag, err := s.pool.Exec(ctx,
+		`INSERT INTO agcore_sessions (id, created_at, updated_at, incarnation) VALUES ($1, $2, $2, $3) ON CONFLICT (id) DO NOTHING`,
+		id, now.UnixNano(), newIncarnation())
+	if err != nil {
+		return nil, fmt.Errorf("postgres: create %q: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return nil, fmt.Errorf("postgres: create %q: %w", id, session.ErrExists)
+	}
+	t := stored.Totals{Created: now, Updated: now}
+	sess := t.Session(id, nil)
+	sess.SetMessageHashes(nil, nil)
+	return sess, nil
+}
+
+// Load reads the session in one repeatable-read, read-only transaction, so
+// it sees whole turns only; ErrNotFound if there is none.
+func (s *Store) Load(ctx context.Context, id string) (*session.Session, error) {
+	if err := check(ctx, id); err != nil {
+		return nil, err
+	}
+	sess, err := s.load(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: load %q: %w", id, err)
+	}
+	return sess, nil
+}
+
+func (s *Store) load(ctx context.Context, id string) (*session.Session, error) {
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	var (
+		t                stored.Totals
+		created, updated int64
+		usage            string
+		prefix           *string
+		hashes           []byte
+		inc              int64
+	)
+	err = tx.QueryRow(ctx, `SELECT created_at, updated_at, turns, messages, usage, cost_usd, prefix, hashes, incarnation
+		FROM agcore_sessions WHERE id = $1`, id).
+		Scan(&created, &updated, &t.Turns, &t.Messages, &usage, &t.CostUSD, &prefix, &hashes, &inc)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, session.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	t.Created, t.Updated = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
+	if err := json.Unmarshal([]byte(usage), &t.Usage); err != nil {
+		return nil, fmt.Errorf("stored usage: %w", err)
+	}
+	if prefix != nil {
+		if err := json.Unmarshal([]byte(*prefix), &t.Prefix); err != nil {
+			return nil, fmt.Errorf("stored prefix statistic: %w", err)
+		}
+		if t.Hashes, err = decodeHashes(hashes); err != nil {
+			return nil, err
+		}
+	}
+	base, baseHashes, baseBytes := s.cache.Get(id, inc)
+	if len(base) > t.Messages { // the cache read a later state than this transaction sees
+		base, baseHashes, baseBytes = base[:t.Messages], baseHashes[:t.Messages], 0
+	}
+	var raws []json.RawMessage
+	var moreBytes int64
+	if len(base) < t.Messages {
+		raws = make([]json.RawMessage, 0, t.Messages-len(base))
+		rows, err := tx.Query(ctx, `SELECT json FROM agcore_messages WHERE session_id = $1 AND seq >= $2 ORDER BY seq`, id, len(base))
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			// RawValues is the column's bytes (bytea comes in binary).
+			raw := rows.RawValues()[0]
+			raws = append(raws, json.RawMessage(append([]byte(nil), raw...)))
+			moreBytes += int64(len(raw))
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	rows, err := tx.Query(ctx, `SELECT key, value FROM agcore_state WHERE session_id = $1`, id)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if t.State == nil {
+			t.State = make(map[string]json.RawMessage)
+		}
+		t.State[k] = json.RawMessage(v)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(base)+len(raws) != t.Messages {
+		return nil, fmt.Errorf("%d messages stored, %d counted", len(base)+len(raws), t.Messages)
+	}
+	more, err := stored.DecodeMessages(raws)
+	if err != nil {
+		return nil, err
+	}
+	msgs, msgHashes := s.cache.Put(id, inc, base, baseHashes, baseBytes, more, stored.Hashes(raws), moreBytes)
+	sess := t.Session(id, stored.CloneMessages(msgs))
+	sess.SetMessageHashes(msgs, msgHashes)
+	return sess, nil
+}
+
+// Append adds the turn in one transaction, creating the session if
+// needed, under the session row's lock (SELECT ... FOR UPDATE): appends to
+// one session, from any number of processes, are applied one at a time,
+// each turn whole and contiguous. A turn ID the session already holds
+// makes it a no-op. When the outcome of an attempt is unknown (the
+// connection was lost) Append tries again (see WithRetries); an error it
+// returns leaves the session as it was or with the turn stored exactly
+// once, and a retry with the same turn settles which.
+func (s *Store) Append(ctx context.Context, id string, turn session.Turn) error {
+	if err := session.ValidateID(id); err != nil {
+		return fmt.Errorf("postgres: append: %w", err)
+	}
+	tr, err := stored.EncodeTurn(ctx, turn, time.Now())
+	if err != nil {
+		return fmt.Errorf("postgres: append to %q: %w", id, err)
+	}
+	for attempt := 0; ; attempt++ {
+		err = s.appendTx(ctx, id, tr)
+		if dupTurn(err) { // stored meanwhile, by an append the lock did not order before this one
+			err = nil
+		}
+		if err == nil || attempt >= s.retries || ctx.Err() != nil || !retryable(err) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: append to %q: %w", id, err)
+	}
+	return nil
+}
+
+// dupTurn reports whether err is the unique index on (session_id,
+// turn_id) refusing a turn already stored.
+func dupTurn(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.TableName == "agcore_turns" &&
+		strings.Contains(pgErr.ConstraintName, "turn_id")
+}
+
+// retryable reports whether an append that failed with err may be tried
+// again: the connection failed (whether or not the commit reached the
+// server, the turn ID makes a second attempt safe), or the server asks
+// for a retry. A statement the server refused for any other reason is not
+// retried.
+func retryable(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "40001", "40P01", // serialization failure, deadlock
+			"57P01", "57P02", "57P03": // admin shutdown (pg_terminate_backend), crash shutdown, cannot connect now
+			return true
+		}
+		return strings.HasPrefix(pgErr.Code, "08") // connection exception
+	}
+	return true // not the server's answer: the connection broke
+}
+
+func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) (err error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	tnano := tr.Time.UnixNano()
+	// One round trip: make the row if this is the session's first turn
+	// (the rollback of a failed append takes it away again), lock it
+	// (every append to this session waits here for the one before it to
+	// commit), and look for the turn ID, in a statement that starts after
+	// the lock is held, so a turn committed by the append we waited for is
+	// seen.
+	var (
+		t                stored.Totals
+		created, updated int64
+		usage            string
+		dup              bool
+	)
+	first := &pgx.Batch{}
+	first.Queue(`INSERT INTO agcore_sessions (id, created_at, updated_at, incarnation) VALUES ($1, $2, $2, $3)
+		ON CONFLICT (id) DO NOTHING`, id, tnano, newIncarnation())
+	first.Queue(`SELECT created_at, updated_at, turns, messages, usage, cost_usd
+		FROM agcore_sessions WHERE id = $1 FOR UPDATE`, id).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&created, &updated, &t.Turns, &t.Messages, &usage, &t.CostUSD)
+	})
+	first.Queue(`SELECT EXISTS (SELECT 1 FROM agcore_turns WHERE session_id = $1 AND turn_id = $2)`,
+		id, tr.ID).QueryRow(func(row pgx.Row) error { return row.Scan(&dup) })
+	if err := tx.SendBatch(ctx, first).Close(); err != nil {
+		return err
+	}
+	if dup {
+		return tx.Rollback(ctx) // already stored: a retry
+	}
+	t.Created, t.Updated = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
+	if err := json.Unmarshal([]byte(usage), &t.Usage); err != nil {
+		return fmt.Errorf("stored usage: %w", err)
+	}
+	turnSeq, firstMsg := t.Turns, t.Messages
+	t.Add(tr)
+	turnUsage, err := json.Marshal(tr.Usage)
+	if err != nil {
+		return err
+	}
+	totalUsage, err := json.Marshal(t.Usage)
+	if err != nil {
+		return err
+	}
+	msgs := make([][]byte, len(tr.Messages))
+	for i, m := range tr.Messages {
+		msgs[i] = m
+	}
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO agcore_turns (session_id, seq, turn_id, time, messages, usage, cost_usd) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		id, turnSeq, tr.ID, tnano, len(tr.Messages), string(turnUsage), tr.CostUSD)
+	if len(msgs) > 0 {
+		b.Queue(`INSERT INTO agcore_messages (session_id, seq, turn_seq, json)
+			SELECT $1, $2 + o - 1, $3, j FROM unnest($4::bytea[]) WITH ORDINALITY AS m (j, o)`,
+			id, firstMsg, turnSeq, msgs)
+	}
+	if len(tr.Del) > 0 {
+		b.Queue(`DELETE FROM agcore_state WHERE session_id = $1 AND key = ANY ($2::text[])`, id, tr.Del)
+	}
+	if len(tr.Set) > 0 {
+		keys := make([]string, 0, len(tr.Set))
+		vals := make([]string, 0, len(tr.Set))
+		for k, v := range tr.Set {
+			keys, vals = append(keys, k), append(vals, string(v))
+		}
+		b.Queue(`INSERT INTO agcore_state (session_id, key, value) SELECT $1, k, v FROM unnest($2::text[], $3::text[]) AS x (k, v)
+			ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value`, id, keys, vals)
+	}
+	var prefix *string
+	var hashes []byte
+	if tr.Prefix != nil {
+		p, err := json.Marshal(tr.Prefix.PrefixStats)
+		if err != nil {
+			return err
+		}
+		ps := string(p)
+		prefix, hashes = &ps, encodeHashes(tr.Prefix.Hashes)
+	}
+	b.Queue(`UPDATE agcore_sessions SET updated_at = $2, turns = $3, messages = $4, usage = $5, cost_usd = $6,
+		prefix = CASE WHEN $7::text IS NULL THEN prefix ELSE $7 END,
+		hashes = CASE WHEN $7::text IS NULL THEN hashes ELSE $8 END
+		WHERE id = $1`,
+		id, t.Updated.UnixNano(), t.Turns, t.Messages, string(totalUsage), t.CostUSD, prefix, hashes)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// List returns one page of session summaries, newest UpdatedAt first, ties
+// by ID descending, from the index on (updated_at, id).
+func (s *Store) List(ctx context.Context, opts session.ListOptions) (session.Page, error) {
+	cur, err := stored.ParseCursor(opts.Cursor)
+	if err != nil {
+		return session.Page{}, fmt.Errorf("postgres: list: %w", err)
+	}
+	limit := stored.Limit(opts)
+	var rows pgx.Rows
+	if opts.Cursor == "" {
+		rows, err = s.pool.Query(ctx, `SELECT id, messages, turns, created_at, updated_at FROM agcore_sessions
+			ORDER BY updated_at DESC, id DESC LIMIT $1`, limit+1)
+	} else {
+		rows, err = s.pool.Query(ctx, `SELECT id, messages, turns, created_at, updated_at FROM agcore_sessions
+			WHERE (updated_at, id) < ($1, $2) ORDER BY updated_at DESC, id DESC LIMIT $3`,
+			cur.Updated.UnixNano(), cur.ID, limit+1)
+	}
+	if err != nil {
+		return session.Page{}, fmt.Errorf("postgres: list: %w", err)
+	}
+	defer rows.Close()
+	var page session.Page
+	for rows.Next() {
+		var info session.Info
+		var created, updated int64
+		if err := rows.Scan(&info.ID, &info.Messages, &info.Turns, &created, &updated); err != nil {
+			return session.Page{}, fmt.Errorf("postgres: list: %w", err)
+		}
+		info.CreatedAt, info.UpdatedAt = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
+		page.Sessions = append(page.Sessions, info)
+	}
+	if err := rows.Err(); err != nil {
+		return session.Page{}, fmt.Errorf("postgres: list: %w", err)
+	}
+	if len(page.Sessions) > limit {
+		page.Sessions = page.Sessions[:limit]
+		last := page.Sessions[limit-1]
+		page.Next = stored.Cursor{Updated: last.UpdatedAt, ID: last.ID}.String()
+	}
+	return page, nil
+}
+
+// Delete removes the session with its turns, messages and state (one
+// statement; the foreign keys cascade); ErrNotFound if there is none.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	if err := check(ctx, id); err != nil {
+		return err
+	}
+	tag, err := s.pool.Exec(ctx, `DELETE FROM agcore_sessions WHERE id = $1`, id)
+	if err != nil {
+		return fmt.Errorf("postgres: delete %q: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("postgres: delete %q: %w", id, session.ErrNotFound)
+	}
+	s.cache.Drop(id)
+	return nil
+}
+
+// newIncarnation draws the incarnation of a new sessions row: random and
+// never 0.
+func newIncarnation() int64 {
+	for {
+		if n := rand.Int64(); n != 0 {
+			return n
+		}
+	}
+}
+
+func encodeHashes(h []uint64) []byte {
+	b := make([]byte, 0, 8*len(h))
+	for _, x := range h {
+		b = binary.LittleEndian.AppendUint64(b, x)
+	}
+	return b
+}
+
+func decodeHashes(b []byte) ([]uint64, error) {
+	if len(b)%8 != 0 {
+		return nil, fmt.Errorf("stored prefix hashes: %d bytes is not a whole number of uint64s", len(b))
+	}
+	h := make([]uint64, len(b)/8)
+	for i := range h {
+		h[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return h, nil
+}

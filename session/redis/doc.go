@@ -1,0 +1,55 @@
+// Package redis is a [session.Store] in a Redis database, through go-redis
+// (github.com/redis/go-redis/v9), for sessions that several agcore
+// processes read and extend and that must be fast more than durable: a
+// turn is as durable as the server's persistence is configured (AOF with
+// appendfsync always or everysec, RDB snapshots, or none).
+//
+// # Keys
+//
+// Under a prefix (WithPrefix, default "agcore:"), one session is four
+// keys and a line of the index:
+//
+//	PREFIX s:ID    hash: inc (incarnation), created, updated (Unix ns), turns,
+//	               messages, usage (JSON llm.Usage), cost, prefix (JSON
+//	               session.PrefixStats), hashes (little-endian uint64s)
+//	PREFIX m:ID    list: each message's storage JSON, in order
+//	PREFIX t:ID    hash: turn id -> turn number (the stored turn ids)
+//	PREFIX st:ID   hash: the state bag
+//	PREFIX index   hash: ID -> "updated created turns messages", for List
+//	PREFIX version the key layout's version; a newer one is refused
+//	               ([ErrLayoutTooNew])
+//
+// The store needs one Redis server (or a primary with replicas), not a
+// cluster: a session's keys and the index are used in one script.
+//
+// # Many writers, one session
+//
+// An append carries the version of the session it was built on: Append
+// reads the session's incarnation and turn count, computes the new totals
+// and runs one Lua script, which Redis runs atomically, that stores the
+// turn only if the session is still at that version and the turn ID is not
+// already stored. When another append came first the script changes
+// nothing and Append reads the session again and retries, so appends to
+// one session, from any number of processes, are applied one at a time,
+// each turn whole and contiguous, none lost. The agent needs no handling
+// of its own: its turn lands after whatever other runs stored first.
+//
+// # Faults
+//
+// The script is all or nothing. When the connection is lost, go-redis
+// sends the script again on a new connection; the turn ID check inside
+// it makes that safe, so a turn is never stored twice and a caller may
+// retry a failed Append with the same turn. Load reads the session in one
+// MULTI/EXEC block, so it sees whole turns only.
+//
+// A Store keeps the messages of the sessions it loaded last decoded in
+// memory (WithCacheBytes), by incarnation: the next Load of such a session
+// reads only the list's tail from what the store holds.
+//
+// List reads the whole index, in time proportional to the number of
+// sessions.
+//
+// This package imports only the standard library, go-redis, llm and
+// session (and session's internal helpers), and must never import another
+// store or anything above the session layer.
+package redis

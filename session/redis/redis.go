@@ -1,0 +1,510 @@
+package redis
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/agcore/agcore/session"
+	"github.com/agcore/agcore/session/internal/stored"
+)
+
+// Store is a session.Store in a Redis database. Make one with Open (or
+// New over a client of your own) and release it with Close. It is safe
+// for concurrent use by any number of goroutines and processes.
+type Store struct {
+	rdb    goredis.UniversalClient
+	owned  bool
+	prefix string
+	cache  *stored.Cache // decoded messages of recently loaded sessions
+}
+
+var _ session.Store = (*Store)(nil)
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithPrefix sets the prefix of every key the store uses (default
+// "agcore:"), so that several stores can share one database.
+func WithPrefix(p string) Option {
+	return func(s *Store) { s.prefix = p }
+}
+
+// WithCacheBytes sets how much of the sessions it loads a Store keeps
+// decoded in memory, in bytes of their storage JSON (default 32 MiB; 0
+// keeps nothing). A Load of a session the store holds reads only the
+// messages appended since it last read the session, whoever appended
+// them.
+func WithCacheBytes(n int64) Option {
+	return func(s *Store) { s.cache = stored.NewCache(max(n, 0)) }
+}
+
+// DefaultPrefix is the key prefix of a store without WithPrefix.
+const DefaultPrefix = "agcore:"
+
+// Open connects to the server a redis:// (or rediss://, unix://) URL
+// names: redis://[user[:password]@]host:port/db. A password not in the
+// URL is taken from REDIS_PASSWORD. It checks the server answers and
+// records (or checks) the key layout's version.
+func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
+	o, err := goredis.ParseURL(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("redis: %s", redactErr(err, rawURL))
+	}
+	if o.Password == "" {
+		o.Password = envPassword()
+	}
+	rdb := goredis.NewClient(o)
+	s, err := New(ctx, rdb, opts...)
+	if err != nil {
+		rdb.Close()
+		return nil, err
+	}
+	s.owned = true
+	return s, nil
+}
+
+// New makes a store over a client the caller owns (Close leaves it open).
+func New(ctx context.Context, rdb goredis.UniversalClient, opts ...Option) (*Store, error) {
+	s := &Store{rdb: rdb, prefix: DefaultPrefix, cache: stored.NewCache(stored.DefaultCacheBytes)}
+	for _, o := range opts {
+		o(s)
+	}
+	if err := s.checkVersion(ctx); err != nil {
+		return nil, fmt.Errorf("redis: open: %w", err)
+	}
+	return s, nil
+}
+
+// Client returns the store's client.
+func (s *Store) Client() goredis.UniversalClient { return s.rdb }
+
+// Close closes the client if Open made it.
+func (s *Store) Close() error {
+	if s.owned {
+		return s.rdb.Close()
+	}
+	return nil
+}
+
+// LayoutVersion is the version of the key layout this package writes,
+// recorded under PREFIX "version".
+const LayoutVersion = 1
+
+// ErrLayoutTooNew is returned (wrapped) by Open when the keys were written
+// by a newer agcore than this one.
+var ErrLayoutTooNew = errors.New("redis: stored key layout is newer than this agcore supports")
+
+func (s *Store) checkVersion(ctx context.Context) error {
+	key := s.prefix + "version"
+	if err := s.rdb.SetNX(ctx, key, LayoutVersion, 0).Err(); err != nil {
+		return err
+	}
+	v, err := s.rdb.Get(ctx, key).Int()
+	if err != nil {
+		return err
+	}
+	if v > LayoutVersion {
+		return fmt.Errorf("%w: version %d, this agcore knows up to %d; upgrade agcore", ErrLayoutTooNew, v, LayoutVersion)
+	}
+	return nil
+}
+
+// The keys of session id.
+func (s *Store) keys(id string) []string {
+	return []string{
+		s.prefix + "s:" + id,  // hash: the totals
+		s.prefix + "m:" + id,  // list: the messages' storage JSON
+		s.prefix + "t:" + id,  // hash: turn id -> turn number
+		s.prefix + "st:" + id, // hash: the state bag
+		s.prefix + "index",    // hash: session id -> "updated created turns messages"
+	}
+}
+
+func check(ctx context.Context, id string) error {
+	if err := session.ValidateID(id); err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
+	return ctx.Err()
+}
+
+func newIncarnation() string {
+	return strconv.FormatUint(rand.Uint64()|1, 36)
+}
+
+func indexValue(updated, created int64, turns, messages int) string {
+	return fmt.Sprintf("%d %d %d %d", updated, created, turns, messages)
+}
+
+var createScript = goredis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'inc', ARGV[1], 'created', ARGV[2], 'updated', ARGV[2], 'turns', 0, 'messages', 0, 'usage', '{}', 'cost', '0')
+redis.call('HSET', KEYS[5], ARGV[3], ARGV[4])
+return 1`)
+
+// Create makes an empty session created now; ErrExists if id is taken.
+func (s *Store) Create(ctx context.Context, id string) (*session.Session, error) {
+	if err := check(ctx, id); err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC().Round(0)
+	n, err := createScript.Run(ctx, s.rdb, s.keys(id), newIncarnation(), now.UnixNano(), id,
+		indexValue(now.UnixNano(), now.UnixNano(), 0, 0)).Int()
+	if err != nil {
+		return nil, fmt.Errorf("redis: create %q: %w", id, err)
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("redis: create %q: %w", id, session.ErrExists)
+	}
+	t := stored.Totals{Created: now, Updated: now}
+	sess := t.Session(id, nil)
+	sess.SetMessageHashes(nil, nil)
+	return sess, nil
+}
+
+var totalsFields = []string{"inc", "created", "updated", "turns", "messages", "usage", "cost", "prefix", "hashes"}
+
+// parseTotals decodes the totals hash's fields (in totalsFields order);
+// ok is false when the session does not exist.
+func parseTotals(vals []any) (t stored.Totals, inc string, ok bool, err error) {
+	str := func(i int) string {
+		if v, ok := vals[i].(string); ok {
+			return v
+		}
+		return ""
+	}
+	if vals[0] == nil {
+		return t, "", false, nil
+	}
+	inc = str(0)
+	created, err1 := strconv.ParseInt(str(1), 10, 64)
+	updated, err2 := strconv.ParseInt(str(2), 10, 64)
+	turns, err3 := strconv.Atoi(str(3))
+	msgs, err4 := strconv.Atoi(str(4))
+	cost, err5 := strconv.ParseFloat(str(6), 64)
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+		return t, "", false, fmt.Errorf("stored totals: %w", err)
+	}
+	t.Created, t.Updated = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
+	t.Turns, t.Messages, t.CostUSD = turns, msgs, cost
+	if err := json.Unmarshal([]byte(str(5)), &t.Usage); err != nil {
+		return t, "", false, fmt.Errorf("stored usage: %w", err)
+	}
+	if p := str(7); p != "" {
+		if err := json.Unmarshal([]byte(p), &t.Prefix); err != nil {
+			return t, "", false, fmt.Errorf("stored prefix statistic: %w", err)
+		}
+		if t.Hashes, err = decodeHashes([]byte(str(8))); err != nil {
+			return t, "", false, err
+		}
+	}
+	return t, inc, true, nil
+}
+
+// Load reads the session in one MULTI/EXEC block, which Redis runs
+// without anything between its commands, so it sees whole turns only;
+// ErrNotFound if there is none.
+func (s *Store) Load(ctx context.Context, id string) (*session.Session, error) {
+	if err := check(ctx, id); err != nil {
+		return nil, err
+	}
+	sess, err := s.load(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("redis: load %q: %w", id, err)
+	}
+	return sess, nil
+}
+
+func (s *Store) load(ctx context.Context, id string) (*session.Session, error) {
+	k := s.keys(id)
+	// The incarnation first, to know what the cache may serve; the MULTI
+	// block then checks it is still the one whose messages it reads.
+	incNow, err := s.rdb.HGet(ctx, k[0], "inc").Result()
+	if errors.Is(err, goredis.Nil) {
+		return nil, session.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	inc := incarnationKey(incNow)
+	base, baseHashes, baseBytes := s.cache.Get(id, inc)
+	var tot *goredis.SliceCmd
+	var msgs *goredis.StringSliceCmd
+	var state *goredis.MapStringStringCmd
+	if _, err := s.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+		tot = p.HMGet(ctx, k[0], totalsFields...)
+		msgs = p.LRange(ctx, k[1], int64(len(base)), -1)
+		state = p.HGetAll(ctx, k[3])
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	t, incRead, ok, err := parseTotals(tot.Val())
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, session.ErrNotFound
+	}
+	if incRead != incNow { // deleted and made again in between: read it whole
+		s.cache.Drop(id)
+		return s.load(ctx, id)
+	}
+	for key, v := range state.Val() {
+		if t.State == nil {
+			t.State = make(map[string]json.RawMessage)
+		}
+		t.State[key] = json.RawMessage(v)
+	}
+	vals := msgs.Val()
+	if len(base) > t.Messages { // the cache read a later state than this
+		base, baseHashes, baseBytes = base[:t.Messages], baseHashes[:t.Messages], 0
+	}
+	if len(base)+len(vals) != t.Messages {
+		return nil, fmt.Errorf("%d messages stored, %d counted", len(base)+len(vals), t.Messages)
+	}
+	raws := make([]json.RawMessage, len(vals))
+	var moreBytes int64
+	for i, v := range vals {
+		raws[i] = json.RawMessage(v)
+		moreBytes += int64(len(v))
+	}
+	more, err := stored.DecodeMessages(raws)
+	if err != nil {
+		return nil, err
+	}
+	all, hashes := s.cache.Put(id, inc, base, baseHashes, baseBytes, more, stored.Hashes(raws), moreBytes)
+	sess := t.Session(id, stored.CloneMessages(all))
+	sess.SetMessageHashes(all, hashes)
+	return sess, nil
+}
+
+// incarnationKey turns a stored incarnation into the cache's key.
+func incarnationKey(inc string) int64 {
+	n, err := strconv.ParseUint(inc, 36, 64)
+	if err != nil {
+		return 0
+	}
+	return int64(n)
+}
+
+// appendScript applies one turn, all or nothing, if the session is still
+// at the version the caller read (its incarnation and turn count) and the
+// turn is not already stored. It returns 1 when it stored the turn, 0 when
+// the turn was already stored, -1 when the session moved on.
+//
+// KEYS: totals, messages, turns, state, index.
+// ARGV: turn id, expected inc (empty for a new session), expected turns,
+// inc, created, updated, turns, messages, usage, cost, prefix flag
+// ('1' to replace), prefix, hashes, session id, index value, nset, ndel,
+// then nset key/value pairs, ndel keys, and the messages.
+var appendScript = goredis.NewScript(`
+if redis.call('HEXISTS', KEYS[3], ARGV[1]) == 1 then return 0 end
+local inc = redis.call('HGET', KEYS[1], 'inc')
+if inc == false then inc = '' end
+if inc ~= ARGV[2] then return -1 end
+local turns = redis.call('HGET', KEYS[1], 'turns')
+if turns == false then turns = '0' end
+if turns ~= ARGV[3] then return -1 end
+redis.call('HSET', KEYS[1], 'inc', ARGV[4], 'created', ARGV[5], 'updated', ARGV[6], 'turns', ARGV[7],
+	'messages', ARGV[8], 'usage', ARGV[9], 'cost', ARGV[10])
+if ARGV[11] == '1' then redis.call('HSET', KEYS[1], 'prefix', ARGV[12], 'hashes', ARGV[13]) end
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
+redis.call('HSET', KEYS[5], ARGV[14], ARGV[15])
+local nset, ndel = tonumber(ARGV[16]), tonumber(ARGV[17])
+local i = 18
+for _ = 1, nset do redis.call('HSET', KEYS[4], ARGV[i], ARGV[i+1]); i = i + 2 end
+for _ = 1, ndel do redis.call('HDEL', KEYS[4], ARGV[i]); i = i + 1 end
+local n = #ARGV
+while i <= n do
+	local j = math.min(n, i + 999)
+	redis.call('RPUSH', KEYS[2], unpack(ARGV, i, j))
+	i = j + 1
+end
+return 1`)
+
+// Append adds the turn in one script, which Redis runs atomically,
+// creating the session if needed. The turn is built on the totals read
+// just before; the script stores it only if the session is still at that
+// version (same incarnation, same turn count) and reads again otherwise,
+// so concurrent appends to one session are applied one at a time, each
+// whole. A turn ID the session already holds makes it a no-op, checked in
+// the script, so a command the client resends after a lost connection
+// never stores a turn twice.
+func (s *Store) Append(ctx context.Context, id string, turn session.Turn) error {
+	if err := session.ValidateID(id); err != nil {
+		return fmt.Errorf("redis: append: %w", err)
+	}
+	tr, err := stored.EncodeTurn(ctx, turn, time.Now())
+	if err != nil {
+		return fmt.Errorf("redis: append to %q: %w", id, err)
+	}
+	for attempt := 0; ; attempt++ {
+		done, err := s.appendOnce(ctx, id, tr)
+		if err != nil {
+			return fmt.Errorf("redis: append to %q: %w", id, err)
+		}
+		if done {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("redis: append to %q: %w", id, err)
+		}
+		if attempt > 8 { // heavy contention: let the others through
+			time.Sleep(time.Duration(rand.IntN(1000*min(attempt, 50))) * time.Microsecond)
+		}
+	}
+}
+
+// appendOnce reads the session's totals and tries the script once; done
+// is false when another append came first.
+func (s *Store) appendOnce(ctx context.Context, id string, tr *stored.Turn) (done bool, err error) {
+	k := s.keys(id)
+	var tot *goredis.SliceCmd
+	var dup *goredis.BoolCmd
+	if _, err := s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		tot = p.HMGet(ctx, k[0], totalsFields[:7]...)
+		dup = p.HExists(ctx, k[2], tr.ID)
+		return nil
+	}); err != nil {
+		return false, err
+	}
+	if dup.Val() {
+		return true, nil
+	}
+	vals := append(tot.Val(), nil, nil) // no prefix: Append neither needs nor changes it unless replacing
+	t, inc, ok, err := parseTotals(vals)
+	if err != nil {
+		return false, err
+	}
+	expInc, newInc := inc, inc
+	if !ok {
+		expInc, newInc = "", newIncarnation()
+	}
+	expTurns := t.Turns
+	t.Add(tr)
+	usage, err := json.Marshal(t.Usage)
+	if err != nil {
+		return false, err
+	}
+	flag, prefix, hashes := "0", "", ""
+	if tr.Prefix != nil {
+		p, err := json.Marshal(tr.Prefix.PrefixStats)
+		if err != nil {
+			return false, err
+		}
+		flag, prefix, hashes = "1", string(p), string(encodeHashes(tr.Prefix.Hashes))
+	}
+	args := make([]any, 0, 17+2*len(tr.Set)+len(tr.Del)+len(tr.Messages))
+	args = append(args, tr.ID, expInc, strconv.Itoa(expTurns), newInc,
+		t.Created.UnixNano(), t.Updated.UnixNano(), t.Turns, t.Messages, string(usage),
+		strconv.FormatFloat(t.CostUSD, 'g', -1, 64), flag, prefix, hashes,
+		id, indexValue(t.Updated.UnixNano(), t.Created.UnixNano(), t.Turns, t.Messages),
+		len(tr.Set), len(tr.Del))
+	for key, v := range tr.Set {
+		args = append(args, key, string(v))
+	}
+	for _, key := range tr.Del {
+		args = append(args, key)
+	}
+	for _, m := range tr.Messages {
+		args = append(args, string(m))
+	}
+	n, err := appendScript.Run(ctx, s.rdb, k, args...).Int()
+	if err != nil {
+		return false, err
+	}
+	return n >= 0, nil
+}
+
+// List returns one page of session summaries, newest UpdatedAt first, ties
+// by ID descending. It reads the whole index (one hash), so it costs time
+// in proportion to the number of sessions.
+func (s *Store) List(ctx context.Context, opts session.ListOptions) (session.Page, error) {
+	if _, err := stored.ParseCursor(opts.Cursor); err != nil {
+		return session.Page{}, fmt.Errorf("redis: list: %w", err)
+	}
+	all, err := s.rdb.HGetAll(ctx, s.prefix+"index").Result()
+	if err != nil {
+		return session.Page{}, fmt.Errorf("redis: list: %w", err)
+	}
+	infos := make([]session.Info, 0, len(all))
+	for id, v := range all {
+		var updated, created int64
+		var turns, msgs int
+		if _, err := fmt.Sscanf(v, "%d %d %d %d", &updated, &created, &turns, &msgs); err != nil {
+			return session.Page{}, fmt.Errorf("redis: list: index entry of %q: %w", id, err)
+		}
+		infos = append(infos, session.Info{ID: id, Messages: msgs, Turns: turns,
+			CreatedAt: time.Unix(0, created).UTC(), UpdatedAt: time.Unix(0, updated).UTC()})
+	}
+	page, err := stored.Page(infos, opts)
+	if err != nil {
+		return session.Page{}, fmt.Errorf("redis: list: %w", err)
+	}
+	return page, nil
+}
+
+var deleteScript = goredis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+redis.call('HDEL', KEYS[5], ARGV[1])
+return 1`)
+
+// Delete removes the session's keys atomically; ErrNotFound if there is
+// none.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	if err := check(ctx, id); err != nil {
+		return err
+	}
+	n, err := deleteScript.Run(ctx, s.rdb, s.keys(id), id).Int()
+	if err != nil {
+		return fmt.Errorf("redis: delete %q: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("redis: delete %q: %w", id, session.ErrNotFound)
+	}
+	s.cache.Drop(id)
+	return nil
+}
+
+func encodeHashes(h []uint64) []byte {
+	b := make([]byte, 0, 8*len(h))
+	for _, x := range h {
+		b = binary.LittleEndian.AppendUint64(b, x)
+	}
+	return b
+}
+
+func decodeHashes(b []byte) ([]uint64, error) {
+	if len(b)%8 != 0 {
+		return nil, fmt.Errorf("stored prefix hashes: %d bytes is not a whole number of uint64s", len(b))
+	}
+	h := make([]uint64, len(b)/8)
+	for i := range h {
+		h[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return h, nil
+}
+
+// redactErr returns err's text with the URL's password, if any, replaced.
+func redactErr(err error, rawURL string) string {
+	msg := err.Error()
+	if i := strings.Index(rawURL, "://"); i >= 0 {
+		rest := rawURL[i+3:]
+		if at := strings.LastIndex(rest, "@"); at >= 0 {
+			if _, pw, ok := strings.Cut(rest[:at], ":"); ok && pw != "" {
+				msg = strings.ReplaceAll(msg, pw, "xxxxx")
+			}
+		}
+	}
+	return msg
+}
