@@ -26,6 +26,7 @@ targets=(
 	"./provider/openai FuzzStream"
 	"./provider/openai FuzzResponse"
 	"./provider/openai FuzzErrorBody"
+	"./provider/openai FuzzRequestEncoder"
 	"./provider/anthropic FuzzStreamParser"
 	"./provider/anthropic FuzzResponseParser"
 	"./provider/anthropic FuzzFastPathMatchesEncodingJSON"

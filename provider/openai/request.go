@@ -108,11 +108,32 @@ type wireJSONSchema struct {
 	Strict bool            `json:"strict,omitempty"`
 }
 
-// encodeRequest builds the JSON body for req.
+// encodeRequest builds the JSON body for req: by the fast path
+// (appendRequest, request_encode.go) wherever it applies, else by the
+// reference, marshalRequest, which also reports every error; then
+// Request.Extra is merged in.
 func (m *Model) encodeRequest(req *llm.Request, stream bool) ([]byte, error) {
 	if req == nil {
 		return nil, m.invalid("nil request")
 	}
+	body, ok := m.appendRequest(req, stream)
+	if !ok {
+		var err error
+		if body, err = m.marshalRequest(req, stream); err != nil {
+			return nil, err
+		}
+	}
+	body, err := httpx.MergeExtra(body, req.Extra)
+	if err != nil {
+		return nil, m.invalid(err.Error())
+	}
+	return body, nil
+}
+
+// marshalRequest is the reference encoding of req's body (without Extra):
+// the wire structs above, written by encoding/json with HTML escaping off.
+// The fast path must write exactly its bytes.
+func (m *Model) marshalRequest(req *llm.Request, stream bool) ([]byte, error) {
 	w := wireRequest{Model: req.Model}
 	if w.Model == "" {
 		w.Model = m.cfg.model
@@ -178,9 +199,6 @@ func (m *Model) encodeRequest(req *llm.Request, stream bool) ([]byte, error) {
 	body, err := httpx.MarshalJSON(w)
 	if err != nil {
 		return nil, m.invalid("encoding the request: " + err.Error())
-	}
-	if body, err = httpx.MergeExtra(body, req.Extra); err != nil {
-		return nil, m.invalid(err.Error())
 	}
 	return body, nil
 }
