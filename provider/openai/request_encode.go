@@ -610,64 +610,62 @@ func plain8(x uint64) bool {
 // appendEscaped writes the body of s as a JSON string, escaped as
 // encoding/json escapes it with SetEscapeHTML(false) (see the top of the
 // file). Runs of bytes that need nothing are skipped eight at a time and
-// copied whole.
+// copied whole; a word that needs a look is gone through byte by byte.
 func appendEscaped[S string | []byte](dst []byte, s S) []byte {
 	start := 0
 	for i := 0; i < len(s); {
-		for i+8 <= len(s) {
-			_ = s[i+7]
-			x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		for t := s[i:]; len(t) >= 8; t = t[8:] {
+			x := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+				uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
 			if !plain8(x) {
 				break
 			}
 			i += 8
 		}
-		if i >= len(s) {
-			break
-		}
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+		for end := min(i+8, len(s)); i < end; {
+			c := s[i]
+			if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
 				i++
 				continue
 			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			if c < utf8.RuneSelf {
+				dst = append(dst, s[start:i]...)
+				switch c {
+				case '"', '\\':
+					dst = append(dst, '\\', c)
+				case '\b':
+					dst = append(dst, '\\', 'b')
+				case '\f':
+					dst = append(dst, '\\', 'f')
+				case '\n':
+					dst = append(dst, '\\', 'n')
+				case '\r':
+					dst = append(dst, '\\', 'r')
+				case '\t':
+					dst = append(dst, '\\', 't')
+				default:
+					dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+				}
+				i++
+				start = i
+				continue
 			}
-			i++
-			start = i
-			continue
-		}
-		// Only a few bytes are converted, which stays on the stack.
-		r, size := utf8.DecodeRuneInString(string(s[i : i+min(len(s)-i, utf8.UTFMax)]))
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-		default:
+			// Only a few bytes are converted, which stays on the stack.
+			r, size := utf8.DecodeRuneInString(string(s[i : i+min(len(s)-i, utf8.UTFMax)]))
+			switch {
+			case r == utf8.RuneError && size == 1:
+				dst = append(dst, s[start:i]...)
+				dst = append(dst, `\ufffd`...)
+			case r == '\u2028' || r == '\u2029':
+				dst = append(dst, s[start:i]...)
+				dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			default:
+				i += size
+				continue
+			}
 			i += size
-			continue
+			start = i
 		}
-		i += size
-		start = i
 	}
 	return append(dst, s[start:]...)
 }

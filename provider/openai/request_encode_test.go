@@ -635,3 +635,54 @@ func FuzzRequestEncoder(f *testing.F) {
 		checkAllModels(t, models, req)
 	})
 }
+
+// benchConversation returns n messages of a coding session's shapes:
+// questions, assistant text with a tool call, the results, answers.
+func benchConversation(n int) *llm.Request {
+	rng := rand.New(rand.NewPCG(3, 4))
+	words := strings.Fields("the a of to in is that for it with function file session store message request token hash cache turn agent model stream error return value type struct should could because however refactor rename extract")
+	text := func(size int) string {
+		var sb strings.Builder
+		for sb.Len() < size {
+			sb.WriteString(words[rng.IntN(len(words))])
+			sb.WriteByte(' ')
+		}
+		return sb.String()
+	}
+	req := &llm.Request{Messages: []llm.Message{llm.SystemText("You are a careful coding assistant.")}}
+	for i := 0; len(req.Messages) < n; i++ {
+		id := fmt.Sprintf("call_%d", i)
+		input, _ := json.Marshal(map[string]any{"path": "pkg/file.go", "pattern": text(30), "context": 3})
+		req.Messages = append(req.Messages,
+			llm.UserText(text(300)),
+			llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text{Text: text(100)}, llm.ToolUse{ID: id, Name: "grep", Input: input}}},
+			llm.ToolResultText(id, text(900), i%20 == 0),
+			llm.AssistantText(text(500)))
+	}
+	return req
+}
+
+// BenchmarkEncodeRequest compares the fast path with the reference on a
+// long conversation.
+func BenchmarkEncodeRequest(b *testing.B) {
+	m := New(WithAPIKey("k"), WithModel("gpt-4o"))
+	req := benchConversation(10_000)
+	body, _ := m.marshalRequest(req, true)
+	for _, c := range []struct {
+		name string
+		fn   func() ([]byte, error)
+	}{
+		{"fast", func() ([]byte, error) { return m.encodeRequest(req, true) }},
+		{"reference", func() ([]byte, error) { return m.marshalRequest(req, true) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.fn(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
