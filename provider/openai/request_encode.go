@@ -488,22 +488,18 @@ func appendJoinedTextBody(dst []byte, blocks []llm.Block, thinking bool, prefix 
 	// Escaping the pieces one after the other writes what escaping their
 	// concatenation writes unless a UTF-8 sequence starts in one piece and
 	// continues in the next, which needs a piece (after some text) that
-	// starts with a continuation byte. Such pieces are joined first.
-	n := 0
+	// starts with a continuation byte. Then the pieces are joined first.
+	mark, n := len(dst), 0
 	for _, b := range blocks {
 		s, ok := pieceOf(b, thinking)
-		if !ok {
+		if !ok || s == "" {
 			continue
 		}
-		if n > 0 && s != "" && !utf8.RuneStart(s[0]) {
-			return appendJoinedSlow(dst, blocks, thinking)
+		if n > 0 && !utf8.RuneStart(s[0]) {
+			return appendJoinedSlow(dst[:mark], blocks, thinking)
 		}
+		dst = appendEscaped(dst, s)
 		n += len(s)
-	}
-	for _, b := range blocks {
-		if s, ok := pieceOf(b, thinking); ok {
-			dst = appendEscaped(dst, s)
-		}
 	}
 	return append(dst, '"')
 }
@@ -614,14 +610,24 @@ func plain8(x uint64) bool {
 func appendEscaped[S string | []byte](dst []byte, s S) []byte {
 	start := 0
 	for i := 0; i < len(s); {
-		for t := s[i:]; len(t) >= 8; t = t[8:] {
+		t := s[i:]
+		for ; len(t) >= 16; t = t[16:] {
+			x := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+				uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
+			y := uint64(t[8]) | uint64(t[9])<<8 | uint64(t[10])<<16 | uint64(t[11])<<24 |
+				uint64(t[12])<<32 | uint64(t[13])<<40 | uint64(t[14])<<48 | uint64(t[15])<<56
+			if !plain8(x) || !plain8(y) {
+				break
+			}
+		}
+		for ; len(t) >= 8; t = t[8:] {
 			x := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
 				uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
 			if !plain8(x) {
 				break
 			}
-			i += 8
 		}
+		i = len(s) - len(t)
 		for end := min(i+8, len(s)); i < end; {
 			c := s[i]
 			if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
