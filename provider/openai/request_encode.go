@@ -592,15 +592,17 @@ const (
 )
 
 // plain8 reports whether none of the eight bytes of x needs a look:
-// all are at least 0x20 and below 0x80, and none is '"' or '\'. Each test
-// answers exactly whether some byte matches (the per-byte bits can be
-// off, the any-byte answer cannot): a byte below 0x20 sets a high bit of
-// (x - 0x20 per byte) &^ x, a zero byte of x^c one of (x^c - 1 per byte)
-// &^ (x^c).
+// all are at least 0x20 and below 0x80, and none is '"' or '\'. A byte at
+// or above 0x80 has its high bit set in x. When no byte has, subtracting
+// c from every byte (x - c*ones) sets the high bit of a byte below c (and
+// maybe, through the borrow, of the bytes above it, which only ever adds
+// to a true answer), so with c = 0x20 it finds the control bytes, and
+// applied to x^'"' and x^'\' with c = 1 it finds the bytes equal to '"'
+// and '\'. The answer for the word is exact; the per-byte bits need not be.
 func plain8(x uint64) bool {
 	q := x ^ (ones * '"')
 	bs := x ^ (ones * '\\')
-	return ((x-ones*0x20)&^x|(q-ones)&^q|(bs-ones)&^bs|x)&highs == 0
+	return (x|(x-ones*0x20)|(q-ones)|(bs-ones))&highs == 0
 }
 
 // appendEscaped writes the body of s as a JSON string, escaped as
