@@ -42,32 +42,31 @@ import (
 // TestFastEncoderMatchesJSON and FuzzRequestEncoder check that its bytes
 // equal the reference's.
 
-// appendRequest returns the body for req, or ok false where the reference
-// path must run.
-func (m *Model) appendRequest(req *llm.Request, stream bool) (_ []byte, ok bool) {
+// appendRequest appends the body for req to dst, or returns ok false
+// where the reference path must run.
+func (m *Model) appendRequest(dst []byte, req *llm.Request, stream bool) (_ []byte, ok bool) {
 	model := req.Model
 	if model == "" {
 		model = m.cfg.model
 	}
 	if model == "" {
-		return nil, false
+		return dst, false
 	}
-	e := requestEncoder{m: m}
+	e := requestEncoder{m: m, buf: dst}
 	if m.cfg.sendReasoning {
 		e.toolSpan = toolCallSpans(req.Messages)
 	}
-	e.buf = make([]byte, 0, estimateRequestSize(req, model))
 	e.buf = append(e.buf, `{"model":`...)
 	e.buf = appendString(e.buf, model)
 	e.buf = append(e.buf, `,"messages":[`...)
 	for i := range req.Messages {
 		if !e.message(i, &req.Messages[i]) {
-			return nil, false
+			return dst, false
 		}
 	}
 	e.buf = append(e.buf, ']')
 	if !e.rest(req, model, stream) {
-		return nil, false
+		return dst, false
 	}
 	return append(e.buf, '}'), true
 }
@@ -683,8 +682,8 @@ const hexDigits = "0123456789abcdef"
 // estimateRequestSize returns about the length of the body for req: the
 // lengths of what it holds, with room for the keys, the punctuation and
 // some escaping, so that the buffer is allocated once.
-func estimateRequestSize(req *llm.Request, model string) int {
-	n := 256 + len(model)
+func estimateRequestSize(req *llm.Request) int {
+	n := 256 + len(req.Model)
 	for i := range req.Messages {
 		n += 48 + len(req.Messages[i].ToolCallID) + blocksSize(req.Messages[i].Content)
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agcore/agcore/internal/httpx"
 	"github.com/agcore/agcore/llm"
 )
 
@@ -38,7 +39,7 @@ func encoderModels() map[string]*Model {
 // wrote the body.
 func checkFastEncoder(t testing.TB, m *Model, req *llm.Request, stream bool) bool {
 	t.Helper()
-	fast, ok := m.appendRequest(req, stream)
+	fast, ok := m.appendRequest(nil, req, stream)
 	ref, err := m.marshalRequest(req, stream)
 	if ok != (err == nil) {
 		t.Fatalf("fast path ok %v, reference error %v\nfast: %s", ok, err, fast)
@@ -133,7 +134,7 @@ func TestEncodeRequestMergesExtraAfterTheFastPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := m.appendRequest(req, true); !ok {
+	if _, ok := m.appendRequest(nil, req, true); !ok {
 		t.Fatal("the fast path gave up")
 	}
 	var v map[string]any
@@ -672,7 +673,12 @@ func BenchmarkEncodeRequest(b *testing.B) {
 		name string
 		fn   func() ([]byte, error)
 	}{
-		{"fast", func() ([]byte, error) { return m.encodeRequest(req, true) }},
+		{"fast", func() ([]byte, error) {
+			// As a call does: the buffer goes back to the pool once sent.
+			body, buf, err := m.encodeBody(req, true)
+			httpx.PutBuffer(buf)
+			return body, err
+		}},
 		{"reference", func() ([]byte, error) { return m.marshalRequest(req, true) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
