@@ -41,8 +41,10 @@ func GetBuffer(n int) *[]byte {
 		return p
 	}
 	// A pooled buffer too small for this body is dropped: the larger one
-	// made here takes its place when it is put back.
-	b := make([]byte, 0, n)
+	// made here takes its place when it is put back. It has an eighth
+	// more room, so that the next bodies of a growing conversation (each
+	// call sends the last one's messages and a few more) fit it too.
+	b := make([]byte, 0, n+n/8)
 	return &b
 }
 
