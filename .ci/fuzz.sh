@@ -30,6 +30,7 @@ targets=(
 	"./provider/openai/responses FuzzStream"
 	"./provider/openai/responses FuzzResponse"
 	"./provider/openai/responses FuzzErrorBody"
+	"./provider/openai FuzzRequestEncoder"
 	"./provider/anthropic FuzzStreamParser"
 	"./provider/anthropic FuzzResponseParser"
 	"./provider/anthropic FuzzFastPathMatchesEncodingJSON"

@@ -3,6 +3,7 @@ package compact
 import (
 	"reflect"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agcore/agcore/llm"
 )
@@ -38,6 +39,10 @@ type memoEntry struct {
 	counter AdditiveCounter
 	msgs    []llm.Message // the request's messages (a copy of the list)
 	sums    []int         // sums[i]: what msgs[:i] add; len(msgs)+1 values
+	// extended is set by the one later request that took the spare room
+	// of msgs' and sums' arrays, past their lengths, for its own entry
+	// (see count); the entry's own elements are never written.
+	extended atomic.Bool
 }
 
 // count returns counter's count of msgs, counting only the messages that
@@ -61,14 +66,29 @@ func (c *countMemo) count(counter AdditiveCounter, msgs []llm.Message) int {
 			best, shared = e, k
 		}
 	}
-	sums := make([]int, len(msgs)+1)
-	if best != nil {
-		copy(sums, best.sums[:shared+1])
+	var kept []llm.Message
+	var sums []int
+	if best != nil && shared == len(best.msgs) && best.extended.CompareAndSwap(false, true) {
+		// The request extends best (the usual next step of a
+		// conversation): its messages and sums go on in the spare room
+		// of best's arrays, which no other entry reads, instead of a
+		// copy of the whole list on every request. The first shared
+		// messages kept are best's, equal to the request's.
+		kept = append(best.msgs, msgs[shared:]...)
+		sums = best.sums
+	} else {
+		// A copy with room for the next requests to extend it in place.
+		kept = make([]llm.Message, len(msgs), len(msgs)+len(msgs)/4+8)
+		copy(kept, msgs)
+		sums = make([]int, shared+1, cap(kept)+1)
+		if best != nil {
+			copy(sums, best.sums[:shared+1])
+		}
 	}
 	for i := shared; i < len(msgs); i++ {
-		sums[i+1] = sums[i] + counter.CountMessage(&msgs[i])
+		sums = append(sums, sums[i]+counter.CountMessage(&msgs[i]))
 	}
-	c.remember(best, &memoEntry{counter: counter, msgs: append([]llm.Message(nil), msgs...), sums: sums})
+	c.remember(best, &memoEntry{counter: counter, msgs: kept, sums: sums})
 	return counter.CountMessages(nil) + sums[len(msgs)]
 }
 

@@ -140,3 +140,37 @@ func TestMemoSkipsCountersItCannotCompare(t *testing.T) {
 		t.Errorf("count %d (want %d), %d entries", got, want, len(m.entries))
 	}
 }
+
+// TestMemoExtendsInPlaceSafely: a request that extends a remembered one
+// takes the spare room of its arrays; a second request extending the same
+// one (a branch of the conversation) must not write into that room, and
+// every count stays exact.
+func TestMemoExtendsInPlaceSafely(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	var m countMemo
+	c := &tally{}
+	base := history(r, 40)
+	check := func(msgs []llm.Message, wantCounted int) {
+		t.Helper()
+		c.messages.Store(0)
+		if got, want := m.count(c, msgs), (Estimator{}).CountMessages(msgs); got != want {
+			t.Fatalf("count %d, want %d", got, want)
+		}
+		if got := c.messages.Load(); wantCounted >= 0 && got != int64(wantCounted) {
+			t.Fatalf("%d messages counted, want %d", got, wantCounted)
+		}
+	}
+	check(base, len(base))
+	a := append(deepCopy(base), llm.UserText("branch a"))
+	check(a, 1) // extends base in place
+	b := append(deepCopy(base), llm.UserText("branch b, longer than a"), llm.AssistantText("b"))
+	check(b, -1) // base was extended already: a copy
+	check(a, -1)
+	a2 := append(slices.Clip(a), llm.AssistantText("a goes on"))
+	check(a2, -1)
+	b2 := append(slices.Clip(b), llm.UserText("b goes on"))
+	check(b2, -1)
+	for _, msgs := range [][]llm.Message{base, a, b, a2, b2} {
+		check(msgs, -1)
+	}
+}

@@ -253,7 +253,7 @@ func (l *toolLoop) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.E
 type turn struct {
 	l          *toolLoop
 	req        *llm.Request
-	msgs       []llm.Message // the request's messages, then the transcript
+	msgs       []llm.Message // the request's messages, then the transcript as far as request has needed it
 	transcript []llm.Message
 	usage      llm.Usage
 	steps      int
@@ -271,8 +271,11 @@ func newTurn(l *toolLoop, req *llm.Request) *turn {
 	return &turn{l: l, req: req, msgs: slices.Clip(req.Messages)}
 }
 
-// request returns the request for the next model call.
+// request returns the request for the next model call. The transcript is
+// appended to the messages here, not as it grows, so that a turn whose
+// first answer ends it (most turns) never copies the request's messages.
 func (t *turn) request() *llm.Request {
+	t.msgs = append(t.msgs, t.transcript[len(t.msgs)-len(t.req.Messages):]...)
 	r := *t.req
 	r.Messages = t.msgs
 	if t.steps > 0 && (r.ToolChoice.Mode == llm.ToolChoiceRequired || r.ToolChoice.Mode == llm.ToolChoiceTool) {
@@ -323,7 +326,6 @@ func (t *turn) step(ctx context.Context, resp *llm.Response) ([]llm.Message, boo
 
 func (t *turn) add(m llm.Message) {
 	t.transcript = append(t.transcript, m)
-	t.msgs = append(t.msgs, m)
 }
 
 // notRun answers each call with an error result saying why it did not run.

@@ -123,16 +123,49 @@ func MergeHeader(own, user http.Header, authKey, authValue string) http.Header {
 // failure to send becomes a TransportError. Every error is an *llm.Error
 // with Secret redacted.
 func (c *Client) Post(ctx context.Context, body []byte, stream bool) (*http.Response, error) {
+	return c.post(ctx, body, nil, stream)
+}
+
+// PostBuffer is Post for a body written into a buffer from GetBuffer,
+// which PostBuffer takes over (the caller must not touch it again): it is
+// put back into the pool once the response's Body is closed (or the call
+// failed) and the transport has closed every reader of the body it was
+// given (see buffer.go).
+func (c *Client) PostBuffer(ctx context.Context, buf *[]byte, stream bool) (*http.Response, error) {
+	s := &sharedBody{buf: buf}
+	resp, err := c.post(ctx, *buf, s, stream)
+	if err != nil {
+		s.finish()
+		return nil, err
+	}
+	resp.Body = &finishBody{ReadCloser: resp.Body, s: s}
+	return resp, nil
+}
+
+// post is Post, reading body through shared's readers when shared is not
+// nil.
+func (c *Client) post(ctx context.Context, body []byte, shared *sharedBody, stream bool) (*http.Response, error) {
 	reqCtx, cancel := ctx, context.CancelCauseFunc(nil)
 	if stream {
 		reqCtx, cancel = context.WithCancelCause(ctx)
 	}
-	hreq, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.Endpoint, bytes.NewReader(body))
+	var rd io.Reader
+	if shared == nil {
+		rd = bytes.NewReader(body)
+	}
+	hreq, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.Endpoint, rd)
 	if err != nil {
 		if cancel != nil {
 			cancel(nil)
 		}
 		return nil, c.Redact(&llm.Error{Kind: llm.KindInvalidRequest, Provider: c.Provider, Message: redactURL(err.Error())})
+	}
+	if shared != nil && len(body) > 0 {
+		// What NewRequestWithContext sets for a bytes.Reader: the
+		// length, the body, and fresh readers for a retry.
+		hreq.ContentLength = int64(len(body))
+		hreq.Body, _ = shared.reader() // cannot fail: the call is not finished
+		hreq.GetBody = shared.reader
 	}
 	c.setHeader(hreq.Header, stream)
 	if o := observe.From(ctx); o != nil {

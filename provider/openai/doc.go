@@ -85,6 +85,12 @@
 // gathered in builders, so the cost per chunk stays flat however long the
 // answer grows.
 //
+// The request body (the whole conversation, sent again on every call) is
+// written by a hand-written encoder straight from the llm.Request into one
+// buffer, reused from call to call, with the exact bytes encoding/json
+// would write; encoding/json remains the reference, and the fallback for
+// the requests it refuses (see request_encode.go).
+//
 // This package imports only the standard library, llm, catalog (for Info)
 // and agcore's internal packages.
 package openai

@@ -265,11 +265,11 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	if m.err != nil {
 		return nil, m.err
 	}
-	body, err := m.encodeRequest(req, false)
+	body, buf, err := m.encodeBody(req, false)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := m.client.Post(ctx, body, false)
+	resp, err := m.post(ctx, body, buf, false)
 	if err != nil {
 		return nil, err
 	}
@@ -292,12 +292,12 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 			yield(llm.Event{}, m.err)
 			return
 		}
-		body, err := m.encodeRequest(req, true)
+		body, buf, err := m.encodeBody(req, true)
 		if err != nil {
 			yield(llm.Event{}, err)
 			return
 		}
-		resp, err := m.client.Post(ctx, body, true)
+		resp, err := m.post(ctx, body, buf, true)
 		if err != nil {
 			yield(llm.Event{}, err)
 			return

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -108,11 +109,56 @@ type wireJSONSchema struct {
 	Strict bool            `json:"strict,omitempty"`
 }
 
-// encodeRequest builds the JSON body for req.
+// encodeRequest builds the JSON body for req (see encodeBody).
 func (m *Model) encodeRequest(req *llm.Request, stream bool) ([]byte, error) {
+	body, _, err := m.encodeBody(req, stream)
+	return body, err
+}
+
+// encodeBody builds the JSON body for req: by the fast path
+// (appendRequest, request_encode.go) wherever it applies, else by the
+// reference, marshalRequest, which also reports every error; then
+// Request.Extra is merged in. The fast path writes into a buffer from
+// httpx's pool, returned as buf (body is *buf) for httpx.PostBuffer to
+// send and put back; buf is nil when the body is elsewhere.
+func (m *Model) encodeBody(req *llm.Request, stream bool) (body []byte, buf *[]byte, err error) {
 	if req == nil {
-		return nil, m.invalid("nil request")
+		return nil, nil, m.invalid("nil request")
 	}
+	buf = httpx.GetBuffer(estimateRequestSize(req))
+	var ok bool
+	if *buf, ok = m.appendRequest(*buf, req, stream); ok {
+		body = *buf
+	} else {
+		httpx.PutBuffer(buf)
+		buf = nil
+		if body, err = m.marshalRequest(req, stream); err != nil {
+			return nil, nil, err
+		}
+	}
+	if len(req.Extra) > 0 {
+		merged, err := httpx.MergeExtra(body, req.Extra)
+		httpx.PutBuffer(buf)
+		if err != nil {
+			return nil, nil, m.invalid(err.Error())
+		}
+		return merged, nil, nil
+	}
+	return body, buf, nil
+}
+
+// post sends a body from encodeBody.
+func (m *Model) post(ctx context.Context, body []byte, buf *[]byte, stream bool) (*http.Response, error) {
+	if buf != nil {
+		return m.client.PostBuffer(ctx, buf, stream)
+	}
+	return m.client.Post(ctx, body, stream)
+}
+
+// marshalRequest is the reference encoding of req's body (without Extra):
+// the wire structs above, written by encoding/json with HTML escaping off.
+// The fast path must write exactly its bytes.
+func (m *Model) marshalRequest(req *llm.Request, stream bool) ([]byte, error) {
 	w := wireRequest{Model: req.Model}
 	if w.Model == "" {
 		w.Model = m.cfg.model
@@ -178,9 +224,6 @@ func (m *Model) encodeRequest(req *llm.Request, stream bool) ([]byte, error) {
 	body, err := httpx.MarshalJSON(w)
 	if err != nil {
 		return nil, m.invalid("encoding the request: " + err.Error())
-	}
-	if body, err = httpx.MergeExtra(body, req.Extra); err != nil {
-		return nil, m.invalid(err.Error())
 	}
 	return body, nil
 }

@@ -1,0 +1,726 @@
+package openai
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agcore/agcore/llm"
+)
+
+// The request body's fast path: appendRequest writes the Chat Completions
+// body straight from the llm.Request into one buffer sized up front, with
+// none of the wire structs, joined-text copies and reflection of the
+// reference path (marshalRequest, encoding/json). It writes exactly the
+// bytes the reference writes: the same keys in the same order, the same
+// omissions, and strings escaped the way encoding/json escapes them with
+// SetEscapeHTML(false):
+//
+//   - `"` and `\` get a backslash; \b, \f, \n, \r and \t their short
+//     escapes; the other bytes below 0x20 \u00XX (lower-case hex);
+//   - invalid UTF-8 becomes \ufffd, one per byte that does not start a
+//     valid sequence;
+//   - U+2028 and U+2029 become \u2028 and \u2029;
+//   - everything else (<, >, &, DEL, valid multi-byte UTF-8) is copied.
+//
+// Raw JSON (tool parameters, a response schema, OpenRouter's
+// reasoning_details) is checked with json.Valid and written without its
+// insignificant white space, as encoding/json compacts a json.RawMessage;
+// floats are written as encoding/json writes a float64.
+//
+// The fast path gives up (ok false) wherever the reference reports an
+// error (no model, an unknown role, tool choice or response format, a
+// block a message cannot hold, an image without data, raw JSON that is not
+// valid, a NaN or infinite temperature): encodeRequest then runs the
+// reference, which returns its error, so the errors are the reference's by
+// construction. Request.Extra is merged after either path by
+// httpx.MergeExtra, which reads the body's bytes and so cannot tell the
+// paths apart. Everything else is written by the fast path.
+// TestFastEncoderMatchesJSON and FuzzRequestEncoder check that its bytes
+// equal the reference's.
+
+// appendRequest appends the body for req to dst, or returns ok false
+// where the reference path must run.
+func (m *Model) appendRequest(dst []byte, req *llm.Request, stream bool) (_ []byte, ok bool) {
+	model := req.Model
+	if model == "" {
+		model = m.cfg.model
+	}
+	if model == "" {
+		return dst, false
+	}
+	e := requestEncoder{m: m, buf: dst}
+	if m.cfg.sendReasoning {
+		e.toolSpan = toolCallSpans(req.Messages)
+	}
+	e.buf = append(e.buf, `{"model":`...)
+	e.buf = appendString(e.buf, model)
+	e.buf = append(e.buf, `,"messages":[`...)
+	for i := range req.Messages {
+		if !e.message(i, &req.Messages[i]) {
+			return dst, false
+		}
+	}
+	e.buf = append(e.buf, ']')
+	if !e.rest(req, model, stream) {
+		return dst, false
+	}
+	return append(e.buf, '}'), true
+}
+
+// requestEncoder holds the state of one appendRequest.
+type requestEncoder struct {
+	m        *Model
+	buf      []byte
+	toolSpan []bool // see toolCallSpans; nil unless the model takes reasoning back
+	n        int    // messages written so far
+	serving  string // m.servingProvider(), once asked
+}
+
+// open starts a message object, after a comma unless it is the first.
+func (e *requestEncoder) open(role string) {
+	if e.n > 0 {
+		e.buf = append(e.buf, ',')
+	}
+	e.n++
+	e.buf = append(e.buf, `{"role":"`...)
+	e.buf = append(e.buf, role...)
+	e.buf = append(e.buf, '"')
+}
+
+// message writes the messages msg maps to (see encodeMessages).
+func (e *requestEncoder) message(i int, msg *llm.Message) bool {
+	switch msg.Role {
+	case llm.RoleSystem:
+		if !onlyText(msg.Content) {
+			return false
+		}
+		e.open("system")
+		e.buf = append(e.buf, `,"content":`...)
+		e.buf = appendJoinedText(e.buf, msg.Content, false)
+		e.buf = append(e.buf, '}')
+	case llm.RoleUser:
+		rest := 0
+		for _, b := range msg.Content {
+			tr, ok := b.(llm.ToolResult)
+			if !ok {
+				rest++
+				continue
+			}
+			if !e.toolMessage(tr.ToolUseID, tr.Content, tr.IsError) {
+				return false
+			}
+		}
+		if rest == 0 && len(msg.Content) > 0 {
+			return true
+		}
+		return e.userMessage(msg.Content)
+	case llm.RoleAssistant:
+		return e.assistantMessage(msg.Content, e.toolSpan != nil && e.toolSpan[i])
+	case llm.RoleTool:
+		return e.toolMessage(msg.ToolCallID, msg.Content, msg.IsError)
+	default:
+		return false
+	}
+	return true
+}
+
+// toolMessage writes a tool message (see toolResultText).
+func (e *requestEncoder) toolMessage(id string, content []llm.Block, isError bool) bool {
+	if !onlyText(content) {
+		return false
+	}
+	e.open("tool")
+	e.buf = append(e.buf, `,"content":`...)
+	if isError && !startsWithError(content) {
+		// "Error: " ends in ASCII, so escaping it apart from the text
+		// gives the bytes of escaping the two joined.
+		e.buf = appendJoinedTextBody(e.buf, content, false, "Error: ")
+	} else {
+		e.buf = appendJoinedText(e.buf, content, false)
+	}
+	if id != "" {
+		e.buf = append(e.buf, `,"tool_call_id":`...)
+		e.buf = appendString(e.buf, id)
+	}
+	e.buf = append(e.buf, '}')
+	return true
+}
+
+// userMessage writes a user message's blocks other than tool results (see
+// userContent).
+func (e *requestEncoder) userMessage(blocks []llm.Block) bool {
+	text := true
+	for _, b := range blocks {
+		switch b.(type) {
+		case llm.Text, llm.ToolResult:
+		default:
+			text = false
+		}
+	}
+	e.open("user")
+	e.buf = append(e.buf, `,"content":`...)
+	if text {
+		e.buf = appendJoinedText(e.buf, blocks, false)
+		e.buf = append(e.buf, '}')
+		return true
+	}
+	e.buf = append(e.buf, '[')
+	first := true
+	for _, b := range blocks {
+		var p wirePart
+		switch b := b.(type) {
+		case llm.ToolResult:
+			continue
+		case llm.Text:
+			if b.Text == "" {
+				continue
+			}
+			if !first {
+				e.buf = append(e.buf, ',')
+			}
+			e.buf = append(e.buf, `{"type":"text","text":`...)
+			e.buf = appendString(e.buf, b.Text)
+			e.buf = append(e.buf, '}')
+			first = false
+			continue
+		default:
+			var ok bool
+			var err error
+			if p, ok, err = e.m.part(b); err != nil {
+				return false
+			} else if !ok {
+				continue
+			}
+		}
+		if !first {
+			e.buf = append(e.buf, ',')
+		}
+		e.buf = appendPart(e.buf, &p)
+		first = false
+	}
+	e.buf = append(e.buf, "]}"...)
+	return true
+}
+
+// appendPart writes a content part as encoding/json writes a wirePart.
+func appendPart(dst []byte, p *wirePart) []byte {
+	dst = append(dst, `{"type":`...)
+	dst = appendString(dst, p.Type)
+	if p.Text != nil {
+		dst = append(dst, `,"text":`...)
+		dst = appendString(dst, *p.Text)
+	}
+	if u := p.ImageURL; u != nil {
+		dst = append(dst, `,"image_url":{"url":`...)
+		dst = appendString(dst, u.URL)
+		if u.Detail != "" {
+			dst = append(dst, `,"detail":`...)
+			dst = appendString(dst, u.Detail)
+		}
+		dst = append(dst, '}')
+	}
+	if a := p.InputAudio; a != nil {
+		dst = append(dst, `,"input_audio":{"data":`...)
+		dst = appendString(dst, a.Data)
+		dst = append(dst, `,"format":`...)
+		dst = appendString(dst, a.Format)
+		dst = append(dst, '}')
+	}
+	if f := p.File; f != nil {
+		dst = append(dst, `,"file":{`...)
+		sep := false
+		for _, kv := range [...]struct{ k, v string }{{"file_id", f.FileID}, {"filename", f.Filename}, {"file_data", f.FileData}} {
+			if kv.v == "" {
+				continue
+			}
+			if sep {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, '"')
+			dst = append(dst, kv.k...)
+			dst = append(dst, `":`...)
+			dst = appendString(dst, kv.v)
+			sep = true
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, '}')
+}
+
+// assistantMessage writes an assistant message (see Model.assistantMessage).
+func (e *requestEncoder) assistantMessage(blocks []llm.Block, withReasoning bool) bool {
+	var hasText bool
+	var calls int
+	var details json.RawMessage
+	for _, b := range blocks {
+		switch b := b.(type) {
+		case llm.Text:
+			hasText = hasText || b.Text != ""
+		case llm.ToolUse:
+			calls++
+		case llm.Extension:
+			if b.Kind == ReasoningDetailsKind && e.servingProvider() != "openai" && json.Valid(b.Data) {
+				details = b.Data
+			}
+		case llm.Thinking, llm.RedactedThinking:
+		default:
+			return false
+		}
+	}
+	e.open("assistant")
+	if hasText || calls == 0 || withReasoning {
+		e.buf = append(e.buf, `,"content":`...)
+		e.buf = appendJoinedText(e.buf, blocks, false)
+	}
+	if withReasoning {
+		e.buf = append(e.buf, `,"reasoning_content":`...)
+		e.buf = appendJoinedText(e.buf, blocks, true)
+	}
+	if calls > 0 {
+		e.buf = append(e.buf, `,"tool_calls":[`...)
+		first := true
+		for _, b := range blocks {
+			tu, ok := b.(llm.ToolUse)
+			if !ok {
+				continue
+			}
+			if !first {
+				e.buf = append(e.buf, ',')
+			}
+			first = false
+			e.buf = append(e.buf, `{"id":`...)
+			e.buf = appendString(e.buf, tu.ID)
+			e.buf = append(e.buf, `,"type":"function","function":{"name":`...)
+			e.buf = appendString(e.buf, tu.Name)
+			e.buf = append(e.buf, `,"arguments":`...)
+			if text, bad := tu.Malformed(); bad {
+				e.buf = appendString(e.buf, text)
+			} else {
+				e.buf = appendString(e.buf, []byte(tu.InputOrEmpty()))
+			}
+			e.buf = append(e.buf, '}')
+			if tu.Signature != "" && tu.Provider == "gemini" { // see extraContentFor
+				e.buf = append(e.buf, `,"extra_content":{"google":{"thought_signature":`...)
+				e.buf = appendString(e.buf, tu.Signature)
+				e.buf = append(e.buf, "}}"...)
+			}
+			e.buf = append(e.buf, '}')
+		}
+		e.buf = append(e.buf, ']')
+	}
+	if details != nil {
+		e.buf = append(e.buf, `,"reasoning_details":`...)
+		e.buf = appendCompactValid(e.buf, details)
+	}
+	e.buf = append(e.buf, '}')
+	return true
+}
+
+func (e *requestEncoder) servingProvider() string {
+	if e.serving == "" {
+		e.serving = e.m.servingProvider()
+	}
+	return e.serving
+}
+
+// rest writes the fields after the messages, as marshalRequest sets them.
+func (e *requestEncoder) rest(req *llm.Request, model string, stream bool) bool {
+	if len(req.Tools) > 0 {
+		e.buf = append(e.buf, `,"tools":[`...)
+		for i, t := range req.Tools {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			e.buf = append(e.buf, `{"type":"function","function":{"name":`...)
+			e.buf = appendString(e.buf, t.Name)
+			if t.Description != "" {
+				e.buf = append(e.buf, `,"description":`...)
+				e.buf = appendString(e.buf, t.Description)
+			}
+			e.buf = append(e.buf, `,"parameters":`...)
+			params := t.ParametersOrEmpty()
+			if !json.Valid(params) {
+				return false
+			}
+			e.buf = appendCompactValid(e.buf, params)
+			e.buf = append(e.buf, "}}"...)
+		}
+		e.buf = append(e.buf, ']')
+	}
+	switch req.ToolChoice.Mode {
+	case llm.ToolChoiceAuto:
+	case llm.ToolChoiceNone, llm.ToolChoiceRequired:
+		e.buf = append(e.buf, `,"tool_choice":`...)
+		e.buf = appendString(e.buf, string(req.ToolChoice.Mode))
+	case llm.ToolChoiceTool:
+		if req.ToolChoice.Name == "" {
+			return false
+		}
+		e.buf = append(e.buf, `,"tool_choice":{"type":"function","function":{"name":`...)
+		e.buf = appendString(e.buf, req.ToolChoice.Name)
+		e.buf = append(e.buf, "}}"...)
+	default:
+		return false
+	}
+	if req.MaxTokens > 0 {
+		if e.m.maxTokensParam(model) == "max_completion_tokens" {
+			e.buf = append(e.buf, `,"max_completion_tokens":`...)
+		} else {
+			e.buf = append(e.buf, `,"max_tokens":`...)
+		}
+		e.buf = strconv.AppendInt(e.buf, int64(req.MaxTokens), 10)
+	}
+	var ok bool
+	if req.Temperature != nil {
+		e.buf = append(e.buf, `,"temperature":`...)
+		if e.buf, ok = appendFloat(e.buf, *req.Temperature); !ok {
+			return false
+		}
+	}
+	if req.TopP != nil {
+		e.buf = append(e.buf, `,"top_p":`...)
+		if e.buf, ok = appendFloat(e.buf, *req.TopP); !ok {
+			return false
+		}
+	}
+	if len(req.StopSequences) > 0 {
+		e.buf = append(e.buf, `,"stop":[`...)
+		for i, s := range req.StopSequences {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			e.buf = appendString(e.buf, s)
+		}
+		e.buf = append(e.buf, ']')
+	}
+	if rf := req.ResponseFormat; rf != nil {
+		switch rf.Type {
+		case "text", "json_object":
+			e.buf = append(e.buf, `,"response_format":{"type":`...)
+			e.buf = appendString(e.buf, rf.Type)
+			e.buf = append(e.buf, '}')
+		case "json_schema":
+			name := rf.Name
+			if name == "" {
+				name = "response"
+			}
+			e.buf = append(e.buf, `,"response_format":{"type":"json_schema","json_schema":{"name":`...)
+			e.buf = appendString(e.buf, name)
+			if len(rf.Schema) > 0 {
+				if !json.Valid(rf.Schema) {
+					return false
+				}
+				e.buf = append(e.buf, `,"schema":`...)
+				e.buf = appendCompactValid(e.buf, rf.Schema)
+			}
+			if rf.Strict {
+				e.buf = append(e.buf, `,"strict":true`...)
+			}
+			e.buf = append(e.buf, "}}"...)
+		default:
+			return false
+		}
+	}
+	if req.Reasoning != nil && req.Reasoning.Effort != "" {
+		e.buf = append(e.buf, `,"reasoning_effort":`...)
+		e.buf = appendString(e.buf, req.Reasoning.Effort)
+	}
+	if stream {
+		e.buf = append(e.buf, `,"stream":true,"stream_options":{"include_usage":true}`...)
+	}
+	return true
+}
+
+// onlyText reports whether every block is text (see textOnly).
+func onlyText(blocks []llm.Block) bool {
+	for _, b := range blocks {
+		if _, ok := b.(llm.Text); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// startsWithError reports whether the joined text of blocks, all text,
+// starts with "error" in any case, as strings.ToLower followed by
+// strings.HasPrefix would say, without lowering (or joining) the text:
+// lowering maps each code point (an invalid byte to U+FFFD) to one code
+// point, and only an ASCII code point encodes as ASCII, so the lowered
+// text starts with "error" exactly when its first five code points lower
+// to 'e', 'r', 'r', 'o' and 'r'. Those five take at most 20 bytes.
+func startsWithError(blocks []llm.Block) bool {
+	var head [20]byte
+	p := head[:0]
+	for _, b := range blocks {
+		t := b.(llm.Text).Text
+		p = append(p, t[:min(len(t), cap(p)-len(p))]...)
+		if len(p) == cap(p) {
+			break
+		}
+	}
+	for _, want := range "error" {
+		r, size := utf8.DecodeRune(p)
+		if size == 0 || unicode.ToLower(r) != want {
+			return false
+		}
+		p = p[size:]
+	}
+	return true
+}
+
+// appendJoinedText writes, as one JSON string, the texts of blocks' Text
+// blocks (thinking false) or Thinking blocks (thinking true) joined, as
+// the reference joins them in a strings.Builder; other blocks are skipped.
+func appendJoinedText(dst []byte, blocks []llm.Block, thinking bool) []byte {
+	return appendJoinedTextBody(dst, blocks, thinking, "")
+}
+
+// appendJoinedTextBody is appendJoinedText with the text led by prefix,
+// an ASCII text that needs no escaping.
+func appendJoinedTextBody(dst []byte, blocks []llm.Block, thinking bool, prefix string) []byte {
+	dst = append(dst, '"')
+	dst = append(dst, prefix...)
+	// Escaping the pieces one after the other writes what escaping their
+	// concatenation writes unless a UTF-8 sequence starts in one piece and
+	// continues in the next, which needs a piece (after some text) that
+	// starts with a continuation byte. Then the pieces are joined first.
+	mark, n := len(dst), 0
+	for _, b := range blocks {
+		s, ok := pieceOf(b, thinking)
+		if !ok || s == "" {
+			continue
+		}
+		if n > 0 && !utf8.RuneStart(s[0]) {
+			return appendJoinedSlow(dst[:mark], blocks, thinking)
+		}
+		dst = appendEscaped(dst, s)
+		n += len(s)
+	}
+	return append(dst, '"')
+}
+
+// appendJoinedSlow joins the pieces before escaping them (see
+// appendJoinedTextBody); dst ends with the opening quote and prefix.
+func appendJoinedSlow(dst []byte, blocks []llm.Block, thinking bool) []byte {
+	var sb strings.Builder
+	for _, b := range blocks {
+		if s, ok := pieceOf(b, thinking); ok {
+			sb.WriteString(s)
+		}
+	}
+	dst = appendEscaped(dst, sb.String())
+	return append(dst, '"')
+}
+
+func pieceOf(b llm.Block, thinking bool) (string, bool) {
+	if thinking {
+		t, ok := b.(llm.Thinking)
+		return t.Text, ok
+	}
+	t, ok := b.(llm.Text)
+	return t.Text, ok
+}
+
+// appendFloat writes f as encoding/json writes a float64: the shortest
+// decimal that reads back as f, in plain notation unless its magnitude is
+// below 1e-6 or at least 1e21, where the exponent form is used without a
+// leading zero in a negative exponent (1e-7, not 1e-07). NaN and the
+// infinities have no JSON form: ok is false.
+func appendFloat(dst []byte, f float64) (_ []byte, ok bool) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return dst, false
+	}
+	format := byte('f')
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
+		format = 'e'
+	}
+	start := len(dst)
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if format == 'e' {
+		if n := len(dst); n-start >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+	}
+	return dst, true
+}
+
+// appendCompactValid writes raw, which json.Valid accepts, without its
+// insignificant white space, as encoding/json writes a json.RawMessage
+// (with HTML escaping off, nothing else is changed: strings are copied as
+// they are).
+func appendCompactValid(dst []byte, raw []byte) []byte {
+	start, inString := 0, false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++ // the escaped byte cannot end the string
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case ' ', '\t', '\n', '\r':
+			dst = append(dst, raw[start:i]...)
+			start = i + 1
+		}
+	}
+	return append(dst, raw[start:]...)
+}
+
+// appendString writes s as a JSON string (see appendEscaped).
+func appendString[S string | []byte](dst []byte, s S) []byte {
+	dst = append(dst, '"')
+	dst = appendEscaped(dst, s)
+	return append(dst, '"')
+}
+
+// Broadcast constants of the word-at-a-time scan.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// plain8 reports whether none of the eight bytes of x needs a look:
+// all are at least 0x20 and below 0x80, and none is '"' or '\'. A byte at
+// or above 0x80 has its high bit set in x. When no byte has, subtracting
+// c from every byte (x - c*ones) sets the high bit of a byte below c (and
+// maybe, through the borrow, of the bytes above it, which only ever adds
+// to a true answer), so with c = 0x20 it finds the control bytes, and
+// applied to x^'"' and x^'\' with c = 1 it finds the bytes equal to '"'
+// and '\'. The answer for the word is exact; the per-byte bits need not be.
+func plain8(x uint64) bool {
+	q := x ^ (ones * '"')
+	bs := x ^ (ones * '\\')
+	return (x|(x-ones*0x20)|(q-ones)|(bs-ones))&highs == 0
+}
+
+// appendEscaped writes the body of s as a JSON string, escaped as
+// encoding/json escapes it with SetEscapeHTML(false) (see the top of the
+// file). Runs of bytes that need nothing are skipped eight at a time and
+// copied whole; a word that needs a look is gone through byte by byte.
+func appendEscaped[S string | []byte](dst []byte, s S) []byte {
+	start := 0
+	for i := 0; i < len(s); {
+		t := s[i:]
+		for ; len(t) >= 16; t = t[16:] {
+			x := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+				uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
+			y := uint64(t[8]) | uint64(t[9])<<8 | uint64(t[10])<<16 | uint64(t[11])<<24 |
+				uint64(t[12])<<32 | uint64(t[13])<<40 | uint64(t[14])<<48 | uint64(t[15])<<56
+			if !plain8(x) || !plain8(y) {
+				break
+			}
+		}
+		for ; len(t) >= 8; t = t[8:] {
+			x := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+				uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
+			if !plain8(x) {
+				break
+			}
+		}
+		i = len(s) - len(t)
+		for end := min(i+8, len(s)); i < end; {
+			c := s[i]
+			if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+				i++
+				continue
+			}
+			if c < utf8.RuneSelf {
+				dst = append(dst, s[start:i]...)
+				switch c {
+				case '"', '\\':
+					dst = append(dst, '\\', c)
+				case '\b':
+					dst = append(dst, '\\', 'b')
+				case '\f':
+					dst = append(dst, '\\', 'f')
+				case '\n':
+					dst = append(dst, '\\', 'n')
+				case '\r':
+					dst = append(dst, '\\', 'r')
+				case '\t':
+					dst = append(dst, '\\', 't')
+				default:
+					dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+				}
+				i++
+				start = i
+				continue
+			}
+			// Only a few bytes are converted, which stays on the stack.
+			r, size := utf8.DecodeRuneInString(string(s[i : i+min(len(s)-i, utf8.UTFMax)]))
+			switch {
+			case r == utf8.RuneError && size == 1:
+				dst = append(dst, s[start:i]...)
+				dst = append(dst, `\ufffd`...)
+			case r == '\u2028' || r == '\u2029':
+				dst = append(dst, s[start:i]...)
+				dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			default:
+				i += size
+				continue
+			}
+			i += size
+			start = i
+		}
+	}
+	return append(dst, s[start:]...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// estimateRequestSize returns about the length of the body for req: the
+// lengths of what it holds, with room for the keys, the punctuation and
+// some escaping, so that the buffer is allocated once.
+func estimateRequestSize(req *llm.Request) int {
+	n := 256 + len(req.Model)
+	for i := range req.Messages {
+		n += 48 + len(req.Messages[i].ToolCallID) + blocksSize(req.Messages[i].Content)
+	}
+	for _, t := range req.Tools {
+		n += 64 + len(t.Name) + len(t.Description) + len(t.Parameters)
+	}
+	for _, s := range req.StopSequences {
+		n += 4 + len(s)
+	}
+	if rf := req.ResponseFormat; rf != nil {
+		n += 96 + len(rf.Name) + len(rf.Schema)
+	}
+	return n + n/32
+}
+
+func blocksSize(blocks []llm.Block) int {
+	n := 0
+	for _, b := range blocks {
+		switch b := b.(type) {
+		case llm.Text:
+			n += 24 + len(b.Text)
+		case llm.Thinking:
+			n += len(b.Text)
+		case llm.ToolUse:
+			// The arguments are a JSON string: their quotes are escaped.
+			n += 96 + len(b.ID) + len(b.Name) + len(b.Input) + len(b.Input)/4 + len(b.Signature)
+		case llm.ToolResult:
+			n += 64 + len(b.ToolUseID) + blocksSize(b.Content)
+		case llm.Image:
+			n += 64 + len(b.URL) + len(b.MediaType) + len(b.Data)*4/3
+		case llm.Audio:
+			n += 64 + len(b.Data)*4/3 + len(b.URL)
+		case llm.File:
+			n += 64 + len(b.FileID) + len(b.Name) + len(b.MediaType) + len(b.Data)*4/3 + len(b.URL)
+		case llm.Extension:
+			n += len(b.Data)
+		}
+	}
+	return n
+}
