@@ -218,7 +218,8 @@ func asksForFullSync(q url.Values) bool {
 // writer's connection name asks for FULL itself, so that durability does
 // not rest on a compile-time default of the driver.
 func TestWriterDurabilitySettings(t *testing.T) {
-	t.Parallel()
+	// Not parallel: recordDSNs registers a driver-wide connection hook,
+	// which must not happen while another test opens a connection.
 	recordDSNs()
 	path := filepath.Join(t.TempDir(), "s.db")
 	s := open(t, path)
