@@ -210,7 +210,10 @@ func runLoad(t *testing.T, sc loadScenario) {
 	// 100 KiB of RSS; the race detector's shadow memory multiplies RSS,
 	// not the heap). The bounds leave room for a noisy machine and catch
 	// a stream that buffers its whole answer or leaks per-chunk garbage.
-	if peak.active < sc.n/2 {
+	// A fifth of the turns streaming at once proves the load overlapped
+	// (measured: 91 to 199 of 200 depending on the machine's load; the
+	// 20 ms sampler misses short peaks).
+	if peak.active < max(2, sc.n/5) {
 		t.Errorf("at most %d of %d streams were active at once: the load did not overlap", peak.active, sc.n)
 	}
 	if peak.active > 0 && peak.heap > base.heap {
