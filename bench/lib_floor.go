@@ -184,7 +184,7 @@ func floorStream(ctx context.Context, env Env, wire Wire, decode bool, model str
 			return 0, 0, err
 		}
 		line = bytes.TrimRight(line, "\r\n")
-		if wire != WireOpenAI && !decode {
+		if (wire == WireAnthropic || wire == WireResponses) && !decode {
 			// Count text events by their event line alone.
 			if ev, ok := bytes.CutPrefix(line, []byte("event:")); ok {
 				ev = bytes.TrimSpace(ev)
