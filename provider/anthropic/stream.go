@@ -88,7 +88,7 @@ func (s *streamState) run(dec *sse.Decoder, yield func(llm.Event, error) bool) {
 	for {
 		ev, err := dec.Next()
 		if err != nil {
-			if errors.Is(err, io.EOF) {
+			if errors.Is(err, io.EOF) && s.ctx.Err() == nil {
 				e := llm.IncompleteStream(providerName, "message_stop")
 				e.StatusCode, e.RequestID = 200, s.requestID
 				err = e

@@ -37,6 +37,10 @@ func (s *streamState) run(dec *sse.Decoder, yield func(llm.Event, error) bool) {
 			switch {
 			case s.turn.finished && s.ctx.Err() == nil:
 				err = s.redact(s.turn.complete(yield))
+			case s.ctx.Err() != nil:
+				// The caller cancelled: the body ended because of it,
+				// whatever the read saw (EOF included).
+				err = s.redact(httpx.TransportError(s.ctx, providerName, err))
 			case errors.Is(err, io.EOF):
 				e := llm.IncompleteStream(providerName, "a chunk with a finishReason")
 				e.StatusCode = 200
