@@ -28,7 +28,7 @@ type Store struct {
 	w     *sql.DB // one connection, for every write
 	r     *sql.DB // reads, beside the writer (WAL)
 	path  string
-	cache *cache // decoded messages of recently loaded sessions
+	cache *stored.Cache // decoded messages of recently loaded sessions
 	// The statements of Load and Append, prepared once: SQLite would
 	// otherwise parse each again on every call.
 	rs, ws map[string]*sql.Stmt
@@ -119,6 +119,10 @@ func WithReaders(n int) Option {
 	}
 }
 
+// DefaultCacheBytes is how much storage JSON, in bytes, a Store keeps
+// decoded by default (see WithCacheBytes).
+const DefaultCacheBytes = stored.DefaultCacheBytes
+
 // WithCacheBytes sets how much of the sessions it loads a Store keeps
 // decoded in memory, in bytes of their storage JSON (default
 // [DefaultCacheBytes]; 0 keeps nothing). A Load of a session the store
@@ -164,7 +168,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	}
 	r.SetMaxOpenConns(o.readers)
 	r.SetMaxIdleConns(o.readers)
-	s := &Store{w: w, r: r, path: abs, cache: newCache(o.cacheBytes)}
+	s := &Store{w: w, r: r, path: abs, cache: stored.NewCache(o.cacheBytes)}
 	if err := migrate(ctx, w); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
@@ -207,7 +211,7 @@ func openReadOnly(ctx context.Context, abs string, o options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s read-only: %w", abs, err)
 	}
-	s := &Store{w: db, r: db, path: abs, cache: newCache(o.cacheBytes)}
+	s := &Store{w: db, r: db, path: abs, cache: stored.NewCache(o.cacheBytes)}
 	// The write statements prepare on a read-only pool too; running one
 	// fails ("attempt to write a readonly database").
 	if s.rs, err = prepare(ctx, db, readQueries); err == nil {
@@ -289,7 +293,7 @@ func (s *Store) Load(ctx context.Context, id string) (_ *session.Session, err er
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
 	}
-	base, baseHashes, baseBytes := s.cache.get(id, inc)
+	base, baseHashes, baseBytes := s.cache.Get(id, inc)
 	if len(base) > t.Messages { // the cache read a later state than this transaction sees
 		base, baseHashes, baseBytes = base[:t.Messages], baseHashes[:t.Messages], 0
 	}
@@ -339,7 +343,7 @@ func (s *Store) Load(ctx context.Context, id string) (_ *session.Session, err er
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
 	}
-	msgs, hashes := s.cache.put(id, inc, base, baseHashes, baseBytes, more, stored.Hashes(raws), moreBytes)
+	msgs, hashes := s.cache.Put(id, inc, base, baseHashes, baseBytes, more, stored.Hashes(raws), moreBytes)
 	sess := t.Session(id, stored.CloneMessages(msgs))
 	sess.SetMessageHashes(msgs, hashes)
 	return sess, nil
@@ -586,7 +590,7 @@ func (s *Store) Delete(ctx context.Context, id string) (err error) {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: delete %q: %w", id, err)
 	}
-	s.cache.drop(id)
+	s.cache.Drop(id)
 	return nil
 }
 

@@ -13,7 +13,7 @@ const DefaultCacheBytes = 32 << 20
 // Cache keeps the decoded messages of the sessions a store loaded last,
 // so that the next Load of a session reads and decodes only the messages
 // appended since (by this store or by any other process). It is safe for
-// concurrent use. (session/sqlite keeps its own copy of this type.)
+// concurrent use.
 //
 // An entry is valid for one incarnation of a session (a random number
 // drawn when the session is made): within an incarnation a session's rows are only ever appended, never

@@ -1,4 +1,4 @@
-package sqlite
+package stored
 
 import (
 	"fmt"
@@ -20,25 +20,25 @@ func msgs(tag string, n int) ([]llm.Message, []uint64) {
 
 func TestCacheExtendsInPlace(t *testing.T) {
 	t.Parallel()
-	c := newCache(1 << 20)
-	if m, _, _ := c.get("s", 1); m != nil {
+	c := NewCache(1 << 20)
+	if m, _, _ := c.Get("s", 1); m != nil {
 		t.Fatal("an empty cache returned messages")
 	}
 	a, ah := msgs("a", 3)
-	got, gotH := c.put("s", 1, nil, nil, 0, a, ah, 30)
+	got, gotH := c.Put("s", 1, nil, nil, 0, a, ah, 30)
 	if !slices.Equal(gotH, ah) || len(got) != 3 {
 		t.Fatalf("put returned %d messages, hashes %v", len(got), gotH)
 	}
-	base, baseH, bytes := c.get("s", 1)
+	base, baseH, bytes := c.Get("s", 1)
 	if len(base) != 3 || cap(base) != 3 || bytes != 30 {
 		t.Fatalf("get: %d messages (cap %d), %d bytes", len(base), cap(base), bytes)
 	}
 	// Another incarnation is not served.
-	if m, _, _ := c.get("s", 2); m != nil {
+	if m, _, _ := c.Get("s", 2); m != nil {
 		t.Fatal("the cache served another incarnation")
 	}
 	b, bh := msgs("b", 2)
-	all, allH := c.put("s", 1, base, baseH, bytes, b, bh, 20)
+	all, allH := c.Put("s", 1, base, baseH, bytes, b, bh, 20)
 	if len(all) != 5 || all[4].Text() != "b-1" || !slices.Equal(allH, append(slices.Clone(ah), bh...)) {
 		t.Fatalf("extension lost messages: %d, %v", len(all), allH)
 	}
@@ -47,22 +47,22 @@ func TestCacheExtendsInPlace(t *testing.T) {
 		t.Fatal("the extension changed a reader's list")
 	}
 	// A second Load that read the same rows (a race) adds nothing.
-	again, _ := c.put("s", 1, base, baseH, bytes, b, bh, 20)
+	again, _ := c.Put("s", 1, base, baseH, bytes, b, bh, 20)
 	if e := c.entries["s"]; len(e.msgs) != 5 || len(again) != 5 || e.bytes != 50 || c.size != 50 {
 		t.Fatalf("a repeated extension: %d messages, %d bytes (cache %d)", len(e.msgs), e.bytes, c.size)
 	}
 	// An older snapshot gets its prefix.
-	short, _ := c.put("s", 1, base[:2], baseH[:2], 0, nil, nil, 0)
+	short, _ := c.Put("s", 1, base[:2], baseH[:2], 0, nil, nil, 0)
 	if len(short) != 2 {
 		t.Fatalf("an older snapshot got %d messages, want 2", len(short))
 	}
 	// A new incarnation replaces the entry.
 	x, xh := msgs("x", 1)
-	c.put("s", 2, nil, nil, 0, x, xh, 10)
-	if m, _, n := c.get("s", 2); len(m) != 1 || m[0].Text() != "x-0" || n != 10 || c.size != 10 {
+	c.Put("s", 2, nil, nil, 0, x, xh, 10)
+	if m, _, n := c.Get("s", 2); len(m) != 1 || m[0].Text() != "x-0" || n != 10 || c.size != 10 {
 		t.Fatalf("after a new incarnation: %v, %d bytes, cache %d", m, n, c.size)
 	}
-	c.drop("s")
+	c.Drop("s")
 	if len(c.entries) != 0 || c.size != 0 {
 		t.Fatalf("drop left %d entries, %d bytes", len(c.entries), c.size)
 	}
@@ -70,30 +70,30 @@ func TestCacheExtendsInPlace(t *testing.T) {
 
 func TestCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
 	t.Parallel()
-	c := newCache(100)
+	c := NewCache(100)
 	for _, id := range []string{"a", "b", "c"} {
 		m, h := msgs(id, 1)
-		c.put(id, 1, nil, nil, 0, m, h, 40)
+		c.Put(id, 1, nil, nil, 0, m, h, 40)
 	}
 	// a was the oldest: 120 bytes > 100 dropped it.
 	if _, ok := c.entries["a"]; ok || len(c.entries) != 2 || c.size != 80 {
 		t.Fatalf("entries %v, size %d", len(c.entries), c.size)
 	}
-	c.get("b", 1) // b is now more recent than c
+	c.Get("b", 1) // b is now more recent than c
 	m, h := msgs("d", 1)
-	c.put("d", 1, nil, nil, 0, m, h, 40)
+	c.Put("d", 1, nil, nil, 0, m, h, 40)
 	if _, ok := c.entries["c"]; ok {
 		t.Fatal("c should have gone before b")
 	}
 	// A session larger than the whole cache is not kept.
 	m, h = msgs("big", 1)
-	got, _ := c.put("big", 1, nil, nil, 0, m, h, 1000)
+	got, _ := c.Put("big", 1, nil, nil, 0, m, h, 1000)
 	if len(got) != 1 || c.entries["big"] != nil || c.size > 100 {
 		t.Fatalf("big: %d messages returned, kept %v, size %d", len(got), c.entries["big"] != nil, c.size)
 	}
 	// A cache of size 0 keeps nothing.
-	z := newCache(0)
-	z.put("a", 1, nil, nil, 0, m, h, 1)
+	z := NewCache(0)
+	z.Put("a", 1, nil, nil, 0, m, h, 1)
 	if len(z.entries) != 0 {
 		t.Fatal("a cache of size 0 kept an entry")
 	}
