@@ -99,7 +99,14 @@ func New(set *host.Set, broker *approval.Broker, opts Options) (http.Handler, er
 		return nil, err
 	}
 	files := http.FileServerFS(root)
-	h.mux.Handle("GET /", files)
+	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		files.ServeHTTP(w, r)
+	})
 	h.mux.HandleFunc("GET /api/agents", h.agents)
 	h.mux.HandleFunc("GET /api/sessions", h.sessions)
 	h.mux.HandleFunc("GET /api/sessions/{id}", h.getSession)
