@@ -87,7 +87,8 @@ async function loadSessions() {
 function showSessionBar(s) {
   const bar = $('session-bar');
   if (!s) {
-    bar.textContent = state.session ? 'Session ' + state.session : 'New chat';
+    bar.textContent = 'New chat';
+    bar.title = state.session;
     return;
   }
   const parts = [
@@ -170,7 +171,8 @@ async function send(text) {
         case 'finish':
           finished = true;
           if (ev.session_usage) {
-            const parts = ['This session: ' + (ev.session_turns || 0) + ' turns', usageText(ev.session_usage)];
+            const n = ev.session_turns || 0;
+            const parts = ['This session: ' + n + (n === 1 ? ' turn' : ' turns'), usageText(ev.session_usage)];
             if (ev.session_cost_usd) parts.push(formatCost(ev.session_cost_usd));
             status(parts.join(' · '));
           } else {

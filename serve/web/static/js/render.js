@@ -175,7 +175,9 @@ export class Transcript {
         await this.onDecide(ev.id, ok);
         box.replaceChildren(el('span', ok ? 'ok' : 'warn', ok ? 'Approved' : 'Denied'));
         card.classList.remove('pending');
-        this.setState(card, ok ? 'running…' : 'denied', ok ? 'muted' : 'warn');
+        if (!card.querySelector('.tool-result')) { // the result may have come first
+          this.setState(card, ok ? 'running…' : 'denied', ok ? 'muted' : 'warn');
+        }
       } catch (e) {
         approve.disabled = deny.disabled = false;
         box.append(el('div', 'error', 'Could not decide: ' + e.message));
