@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"net/http"
 	"net/http/httptest"
@@ -188,6 +189,9 @@ func TestWebPage(t *testing.T) {
 			WithUsage(llm.Usage{InputTokens: 1200, OutputTokens: 80}),
 		llmtest.Text(final).WithUsage(llm.Usage{InputTokens: 1350, OutputTokens: 40}),
 		llmtest.Text(hello).WithUsage(llm.Usage{InputTokens: 900, OutputTokens: 12}),
+		llmtest.Hang(), // stopped from the page
+		llmtest.Reply(llmtest.Call("call_9", "delete_file", `{"path":"other.txt"}`)), // another client's turn
+		llmtest.Text("Deleted."),
 	).Verify(t).WithChunkSize(6).WithInfo(llm.ModelInfo{Provider: "llmtest", Name: "scripted-1", Price: &llm.Price{Input: 3, Output: 15}})
 	store := memstore.New()
 	srv := webServer(t, slowModel{Model: model, delay: 40 * time.Millisecond}, store, del)
@@ -284,6 +288,32 @@ func TestWebPage(t *testing.T) {
 		t.Fatalf("the deleted session loads: %v", err)
 	}
 
+	// Stop cancels the running turn: nothing is stored.
+	helloID := poll[string](t, ctx, "the open session", `document.getElementById('session-bar').title`)
+	run(t, ctx, "sending a turn that hangs", chromedp.SendKeys(chromedp.ID("message"), "Take your time"), chromedp.Click(chromedp.ID("send")))
+	poll[bool](t, ctx, "the Stop button", `!document.getElementById('stop').hidden`)
+	for deadline := time.Now().Add(10 * time.Second); model.Calls() < 4; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the hanging turn never reached the model")
+		}
+	}
+	run(t, ctx, "stopping", chromedp.Click(chromedp.ID("stop")))
+	poll[bool](t, ctx, "the stopped turn", `document.getElementById('transcript').textContent.includes('stopped; the turn was not stored') && document.getElementById('stop').hidden`)
+	if s, err := store.Load(context.Background(), helloID); err != nil || s.Turns != 1 {
+		t.Fatalf("after Stop, the session has %v turns (%v), want 1", s, err)
+	}
+
+	// A call of another client's turn (same principal) waits in the
+	// sidebar until the page approves it.
+	other := externalTurn(t, srv, "delete other.txt")
+	poll[bool](t, ctx, "the other turn's call in the sidebar", `!document.getElementById('approvals-panel').hidden && document.querySelector('#approvals .tool-name').textContent === 'delete_file' && document.querySelector('#approvals pre').textContent.includes('other.txt')`)
+	screenshot(t, ctx, "sidebar.png")
+	run(t, ctx, "approving the other turn's call", chromedp.Click(chromedp.CSS("#approvals .approve")))
+	if got := <-other; !strings.Contains(got, `"text":"deleted other.txt"`) || !strings.Contains(got, "event: finish") {
+		t.Fatalf("the other client's stream:\n%s", got)
+	}
+	poll[bool](t, ctx, "the sidebar emptied", `document.getElementById('approvals-panel').hidden`)
+
 	cmu.Lock()
 	defer cmu.Unlock()
 	if len(consoleErrors) > 0 {
@@ -308,4 +338,30 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// externalTurn starts a turn over the API as another client of the same
+// principal would, and returns a channel that gets its whole event stream.
+func externalTurn(t *testing.T, srv *httptest.Server, message string) <-chan string {
+	t.Helper()
+	body := fmt.Sprintf(`{"agent":"helper","message":%q}`, message)
+	req, err := http.NewRequest("POST", srv.URL+"/api/chat", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+webToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(web.CSRFHeader, "1")
+	out := make(chan string, 1)
+	go func() {
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			out <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		out <- string(b)
+	}()
+	return out
 }

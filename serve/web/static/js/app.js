@@ -4,14 +4,19 @@
 import { APIError, events, getJSON, onTokenNeeded, request, sendJSON, setToken, token } from './api.js';
 import { Transcript, el, formatCost, formatTokens, usageText } from './render.js';
 import { renderSessions } from './sessions.js';
+import { watchApprovals } from './approvals.js';
 
 const $ = (id) => document.getElementById(id);
+
+let approvalsWatched = false;
 
 const state = {
   agents: [],
   agent: '',
   session: '', // the open session's id; '' for a new chat
   abort: null, // the running turn's AbortController
+  run: '', // the running turn's run id (its approvals are shown inline)
+  next: '', // the cursor of the next page of sessions
 };
 
 const transcript = new Transcript($('transcript'), (id, approved) =>
@@ -75,14 +80,27 @@ async function loadSessions() {
     return;
   }
   try {
-    const { sessions } = await getJSON(q('/api/sessions'));
+    const { sessions, next } = await getJSON(q('/api/sessions'));
     renderSessions(ul, sessions, state.session, { open: openSession, remove: deleteSession });
+    state.next = next || '';
+    $('more-sessions').hidden = !state.next;
     $('sessions-empty').hidden = sessions.length > 0;
     $('sessions-empty').textContent = 'No sessions yet.';
   } catch (e) {
     status('Could not list sessions: ' + e.message, true);
   }
 }
+
+$('more-sessions').addEventListener('click', async () => {
+  try {
+    const { sessions, next } = await getJSON(q('/api/sessions?cursor=' + encodeURIComponent(state.next)));
+    renderSessions($('sessions'), sessions, state.session, { open: openSession, remove: deleteSession }, true);
+    state.next = next || '';
+    $('more-sessions').hidden = !state.next;
+  } catch (e) {
+    status('Could not list sessions: ' + e.message, true);
+  }
+});
 
 function showSessionBar(s) {
   const bar = $('session-bar');
@@ -160,6 +178,7 @@ async function send(text) {
       switch (ev.type) {
         case 'session':
           state.session = ev.session;
+          state.run = ev.run;
           showSessionBar(null);
           break;
         case 'approval':
@@ -197,6 +216,7 @@ async function send(text) {
     }
   } finally {
     state.abort = null;
+    state.run = '';
     setBusy(false);
     await loadSessions();
     if (state.session) {
@@ -255,6 +275,10 @@ async function start() {
     showSessionBar(null);
     status('');
     await loadSessions();
+    if (!approvalsWatched) {
+      approvalsWatched = true;
+      watchApprovals($('approvals-panel'), $('approvals'), () => state.run);
+    }
     document.body.dataset.ready = '1';
   } catch (e) {
     status('Could not reach the server: ' + e.message, true);

@@ -14,10 +14,11 @@ function when(iso) {
 
 /**
  * Renders sessions into ul. handlers.open(id) and handlers.remove(id) are
- * called on a click; current is the open session's id.
+ * called on a click; current is the open session's id. With more, the
+ * sessions are added after those already listed (the next page).
  */
-export function renderSessions(ul, sessions, current, handlers) {
-  ul.replaceChildren();
+export function renderSessions(ul, sessions, current, handlers, more = false) {
+  if (!more) ul.replaceChildren();
   for (const s of sessions) {
     const li = el('li', 'session' + (s.id === current ? ' current' : ''));
     li.dataset.id = s.id;
