@@ -177,3 +177,27 @@ func TestCSRF(t *testing.T) {
 	resp := f.do(t, context.Background(), "DELETE", "/api/sessions/s-1", "", nil)
 	decode(t, resp, 200)
 }
+
+// TestOrigins: Options.Origins admits a proxy's public origin; anything
+// else foreign is refused.
+func TestOrigins(t *testing.T) {
+	f := newFixtureOpts(t, web.Options{Origins: []string{"https://Agents.Example.com/"}}, llmtest.New())
+	for _, tt := range []struct {
+		origin string
+		status int
+	}{
+		{"https://agents.example.com", 404}, // admitted: then no such session
+		{"https://agents.example.com.evil.example", 403},
+		{"http://agents.example.com", 403},
+		{f.srv.URL, 404},
+	} {
+		req, _ := http.NewRequest("DELETE", f.srv.URL+"/api/sessions/s-1", nil)
+		req.Header.Set(web.CSRFHeader, "1")
+		req.Header.Set("Origin", tt.origin)
+		resp, err := f.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		decode(t, resp, tt.status)
+	}
+}

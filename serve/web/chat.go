@@ -52,14 +52,14 @@ func transcript(msgs []llm.Message) []item {
 			out = append(out, toolResult(m))
 			continue
 		}
+		kind := "text"
+		if m.Role == llm.RoleUser {
+			kind = "user"
+		}
 		for _, b := range m.Content {
 			switch b := b.(type) {
 			case llm.Text:
-				t := "text"
-				if m.Role == llm.RoleUser {
-					t = "user"
-				}
-				out = append(out, item{Type: t, Text: b.Text})
+				out = append(out, item{Type: kind, Text: b.Text})
 			case llm.Thinking:
 				out = append(out, item{Type: "thinking", Text: b.Text})
 			case llm.ToolUse:
@@ -68,7 +68,7 @@ func transcript(msgs []llm.Message) []item {
 				out = append(out, toolResult(llm.Message{Role: llm.RoleTool, ToolCallID: b.ToolUseID, Content: b.Content, IsError: b.IsError}))
 			case llm.RedactedThinking:
 			default:
-				out = append(out, item{Type: "text", Text: "[" + b.BlockType() + "]"})
+				out = append(out, item{Type: kind, Text: "[" + b.BlockType() + "]"}) // an image, a file: named, not shown
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
+	"github.com/agcore/agcore/serve/web"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/tool"
 )
@@ -219,4 +221,27 @@ func TestDisconnectCancels(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHeartbeat: a stream waiting for an approval sends SSE comments.
+func TestHeartbeat(t *testing.T) {
+	var ran bool
+	model := llmtest.New(llmtest.Reply(llmtest.Call("call_1", "delete_file", `{"path":"x"}`))).Verify(t)
+	f := newFixtureOpts(t, web.Options{Heartbeat: 5 * time.Millisecond}, model, deleteFile(&ran))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp := f.do(t, ctx, "POST", "/api/chat", "", map[string]string{"message": "delete x"})
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	var sawApproval bool
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "event: approval") {
+			sawApproval = true
+		}
+		if sawApproval && line == ": ping" {
+			return
+		}
+	}
+	t.Fatalf("no heartbeat after the approval event (%v)", sc.Err())
 }

@@ -54,7 +54,13 @@
 //
 // A stored transcript (GET /api/sessions/{id}) uses the same ITEM shapes,
 // plus {"type":"user","text"} for the user's messages; it holds no usage
-// per turn, only the session's totals.
+// per turn, only the session's totals. A block the page does not show (an
+// image, a file) is named in brackets: "[image]".
+//
+// The page also polls GET /api/approvals every few seconds and lists, in
+// its sidebar, the calls of the principal's other turns waiting for a
+// decision (a turn started through the OpenAI-compatible API, say), with
+// their own Approve and Deny buttons.
 //
 // The run's context is the request's: a client that goes away (a closed
 // tab, the Stop button) cancels the turn, and a cancelled turn is not
@@ -81,6 +87,15 @@
 // for a bearer token once, keeps it in sessionStorage (this tab only) and
 // sends it as "Authorization: Bearer" on its API calls; the handler itself
 // authenticates nobody and trusts host.PrincipalFrom.
+//
+// Principals share sessions: every caller that may reach the API lists,
+// reads, continues and deletes every session of the agents (the session
+// stores keep no owner). Only approvals are tied to a principal. The chat
+// stream needs a ResponseWriter that can flush (http.NewResponseController):
+// middleware wrapping the handler must pass Flush through or implement
+// Unwrap. A server on a loopback address without tokens should also check
+// the Host header (DNS rebinding); that belongs to the server, not to this
+// handler.
 //
 // Package web imports agent, approval, llm, middleware, session and
 // serve/host; it never imports package serve or a provider.

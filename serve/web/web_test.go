@@ -36,6 +36,11 @@ type fixture struct {
 
 func newFixture(t *testing.T, model *llmtest.Model, tools ...tool.Tool) *fixture {
 	t.Helper()
+	return newFixtureOpts(t, web.Options{MaxBodyBytes: 4096}, model, tools...)
+}
+
+func newFixtureOpts(t *testing.T, opts web.Options, model *llmtest.Model, tools ...tool.Tool) *fixture {
+	t.Helper()
 	f := &fixture{store: memstore.New(), broker: &approval.Broker{}, model: model, done: make(chan struct{}, 100)}
 	a, err := agent.New(model, agent.Config{Name: "helper", Tools: tools, Store: f.store, Approver: f.broker,
 		Retry: middleware.RetryConfig{MaxAttempts: 1}})
@@ -53,7 +58,7 @@ func newFixture(t *testing.T, model *llmtest.Model, tools ...tool.Tool) *fixture
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := web.New(set, f.broker, web.Options{MaxBodyBytes: 4096})
+	h, err := web.New(set, f.broker, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
