@@ -201,3 +201,38 @@ func TestOrigins(t *testing.T) {
 		decode(t, resp, tt.status)
 	}
 }
+
+// TestTranscriptShapes: every kind of stored block reads back as an item
+// the page can render, and nothing it must not show.
+func TestTranscriptShapes(t *testing.T) {
+	f := newFixture(t, llmtest.New())
+	msgs := []llm.Message{
+		llm.SystemText("secret instructions"),
+		{Role: llm.RoleUser, Content: []llm.Block{llm.Text{Text: "look"}, llm.Image{URL: "https://example.com/a.png"}}},
+		{Role: llm.RoleAssistant, Content: []llm.Block{
+			llm.RedactedThinking{Data: "opaque"},
+			llm.Thinking{Text: "hmm", Signature: "sig"},
+			llmtest.Call("c1", "read", `{"p":1}`),
+		}},
+		llm.ToolResultText("c1", "no such file", true),
+		{Role: llm.RoleUser, Content: []llm.Block{llm.ToolResult{ToolUseID: "c2", Content: []llm.Block{llm.Text{Text: "nested"}}}}},
+		llm.AssistantText("<b>not html</b>"),
+	}
+	if err := f.store.Append(context.Background(), "s-1", session.Turn{ID: "t", Messages: msgs, Time: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	resp := f.do(t, context.Background(), "GET", "/api/sessions/s-1", "", nil)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want := `"items":[{"type":"user","text":"look"},{"type":"user","text":"[image]"},{"type":"thinking","text":"hmm"},` +
+		`{"type":"tool_call","id":"c1","name":"read","input":{"p":1}},{"type":"tool_result","text":"no such file","tool_call_id":"c1","is_error":true},` +
+		`{"type":"tool_result","text":"nested","tool_call_id":"c2"},{"type":"text","text":"\u003cb\u003enot html\u003c/b\u003e"}]`
+	if !strings.Contains(string(b), want) {
+		t.Fatalf("got %s\nwant %s", b, want)
+	}
+	for _, bad := range []string{"secret instructions", "opaque", "sig"} {
+		if strings.Contains(string(b), bad) {
+			t.Errorf("the transcript shows %q", bad)
+		}
+	}
+}
