@@ -95,6 +95,24 @@ func TestPage(t *testing.T) {
 			}
 		})
 	}
+	for _, tt := range []struct {
+		method, path string
+		status       int
+	}{
+		{"GET", "/js/", 404},
+		{"GET", "/nothing.js", 404},
+		{"POST", "/", 405},
+	} {
+		req, _ := http.NewRequest(tt.method, f.srv.URL+tt.path, nil)
+		resp, err := f.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.status {
+			t.Errorf("%s %s = %d, want %d", tt.method, tt.path, resp.StatusCode, tt.status)
+		}
+	}
 	// The page never uses innerHTML or any other HTML sink, and loads
 	// nothing from elsewhere.
 	for _, p := range []string{"/", "/js/app.js", "/js/api.js", "/js/render.js", "/js/sessions.js", "/js/approvals.js", "/style.css"} {

@@ -105,6 +105,10 @@ func New(set *host.Set, broker *approval.Broker, opts Options) (http.Handler, er
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
 		}
+		if r.URL.Path != "/" && strings.HasSuffix(r.URL.Path, "/") {
+			http.NotFound(w, r) // no directory listings
+			return
+		}
 		files.ServeHTTP(w, r)
 	})
 	h.mux.HandleFunc("GET /api/agents", h.agents)
