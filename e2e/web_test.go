@@ -151,16 +151,31 @@ func run(t *testing.T, ctx context.Context, what string, actions ...chromedp.Act
 	}
 }
 
-// poll waits for a JavaScript predicate and returns its value.
+// poll waits for a JavaScript predicate and returns its value. The
+// predicate must not throw: an exception ends chromedp's polling.
 func poll[T any](t *testing.T, ctx context.Context, what, expr string) T {
 	t.Helper()
 	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	v, err := chromedp.Run(tctx, chromedp.Poll[T](expr, chromedp.WithPollingInterval(5*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second)))
 	if err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
+		t.Fatalf("waiting for %s: %v\nthe transcript:\n%s", what, err, transcriptHTML(ctx))
 	}
 	return v
+}
+
+// transcriptHTML returns the page's transcript markup, for failure messages.
+func transcriptHTML(ctx context.Context) string {
+	tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	html, err := chromedp.Run(tctx, chromedp.Evaluate[string](`document.getElementById('transcript').outerHTML`))
+	if err != nil {
+		return err.Error()
+	}
+	if len(html) > 8000 {
+		html = html[len(html)-8000:]
+	}
+	return html
 }
 
 // TestWebPage drives the page in headless Chromium: the token prompt, a
@@ -171,8 +186,9 @@ func TestWebPage(t *testing.T) {
 	const (
 		thinking = "The user wants notes.txt deleted; that needs approval."
 		first    = "Sure, I will delete notes.txt for you. It only takes a moment."
-		final    = "Done: notes.txt is gone, and nothing else was touched."
-		hello    = "Hello! How can I help?"
+		final    = "Done: notes.txt is **gone**, and nothing else was touched.\n\n- kept: `todo.txt`\n- kept: *drafts/*"
+		shown    = "Done: notes.txt is gone, and nothing else was touched." // final's first paragraph, as rendered
+		hello    = `Hello! <img src=x onerror="document.body.dataset.pwned=1"> How can I help?`
 	)
 	var mu sync.Mutex
 	var deleted []string
@@ -246,7 +262,12 @@ func TestWebPage(t *testing.T) {
 	screenshot(t, ctx, "approval.png")
 	run(t, ctx, "approving", chromedp.Click(chromedp.CSS(".tool.pending .approve")))
 	poll[bool](t, ctx, "the tool result", `(document.querySelector('.tool .tool-result') || {}).textContent === 'deleted notes.txt'`)
-	poll[bool](t, ctx, "the final answer", fmt.Sprintf(`[...document.querySelectorAll('.msg.assistant .text')].some((e) => e.textContent === %q)`, final))
+	poll[bool](t, ctx, "the final answer", fmt.Sprintf(`[...document.querySelectorAll('.msg.assistant .text p')].some((e) => e.textContent === %q)`, shown))
+	poll[bool](t, ctx, "the answer's Markdown", `(() => {
+		const t = [...document.querySelectorAll('.msg.assistant .text')].pop();
+		return t.querySelector('p strong')?.textContent === 'gone' && t.querySelectorAll('ul > li').length === 2 &&
+			t.querySelector('li code')?.textContent === 'todo.txt' && t.querySelector('li em')?.textContent === 'drafts/';
+	})()`)
 	usage := poll[string](t, ctx, "the turn's usage", `(() => { const e = document.querySelector('.turn-usage.final'); return e ? e.textContent : false })()`)
 	if !strings.Contains(usage, "2,550 in") || !strings.Contains(usage, "120 out") || !strings.Contains(usage, "$0.00945") {
 		t.Fatalf("turn usage %q", usage)
@@ -273,7 +294,7 @@ func TestWebPage(t *testing.T) {
 	poll[bool](t, ctx, "the stored transcript", fmt.Sprintf(`(() => {
 		const t = document.getElementById('transcript').textContent;
 		return [%q, %q, %q, %q, 'deleted notes.txt', 'delete_file'].every((s) => t.includes(s));
-	})()`, "Please delete notes.txt", thinking, first, final))
+	})()`, "Please delete notes.txt", thinking, first, shown))
 	poll[bool](t, ctx, "the session's totals", `document.getElementById('session-bar').textContent.includes('2,670 tokens')`)
 
 	// A second session, then the first is deleted.
@@ -281,6 +302,10 @@ func TestWebPage(t *testing.T) {
 	poll[bool](t, ctx, "an empty transcript", `document.querySelectorAll('#transcript > *').length === 0`)
 	run(t, ctx, "sending hello", chromedp.SendKeys(chromedp.ID("message"), "Hello"), chromedp.Click(chromedp.ID("send")))
 	poll[bool](t, ctx, "the hello answer", fmt.Sprintf(`[...document.querySelectorAll('.msg.assistant .text')].some((e) => e.textContent === %q) && !!document.querySelector('.turn-usage.final')`, hello))
+	// The answer's markup is shown as text, never run.
+	if pwned := poll[string](t, ctx, "no injected markup", `document.querySelector('#transcript img') ? 'an img element' : (document.body.dataset.pwned ? 'ran' : 'none')`); pwned != "none" {
+		t.Fatalf("the model's markup became HTML: %s", pwned)
+	}
 	poll[bool](t, ctx, "two sessions", `document.querySelectorAll('#sessions .session').length === 2`)
 	run(t, ctx, "deleting the first session", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#sessions .session[data-id=%q] .session-delete`, sid))))
 	poll[bool](t, ctx, "one session left", fmt.Sprintf(`document.querySelectorAll('#sessions .session').length === 1 && !document.querySelector('#sessions .session[data-id=%q]')`, sid))

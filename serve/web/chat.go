@@ -171,7 +171,7 @@ func (h *handler) chat(w http.ResponseWriter, r *http.Request) {
 // finish builds the finish event once the turn is stored.
 func (h *handler) finish(ctx context.Context, store session.Store, resp *agent.Response) item {
 	usage := resp.Usage
-	ev := item{Type: "finish", Session: resp.SessionID, Model: resp.Model, Run: resp.RunID, Usage: &usage, FinishReason: resp.FinishReason}
+	ev := item{Type: "finish", Session: resp.SessionID, Model: resp.Model, Usage: &usage, FinishReason: resp.FinishReason}
 	if resp.CostKnown {
 		cost := resp.CostUSD
 		ev.CostUSD = &cost

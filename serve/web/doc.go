@@ -40,14 +40,14 @@
 // is "event: TYPE" and "data: ITEM", ITEM being a JSON object whose "type"
 // is TYPE:
 //
-//	session      {session, agent, model, run}: first, always
+//	session      {session, agent, model, run}: first, always; run prefixes the turn's approval ids
 //	text         {text}: a delta of the answer
 //	thinking     {text}: a delta of the model's visible reasoning
 //	tool_call    {id, name, input}: a whole tool call
 //	approval     {id, tool_call_id, name, input}: the call waits for POST /api/approvals/{id}
 //	tool_result  {tool_call_id, text, is_error}
 //	usage        {usage}: the current model call's usage so far
-//	finish       {session, model, run, usage, cost_usd (when known), finish_reason,
+//	finish       {session, model, usage, cost_usd (when known), finish_reason,
 //	              session_usage, session_cost_usd, session_turns (the totals once stored),
 //	              message (when the turn could not be stored)}: last, on success
 //	error        {message}: last, on failure
@@ -83,7 +83,9 @@
 // Every response carries a strict Content-Security-Policy
 // ([ContentSecurityPolicy]: default-src 'self', no inline script, no
 // framing) and nosniff. The page writes model and tool output only with
-// textContent, never as HTML. When the server answers 401 the page asks
+// textContent, never as HTML; the small Markdown subset it renders in
+// answers (paragraphs, headings, lists, code, bold, emphasis; no links or
+// images) is built element by element from text nodes. When the server answers 401 the page asks
 // for a bearer token once, keeps it in sessionStorage (this tab only) and
 // sends it as "Authorization: Bearer" on its API calls; the handler itself
 // authenticates nobody and trusts host.PrincipalFrom.

@@ -2,6 +2,8 @@
 // transcript's items take the same shapes. Model and tool output only ever
 // reaches the page through textContent, never as HTML.
 
+import { renderMarkdown } from './markdown.js';
+
 /** Creates an element with a class and text. */
 export function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -128,8 +130,14 @@ export class Transcript {
         turn.append(this.block);
       }
       this.blockType = type;
+      this.raw = '';
     }
-    this.block.append(document.createTextNode(text));
+    if (type === 'thinking') {
+      this.block.append(document.createTextNode(text));
+    } else {
+      this.raw += text;
+      renderMarkdown(this.block, this.raw);
+    }
   }
 
   toolCall(ev) {
