@@ -230,8 +230,11 @@ func TestWebPage(t *testing.T) {
 		}
 	}()
 
-	// The API answers 401: the page asks for the token once.
+	// The API answers 401: the page asks for the token (again after a
+	// wrong one), once per tab.
 	run(t, ctx, "opening the page", chromedp.Navigate(srv.URL), chromedp.WaitVisible(chromedp.ID("token-input")))
+	run(t, ctx, "giving a wrong token", chromedp.SendKeys(chromedp.ID("token-input"), "wrong"), chromedp.Click(chromedp.ID("token-ok")))
+	poll[bool](t, ctx, "the prompt again", `document.getElementById('token-dialog').open && document.getElementById('token-why').textContent.includes('refused')`)
 	run(t, ctx, "giving the token", chromedp.SendKeys(chromedp.ID("token-input"), webToken), chromedp.Click(chromedp.ID("token-ok")))
 	poll[bool](t, ctx, "the page to be ready", `document.body.dataset.ready === '1' && document.querySelector('#agent').value === 'helper'`)
 	if tok := poll[string](t, ctx, "the stored token", `sessionStorage.getItem('agcore-token')`); tok != webToken {

@@ -12,6 +12,7 @@ export class APIError extends Error {
 }
 
 let askToken = null;
+let asking = null; // the token prompt in progress, shared by concurrent 401s
 
 /**
  * Sets the function asked for a token when the server answers 401. It gets
@@ -44,7 +45,11 @@ export async function request(method, path, body, signal) {
     }
     const res = await fetch(path, init);
     if (res.status === 401 && askToken && attempt < 3) {
-      const next = await askToken(t !== null);
+      if (token() !== t) continue; // another request got a new token meanwhile
+      if (!asking) {
+        asking = Promise.resolve(askToken(t !== null)).finally(() => { asking = null; });
+      }
+      const next = await asking;
       if (!next) throw new APIError(401, 'this server needs a token');
       setToken(next);
       continue;
