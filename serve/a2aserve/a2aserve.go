@@ -108,7 +108,7 @@ func New(set *host.Set, broker *approval.Broker, opts Options) (http.Handler, er
 			a2asrv.WithCallInterceptor(ownerCheck{store}),
 			a2asrv.WithLogger(opts.Logger.With("agent", a.Name)),
 		)
-		h.rpc[a.Name] = a2asrv.NewJSONRPCHandler(rh)
+		h.rpc[a.Name] = a2asrv.NewJSONRPCHandler(retrying{RequestHandler: rh, exec: exec, store: store})
 	}
 	h.mux.HandleFunc("GET "+WellKnownCardPath, func(w http.ResponseWriter, r *http.Request) {
 		h.serveCard(w, r, set.Default())

@@ -44,6 +44,7 @@ type run struct {
 	box       mailbox
 	done      chan struct{} // closed once the turn is entirely over
 	canceled  atomic.Bool   // tasks/cancel asked for it
+	attached  atomic.Bool   // an Execute follows it
 
 	// artifact is the streamed answer's artifact, "" before the first
 	// delta; only the attached Execute uses it (one at a time).
@@ -249,6 +250,8 @@ func (e *executor) pending(r *run) []approval.Request {
 // completed, failed or canceled state) or waits for approval (a final
 // input-required state; the turn goes on waiting).
 func (e *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, r *run) error {
+	r.attached.Store(true)
+	defer r.attached.Store(false)
 	for {
 		s, ok := r.box.pop()
 		if !ok {
@@ -350,6 +353,14 @@ func (e *executor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q even
 		e.end(r)
 	}
 	return writeFinal(ctx, q, rc, a2a.TaskStateCanceled, agentText(rc, "Canceled."), nil)
+}
+
+// followed reports whether an Execute follows the turn of task id.
+func (e *executor) followed(id a2a.TaskID) bool {
+	e.mu.Lock()
+	r := e.runs[id]
+	e.mu.Unlock()
+	return r != nil && r.attached.Load()
 }
 
 // end forgets r: its task accepts no more messages.
