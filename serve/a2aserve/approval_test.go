@@ -2,8 +2,10 @@ package a2aserve_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 
@@ -194,5 +196,39 @@ func TestContextContinuity(t *testing.T) {
 				t.Fatalf("session %s holds %d messages", a2aserve.SessionID(contextID), n)
 			}
 		})
+	}
+}
+
+// TestApprovalTimedOut: a call nobody decides within the broker's Timeout
+// is denied; the turn ends unfollowed and the task's next message collects
+// its result.
+func TestApprovalTimedOut(t *testing.T) {
+	f := newFixture(t, llmtest.Reply(llmtest.Call("c1", "delete_file", `{"path":"x"}`)), llmtest.Text("I could not delete x."))
+	f.broker.Timeout = 20 * time.Millisecond
+	task, _ := parked(t, f, "alice")
+	waitFor(t, func() bool { return f.sessionLen(a2aserve.SessionID(task.ContextID)) == 4 }) // the turn is over and stored
+	got := send(t, f.client("alice"), followUp(task.ID, a2a.TextPart{Text: "well?"}))
+	if got.Status.State != a2a.TaskStateCompleted || answer(got) != "I could not delete x." || f.ran.Load() != 0 {
+		t.Fatalf("after the timeout: %s %q, ran %d", got.Status.State, answer(got), f.ran.Load())
+	}
+	if b, _ := json.Marshal(f.model.Requests()[1].Messages); !strings.Contains(string(b), "nobody approved it within") {
+		t.Fatalf("the model was told %s", b)
+	}
+}
+
+// TestRejectedAndFailed: a message with nothing usable is rejected; a
+// turn whose model fails ends failed, with the error, storing nothing.
+func TestRejectedAndFailed(t *testing.T) {
+	f := newFixture(t, llmtest.Fail(errors.New("the model is down")))
+	c := f.client("alice")
+	if got := send(t, c, a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: ""})); got.Status.State != a2a.TaskStateRejected {
+		t.Fatalf("an empty message: %s", got.Status.State)
+	}
+	got := send(t, c, userText("hi"))
+	if got.Status.State != a2a.TaskStateFailed || !strings.Contains(got.Status.Message.Parts[0].(a2a.TextPart).Text, "the model is down") {
+		t.Fatalf("a failed turn: %s %+v", got.Status.State, got.Status.Message)
+	}
+	if n := f.sessionLen(a2aserve.SessionID(got.ContextID)); n != 0 {
+		t.Fatalf("a failed turn stored %d messages", n)
 	}
 }
