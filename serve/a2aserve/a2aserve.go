@@ -23,6 +23,11 @@ const ProtocolVersion = "0.3.0"
 // each agent's card is at "/a2a/{agent}" followed by this path.
 const WellKnownCardPath = a2asrv.WellKnownAgentCardPath
 
+// DefaultMaxBodyBytes is the largest JSON-RPC request body the handler
+// reads when Options.MaxBodyBytes is zero (file parts travel inline, in
+// base64).
+const DefaultMaxBodyBytes = 16 << 20
+
 // DefaultMaxTasks is the most tasks the in-memory task store keeps when
 // Options.MaxTasks is zero.
 const DefaultMaxTasks = 10000
@@ -50,6 +55,9 @@ type Options struct {
 	// Tasks still running or waiting for input are never dropped. Zero
 	// means DefaultMaxTasks.
 	MaxTasks int
+	// MaxBodyBytes bounds each JSON-RPC request body; a larger one fails
+	// to parse. Zero means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
 	// CancelWait is how long tasks/cancel waits for the cancelled turn to
 	// end before answering; zero means 10 seconds.
 	CancelWait time.Duration
@@ -93,6 +101,9 @@ func New(set *host.Set, broker *approval.Broker, opts Options) (http.Handler, er
 	if opts.MaxTasks <= 0 {
 		opts.MaxTasks = DefaultMaxTasks
 	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
 	if opts.CancelWait <= 0 {
 		opts.CancelWait = 10 * time.Second
 	}
@@ -127,6 +138,7 @@ func New(set *host.Set, broker *approval.Broker, opts Options) (http.Handler, er
 			http.Error(w, "no such agent", http.StatusNotFound)
 			return
 		}
+		r.Body = http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes)
 		rpc.ServeHTTP(w, r)
 	})
 	return h, nil

@@ -367,3 +367,35 @@ func followUp(id a2a.TaskID, parts ...a2a.Part) *a2a.Message {
 	m.TaskID = id
 	return m
 }
+
+// TestRequestLimits: an unknown agent is 404; a body over MaxBodyBytes is
+// refused as a parse error.
+func TestRequestLimits(t *testing.T) {
+	a, err := agent.New(llmtest.New(), agent.Config{Name: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, _ := host.NewSet(host.Agent{Name: "a", Agent: a})
+	h, err := a2aserve.New(set, nil, a2aserve.Options{MaxBodyBytes: 1024, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	post := func(path, body string) (int, string) {
+		resp, err := srv.Client().Post(srv.URL+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := post("/a2a/nobody", `{}`); code != http.StatusNotFound {
+		t.Fatalf("unknown agent: %d", code)
+	}
+	big := `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"` + strings.Repeat("x", 2048) + `"}]}}}`
+	if _, body := post("/a2a/a", big); !strings.Contains(body, "-32700") {
+		t.Fatalf("an oversized body: %s", body)
+	}
+}
