@@ -139,6 +139,11 @@ func New(set *host.Set, broker *approval.Broker, opts Options) (http.Handler, er
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes)
+		if _, ok := w.(http.Flusher); !ok {
+			// The SDK streams only to an http.Flusher; a middleware's
+			// writer may flush only through Unwrap.
+			w = flusher{w, http.NewResponseController(w)}
+		}
 		rpc.ServeHTTP(w, r)
 	})
 	return h, nil
@@ -152,6 +157,17 @@ type handler struct {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// flusher makes a ResponseWriter whose Flush is reached through Unwrap
+// an http.Flusher.
+type flusher struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (f flusher) Flush() { _ = f.rc.Flush() }
+
+func (f flusher) Unwrap() http.ResponseWriter { return f.ResponseWriter }
 
 // serveCard writes a's card, built for this request (its URL may depend on
 // the request's Host).

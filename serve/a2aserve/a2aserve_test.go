@@ -67,11 +67,21 @@ func newFixture(t *testing.T, steps ...llmtest.Step) *fixture {
 		t.Fatal(err)
 	}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(host.WithPrincipal(r.Context(), r.Header.Get(principalHeader))))
+		// Like serve's layers, wrap the writer: Flush is reached only
+		// through Unwrap.
+		h.ServeHTTP(wrapped{w}, r.WithContext(host.WithPrincipal(r.Context(), r.Header.Get(principalHeader))))
 	}))
 	t.Cleanup(f.srv.Close)
 	return f
 }
+
+// wrapped hides its writer's methods but Unwrap, as a middleware's writer.
+type wrapped struct{ w http.ResponseWriter }
+
+func (w wrapped) Header() http.Header         { return w.w.Header() }
+func (w wrapped) Write(b []byte) (int, error) { return w.w.Write(b) }
+func (w wrapped) WriteHeader(code int)        { w.w.WriteHeader(code) }
+func (w wrapped) Unwrap() http.ResponseWriter { return w.w }
 
 // principalTransport sends every request as principal.
 type principalTransport struct {
