@@ -101,6 +101,6 @@
 //     after its client has the final event; a decision or cancellation that
 //     arrives in that window is retried for up to two seconds.
 //
-// Package a2aserve imports agent, approval, llm, session and serve/host of
+// Package a2aserve imports agent, approval, llm, middleware, session and serve/host of
 // agcore; nothing in agcore imports it but package serve and the examples.
 package a2aserve
