@@ -45,10 +45,11 @@
 //     together are merged); when the turn succeeds a last event
 //     (lastChunk = true, append = false) replaces the artifact with the
 //     final answer alone, so the stored task holds exactly the answer,
-//     without the text the model wrote before its tool calls. The SDK's
-//     client renders both streaming (append the deltas, then take the last
-//     chunk) and plain message/send (read task.artifacts). Thinking and
-//     tool results are not sent; each tool call is a "working" status
+//     without the text the model wrote before its tool calls. A streaming
+//     client shows the deltas as they come and takes the last chunk as the
+//     answer; a message/send client reads task.artifacts. (Status messages
+//     would have carried the deltas too, but each one lands in the task's
+//     history.) Thinking and tool results are not sent; each tool call is a "working" status
 //     message with a data part {"tool", "call_id", "arguments"}.
 //   - The completed status update, and so the task's metadata, and the
 //     answer artifact carry the turn's usage, cost, model, session and run
