@@ -4,12 +4,18 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/approval"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
+	"github.com/agcore/agcore/middleware"
+	"github.com/agcore/agcore/serve/host"
 	"github.com/agcore/agcore/serve/web"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/tool"
@@ -244,4 +250,57 @@ func TestHeartbeat(t *testing.T) {
 		}
 	}
 	t.Fatalf("no heartbeat after the approval event (%v)", sc.Err())
+}
+
+// unwrapOnly is a middleware's ResponseWriter that flushes only through
+// Unwrap, as a logging or metrics wrapper in package serve might.
+type unwrapOnly struct{ w http.ResponseWriter }
+
+func (u unwrapOnly) Header() http.Header         { return u.w.Header() }
+func (u unwrapOnly) Write(b []byte) (int, error) { return u.w.Write(b) }
+func (u unwrapOnly) WriteHeader(code int)        { u.w.WriteHeader(code) }
+func (u unwrapOnly) Unwrap() http.ResponseWriter { return u.w }
+
+// TestStreamsThroughWrappedWriter: events reach the client while the turn
+// is still running (here: waiting for an approval) behind such a wrapper.
+func TestStreamsThroughWrappedWriter(t *testing.T) {
+	var ran bool
+	model := llmtest.New(
+		llmtest.Reply(llmtest.Call("call_1", "delete_file", `{"path":"x"}`)),
+		llmtest.Text("done"),
+	).Verify(t)
+	broker := &approval.Broker{}
+	a, err := agent.New(model, agent.Config{Tools: []tool.Tool{deleteFile(&ran)}, Approver: broker})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := host.NewSet(host.Agent{Name: "a", Agent: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := web.New(set, broker, web.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(unwrapOnly{w}, r)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel() // on failure, ends the turn before srv.Close waits for it
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/api/chat", strings.NewReader(`{"message":"delete x"}`))
+	req.Header.Set(web.CSRFHeader, "1")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := events(t, resp)
+	ap := until(t, ch, "approval") // times out if nothing is flushed
+	if err := broker.Decide(ap.ID, middleware.Decision{Approved: true}); err != nil {
+		t.Fatal(err)
+	}
+	if fin := until(t, ch, "finish"); fin.FinishReason != "stop" || !ran {
+		t.Fatalf("finish %+v, ran %v", fin, ran)
+	}
 }
