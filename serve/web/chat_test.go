@@ -286,8 +286,11 @@ func TestStreamsThroughWrappedWriter(t *testing.T) {
 		h.ServeHTTP(unwrapOnly{w}, r)
 	}))
 	defer srv.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel() // on failure, ends the turn before srv.Close waits for it
+	// Without flushing, not even the headers would arrive: the deadline
+	// fails the test instead of hanging it, and ends the turn before
+	// srv.Close waits for it.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/api/chat", strings.NewReader(`{"message":"delete x"}`))
 	req.Header.Set(web.CSRFHeader, "1")
 	req.Header.Set("Content-Type", "application/json")
