@@ -79,15 +79,26 @@ type harness struct {
 
 func newHarness(t *testing.T, steps ...llmtest.Step) *harness {
 	t.Helper()
+	return newHarnessWith(t, nil, steps...)
+}
+
+// newHarnessWith lets mod change the worker's options before they are
+// registered.
+func newHarnessWith(t *testing.T, mod func(*agtemporal.Options), steps ...llmtest.Step) *harness {
+	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
 	h := &harness{env: s.NewTestWorkflowEnvironment(), model: llmtest.New(steps...).Verify(t), store: memstore.New(), live: &recorder{}}
 	var ts []tool.Tool
 	ts, h.ran, h.most = tools(t)
-	agtemporal.Register(h.env, agtemporal.Options{
+	opts := agtemporal.Options{
 		Models: map[string]llm.Model{"m": h.model}, DefaultModel: "m",
 		Tools: ts, Store: h.store, Live: h.live,
-	})
+	}
+	if mod != nil {
+		mod(&opts)
+	}
+	agtemporal.Register(h.env, opts)
 	return h
 }
 
