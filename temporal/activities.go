@@ -279,7 +279,6 @@ func heartbeat(ctx context.Context, timeout time.Duration) {
 	}
 	tick := time.NewTicker(timeout / 3)
 	defer tick.Stop()
-	activity.RecordHeartbeat(ctx)
 	for {
 		select {
 		case <-ctx.Done():

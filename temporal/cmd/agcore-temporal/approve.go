@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"text/tabwriter"
 	"time"
@@ -39,7 +40,7 @@ error result the model reads; the turn goes on.`,
 				}
 				id = agtemporal.TurnWorkflowID(sessionID, turnID)
 			}
-			cl, err := c.dial(ctx, true)
+			cl, err := c.dial(ctx, slog.LevelWarn)
 			if err != nil {
 				return err
 			}

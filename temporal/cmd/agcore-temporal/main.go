@@ -84,12 +84,11 @@ func (c *common) redis() (*redis.Client, error) {
 	return redis.NewClient(opt), nil
 }
 
-// dial connects to Temporal with the claim-check codec when --blobs is set.
-func (c *common) dial(ctx context.Context, quiet bool) (client.Client, error) {
+// dial connects to Temporal, logging from level on, with the claim-check
+// codec when --blobs is set.
+func (c *common) dial(ctx context.Context, level slog.Level) (client.Client, error) {
 	opts := client.Options{HostPort: c.address, Namespace: c.namespace}
-	if quiet {
-		opts.Logger = tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	}
+	opts.Logger = tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
 	if c.blobs != "" {
 		var store agtemporal.BlobStore = agtemporal.FileBlobs{Dir: c.blobs}
 		if u, err := redis.ParseURL(c.blobs); err == nil {

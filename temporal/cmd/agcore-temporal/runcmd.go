@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -71,7 +72,7 @@ instead of running it twice.`,
 			if err != nil {
 				return err
 			}
-			cl, err := c.dial(ctx, true)
+			cl, err := c.dial(ctx, slog.LevelWarn)
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -89,7 +90,7 @@ worker dies goes on on another.`,
 					}
 				}
 			}
-			cl, err := c.dial(ctx, false)
+			cl, err := c.dial(ctx, slog.LevelInfo)
 			if err != nil {
 				return err
 			}
