@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
-	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/agcore/agcore/internal/testenv"
 )
@@ -107,7 +107,7 @@ func devServer(t testing.TB) (string, client.Client) {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		cl, err := client.DialContext(ctx, client.Options{HostPort: addr, Logger: quietLogger()})
+		cl, err := client.DialContext(ctx, client.Options{HostPort: addr, Logger: quietLogger(), Identity: "agcore-test"})
 		if err == nil {
 			_, err = cl.CheckHealth(ctx, &client.CheckHealthRequest{})
 			if err == nil {
@@ -281,7 +281,7 @@ func describeDefault() *workflowservice.DescribeNamespaceRequest {
 // devServerClient dials a running dev server.
 func devServerClient(t testing.TB, addr string) (string, client.Client) {
 	t.Helper()
-	cl, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger()})
+	cl, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger(), Identity: "agcore-test"})
 	if err != nil {
 		t.Fatal(err)
 	}
