@@ -23,6 +23,7 @@ import (
 	tlog "go.temporal.io/sdk/log"
 
 	"github.com/agcore/agcore/internal/testenv"
+	"go.uber.org/goleak"
 )
 
 // binary is the agcore-temporal command built once for the package's
@@ -53,10 +54,19 @@ func agcoreTemporal(t testing.TB) string {
 	return binary.path
 }
 
+// TestMain removes the built command and, when every test passed, fails
+// if a goroutine outlived the tests (the SDK's test environment, workers and
+// clients must all have stopped).
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if binary.path != "" {
 		os.RemoveAll(filepath.Dir(binary.path))
+	}
+	if code == 0 {
+		if err := goleak.Find(goleak.IgnoreTopFunction("internal/poll.runtime_pollWait")); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutines leaked:", err)
+			code = 1
+		}
 	}
 	os.Exit(code)
 }

@@ -10,6 +10,7 @@ require (
 	github.com/spf13/cobra v1.10.2
 	go.temporal.io/api v1.64.3
 	go.temporal.io/sdk v1.51.0
+	go.uber.org/goleak v1.3.0
 	google.golang.org/protobuf v1.36.12
 )
 
