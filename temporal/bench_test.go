@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -79,9 +80,13 @@ func BenchmarkTurnThreeTools(b *testing.B) {
 	}
 	defer w.Stop()
 	b.Run("temporal", func(b *testing.B) {
+		// Turn ids unique to this run: -count reruns only this function,
+		// on the same server, where a repeated id would attach to the
+		// finished turn.
+		prefix := time.Now().Format("150405.000000")
 		var last string
 		for i := 0; i < b.N; i++ {
-			in := agtemporal.TurnInput{SessionID: fmt.Sprintf("s%d", i), TurnID: fmt.Sprintf("b%d-%d", b.N, i), Messages: []llm.Message{llm.UserText("echo three times")}}
+			in := agtemporal.TurnInput{SessionID: fmt.Sprintf("s%s-%d-%d", prefix, b.N, i), TurnID: fmt.Sprintf("b%s-%d-%d", prefix, b.N, i), Messages: []llm.Message{llm.UserText("echo three times")}}
 			run, err := agtemporal.StartTurn(ctx, cl, "bench", in)
 			if err != nil {
 				b.Fatal(err)
@@ -102,6 +107,23 @@ func BenchmarkTurnThreeTools(b *testing.B) {
 			}
 			h.Events = append(h.Events, ev)
 		}
+		// The server's share: from a task scheduled to a worker starting it.
+		var wait time.Duration
+		tasks := 0
+		sched := map[int64]time.Time{}
+		for _, ev := range h.Events {
+			switch ev.EventType {
+			case enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, enums.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
+				sched[ev.EventId] = ev.EventTime.AsTime()
+			case enums.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+				wait += ev.EventTime.AsTime().Sub(sched[ev.GetActivityTaskStartedEventAttributes().ScheduledEventId])
+				tasks++
+			case enums.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+				wait += ev.EventTime.AsTime().Sub(sched[ev.GetWorkflowTaskStartedEventAttributes().ScheduledEventId])
+				tasks++
+			}
+		}
+		b.ReportMetric(float64(wait.Milliseconds())/float64(tasks), "dispatch-ms/task")
 		b.ReportMetric(float64(len(h.Events)), "events/turn")
 		b.ReportMetric(float64(proto.Size(&h)), "history-bytes/turn")
 	})

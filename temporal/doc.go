@@ -33,7 +33,7 @@
 //	approval: park, Query, Update, timer
 //	fan out the batch's tool calls    ──────► Tool "tool-N-CALLID", one per call, parallel
 //	collect the results in call order
-//	loop until no tool call                 
+//	loop until no tool call
 //	                                  ──────► Persist "persist-TURNID": session.Store.Append
 //
 // The workflow is its own loop over agcore's pieces (llm messages and
@@ -110,7 +110,7 @@
 // Per turn, history holds about 6 events per activity (3 for the activity,
 // 3 for the workflow task that follows it): a turn of N model calls and T
 // tool calls in sequence has about 6(N+T+2)+5 events. Measured: a turn of
-// three tool calls (four model calls) is 59 events and 13.5 KB. The bytes
+// three tool calls (four model calls) is 59 events and 13.8 KB. The bytes
 // are dominated by the model calls' inputs, each holding the whole request
 // (the session's history included): a turn costs about N × the request's
 // size plus the results, which is why the claim check exists; a session
