@@ -322,6 +322,9 @@ func (a *activities) Tool(ctx context.Context, in ToolInput) (out *ToolOutput, e
 		ctx, cancel = context.WithTimeout(ctx, td.Timeout())
 		defer cancel()
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go heartbeat(ctx, activity.GetInfo(ctx).HeartbeatTimeout)
 	input := in.Input
 	if len(input) == 0 {
 		input = json.RawMessage("{}")

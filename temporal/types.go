@@ -84,11 +84,11 @@ type TurnInput struct {
 	Timeouts Timeouts
 }
 
-// Timeouts bound the turn's activities. A model call that stops
-// heartbeating for Heartbeat (a crashed worker) is retried elsewhere.
+// Timeouts bound the turn's activities. A model or tool call that stops
+// heartbeating for Heartbeat (its worker crashed) is retried elsewhere.
 type Timeouts struct {
 	Model     time.Duration // start to close of one model call (default 10m)
-	Heartbeat time.Duration // model call heartbeat (default 20s)
+	Heartbeat time.Duration // heartbeat of a model or tool call (default 20s)
 	Tool      time.Duration // start to close of one tool call (default 10m)
 	Persist   time.Duration // start to close of the session append (default 1m)
 	// ModelAttempts is the most attempts of one model call (default 5);

@@ -253,6 +253,7 @@ func (t *turn) runTools(ctx workflow.Context, step int, uses []llm.ToolUse) ([]l
 		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 			ActivityID:          fmt.Sprintf("tool-%d-%s", step, u.ID),
 			StartToCloseTimeout: t.to.Tool,
+			HeartbeatTimeout:    t.to.Heartbeat,
 			RetryPolicy: &temporal.RetryPolicy{
 				InitialInterval: time.Second, MaximumAttempts: t.to.ToolAttempts,
 				NonRetryableErrorTypes: []string{ErrTypeFatalTool},
