@@ -134,4 +134,9 @@
 // long-lived workflow: turns arrive by the [TurnUpdate] update and run as
 // child turn workflows one at a time; it continues as new after
 // SessionInput.TurnsPerRun turns or when the server suggests it.
+//
+// Package agtemporal imports agcore's llm, tool, compact, session and agent
+// (for ContextProvider), go-redis and the Temporal SDK. Nothing in agcore's
+// own module may import it: that would put the SDK in agcore's go.mod (the
+// agcore command runs agcore-temporal as a separate executable instead).
 package agtemporal

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/session"
@@ -41,6 +42,9 @@ to run. Submitting the same --session and --turn again attaches to that turn
 instead of running it twice.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := refuseLocalFlags(cmd); err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			prompt := strings.Join(args, " ")
 			if prompt == "" || prompt == "-" {
@@ -164,8 +168,51 @@ instead of running it twice.`,
 	fs.IntVar(&maxTokens, "max-tokens", 0, "cap of each model call's output")
 	fs.DurationVar(&approvalTimeout, "approval-timeout", 0, "deny a call still waiting for approval after this long (0: wait forever)")
 	fs.BoolVar(&asJSON, "json", false, "print the turn's result as JSON")
+	fs.StringVar(&instr, "system", "", "the same as --instructions (the agcore command's name)")
+	_ = fs.MarkHidden("system")
+	addLocalFlags(fs)
 	fs.DurationVar(&to.Heartbeat, "model-heartbeat", 0, "heartbeat timeout of a model call (default 20s)")
 	fs.DurationVar(&to.Persist, "persist-timeout", 0, "timeout of the session append (default 1m)")
 	fs.DurationVar(&to.Tool, "tool-timeout", 0, "timeout of one tool call (default 10m)")
 	return cmd
+}
+
+// localFlags are the agcore command's run flags that configure the worker,
+// not a durable turn: given to agcore run --temporal, they are refused with
+// where they belong. raw and hide-thinking only shape local output and are
+// accepted.
+var localFlags = map[string]string{
+	"provider": "the worker's (agcore worker --provider)", "base-url": "the worker's (agcore worker --base-url)",
+	"store": "the worker's (agcore worker --store)", "root": "the worker's (agcore worker --root)",
+	"mcp": "not available to durable runs", "mcp-url": "not available to durable runs",
+	"config": "not read by durable runs", "context-window": "not available to durable runs",
+	"compact": "not available to durable runs", "retries": "Temporal's (retries follow the workflow's retry policy)",
+	"idle-timeout": "not available to durable runs", "otel": "not available to durable runs",
+	"timeout": "not available to durable runs", "log": "not available to durable runs",
+	"yes": "replaced by agcore approve", "continue": "not available to durable runs (name the --session)",
+}
+
+func addLocalFlags(fs *pflag.FlagSet) {
+	for name := range localFlags {
+		if name == "yes" || name == "continue" {
+			fs.Bool(name, false, "")
+		} else {
+			fs.String(name, "", "")
+		}
+		_ = fs.MarkHidden(name)
+	}
+	fs.Bool("raw", false, "")
+	fs.Bool("hide-thinking", false, "")
+	_ = fs.MarkHidden("raw")
+	_ = fs.MarkHidden("hide-thinking")
+}
+
+func refuseLocalFlags(cmd *cobra.Command) error {
+	var err error
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if where, ok := localFlags[f.Name]; ok && err == nil {
+			err = usageError{fmt.Errorf("--%s is %s, not a setting of a durable run", f.Name, where)}
+		}
+	})
+	return err
 }
