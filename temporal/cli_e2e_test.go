@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -139,4 +140,53 @@ func TestE2ECommandRunStreamsAndWaitsForApproval(t *testing.T) {
 		t.Fatalf("note.txt: %q, %v", b, err)
 	}
 	worker.stop()
+}
+
+// TestE2EAgcoreCommandRunsDurableTurns builds agcore and agcore-temporal
+// side by side, as `go install` puts them, and runs a turn through the
+// agcore command: `agcore worker` and `agcore run --temporal` find
+// agcore-temporal next to agcore.
+func TestE2EAgcoreCommandRunsDurableTurns(t *testing.T) {
+	w, _ := newWorld(t, sseReply("Recorded, durably.", fakeCall{"c1", "record", `{"text":"via-agcore"}`}), sseReply("Done via agcore."))
+	dir := t.TempDir()
+	agcore := filepath.Join(dir, "agcore")
+	if out, err := exec.Command("go", "build", "-C", "..", "-o", agcore, "./cmd/agcore").CombinedOutput(); err != nil {
+		t.Fatalf("building agcore: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(agcoreTemporal(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "agcore-temporal"), b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "OPENAI_API_KEY=test-key", "AGCORE_TEMPORAL_BIN=", "AGCORE_HOME="+dir)
+	worker := exec.Command(agcore, "worker", "--temporal", w.addr, "--provider", "compatible", "--model", "fake",
+		"--base-url", w.fake.URL, "--store", "sqlite:"+w.db, "--tools", "none", "--test-record", w.record)
+	var wout lockedBuffer
+	worker.Env, worker.Stdout, worker.Stderr = env, &wout, &wout
+	// agcore runs agcore-temporal as its child: both go with the group.
+	worker.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	worker.WaitDelay = 5 * time.Second
+	if err := worker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-worker.Process.Pid, syscall.SIGKILL); _ = worker.Wait() })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run := exec.CommandContext(ctx, agcore, "run", "--temporal", w.addr, "--session", "via", "record it")
+	run.Env, run.WaitDelay = env, 5*time.Second
+	out, err := run.CombinedOutput()
+	if err != nil {
+		t.Fatalf("agcore run --temporal: %v\n%s\nworker:\n%s", err, out, wout.String())
+	}
+	if !strings.Contains(string(out), "Done via agcore.") {
+		t.Fatalf("agcore run --temporal printed:\n%s", out)
+	}
+	if got := w.recorded(t); strings.Join(got, ",") != "via-agcore" {
+		t.Fatalf("recorded %v", got)
+	}
+	if turns, _ := w.turns(t, "via"); turns != 1 {
+		t.Fatalf("the session holds %d turns", turns)
+	}
 }
