@@ -105,7 +105,10 @@
 // call's request) does not go into workflow history: [ClaimCheck], a
 // converter.PayloadCodec, stores it in a [BlobStore] ([FileBlobs],
 // [RedisBlobs]) under its SHA-256 and puts the reference in history.
-// Clients and workers must use the same codec and store.
+// Clients and workers must use the same codec and store. Measured on a
+// dev server: a turn whose tool returned 630 KiB (which then travels in the
+// tool's result, the next model call's request and the turn's result) kept
+// 5.6 KB of history.
 //
 // Per turn, history holds about 6 events per activity (3 for the activity,
 // 3 for the workflow task that follows it): a turn of N model calls and T
