@@ -212,6 +212,7 @@ func (t *turn) runTools(ctx workflow.Context, step int, uses []llm.ToolUse) ([]l
 		spec, ok := t.spec(u.Name)
 		if ok && spec.NeedsApproval {
 			needs[i] = true
+			delete(t.decisions, u.ID) // a call id an earlier step used is decided anew
 			t.pending = append(t.pending, PendingApproval{CallID: u.ID, Tool: u.Name, Input: string(u.Input), Since: now})
 		}
 	}

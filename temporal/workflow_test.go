@@ -382,3 +382,23 @@ func TestSessionWorkflowContinuesAsNew(t *testing.T) {
 		t.Fatalf("session: %v, %+v", err, sess)
 	}
 }
+
+func TestAReusedCallIDIsDecidedAnew(t *testing.T) {
+	h := newHarness(t,
+		llmtest.Reply(llmtest.Call("w1", "write", `{"text":"first"}`)),
+		llmtest.Reply(llmtest.Call("w1", "write", `{"text":"second"}`)),
+		llmtest.Text("done"))
+	h.env.RegisterDelayedCallback(func() { decide(t, h, agtemporal.Decision{CallID: "w1", Approve: true}) }, time.Minute)
+	in := input("write twice")
+	in.ApprovalTimeout = time.Hour
+	res, err := h.run(t, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Transcript[1].IsError || runs(h.ran, "write:first") != 1 {
+		t.Fatalf("first call: %+v", res.Transcript[1])
+	}
+	if m := res.Transcript[3]; !m.IsError || runs(h.ran, "write:second") != 0 {
+		t.Fatalf("the second call with the same id was not asked about again: %+v", m)
+	}
+}
