@@ -129,7 +129,8 @@ Then configure a provider (agcore run --help shows how) and run a turn or chat.`
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return exit(ExitUsage, "%v (see %s --help)", err, c.CommandPath())
 	})
-	root.AddCommand(a.newRunCmd(), a.newChatCmd(), a.newDemoCmd(), a.newSessionsCmd(), a.newModelsCmd(), a.newConfigCmd())
+	root.AddCommand(a.withTemporal(a.newRunCmd()), a.newChatCmd(), a.newDemoCmd(), a.newSessionsCmd(), a.newModelsCmd(), a.newConfigCmd())
+	root.AddCommand(a.newWorkerCmd(), a.newApproveDurableCmd()) // durable.go
 	a.registerCompletions(root)
 	return root
 }

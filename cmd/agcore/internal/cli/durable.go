@@ -1,0 +1,131 @@
+package cli
+
+// Durable runs on Temporal. The Temporal SDK lives in its own module
+// (github.com/agcore/agcore/temporal), so that agcore's go.mod never
+// carries it; these thin commands run its command, agcore-temporal, with
+// the same arguments.
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// temporalBinEnv names the agcore-temporal executable to run, overriding
+// the search next to agcore and on PATH.
+const temporalBinEnv = "AGCORE_TEMPORAL_BIN"
+
+const temporalInstall = "go install github.com/agcore/agcore/temporal/cmd/agcore-temporal@latest"
+
+func (a *app) newWorkerCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "worker [flags]",
+		Short: "Run a Temporal worker for durable runs (agcore-temporal worker)",
+		Long: `worker runs agcore-temporal worker with the same arguments: a Temporal worker
+that runs the turns submitted with agcore run --temporal. See agcore worker
+--help once agcore-temporal is installed (` + temporalInstall + `).`,
+		Example: `  agcore worker --provider openai --store sqlite:./agcore.db --redis redis://127.0.0.1:6379/0
+  agcore worker --temporal temporal.internal:7233 --task-queue agents --provider anthropic`,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.execTemporal(cmd.Context(), "worker", args)
+		},
+	}
+}
+
+func (a *app) newApproveDurableCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "approve [flags] [CALL_ID...]",
+		Short: "List or decide the tool calls a durable turn waits on (agcore-temporal approve)",
+		Long: `approve runs agcore-temporal approve with the same arguments: without call ids
+it lists the calls a turn started with agcore run --temporal waits on, with
+call ids it approves them (or denies them with --deny).`,
+		Example: `  agcore approve --session work --turn 20260105-143012.123-9f86
+  agcore approve --session work --turn 20260105-143012.123-9f86 call_1
+  agcore approve --session work --turn 20260105-143012.123-9f86 --deny --reason "not that file" call_1`,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.execTemporal(cmd.Context(), "approve", args)
+		},
+	}
+}
+
+// withTemporal adds --temporal to run: with it, the turn is submitted to
+// Temporal by agcore-temporal run, given the flags set on the command line.
+func (a *app) withTemporal(run *cobra.Command) *cobra.Command {
+	run.Flags().String("temporal", "", "run the turn durably on the Temporal server at HOST:PORT (with agcore-temporal; see agcore worker)")
+	local := run.RunE
+	run.RunE = func(cmd *cobra.Command, args []string) error {
+		if addr, _ := cmd.Flags().GetString("temporal"); addr == "" {
+			return local(cmd, args)
+		}
+		var fwd []string
+		cmd.Flags().Visit(func(f *pflag.Flag) {
+			if sv, ok := f.Value.(pflag.SliceValue); ok {
+				for _, v := range sv.GetSlice() {
+					fwd = append(fwd, "--"+f.Name+"="+v)
+				}
+				return
+			}
+			fwd = append(fwd, "--"+f.Name+"="+f.Value.String())
+		})
+		if len(args) > 0 {
+			fwd = append(fwd, "--")
+		}
+		return a.execTemporal(cmd.Context(), "run", append(fwd, args...))
+	}
+	return run
+}
+
+// temporalBinary finds agcore-temporal: $AGCORE_TEMPORAL_BIN, then next
+// to the running executable, then on PATH.
+func (a *app) temporalBinary() (string, error) {
+	if p, ok := a.env.Getenv(temporalBinEnv); ok && p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", exit(ExitFailed, "%s=%s: %v", temporalBinEnv, p, err)
+		}
+		return p, nil
+	}
+	if self, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(self), "agcore-temporal")
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath("agcore-temporal"); err == nil {
+		return p, nil
+	}
+	return "", exit(ExitFailed, "durable runs need agcore-temporal, which was found neither next to agcore nor on PATH: install it with\n  %s\nor set %s", temporalInstall, temporalBinEnv)
+}
+
+// execTemporal runs agcore-temporal sub args with the command's standard
+// streams and exits with its status. A cancellation (Ctrl-C) is passed
+// on as an interrupt.
+func (a *app) execTemporal(ctx context.Context, sub string, args []string) error {
+	bin, err := a.temporalBinary()
+	if err != nil {
+		return err
+	}
+	c := exec.CommandContext(ctx, bin, append([]string{sub}, args...)...)
+	c.Stdin, c.Stdout, c.Stderr = a.env.Stdin, a.env.Stdout, a.env.Stderr
+	c.Cancel = func() error { return c.Process.Signal(os.Interrupt) }
+	c.WaitDelay = 10 * time.Second
+	err = c.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ee) && ee.ExitCode() > 0:
+		return exit(ee.ExitCode(), "")
+	case ctx.Err() != nil:
+		return exit(ExitInterrupted, "")
+	default:
+		return exit(ExitFailed, "running %s: %v", bin, err)
+	}
+}

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/session"
+
+	agtemporal "github.com/agcore/agcore/temporal"
+)
+
+func newRunCmd() *cobra.Command {
+	var (
+		c                                        common
+		sessionID, turnID, model, instr, toolsCS string
+		maxSteps, maxTokens                      int
+		approvalTimeout                          time.Duration
+		asJSON                                   bool
+		to                                       agtemporal.Timeouts
+	)
+	cmd := &cobra.Command{
+		Use:   "run [flags] PROMPT",
+		Short: "Submit one turn as a workflow, stream its output and print the answer",
+		Long: `run submits PROMPT as one turn (workflow id agcore-turn/SESSION/TURN) to the
+workers of the task queue and waits for it. With --redis, the answer streams
+as the model writes it (a model call that is retried says so, and its partial
+text is void). A call that needs approval is announced with the approve command
+to run. Submitting the same --session and --turn again attaches to that turn
+instead of running it twice.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := refuseLocalFlags(cmd); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			prompt := strings.Join(args, " ")
+			if prompt == "" || prompt == "-" {
+				b, err := io.ReadAll(os.Stdin)
+				if err != nil {
+					return err
+				}
+				prompt = strings.TrimSpace(string(b))
+			}
+			if prompt == "" {
+				return usageError{errors.New("no prompt: give it as arguments or on stdin")}
+			}
+			if sessionID == "" {
+				sessionID = session.NewID()
+			}
+			if turnID == "" {
+				turnID = session.NewID()
+			}
+			in := agtemporal.TurnInput{SessionID: sessionID, TurnID: turnID, Model: model, Instructions: instr,
+				Messages: []llm.Message{llm.UserText(prompt)}, MaxSteps: maxSteps, MaxTokens: maxTokens,
+				ApprovalTimeout: approvalTimeout, Timeouts: to}
+			if toolsCS != "" {
+				in.Tools = []string{}
+				if toolsCS != "none" {
+					in.Tools = strings.Split(toolsCS, ",")
+				}
+			}
+			rdb, err := c.redis()
+			if err != nil {
+				return err
+			}
+			cl, err := c.dial(ctx, slog.LevelWarn)
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			wr, err := agtemporal.StartTurn(ctx, cl, c.queue, in)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "turn %s of session %s (workflow %s)\n", turnID, sessionID, wr.GetID())
+
+			var done atomic.Bool
+			var wg sync.WaitGroup
+			var streamed atomic.Bool
+			wctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			if rdb != nil && !asJSON {
+				defer rdb.Close()
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					var tr agtemporal.Transcript
+					_ = agtemporal.Watch(wctx, rdb, agtemporal.StreamKey(wr.GetID()), 200*time.Millisecond, done.Load, func(ev agtemporal.LiveEvent) bool {
+						if tr.Add(ev) {
+							fmt.Fprintln(os.Stderr, "\n[the model call was retried: the text above is void]")
+						}
+						switch ev.Kind {
+						case agtemporal.LiveText:
+							streamed.Store(true)
+							fmt.Print(ev.Text)
+						case agtemporal.LiveToolCall:
+							fmt.Fprintf(os.Stderr, "\n→ %s (%s)\n", ev.Text, ev.CallID)
+						}
+						return true
+					})
+				}()
+			}
+			wg.Add(1)
+			go func() { // announce the calls waiting for approval
+				defer wg.Done()
+				seen := map[string]bool{}
+				for !done.Load() {
+					select {
+					case <-wctx.Done():
+						return
+					case <-time.After(time.Second):
+					}
+					p, err := agtemporal.Pending(wctx, cl, wr.GetID())
+					if err != nil {
+						continue
+					}
+					for _, a := range p {
+						if !seen[a.CallID] {
+							seen[a.CallID] = true
+							fmt.Fprintf(os.Stderr, "\n%s %s waits for approval: agcore approve --session %s --turn %s %s (or --deny)\n", a.Tool, a.Input, sessionID, turnID, a.CallID)
+						}
+					}
+				}
+			}()
+			var res agtemporal.TurnResult
+			err = wr.Get(ctx, &res)
+			done.Store(true)
+			if err != nil {
+				cancel()
+			}
+			wg.Wait()
+			if err != nil {
+				return fmt.Errorf("turn %s: %w", turnID, err)
+			}
+			if asJSON {
+				return json.NewEncoder(os.Stdout).Encode(res)
+			}
+			if !streamed.Load() {
+				fmt.Print(res.Text)
+			}
+			fmt.Println()
+			fmt.Fprintf(os.Stderr, "stored turn %s in session %s (%d model calls, %d input + %d output tokens)\n",
+				turnID, sessionID, res.Steps, res.Usage.InputTokens, res.Usage.OutputTokens)
+			return nil
+		},
+	}
+	c.add(cmd)
+	fs := cmd.Flags()
+	fs.StringVarP(&sessionID, "session", "s", "", "session the turn continues (default: a new one)")
+	fs.StringVar(&turnID, "turn", "", "turn id (default: a new one); the same --session and --turn attach to the same turn")
+	fs.StringVarP(&model, "model", "m", "", "model registered on the workers (default: the workers' own)")
+	fs.StringVar(&instr, "instructions", "", "system instructions of the turn")
+	fs.StringVar(&toolsCS, "tools", "", "the workers' tools to offer, comma-separated (default all; none: no tools)")
+	fs.IntVar(&maxSteps, "max-steps", 0, "most model calls of the turn (default 16)")
+	fs.IntVar(&maxTokens, "max-tokens", 0, "cap of each model call's output")
+	fs.DurationVar(&approvalTimeout, "approval-timeout", 0, "deny a call still waiting for approval after this long (0: wait forever)")
+	fs.BoolVar(&asJSON, "json", false, "print the turn's result as JSON")
+	fs.StringVar(&instr, "system", "", "the same as --instructions (the agcore command's name)")
+	_ = fs.MarkHidden("system")
+	addLocalFlags(fs)
+	fs.DurationVar(&to.Heartbeat, "model-heartbeat", 0, "heartbeat timeout of a model call (default 20s)")
+	fs.DurationVar(&to.Persist, "persist-timeout", 0, "timeout of the session append (default 1m)")
+	fs.DurationVar(&to.Tool, "tool-timeout", 0, "timeout of one tool call (default 10m)")
+	return cmd
+}
+
+// localFlags are the agcore command's run flags that configure the worker,
+// not a durable turn: given to agcore run --temporal, they are refused with
+// where they belong. raw and hide-thinking only shape local output and are
+// accepted.
+var localFlags = map[string]string{
+	"provider": "the worker's (agcore worker --provider)", "base-url": "the worker's (agcore worker --base-url)",
+	"store": "the worker's (agcore worker --store)", "root": "the worker's (agcore worker --root)",
+	"mcp": "not available to durable runs", "mcp-url": "not available to durable runs",
+	"config": "not read by durable runs", "context-window": "not available to durable runs",
+	"compact": "not available to durable runs", "retries": "Temporal's (retries follow the workflow's retry policy)",
+	"idle-timeout": "not available to durable runs", "otel": "not available to durable runs",
+	"timeout": "not available to durable runs", "log": "not available to durable runs",
+	"yes": "replaced by agcore approve", "continue": "not available to durable runs (name the --session)",
+}
+
+func addLocalFlags(fs *pflag.FlagSet) {
+	for name := range localFlags {
+		if name == "yes" || name == "continue" {
+			fs.Bool(name, false, "")
+		} else {
+			fs.String(name, "", "")
+		}
+		_ = fs.MarkHidden(name)
+	}
+	fs.Bool("raw", false, "")
+	fs.Bool("hide-thinking", false, "")
+	_ = fs.MarkHidden("raw")
+	_ = fs.MarkHidden("hide-thinking")
+}
+
+func refuseLocalFlags(cmd *cobra.Command) error {
+	var err error
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if where, ok := localFlags[f.Name]; ok && err == nil {
+			err = usageError{fmt.Errorf("--%s is %s, not a setting of a durable run", f.Name, where)}
+		}
+	})
+	return err
+}

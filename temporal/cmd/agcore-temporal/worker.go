@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/tool"
+	"github.com/agcore/agcore/tool/fstool"
+
+	agtemporal "github.com/agcore/agcore/temporal"
+)
+
+func newWorkerCmd() *cobra.Command {
+	var (
+		c                                    common
+		provider, model, baseURL, store      string
+		root, tools, testRecord, pauseMarker string
+		maxResult                            int
+		pause                                time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Run a Temporal worker that runs agcore turns",
+		Long: `worker polls the task queue and runs the turns submitted to it: each model call,
+tool call and session append is a Temporal activity. The adapter is built here
+from --provider and --model (the key from the provider's variable, e.g.
+OPENAI_API_KEY, as the agcore command reads it); the tools are the built-in
+file tools confined to --root. Run as many workers as you like: a turn whose
+worker dies goes on on another.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if provider == "" {
+				provider = detectProvider()
+			}
+			if provider == "" {
+				return usageError{errors.New("no provider: give --provider (" + kindNames() + ") or set a key such as OPENAI_API_KEY")}
+			}
+			m, name, err := newModel(provider, model, baseURL)
+			if err != nil {
+				return usageError{err}
+			}
+			st, closeStore, err := openStore(ctx, store)
+			if err != nil {
+				return err
+			}
+			defer closeStore()
+			var ts []tool.Tool
+			if tools != "none" {
+				var names []string
+				if tools != "" {
+					names = strings.Split(tools, ",")
+				}
+				if len(names) == 0 {
+					ts, err = fstool.New(root, fstool.Options{})
+				} else {
+					ts, err = fstool.ByName(root, names, fstool.Options{})
+				}
+				if err != nil {
+					return usageError{err}
+				}
+			}
+			if testRecord != "" {
+				ts = append(ts, recordTool(testRecord))
+			}
+			opts := agtemporal.Options{Models: map[string]llm.Model{name: m}, DefaultModel: name, Tools: ts, Store: st, MaxResultBytes: maxResult}
+			rdb, err := c.redis()
+			if err != nil {
+				return err
+			}
+			if rdb != nil {
+				defer rdb.Close()
+				opts.Live = &agtemporal.RedisLive{Client: rdb}
+			}
+			if pause > 0 {
+				opts.AfterPersist = func(ctx context.Context, _, _ string) {
+					_ = os.WriteFile(pauseMarker, []byte("persisted\n"), 0o600)
+					select {
+					case <-ctx.Done():
+					case <-time.After(pause):
+					}
+				}
+			}
+			cl, err := c.dial(ctx, slog.LevelInfo)
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			w := agtemporal.NewWorker(cl, c.queue, opts, worker.Options{})
+			if err := w.Start(); err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "agcore-temporal: worker on %s, task queue %s, model %s (%s), %d tools\n", c.address, c.queue, name, provider, len(ts))
+			<-ctx.Done()
+			w.Stop()
+			return nil
+		},
+	}
+	c.add(cmd)
+	fs := cmd.Flags()
+	fs.StringVarP(&provider, "provider", "p", "", "provider: "+kindNames()+" (default: the first whose key is set)")
+	fs.StringVarP(&model, "model", "m", "", "model id (default: the provider's)")
+	fs.StringVar(&baseURL, "base-url", "", "the provider's base URL (default: its variable, e.g. OPENAI_BASE_URL, or the official one)")
+	fs.StringVar(&store, "store", "", "session store: sqlite:PATH, file:DIR, memory:, postgres://…, redis://… (default $AGCORE_HOME/agcore.db)")
+	fs.StringVar(&root, "root", ".", "directory the file tools are confined to")
+	fs.StringVar(&tools, "tools", "", "file tools offered, comma-separated (default all: read_file,list_dir,grep,write_file; none: no tools)")
+	fs.IntVar(&maxResult, "max-result-bytes", 0, "cut longer tool results (0: 64 KiB; negative: no limit)")
+	fs.StringVar(&testRecord, "test-record", "", "tests: add a record tool appending its text to this file")
+	fs.DurationVar(&pause, "test-persist-pause", 0, "tests: pause this long after each session append")
+	fs.StringVar(&pauseMarker, "test-persist-marker", os.DevNull, "tests: file written when the pause starts")
+	for _, h := range []string{"test-record", "test-persist-pause", "test-persist-marker"} {
+		_ = fs.MarkHidden(h)
+	}
+	return cmd
+}
+
+// detectProvider returns the first provider whose key is set, in the
+// agcore command's order.
+func detectProvider() string {
+	for _, k := range kinds {
+		if k.name == "openai" || k.name == "anthropic" || k.name == "gemini" || k.name == "deepseek" {
+			if os.Getenv(k.keyEnv) != "" || (k.altKeyEnv != "" && os.Getenv(k.altKeyEnv) != "") {
+				return k.name
+			}
+		}
+	}
+	return ""
+}
+
+type recordIn struct {
+	Text string `json:"text" jsonschema:"the text to record"`
+}
+
+// recordTool appends each call's text to path: end-to-end tests count
+// executions with it.
+func recordTool(path string) tool.Tool {
+	return tool.MustFunc("record", "Record a line of text.", func(_ context.Context, in recordIn) (string, error) {
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		if _, err := f.WriteString(in.Text + "\n"); err != nil {
+			return "", err
+		}
+		return "recorded " + in.Text, nil
+	})
+}

@@ -1,0 +1,163 @@
+package agtemporal_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/llmtest"
+	"github.com/agcore/agcore/session/memstore"
+
+	agtemporal "github.com/agcore/agcore/temporal"
+)
+
+// TestReplayCommittedHistories replays the workflow histories committed in
+// testdata (recorded from a dev server by TestRecordHistories): a change
+// to the workflows that would break a running turn fails here.
+func TestReplayCommittedHistories(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "history-*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 4 {
+		t.Fatalf("found %d committed histories, want 4", len(files))
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			r := worker.NewWorkflowReplayer()
+			r.RegisterWorkflowWithOptions(agtemporal.TurnWorkflow, workflow.RegisterOptions{Name: agtemporal.TurnWorkflowName})
+			r.RegisterWorkflowWithOptions(agtemporal.SessionWorkflow, workflow.RegisterOptions{Name: agtemporal.SessionWorkflowName})
+			if err := r.ReplayWorkflowHistoryFromJSONFile(quietLogger(), f); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestRecordHistories records the histories TestReplayCommittedHistories
+// replays. It runs only with AGCORE_RECORD_HISTORIES=1 (and a dev server):
+//
+//	AGCORE_RECORD_HISTORIES=1 go test -run TestRecordHistories .
+func TestRecordHistories(t *testing.T) {
+	if os.Getenv("AGCORE_RECORD_HISTORIES") != "1" {
+		t.Skip("set AGCORE_RECORD_HISTORIES=1 to record testdata/history-*.json")
+	}
+	_, cl := devServer(t)
+	ctx := context.Background()
+	ts, _, _ := tools(t)
+	model := llmtest.New(
+		// tool-loop
+		llmtest.Reply(llmtest.Call("c1", "echo", `{"text":"one"}`), llmtest.Call("c2", "echo", `{"text":"two"}`), llmtest.Call("c3", "echo", `{"text":"three"}`)),
+		llmtest.Text("three echoes"),
+		// approval
+		llmtest.Reply(llmtest.Call("w1", "write", `{"text":"x"}`), llmtest.Call("w2", "write", `{"text":"y"}`)),
+		llmtest.Text("one written, one denied"),
+		// retry
+		llmtest.Fail(&llm.Error{Kind: llm.KindRateLimited, StatusCode: 429, Provider: "fake", RetryAfter: 1500 * time.Millisecond}),
+		llmtest.Text("after a rate limit"),
+		// session
+		llmtest.Text("first turn of the session"),
+	)
+	w := agtemporal.NewWorker(cl, "record", agtemporal.Options{Models: map[string]llm.Model{"m": model}, DefaultModel: "m", Tools: ts, Store: memstore.New()}, worker.Options{Identity: "agcore-record"})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	turn := func(id string, msg string) client.WorkflowRun {
+		run, err := agtemporal.StartTurn(ctx, cl, "record", agtemporal.TurnInput{SessionID: "rec", TurnID: id, Messages: []llm.Message{llm.UserText(msg)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return run
+	}
+	save := func(name string, run client.WorkflowRun) {
+		var events []*historypb.HistoryEvent
+		it := cl.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, 0)
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			events = append(events, ev)
+		}
+		b, err := protojson.MarshalOptions{Indent: " "}.Marshal(&historypb.History{Events: events})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join("testdata", "history-"+name+".json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = os.MkdirAll("testdata", 0o755)
+
+	run := turn("tool-loop", "echo three times")
+	if err := run.Get(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	save("tool-loop", run)
+
+	run = turn("approval", "write two")
+	for {
+		p, err := agtemporal.Pending(ctx, cl, run.GetID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p) == 2 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := agtemporal.Decide(ctx, cl, run.GetID(), agtemporal.Decision{CallID: "w1", Approve: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := agtemporal.Decide(ctx, cl, run.GetID(), agtemporal.Decision{CallID: "w2", Reason: "no"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Get(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	save("approval", run)
+
+	run = turn("retry", "hi")
+	if err := run.Get(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	save("retry", run)
+
+	srun, err := cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: agtemporal.SessionWorkflowID("rec-session"), TaskQueue: "record"},
+		agtemporal.SessionWorkflowName, agtemporal.SessionInput{Turn: agtemporal.TurnInput{SessionID: "rec-session"}, TurnsPerRun: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := cl.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: srun.GetID(), UpdateName: agtemporal.TurnUpdate,
+		Args: []any{agtemporal.TurnRequest{TurnID: "s-1", Messages: []llm.Message{llm.UserText("hello")}}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res agtemporal.TurnResult
+	if err := h.Get(ctx, &res); err != nil {
+		t.Fatal(err)
+	}
+	// The first run ends by continuing as new.
+	for {
+		d, err := cl.DescribeWorkflowExecution(ctx, srun.GetID(), srun.GetRunID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.WorkflowExecutionInfo.CloseTime != nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	save("session-continue-as-new", srun)
+	_ = cl.TerminateWorkflow(ctx, srun.GetID(), "", "recorded")
+}

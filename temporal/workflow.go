@@ -1,0 +1,338 @@
+package agtemporal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agcore/agcore/compact"
+	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/session"
+)
+
+// DefaultMaxSteps is the most model calls of a turn when TurnInput.MaxSteps
+// is 0.
+const DefaultMaxSteps = 16
+
+// turn is the state of one running turn workflow. Every field is rebuilt
+// identically when the workflow replays.
+type turn struct {
+	in        TurnInput
+	to        Timeouts
+	specs     []ToolSpec
+	info      llm.ModelInfo
+	pending   []PendingApproval   // the calls waiting for a decision, in call order
+	decisions map[string]Decision // by call id; read by key only
+	summaries int                 // summarization activities started
+	streamKey string
+}
+
+// TurnWorkflow runs one turn of an agent: it loads the session (an
+// activity), calls the model (an activity per call) and the tools (an
+// activity per call, a batch in parallel) until the model answers without
+// calling tools, parks calls that need approval until a [Decision] arrives
+// by the [DecideUpdate] update, and appends the turn to the session (an
+// activity keyed by the turn id).
+func TurnWorkflow(ctx workflow.Context, in TurnInput) (*TurnResult, error) {
+	if err := validateInput(&in); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "agcore.BadInput", nil)
+	}
+	t := &turn{in: in, to: in.Timeouts.withDefaults(), decisions: map[string]Decision{},
+		streamKey: StreamKey(workflow.GetInfo(ctx).WorkflowExecution.ID)}
+	if err := workflow.SetQueryHandler(ctx, PendingQuery, func() ([]PendingApproval, error) {
+		out := make([]PendingApproval, 0, len(t.pending))
+		for _, p := range t.pending {
+			if _, done := t.decisions[p.CallID]; !done {
+				out = append(out, p)
+			}
+		}
+		return out, nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, DecideUpdate,
+		func(_ workflow.Context, d Decision) error {
+			t.decisions[d.CallID] = d
+			return nil
+		},
+		workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, d Decision) error {
+			for _, p := range t.pending {
+				if p.CallID == d.CallID {
+					if _, done := t.decisions[d.CallID]; done {
+						return fmt.Errorf("%w: %q was already decided", ErrUnknownCall, d.CallID)
+					}
+					return nil
+				}
+			}
+			return fmt.Errorf("%w: %q", ErrUnknownCall, d.CallID)
+		}}); err != nil {
+		return nil, err
+	}
+	return t.run(ctx)
+}
+
+func (t *turn) run(ctx workflow.Context) (*TurnResult, error) {
+	var prep PrepareResult
+	pctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		ActivityID: "prepare", StartToCloseTimeout: t.to.Persist,
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 5},
+	})
+	err := workflow.ExecuteActivity(pctx, activityPrepare, PrepareInput{
+		SessionID: t.in.SessionID, TurnID: t.in.TurnID, Model: t.in.Model, Messages: t.in.Messages, Tools: t.in.Tools,
+	}).Get(ctx, &prep)
+	if err != nil {
+		return nil, err
+	}
+	t.specs, t.info = prep.Tools, prep.Info
+
+	instructions := joinNonEmpty(t.in.Instructions, prep.Instructions)
+	var base []llm.Message
+	if instructions != "" {
+		base = append(base, llm.SystemText(instructions))
+	}
+	base = append(base, prep.History...)
+	base = append(base, prep.Messages...)
+	base = append(base, t.in.Messages...)
+	defs := make([]llm.ToolDefinition, len(t.specs))
+	for i, s := range t.specs {
+		defs[i] = s.Definition
+	}
+
+	policy := t.policy(ctx)
+	maxSteps := t.in.MaxSteps
+	if maxSteps <= 0 {
+		maxSteps = DefaultMaxSteps
+	}
+	res := &TurnResult{TurnID: t.in.TurnID}
+	for step := 1; ; step++ {
+		if step > maxSteps {
+			return nil, temporal.NewNonRetryableApplicationError(ErrMaxSteps.Error(), "agcore.MaxSteps", nil)
+		}
+		msgs := make([]llm.Message, 0, len(base)+len(res.Transcript))
+		msgs = append(append(msgs, base...), res.Transcript...)
+		req := &llm.Request{Messages: msgs, Tools: defs, MaxTokens: t.in.MaxTokens}
+		// The budget policy is deterministic code: counting and the
+		// compression strategies run here; only summaries are activities.
+		// workflowcheck reports it for reflect.DeepEqual over maps (a
+		// bool, whatever the iteration order) and for logging into a
+		// discarding handler: false positives, reviewed.
+		fitted, err := policy.Fit(context.Background(), req, t.info) //workflowcheck:ignore
+		if err != nil {
+			return nil, temporal.NewNonRetryableApplicationError(err.Error(), "agcore.Budget", err)
+		}
+		resp, err := t.callModel(ctx, step, fitted)
+		if err != nil {
+			return nil, err
+		}
+		res.Steps = step
+		res.Usage.Add(resp.Usage)
+		res.Transcript = append(res.Transcript, resp.Message)
+		uses := resp.Message.ToolUses()
+		if len(uses) == 0 {
+			res.Text = resp.Message.Text()
+			break
+		}
+		results, err := t.runTools(ctx, step, uses)
+		if err != nil {
+			return nil, err
+		}
+		res.Transcript = append(res.Transcript, results...)
+	}
+	if t.in.SessionID == "" {
+		return res, nil
+	}
+	turnMsgs := append(append([]llm.Message(nil), t.in.Messages...), res.Transcript...)
+	sctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		ActivityID: "persist-" + t.in.TurnID, StartToCloseTimeout: t.to.Persist,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 10},
+	})
+	err = workflow.ExecuteActivity(sctx, activityPersist, PersistInput{SessionID: t.in.SessionID, Turn: session.Turn{
+		ID: t.in.TurnID, Messages: turnMsgs, Usage: res.Usage, State: prep.State, Time: workflow.Now(ctx).UTC(),
+	}}).Get(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	res.Stored = true
+	return res, nil
+}
+
+// policy is the turn's budget policy: the default pipeline (old tool
+// results cleared, summaries when asked, oldest turns dropped), all of it
+// deterministic but the summaries, which the summarizer runs as
+// activities.
+func (t *turn) policy(ctx workflow.Context) *compact.Policy {
+	var summarizer llm.Model
+	if t.in.Summarize {
+		summarizer = &summarizerModel{ctx: ctx, t: t}
+	}
+	return &compact.Policy{
+		Strategy: compact.NewIncremental(compact.DefaultPipeline(summarizer)),
+		Budget:   t.in.Budget,
+		Logger:   slog.New(slog.DiscardHandler),
+	}
+}
+
+func (t *turn) callModel(ctx workflow.Context, step int, req *llm.Request) (*llm.Response, error) {
+	mctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		ActivityID:          fmt.Sprintf("model-%d", step),
+		StartToCloseTimeout: t.to.Model,
+		HeartbeatTimeout:    t.to.Heartbeat,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
+			MaximumAttempts: t.to.ModelAttempts,
+		},
+	})
+	var resp llm.Response
+	err := workflow.ExecuteActivity(mctx, activityModel, ModelInput{
+		Model: t.in.Model, Request: req, Stream: t.streamKey, Step: step,
+	}).Get(ctx, &resp)
+	if err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+// runTools answers one batch of tool calls, in call order: calls that
+// need approval wait for their decisions (all of the batch's at once),
+// then every call allowed to run starts as its own activity, and the
+// results are collected in the order of the calls.
+func (t *turn) runTools(ctx workflow.Context, step int, uses []llm.ToolUse) ([]llm.Message, error) {
+	results := make([]llm.Message, len(uses))
+	needs := make([]bool, len(uses))
+	now := workflow.Now(ctx).UTC()
+	t.pending = t.pending[:0]
+	for i, u := range uses {
+		spec, ok := t.spec(u.Name)
+		if ok && spec.NeedsApproval {
+			needs[i] = true
+			delete(t.decisions, u.ID) // a call id an earlier step used is decided anew
+			t.pending = append(t.pending, PendingApproval{CallID: u.ID, Tool: u.Name, Input: string(u.Input), Since: now})
+		}
+	}
+	if len(t.pending) > 0 {
+		decided := func() bool {
+			for _, p := range t.pending {
+				if _, ok := t.decisions[p.CallID]; !ok {
+					return false
+				}
+			}
+			return true
+		}
+		if t.in.ApprovalTimeout > 0 {
+			if _, err := workflow.AwaitWithTimeout(ctx, t.in.ApprovalTimeout, decided); err != nil {
+				return nil, err
+			}
+		} else if err := workflow.Await(ctx, decided); err != nil {
+			return nil, err
+		}
+		for _, p := range t.pending {
+			if _, ok := t.decisions[p.CallID]; !ok {
+				t.decisions[p.CallID] = Decision{CallID: p.CallID, Reason: fmt.Sprintf("no decision within %s", t.in.ApprovalTimeout)}
+			}
+		}
+		t.pending = t.pending[:0]
+	}
+	futures := make([]workflow.Future, len(uses))
+	for i, u := range uses {
+		if _, ok := t.spec(u.Name); !ok {
+			results[i] = llm.ToolResultText(u.ID, fmt.Sprintf("tool %q not found", u.Name), true)
+			continue
+		}
+		if needs[i] {
+			if d := t.decisions[u.ID]; !d.Approve {
+				results[i] = llm.ToolResultText(u.ID, denial(u.Name, d.Reason), true)
+				continue
+			}
+		}
+		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			ActivityID:          fmt.Sprintf("tool-%d-%s", step, u.ID),
+			StartToCloseTimeout: t.to.Tool,
+			HeartbeatTimeout:    t.to.Heartbeat,
+			RetryPolicy: &temporal.RetryPolicy{
+				InitialInterval: time.Second, MaximumAttempts: t.to.ToolAttempts,
+				NonRetryableErrorTypes: []string{ErrTypeFatalTool},
+			},
+		})
+		futures[i] = workflow.ExecuteActivity(actx, activityTool, ToolInput{CallID: u.ID, Name: u.Name, Input: u.Input})
+	}
+	for i, f := range futures {
+		if f == nil {
+			continue
+		}
+		var out ToolOutput
+		if err := f.Get(ctx, &out); err != nil {
+			var ae *temporal.ApplicationError
+			if errors.As(err, &ae) && ae.Type() == ErrTypeFatalTool {
+				return nil, err
+			}
+			results[i] = llm.ToolResultText(uses[i].ID, "tool call failed: "+err.Error(), true)
+			continue
+		}
+		results[i] = llm.ToolResultText(uses[i].ID, out.Text, out.IsError)
+	}
+	return results, nil
+}
+
+func (t *turn) spec(name string) (ToolSpec, bool) {
+	for _, s := range t.specs {
+		if s.Definition.Name == name {
+			return s, true
+		}
+	}
+	return ToolSpec{}, false
+}
+
+func denial(name, reason string) string {
+	if reason == "" {
+		reason = "denied by the user"
+	}
+	return fmt.Sprintf("the call to %s was not approved: %s", name, reason)
+}
+
+func joinNonEmpty(parts ...string) string {
+	var kept []string
+	for _, p := range parts {
+		if p != "" {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, "\n\n")
+}
+
+// summarizerModel is the summarizer the budget policy calls inside the
+// workflow: each call is a summarization activity.
+type summarizerModel struct {
+	ctx workflow.Context
+	t   *turn
+}
+
+func (m *summarizerModel) Generate(_ context.Context, req *llm.Request) (*llm.Response, error) {
+	m.t.summaries++
+	actx := workflow.WithActivityOptions(m.ctx, workflow.ActivityOptions{
+		ActivityID: fmt.Sprintf("summarize-%d", m.t.summaries), StartToCloseTimeout: m.t.to.Model,
+		HeartbeatTimeout: m.t.to.Heartbeat,
+		RetryPolicy:      &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: m.t.to.ModelAttempts},
+	})
+	var resp llm.Response
+	if err := workflow.ExecuteActivity(actx, activitySummarize, ModelInput{Model: m.t.in.Model, Request: req}).Get(m.ctx, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+func (m *summarizerModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	resp, err := m.Generate(ctx, req)
+	if err != nil {
+		return func(yield func(llm.Event, error) bool) { yield(llm.Event{}, err) }
+	}
+	return llm.StreamOf(resp)
+}
+
+func (m *summarizerModel) Info() llm.ModelInfo { return m.t.info }
