@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -271,6 +272,26 @@ func BenchmarkSessionLoad(b *testing.B) {
 
 func BenchmarkAppendConcurrent64(b *testing.B) {
 	sessiontest.BenchAppendConcurrent(b, 64, func(b *testing.B) session.Store { return open(b, newSchema(b)) })
+}
+
+// BenchmarkFloorCommit is the floor of BenchmarkStoreAppend: one row of the
+// same size (a 10-message turn's JSON) inserted in its own transaction,
+// committed with synchronous_commit on, as the server's fsync'd commit
+// costs any durable write.
+func BenchmarkFloorCommit(b *testing.B) {
+	s := open(b, newSchema(b))
+	ctx := b.Context()
+	if _, err := s.Pool().Exec(ctx, `CREATE TABLE floor (id bigint PRIMARY KEY, body jsonb NOT NULL)`); err != nil {
+		b.Fatal(err)
+	}
+	body, err := json.Marshal(sessiontest.Conversation("bench", 10))
+	if err != nil {
+		b.Fatal(err)
+	}
+	sessiontest.BenchFloor(b, func(i int) error {
+		_, err := s.Pool().Exec(ctx, `INSERT INTO floor (id, body) VALUES ($1, $2)`, i, body)
+		return err
+	})
 }
 
 // BenchmarkSessionLoadUncached loads without the store's decoded-session

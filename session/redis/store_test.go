@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -188,6 +189,21 @@ func BenchmarkSessionLoad(b *testing.B) {
 
 func BenchmarkAppendConcurrent64(b *testing.B) {
 	sessiontest.BenchAppendConcurrent(b, 64, func(b *testing.B) session.Store { return open(b, newPrefix(b)) })
+}
+
+// BenchmarkFloorSet is the floor of BenchmarkStoreAppend: one SET of a
+// value the size of a 10-message turn's JSON, a single round trip.
+func BenchmarkFloorSet(b *testing.B) {
+	p := newPrefix(b)
+	c := client(b)
+	ctx := b.Context()
+	body, err := json.Marshal(sessiontest.Conversation("bench", 10))
+	if err != nil {
+		b.Fatal(err)
+	}
+	sessiontest.BenchFloor(b, func(i int) error {
+		return c.Set(ctx, fmt.Sprintf("%sfloor:%d", p, i), body, 0).Err()
+	})
 }
 
 // BenchmarkSessionLoadUncached loads without the store's decoded-session

@@ -32,6 +32,23 @@ func BenchAppend(b *testing.B, newStore func(b *testing.B) session.Store) {
 	reportPercentiles(b, lat)
 }
 
+// BenchFloor measures op, the least a store's append costs on its server
+// (one durable commit of a row, one round trip), as the floor the store's
+// BenchAppend figures are read against in the same run; it reports the
+// same "p50-ns" and "p99-ns" metrics.
+func BenchFloor(b *testing.B, op func(i int) error) {
+	lat := make([]time.Duration, 0, 1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		start := time.Now()
+		if err := op(len(lat)); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	reportPercentiles(b, lat)
+}
+
 func reportPercentiles(b *testing.B, lat []time.Duration) {
 	if len(lat) == 0 {
 		return
