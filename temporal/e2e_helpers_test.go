@@ -94,7 +94,11 @@ func devServer(t testing.TB) (string, client.Client) {
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	cmd := exec.Command(bin, "server", "start-dev", "--headless", "--ip", "127.0.0.1",
 		"--port", fmt.Sprint(port), "--http-port", fmt.Sprint(freePort(t)), "--metrics-port", fmt.Sprint(freePort(t)),
-		"--log-level", "error")
+		"--log-level", "error",
+		// Activities handed to the worker with the workflow task that
+		// schedules them, without a trip through matching (halves a
+		// three-tool turn here: 0.92 s to 0.44 s).
+		"--dynamic-config-value", "system.enableActivityEagerExecution=true")
 	logf, err := os.Create(filepath.Join(t.TempDir(), "server.log"))
 	if err != nil {
 		t.Fatal(err)
