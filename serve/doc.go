@@ -1,0 +1,2 @@
+// Package serve is agcore's HTTP server as a library handler.
+package serve
