@@ -24,7 +24,7 @@ func (h *Handler) models(w http.ResponseWriter, _ *http.Request) {
 	all := h.opts.Agents.All()
 	data := make([]modelObject, len(all))
 	for i, a := range all {
-		data[i] = modelObject{ID: a.Name, Object: "model", OwnedBy: "agcore"}
+		data[i] = modelObject{ID: a.Name, Object: "model", Created: h.started, OwnedBy: "agcore"}
 	}
 	writeJSON(w, http.StatusOK, struct {
 		Object string        `json:"object"`
@@ -38,7 +38,7 @@ func (h *Handler) model(w http.ResponseWriter, r *http.Request) {
 		writeError(w, modelNotFound(r.PathValue("model")))
 		return
 	}
-	writeJSON(w, http.StatusOK, modelObject{ID: a.Name, Object: "model", OwnedBy: "agcore"})
+	writeJSON(w, http.StatusOK, modelObject{ID: a.Name, Object: "model", Created: h.started, OwnedBy: "agcore"})
 }
 
 // approvalObject is a waiting call as GET /v1/approvals lists it.

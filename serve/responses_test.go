@@ -277,4 +277,3 @@ func waitReady(t *testing.T, e *env, status int) {
 	}
 	t.Fatalf("readyz never answered %d", status)
 }
-

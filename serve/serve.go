@@ -15,6 +15,7 @@ import (
 
 	"github.com/agcore/agcore/approval"
 	"github.com/agcore/agcore/serve/host"
+	"github.com/agcore/agcore/session"
 )
 
 // DefaultMaxRequestBytes is the largest request body accepted when
@@ -78,6 +79,7 @@ type Handler struct {
 	mux     *http.ServeMux
 	log     *slog.Logger
 	now     func() time.Time
+	started int64 // the models' created time
 
 	mu       sync.Mutex
 	draining bool
@@ -118,8 +120,14 @@ func New(opts Options) (*Handler, error) {
 		h.now = time.Now
 	}
 	for name, secret := range opts.Tokens {
-		if name == "" || secret == "" {
+		switch {
+		case name == "" || secret == "":
 			return nil, fmt.Errorf("serve: token %q: a token needs a name and a non-empty secret", name)
+		case name == LocalPrincipal:
+			return nil, fmt.Errorf("serve: token name %q is reserved for servers without tokens", name)
+		case session.ValidateID(name) != nil || strings.Contains(name, ".") || len(name) > 64:
+			// The name prefixes its sessions' ids (NAME.conversation).
+			return nil, fmt.Errorf("serve: token name %q: use at most 64 of A-Z a-z 0-9 _ -", name)
 		}
 		h.tokens = append(h.tokens, token{name: name, sum: sha256.Sum256([]byte(secret))})
 	}
@@ -130,6 +138,7 @@ func New(opts Options) (*Handler, error) {
 		}
 		h.origins[strings.ToLower(o)] = true
 	}
+	h.started = h.now().Unix()
 	h.routes()
 	return h, nil
 }

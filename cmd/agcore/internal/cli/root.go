@@ -130,6 +130,7 @@ Then configure a provider (agcore run --help shows how) and run a turn or chat.`
 		return exit(ExitUsage, "%v (see %s --help)", err, c.CommandPath())
 	})
 	root.AddCommand(a.newRunCmd(), a.newChatCmd(), a.newDemoCmd(), a.newSessionsCmd(), a.newModelsCmd(), a.newConfigCmd())
+	root.AddCommand(a.newServeCmd())
 	a.registerCompletions(root)
 	return root
 }
