@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/llm"
@@ -191,7 +193,8 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	id := newID("chatcmpl-")
 	c := &chatSink{id: id, model: a.Name, created: h.now().Unix(), stream: req.Stream}
 	if req.Stream {
-		c.sse = newSSE(w)
+		c.sse = newSSE(w, h.flushEvery)
+		defer c.sse.close()
 	}
 	resp, err := runTurn(ctx, a, msgs, opts, id, c)
 	if err != nil {
@@ -199,7 +202,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		if r.Context().Err() == nil {
 			h.log.LogAttrs(ctx, 8, "turn failed", attrs(a.Name, id, err)...)
 		}
-		if c.sse != nil && c.sse.started {
+		if c.sse != nil && c.sse.isStarted() {
 			_ = c.sse.send("", struct {
 				Error errorBody `json:"error"`
 			}{e.body()})
@@ -230,7 +233,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	_ = c.sse.raw("[DONE]")
+	_ = c.sse.final("[DONE]")
 }
 
 // chatFinish maps a finish reason to Chat Completions'.
@@ -257,6 +260,7 @@ type chatSink struct {
 	out       strings.Builder
 	reasoning strings.Builder
 	calls     []chatToolCall // the client's declared tools the model called
+	enc       []byte         // the hot path's encoding buffer
 }
 
 func (c *chatSink) send(d chatDelta, finish *string) error {
@@ -276,7 +280,81 @@ func (c *chatSink) text(delta string) error {
 	if !c.stream {
 		return nil
 	}
-	return c.send(chatDelta{Content: &delta}, nil)
+	if !c.sentRole {
+		return c.send(chatDelta{Content: &delta}, nil)
+	}
+	// The hot path: a text delta, encoded by hand (the same bytes
+	// encoding/json writes for the chunk; TestTextChunkEncoding checks).
+	c.enc = appendTextChunk(c.enc[:0], c.id, c.model, c.created, delta)
+	return c.sse.write("", c.enc, false)
+}
+
+// appendTextChunk appends the JSON of a chunk whose delta is text.
+func appendTextChunk(b []byte, id, model string, created int64, text string) []byte {
+	b = append(b, `{"id":`...)
+	b = appendJSONString(b, id)
+	b = append(b, `,"object":"chat.completion.chunk","created":`...)
+	b = strconv.AppendInt(b, created, 10)
+	b = append(b, `,"model":`...)
+	b = appendJSONString(b, model)
+	b = append(b, `,"choices":[{"index":0,"delta":{"content":`...)
+	b = appendJSONString(b, text)
+	return append(b, `},"logprobs":null,"finish_reason":null}]}`...)
+}
+
+// appendJSONString appends s as a JSON string, escaped as encoding/json
+// escapes it (HTML characters included; invalid UTF-8 becomes U+FFFD).
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 func (c *chatSink) thinking(delta string) error {

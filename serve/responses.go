@@ -119,7 +119,8 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 	obj.Text.Format.Type = "text"
 	s := &respSink{obj: obj, open: -1}
 	if req.Stream {
-		s.sse = newSSE(w)
+		s.sse = newSSE(w, h.flushEvery)
+		defer s.sse.close()
 		if s.emit("response.created", map[string]any{"response": obj}) != nil ||
 			s.emit("response.in_progress", map[string]any{"response": obj}) != nil {
 			return

@@ -22,6 +22,11 @@ import (
 // Options.MaxRequestBytes is 0.
 const DefaultMaxRequestBytes = 4 << 20
 
+// DefaultFlushInterval is Options.FlushInterval's default: well under
+// what a reader notices, long enough to send a model's burst of deltas in
+// one write.
+const DefaultFlushInterval = 2 * time.Millisecond
+
 // LocalPrincipal is the principal of every request to a handler configured
 // without tokens (which the CLI only binds to loopback).
 const LocalPrincipal = "local"
@@ -53,6 +58,11 @@ type Options struct {
 	MaxRequestBytes int64
 	// TurnTimeout, when positive, bounds each turn.
 	TurnTimeout time.Duration
+	// FlushInterval is the longest a streamed event waits to be sent:
+	// events written sooner after the last flush are sent together, so a
+	// burst of deltas costs one write. 0 means DefaultFlushInterval; a
+	// negative value flushes every event at once.
+	FlushInterval time.Duration
 	// Logger receives one record per request (method, path, status, bytes,
 	// duration, principal; never headers or bodies) and the errors of
 	// failed turns. Nil logs nothing.
@@ -72,14 +82,15 @@ type Options struct {
 // authentication, CORS and size-limit layer. Build it with New; it is safe
 // for concurrent use.
 type Handler struct {
-	opts    Options
-	maxBody int64
-	tokens  []token
-	origins map[string]bool
-	mux     *http.ServeMux
-	log     *slog.Logger
-	now     func() time.Time
-	started int64 // the models' created time
+	opts       Options
+	maxBody    int64
+	tokens     []token
+	origins    map[string]bool
+	mux        *http.ServeMux
+	log        *slog.Logger
+	now        func() time.Time
+	started    int64 // the models' created time
+	flushEvery time.Duration
 
 	mu       sync.Mutex
 	draining bool
@@ -109,6 +120,12 @@ func New(opts Options) (*Handler, error) {
 		log:     opts.Logger,
 		now:     opts.Now,
 		cancels: make(map[*turnCancel]struct{}),
+	}
+	switch h.flushEvery = opts.FlushInterval; {
+	case h.flushEvery == 0:
+		h.flushEvery = DefaultFlushInterval
+	case h.flushEvery < 0:
+		h.flushEvery = 0
 	}
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxRequestBytes

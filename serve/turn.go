@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/approval"
@@ -76,19 +78,31 @@ func newID(prefix string) string {
 	return prefix + hex.EncodeToString(b[:])
 }
 
-// sse writes server-sent events, flushing each.
+// sse writes server-sent events. Events written within flushEvery of the
+// last flush are sent together by a timer (so a burst of deltas costs one
+// write, not one per delta); the first event, a terminal one and close
+// flush at once. A flush error (the client went away) is returned by the
+// next write.
 type sse struct {
-	w       http.ResponseWriter
-	rc      *http.ResponseController
-	started bool
-	buf     []byte
+	w          http.ResponseWriter
+	rc         *http.ResponseController
+	flushEvery time.Duration
+
+	mu        sync.Mutex
+	started   bool
+	closed    bool
+	lastFlush time.Time
+	timer     *time.Timer
+	err       error
+	buf       []byte
 }
 
-func newSSE(w http.ResponseWriter) *sse {
-	return &sse{w: w, rc: http.NewResponseController(w)}
+func newSSE(w http.ResponseWriter, flushEvery time.Duration) *sse {
+	return &sse{w: w, rc: http.NewResponseController(w), flushEvery: flushEvery}
 }
 
-func (s *sse) start() {
+// startLocked writes the header.
+func (s *sse) startLocked() {
 	if s.started {
 		return
 	}
@@ -100,13 +114,32 @@ func (s *sse) start() {
 	s.w.WriteHeader(http.StatusOK)
 }
 
-// send writes one event (event "" writes a data line only) and flushes.
+// isStarted reports whether the header is written.
+func (s *sse) isStarted() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.started
+}
+
+// send writes one event (event "" writes a data line only).
 func (s *sse) send(event string, v any) error {
-	s.start()
 	data, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
+	return s.write(event, data, false)
+}
+
+// final writes a literal data line ("[DONE]") and flushes.
+func (s *sse) final(data string) error { return s.write("", []byte(data), true) }
+
+func (s *sse) write(event string, data []byte, now bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	s.startLocked()
 	b := s.buf[:0]
 	if event != "" {
 		b = append(b, "event: "...)
@@ -118,16 +151,55 @@ func (s *sse) send(event string, v any) error {
 	b = append(b, "\n\n"...)
 	s.buf = b
 	if _, err := s.w.Write(b); err != nil {
+		s.err = err
 		return err
 	}
-	return s.rc.Flush()
+	wait := s.flushEvery - time.Since(s.lastFlush)
+	switch {
+	case now || wait <= 0:
+		return s.flushLocked()
+	case s.timer == nil:
+		s.timer = time.AfterFunc(wait, s.timed)
+	}
+	return nil
 }
 
-// raw writes a literal data line ("[DONE]") and flushes.
-func (s *sse) raw(data string) error {
-	s.start()
-	if _, err := s.w.Write([]byte("data: " + data + "\n\n")); err != nil {
+func (s *sse) flushLocked() error {
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
+	s.lastFlush = time.Now()
+	if err := s.rc.Flush(); err != nil {
+		s.err = err
 		return err
 	}
-	return s.rc.Flush()
+	return nil
+}
+
+func (s *sse) timed() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed && s.timer != nil {
+		s.timer = nil
+		_ = s.flushLocked()
+	}
+}
+
+// close flushes what is pending; nothing is written after it. The
+// handler calls it before returning.
+func (s *sse) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed = true
+	if s.started && s.err == nil {
+		_ = s.flushLocked()
+	}
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
 }
