@@ -40,7 +40,7 @@ func Example() {
 	req, _ := http.NewRequest("POST", srv.URL+"/v1/chat/completions",
 		strings.NewReader(`{"model":"helper","messages":[{"role":"user","content":"Hi"}]}`))
 	req.Header.Set("Authorization", "Bearer s3cret")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := srv.Client().Do(req)
 	if err != nil {
 		panic(err)
 	}
