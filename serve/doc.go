@@ -126,7 +126,9 @@
 // (host.PrincipalFrom). /healthz, /readyz, the agent card and the web
 // page's static files are public. Without tokens every request is the
 // principal "local": bind such a server to a loopback address only (agcore
-// serve refuses anything else). Browser origins in Options.AllowedOrigins
+// serve refuses anything else); it answers only requests whose Host is
+// localhost or a loopback address (403 host_not_allowed otherwise), so a web
+// page whose domain was rebound to 127.0.0.1 cannot reach it. Browser origins in Options.AllowedOrigins
 // get CORS headers; a state-changing request from any other origin but the
 // server's own is refused with 403, whatever its token, so a web page
 // cannot drive a local server. Bodies over Options.MaxRequestBytes are

@@ -132,6 +132,10 @@ func (e *env) do(method, path string, body any, headers ...string) *http.Respons
 	}
 	for _, h := range headers {
 		k, v, _ := strings.Cut(h, ": ")
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	resp, err := e.srv.Client().Do(req)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -197,6 +198,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			slog.Int("status", lw.status), slog.Int64("bytes", lw.bytes),
 			slog.Duration("duration", time.Since(start)), slog.String("principal", principal))
 	}()
+	if len(h.tokens) == 0 && !loopbackHost(r.Host) {
+		// Without tokens, only names of this machine: a page whose domain
+		// was rebound to 127.0.0.1 (DNS rebinding) sends its own name.
+		writeError(lw, &APIError{Status: http.StatusForbidden, Type: typeInvalidRequest, Code: "host_not_allowed",
+			Message: "a server without tokens answers only requests to localhost or a loopback address"})
+		return
+	}
 	if !h.checkOrigin(lw, r) {
 		return
 	}
@@ -286,6 +294,21 @@ func (h *Handler) checkOrigin(w http.ResponseWriter, r *http.Request) bool {
 	writeError(w, &APIError{Status: http.StatusForbidden, Type: typeInvalidRequest, Code: "origin_not_allowed",
 		Message: "requests from this origin are not allowed"})
 	return false
+}
+
+// loopbackHost reports whether a Host header names this machine: localhost
+// or a loopback address, with or without a port.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // sameOrigin reports whether origin is the host the request was sent to.

@@ -55,6 +55,9 @@ func TestAuth(t *testing.T) {
 		{"healthz is public", withTokens, "GET", "/healthz", "", 200, "ok"},
 		{"readyz is public", withTokens, "GET", "/readyz", "", 200, "ready"},
 		{"unknown v1 path", withTokens, "GET", "/v1/nope", "Bearer secret-a", 404, "unknown_url"},
+		{"no tokens: a rebound name is refused", serve.Options{}, "GET", "/v1/models HOST evil.example:8080", "", 403, "host_not_allowed"},
+		{"no tokens: localhost is served", serve.Options{}, "GET", "/v1/models HOST localhost:8080", "", 200, `"id":"echo"`},
+		{"tokens: any name is served", withTokens, "GET", "/v1/models HOST agents.example.com", "Bearer secret-a", 200, `"id":"echo"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,7 +66,11 @@ func TestAuth(t *testing.T) {
 			if tt.auth != "" {
 				hdr = append(hdr, "Authorization: "+tt.auth)
 			}
-			resp := e.do(tt.method, tt.path, nil, hdr...)
+			path, hostHeader, _ := strings.Cut(tt.path, " HOST ")
+			if hostHeader != "" {
+				hdr = append(hdr, "Host: "+hostHeader)
+			}
+			resp := e.do(tt.method, path, nil, hdr...)
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode != tt.status || !strings.Contains(string(body), tt.body) {
