@@ -17,7 +17,9 @@
 //	GET  /healthz                liveness: 200 while the process serves
 //	GET  /readyz                 readiness: 200, then 503 once Drain began
 //
-// Options.A2A is mounted at /a2a/ and /.well-known/agent-card.json, and
+// Options.A2A is mounted at /a2a/ and /.well-known/agent-card.json (the
+// cards, /.well-known/agent-card.json and /a2a/NAME/.well-known/agent-card.json,
+// are public), and
 // Options.Web at / (its API under /api/).
 //
 // # Chat Completions

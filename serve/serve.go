@@ -233,8 +233,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mux.ServeHTTP(lw, r)
 }
 
-// protected reports whether path needs a token.
+// protected reports whether path needs a token. Agent cards are public,
+// the server's (/.well-known/agent-card.json) and each agent's
+// (/a2a/NAME/.well-known/agent-card.json).
 func protected(path string) bool {
+	if strings.HasPrefix(path, "/a2a/") && strings.HasSuffix(path, "/.well-known/agent-card.json") && strings.Count(path, "/") == 4 {
+		return false
+	}
 	return strings.HasPrefix(path, "/v1/") || path == "/v1" ||
 		strings.HasPrefix(path, "/a2a/") || path == "/a2a" ||
 		strings.HasPrefix(path, "/api/") || path == "/api"

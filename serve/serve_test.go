@@ -49,6 +49,8 @@ func TestAuth(t *testing.T) {
 		{"a2a needs a token", withTokens, "POST", "/a2a/x", "", 401, "invalid_api_key"},
 		{"a2a gets the principal", withTokens, "POST", "/a2a/x", "Bearer secret-b", 200, "principal=bob"},
 		{"agent card is public", withTokens, "GET", "/.well-known/agent-card.json", "", 200, "principal="},
+		{"an agent's card is public", withTokens, "GET", "/a2a/echo/.well-known/agent-card.json", "", 200, "principal="},
+		{"a deeper card path is not", withTokens, "GET", "/a2a/echo/x/.well-known/agent-card.json", "", 401, "invalid_api_key"},
 		{"web api needs a token", withTokens, "GET", "/api/sessions", "", 401, "invalid_api_key"},
 		{"web api gets the principal", withTokens, "GET", "/api/sessions", "Bearer secret-a", 200, "principal=alice"},
 		{"web assets are public", withTokens, "GET", "/app.js", "", 200, "principal="},
