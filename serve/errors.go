@@ -114,6 +114,9 @@ func turnError(ctx context.Context, err error) *APIError {
 	if ctx.Err() == context.DeadlineExceeded {
 		return &APIError{Status: http.StatusGatewayTimeout, Type: typeServer, Code: "timeout", Message: "the turn took longer than the server allows"}
 	}
+	if errors.Is(err, context.Canceled) && llm.KindOf(err) != llm.KindCancelled {
+		return &APIError{Status: 499, Type: typeInvalidRequest, Code: "cancelled", Message: "the request was cancelled"}
+	}
 	var be *middleware.BlockedError
 	if errors.As(err, &be) {
 		return &APIError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: "blocked", Message: be.Error()}

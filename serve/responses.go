@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -93,7 +94,7 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 	}
 	defer end()
 	principal, _ := host.PrincipalFrom(ctx)
-	conv, pos, unlock, apiErr := h.place(r, a, principal, &req, opts)
+	conv, pos, unlock, apiErr := h.place(ctx, a, principal, &req, opts)
 	if apiErr != nil {
 		writeError(w, apiErr)
 		return
@@ -222,7 +223,7 @@ func owns(principal, sid string) bool {
 // place decides the turn's session from previous_response_id,
 // conversation and store, locks it for the turn, and sets opts. It returns
 // the conversation id to echo.
-func (h *Handler) place(r *http.Request, a host.Agent, principal string, req *responsesRequest, opts *agent.RunOptions) (conv string, pos position, unlock func(), apiErr *APIError) {
+func (h *Handler) place(ctx context.Context, a host.Agent, principal string, req *responsesRequest, opts *agent.RunOptions) (conv string, pos position, unlock func(), apiErr *APIError) {
 	unlock = func() {}
 	store := req.Store == nil || *req.Store
 	if len(bytes.TrimSpace(req.Conversation)) > 0 && string(bytes.TrimSpace(req.Conversation)) != "null" {
@@ -262,14 +263,17 @@ func (h *Handler) place(r *http.Request, a host.Agent, principal string, req *re
 		}
 		sid = sessionFor(principal, session.NewID())
 	}
-	unlock = h.locks.lock(sid)
-	sess, err := a.Store.Load(r.Context(), sid)
+	unlock, err := h.locks.lock(ctx, sid)
+	if err != nil {
+		return "", pos, func() {}, turnError(ctx, err)
+	}
+	sess, err := a.Store.Load(ctx, sid)
 	switch {
 	case errors.Is(err, session.ErrNotFound):
 		sess = &session.Session{ID: sid}
 	case err != nil:
 		unlock()
-		h.log.LogAttrs(r.Context(), slog.LevelError, "loading a session", slog.String("session", sid), slog.String("error", err.Error()))
+		h.log.LogAttrs(ctx, slog.LevelError, "loading a session", slog.String("session", sid), slog.String("error", err.Error()))
 		return "", pos, func() {}, &APIError{Status: http.StatusInternalServerError, Type: typeServer, Code: "store_error", Message: "the conversation could not be loaded"}
 	}
 	if req.PreviousResponseID != "" && want != sess.Turns {

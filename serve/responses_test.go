@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"net/http"
 	"strings"
@@ -276,4 +277,30 @@ func waitReady(t *testing.T, e *env, status int) {
 		time.Sleep(time.Millisecond)
 	}
 	t.Fatalf("readyz never answered %d", status)
+}
+
+// TestResponsesSameConversationConcurrently: turns of one conversation
+// run one at a time, each numbered after the one before.
+func TestResponsesSameConversationConcurrently(t *testing.T) {
+	e := newEnv(t, serve.Options{})
+	const n = 8
+	ids := make(chan string, n)
+	for range n {
+		go func() {
+			resp := e.do("POST", "/v1/responses", map[string]any{"model": "echo", "input": "hi", "conversation": "shared"})
+			ids <- decode(t, resp)["id"].(string)
+		}()
+	}
+	seen := map[string]bool{}
+	for range n {
+		seen[<-ids] = true
+	}
+	for i := 1; i <= n; i++ {
+		if !seen[fmt.Sprintf("resp_shared_%d", i)] {
+			t.Fatalf("ids %v lack turn %d", seen, i)
+		}
+	}
+	if s := e.session("shared"); s.Turns != n {
+		t.Fatalf("%d turns stored", s.Turns)
+	}
 }

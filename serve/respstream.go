@@ -2,6 +2,7 @@ package serve
 
 import (
 	"container/list"
+	"context"
 	"sync"
 
 	"github.com/agcore/agcore/llm"
@@ -238,7 +239,8 @@ type sessionLock struct {
 	refs int
 }
 
-func (l *sessionLocks) lock(id string) (unlock func()) {
+// lock waits for the session's lock, or for ctx's end (the error).
+func (l *sessionLocks) lock(ctx context.Context, id string) (unlock func(), err error) {
 	l.mu.Lock()
 	if l.m == nil {
 		l.m = make(map[string]*sessionLock)
@@ -250,15 +252,20 @@ func (l *sessionLocks) lock(id string) (unlock func()) {
 	}
 	e.refs++
 	l.mu.Unlock()
-	e.ch <- struct{}{}
-	return func() {
-		<-e.ch
+	release := func() {
 		l.mu.Lock()
 		if e.refs--; e.refs == 0 {
 			delete(l.m, id)
 		}
 		l.mu.Unlock()
 	}
+	select {
+	case e.ch <- struct{}{}:
+	case <-ctx.Done():
+		release()
+		return nil, context.Cause(ctx)
+	}
+	return func() { <-e.ch; release() }, nil
 }
 
 // recentResponses keeps the last completed stored responses for GET
