@@ -17,6 +17,7 @@ import (
 
 	"github.com/agcore/agcore/approval"
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
+	"github.com/agcore/agcore/cmd/agcore/internal/demo"
 	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/serve"
 	"github.com/agcore/agcore/serve/host"
@@ -113,7 +114,7 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 	if s.Yes {
 		approver = nil // --yes: the command's own approver, which approves every call
 	}
-	opts := a.turnOptions(s)
+	opts := a.serveOptions(s)
 	opts.approver = approver
 	main, err := a.build(ctx, s, opts)
 	if err != nil {
@@ -211,9 +212,19 @@ func (a *app) buildNamed(ctx context.Context, cmd *cobra.Command, name string, a
 	if err != nil {
 		return nil, exit(ExitUsage, "agent %q of the config file: %v", name, err)
 	}
-	opts := a.turnOptions(s)
+	opts := a.serveOptions(s)
 	opts.name, opts.shared, opts.approver = name, main, approver
 	return a.build(ctx, s, opts)
+}
+
+// serveOptions are turnOptions without the demo model's reading pace:
+// the server's clients show the stream themselves.
+func (a *app) serveOptions(s *config.Settings) buildOptions {
+	o := a.turnOptions(s)
+	if m, ok := o.adapter.(*demo.Model); ok {
+		m.Delay = 0
+	}
+	return o
 }
 
 // serveTokens reads the bearer tokens: $AGCORE_SERVE_TOKENS
