@@ -123,12 +123,25 @@ func percentile(d []time.Duration, p float64) time.Duration {
 // loopback HTTP and the same turn run in-process, interleaved, and
 // reports the percentiles of both and the difference (the latency the
 // server adds: request decoding, SSE encoding, the HTTP round trip).
+//
+// A third measurement, bare, is the floor any HTTP server has on this
+// machine: the same request to a handler that only reads the body and
+// writes two flushed events. served - bare is what this package's own
+// work costs (decoding, running the turn, encoding the chunks).
 func BenchmarkAddedLatency(b *testing.B) {
 	a, h := benchAgent(b, &instant{})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
+	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {}\n\n")
+		w.(http.Flusher).Flush()
+		io.WriteString(w, "data: [DONE]\n\n")
+	}))
+	defer bare.Close()
 	client := srv.Client()
-	var served, direct []time.Duration
+	var served, direct, floor []time.Duration
 	b.ReportAllocs()
 	for b.Loop() {
 		t0 := time.Now()
@@ -139,10 +152,17 @@ func BenchmarkAddedLatency(b *testing.B) {
 		if err := inProcessTurn(a); err != nil {
 			b.Fatal(err)
 		}
-		served, direct = append(served, t1.Sub(t0)), append(direct, time.Since(t1))
+		t2 := time.Now()
+		if err := streamTurn(client, bare.URL); err != nil {
+			b.Fatal(err)
+		}
+		served, direct, floor = append(served, t1.Sub(t0)), append(direct, t2.Sub(t1)), append(floor, time.Since(t2))
 	}
 	s50, s99 := percentile(served, 0.50), percentile(served, 0.99)
 	d50, d99 := percentile(direct, 0.50), percentile(direct, 0.99)
+	f50, f99 := percentile(floor, 0.50), percentile(floor, 0.99)
+	b.ReportMetric(float64(f50.Microseconds()), "bare-http-p50-µs")
+	b.ReportMetric(float64(f99.Microseconds()), "bare-http-p99-µs")
 	b.ReportMetric(float64(s50.Microseconds()), "served-p50-µs")
 	b.ReportMetric(float64(s99.Microseconds()), "served-p99-µs")
 	b.ReportMetric(float64(d50.Microseconds()), "direct-p50-µs")

@@ -286,7 +286,7 @@ func (c *chatSink) text(delta string) error {
 	// The hot path: a text delta, encoded by hand (the same bytes
 	// encoding/json writes for the chunk; TestTextChunkEncoding checks).
 	c.enc = appendTextChunk(c.enc[:0], c.id, c.model, c.created, delta)
-	return c.sse.write("", c.enc, false)
+	return c.sse.write("", c.enc)
 }
 
 // appendTextChunk appends the JSON of a chunk whose delta is text.

@@ -80,8 +80,8 @@ func newID(prefix string) string {
 
 // sse writes server-sent events. Events written within flushEvery of the
 // last flush are sent together by a timer (so a burst of deltas costs one
-// write, not one per delta); the first event, a terminal one and close
-// flush at once. A flush error (the client went away) is returned by the
+// write, not one per delta); the first event is flushed at once, the last
+// ones go with the end of the response. A flush error (the client went away) is returned by the
 // next write.
 type sse struct {
 	w          http.ResponseWriter
@@ -127,13 +127,15 @@ func (s *sse) send(event string, v any) error {
 	if err != nil {
 		return err
 	}
-	return s.write(event, data, false)
+	return s.write(event, data)
 }
 
-// final writes a literal data line ("[DONE]") and flushes.
-func (s *sse) final(data string) error { return s.write("", []byte(data), true) }
+// final writes a literal data line ("[DONE]"), the stream's last: the
+// handler's return sends it with whatever is pending and the end of the
+// body, in one write.
+func (s *sse) final(data string) error { return s.write("", []byte(data)) }
 
-func (s *sse) write(event string, data []byte, now bool) error {
+func (s *sse) write(event string, data []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
@@ -156,7 +158,7 @@ func (s *sse) write(event string, data []byte, now bool) error {
 	}
 	wait := s.flushEvery - time.Since(s.lastFlush)
 	switch {
-	case now || wait <= 0:
+	case wait <= 0:
 		return s.flushLocked()
 	case s.timer == nil:
 		s.timer = time.AfterFunc(wait, s.timed)
@@ -186,8 +188,8 @@ func (s *sse) timed() {
 	}
 }
 
-// close flushes what is pending; nothing is written after it. The
-// handler calls it before returning.
+// close stops the flush timer; nothing is written after it. The handler
+// calls it before returning, and its return sends what is pending.
 func (s *sse) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -195,9 +197,6 @@ func (s *sse) close() {
 		return
 	}
 	s.closed = true
-	if s.started && s.err == nil {
-		_ = s.flushLocked()
-	}
 	if s.timer != nil {
 		s.timer.Stop()
 		s.timer = nil
