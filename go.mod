@@ -3,6 +3,7 @@ module github.com/agcore/agcore
 go 1.26.0
 
 require (
+	github.com/a2aproject/a2a-go v0.3.3
 	github.com/charmbracelet/glamour v1.0.0
 	github.com/creack/pty v1.1.24
 	github.com/google/jsonschema-go v0.4.3

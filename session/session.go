@@ -106,4 +106,11 @@ var (
 	ErrNotFound  = errors.New("session: not found")
 	ErrExists    = errors.New("session: already exists")
 	ErrInvalidID = errors.New("session: invalid id")
+	// ErrUnavailable means the store's server could not be reached, or the
+	// connection broke, and the store's own retries did not get through:
+	// an Append that returns it may or may not have stored its turn, and
+	// retrying it with the same Turn.ID is safe (it stores the turn at most
+	// once). Stores over a network (session/postgres, session/redis)
+	// return it wrapped together with their driver's error.
+	ErrUnavailable = errors.New("session: store unavailable")
 )

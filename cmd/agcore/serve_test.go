@@ -180,12 +180,20 @@ func TestServeDemoOverHTTP(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.HasSuffix(strings.TrimSpace(string(body)), "data: [DONE]") {
 		t.Fatalf("%d %s", resp.StatusCode, body)
 	}
-	for _, path := range []string{"/healthz", "/readyz"} {
+	for path, want := range map[string]string{
+		"/healthz": "ok", "/readyz": "ready",
+		"/": "<html", "/.well-known/agent-card.json": `"name"`, "/a2a/agcore/.well-known/agent-card.json": `"name"`,
+		"/api/agents": `"agcore"`,
+	} {
 		resp, err := http.Get(base + path)
-		if err != nil || resp.StatusCode != 200 {
-			t.Fatalf("%s: %v %v", path, resp, err)
+		if err != nil {
+			t.Fatal(err)
 		}
+		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+			t.Errorf("%s: %d %.300s", path, resp.StatusCode, body)
+		}
 	}
 	cmd.Process.Signal(os.Interrupt)
 	if err := cmd.Wait(); err != nil {

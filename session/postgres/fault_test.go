@@ -129,6 +129,9 @@ func TestFaultTerminatedMidAppend(t *testing.T) {
 	if errors.As(err, &pgErr) && pgErr.Code != "57P01" {
 		t.Errorf("err = %v, want admin_shutdown (57P01) or a connection error", err)
 	}
+	if !errors.Is(err, session.ErrUnavailable) {
+		t.Errorf("err = %v, want one that errors.Is session.ErrUnavailable", err)
+	}
 	t.Logf("terminated append: %v", err)
 	release()
 	checkOnce(t, s, "f", "t0")

@@ -116,7 +116,7 @@ func (s *Store) Create(ctx context.Context, id string) (*session.Session, error)
 		`INSERT INTO agcore_sessions (id, created_at, updated_at, incarnation) VALUES ($1, $2, $2, $3) ON CONFLICT (id) DO NOTHING`,
 		id, now.UnixNano(), newIncarnation())
 	if err != nil {
-		return nil, fmt.Errorf("postgres: create %q: %w", id, err)
+		return nil, fmt.Errorf("postgres: create %q: %w", id, unavailable(err))
 	}
 	if tag.RowsAffected() == 0 {
 		return nil, fmt.Errorf("postgres: create %q: %w", id, session.ErrExists)
@@ -135,7 +135,7 @@ func (s *Store) Load(ctx context.Context, id string) (*session.Session, error) {
 	}
 	sess, err := s.load(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: load %q: %w", id, err)
+		return nil, fmt.Errorf("postgres: load %q: %w", id, unavailable(err))
 	}
 	return sess, nil
 }
@@ -256,9 +256,24 @@ func (s *Store) Append(ctx context.Context, id string, turn session.Turn) error 
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("postgres: append to %q: %w", id, err)
+		return fmt.Errorf("postgres: append to %q: %w", id, unavailable(err))
 	}
 	return nil
+}
+
+// unavailable marks err with session.ErrUnavailable when the server could
+// not be reached or the connection broke: a connection error, or the
+// server's own connection-exception (08xxx) and shutdown (57P01-57P03)
+// codes.
+func unavailable(err error) error {
+	return stored.Unavailable(err, func(err error) bool {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) {
+			return strings.HasPrefix(pgErr.Code, "08") || pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03"
+		}
+		var ce *pgconn.ConnectError
+		return errors.As(err, &ce) || errors.Is(err, pgconn.ErrConnClosed) || stored.ConnectionLost(err)
+	})
 }
 
 // dupTurn reports whether err is the unique index on (session_id,
@@ -392,7 +407,7 @@ func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) (err e
 func (s *Store) List(ctx context.Context, opts session.ListOptions) (session.Page, error) {
 	cur, err := stored.ParseCursor(opts.Cursor)
 	if err != nil {
-		return session.Page{}, fmt.Errorf("postgres: list: %w", err)
+		return session.Page{}, fmt.Errorf("postgres: list: %w", unavailable(err))
 	}
 	limit := stored.Limit(opts)
 	var rows pgx.Rows
@@ -405,7 +420,7 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (session.Pag
 			cur.Updated.UnixNano(), cur.ID, limit+1)
 	}
 	if err != nil {
-		return session.Page{}, fmt.Errorf("postgres: list: %w", err)
+		return session.Page{}, fmt.Errorf("postgres: list: %w", unavailable(err))
 	}
 	defer rows.Close()
 	var page session.Page
@@ -413,13 +428,13 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (session.Pag
 		var info session.Info
 		var created, updated int64
 		if err := rows.Scan(&info.ID, &info.Messages, &info.Turns, &created, &updated); err != nil {
-			return session.Page{}, fmt.Errorf("postgres: list: %w", err)
+			return session.Page{}, fmt.Errorf("postgres: list: %w", unavailable(err))
 		}
 		info.CreatedAt, info.UpdatedAt = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
 		page.Sessions = append(page.Sessions, info)
 	}
 	if err := rows.Err(); err != nil {
-		return session.Page{}, fmt.Errorf("postgres: list: %w", err)
+		return session.Page{}, fmt.Errorf("postgres: list: %w", unavailable(err))
 	}
 	if len(page.Sessions) > limit {
 		page.Sessions = page.Sessions[:limit]
@@ -437,7 +452,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	}
 	tag, err := s.pool.Exec(ctx, `DELETE FROM agcore_sessions WHERE id = $1`, id)
 	if err != nil {
-		return fmt.Errorf("postgres: delete %q: %w", id, err)
+		return fmt.Errorf("postgres: delete %q: %w", id, unavailable(err))
 	}
 	if tag.RowsAffected() == 0 {
 		return fmt.Errorf("postgres: delete %q: %w", id, session.ErrNotFound)

@@ -95,6 +95,21 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// unavailable marks err with session.ErrUnavailable when the server could
+// not be reached or the connection broke, or when the server is still
+// loading its data after a restart (LOADING) or is a replica that lost its
+// primary (MASTERDOWN).
+func unavailable(err error) error {
+	return stored.Unavailable(err, func(err error) bool {
+		var re goredis.Error
+		if errors.As(err, &re) {
+			msg := re.Error()
+			return strings.HasPrefix(msg, "LOADING") || strings.HasPrefix(msg, "MASTERDOWN") || strings.HasPrefix(msg, "TRYAGAIN")
+		}
+		return stored.ConnectionLost(err)
+	})
+}
+
 // LayoutVersion is the version of the key layout this package writes,
 // recorded under PREFIX "version".
 const LayoutVersion = 1
@@ -159,7 +174,7 @@ func (s *Store) Create(ctx context.Context, id string) (*session.Session, error)
 	n, err := createScript.Run(ctx, s.rdb, s.keys(id), newIncarnation(), now.UnixNano(), id,
 		indexValue(now.UnixNano(), now.UnixNano(), 0, 0)).Int()
 	if err != nil {
-		return nil, fmt.Errorf("redis: create %q: %w", id, err)
+		return nil, fmt.Errorf("redis: create %q: %w", id, unavailable(err))
 	}
 	if n == 0 {
 		return nil, fmt.Errorf("redis: create %q: %w", id, session.ErrExists)
@@ -218,7 +233,7 @@ func (s *Store) Load(ctx context.Context, id string) (*session.Session, error) {
 	}
 	sess, err := s.load(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("redis: load %q: %w", id, err)
+		return nil, fmt.Errorf("redis: load %q: %w", id, unavailable(err))
 	}
 	return sess, nil
 }
@@ -350,7 +365,7 @@ func (s *Store) Append(ctx context.Context, id string, turn session.Turn) error 
 	for attempt := 0; ; attempt++ {
 		done, err := s.appendOnce(ctx, id, tr)
 		if err != nil {
-			return fmt.Errorf("redis: append to %q: %w", id, err)
+			return fmt.Errorf("redis: append to %q: %w", id, unavailable(err))
 		}
 		if done {
 			return nil
@@ -430,11 +445,11 @@ func (s *Store) appendOnce(ctx context.Context, id string, tr *stored.Turn) (don
 // in proportion to the number of sessions.
 func (s *Store) List(ctx context.Context, opts session.ListOptions) (session.Page, error) {
 	if _, err := stored.ParseCursor(opts.Cursor); err != nil {
-		return session.Page{}, fmt.Errorf("redis: list: %w", err)
+		return session.Page{}, fmt.Errorf("redis: list: %w", unavailable(err))
 	}
 	all, err := s.rdb.HGetAll(ctx, s.prefix+"index").Result()
 	if err != nil {
-		return session.Page{}, fmt.Errorf("redis: list: %w", err)
+		return session.Page{}, fmt.Errorf("redis: list: %w", unavailable(err))
 	}
 	infos := make([]session.Info, 0, len(all))
 	for id, v := range all {
@@ -448,7 +463,7 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (session.Pag
 	}
 	page, err := stored.Page(infos, opts)
 	if err != nil {
-		return session.Page{}, fmt.Errorf("redis: list: %w", err)
+		return session.Page{}, fmt.Errorf("redis: list: %w", unavailable(err))
 	}
 	return page, nil
 }
@@ -467,7 +482,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	}
 	n, err := deleteScript.Run(ctx, s.rdb, s.keys(id), id).Int()
 	if err != nil {
-		return fmt.Errorf("redis: delete %q: %w", id, err)
+		return fmt.Errorf("redis: delete %q: %w", id, unavailable(err))
 	}
 	if n == 0 {
 		return fmt.Errorf("redis: delete %q: %w", id, session.ErrNotFound)

@@ -20,7 +20,9 @@ import (
 	"github.com/agcore/agcore/cmd/agcore/internal/demo"
 	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/serve"
+	"github.com/agcore/agcore/serve/a2aserve"
 	"github.com/agcore/agcore/serve/host"
+	"github.com/agcore/agcore/serve/web"
 )
 
 // DefaultServeAddr is where agcore serve listens unless told otherwise.
@@ -42,6 +44,9 @@ OpenAI-compatible API:
   GET  /v1/approvals              tool calls waiting for your approval
   POST /v1/approvals/{id}         {"approved": true|false, "reason": "..."}
   GET  /healthz, /readyz          liveness, readiness
+  GET  /                          the web page: chat with the agents, approve calls, browse sessions
+  POST /a2a/{agent}               the Agent2Agent protocol (JSON-RPC); cards at
+                                  /.well-known/agent-card.json and /a2a/{agent}/.well-known/agent-card.json
 
 Tools run on the server; tools that need approval (write_file, MCP servers
 with "approval") wait until the client that started the turn decides them
@@ -134,9 +139,18 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return exit(ExitUsage, "%v", err)
 	}
+	logger := slog.New(slog.NewTextHandler(a.env.Stderr, nil))
+	a2a, err := a2aserve.New(set, broker, a2aserve.Options{BearerAuth: len(tokens) > 0, Logger: logger})
+	if err != nil {
+		return exit(ExitUsage, "%v", err)
+	}
+	page, err := web.New(set, broker, web.Options{Origins: origins, Logger: logger})
+	if err != nil {
+		return exit(ExitUsage, "%v", err)
+	}
 	h, err := serve.New(serve.Options{
 		Agents: set, Broker: broker, Tokens: tokens, AllowedOrigins: origins, TurnTimeout: s.Timeout,
-		Logger: slog.New(slog.NewTextHandler(a.env.Stderr, nil)),
+		Logger: logger, A2A: a2a, Web: page,
 	})
 	if err != nil {
 		return exit(ExitUsage, "%v", err)

@@ -1,0 +1,107 @@
+// Package a2aserve serves agcore agents over the Agent2Agent (A2A) protocol,
+// JSON-RPC transport, with the official A2A Go SDK,
+// github.com/a2aproject/a2a-go at v0.3.3 (A2A protocol 0.3.0). The SDK's
+// newer major version, a2a-go/v2, is not used: this project's module proxy
+// does not serve it. The SDK does the protocol (JSON-RPC, SSE, task
+// bookkeeping, event queues); this package supplies the agent executor, the
+// agent cards and the task store.
+//
+// # Endpoints
+//
+// [New] returns one http.Handler for every agent of a host.Set; each agent
+// has its own card and endpoint, and the first agent of the set is also the
+// server's default:
+//
+//	GET  /.well-known/agent-card.json             card of the default agent
+//	GET  /a2a/{agent}/.well-known/agent-card.json card of {agent}
+//	POST /a2a/{agent}                             JSON-RPC endpoint of {agent} (the card's url)
+//
+// So a client given the server's URL finds the default agent, and one
+// given ".../a2a/{agent}" finds that agent (the SDK's card resolver
+// appends the well-known path to the URL it is given). A card names the
+// agent, its description, the JSON-RPC URL (from Options.BaseURL, else
+// from the request's Host), capabilities.streaming = true, text in and out
+// (and JSON data in), one skill (the agent, its model and tools as tags),
+// and, when Options.BearerAuth is set, a bearer security scheme that every
+// call requires. The handler itself authenticates nothing: package serve's
+// authentication layer in front of it labels each request with its
+// principal (host.WithPrincipal).
+//
+// # What maps to what
+//
+//   - A task is one agent turn (one agent.Run). The task id is the run's
+//     approval owner (approval.Owner.Run) and the principal of the request
+//     that started it (host.PrincipalFrom) owns it.
+//   - The context id is the agcore session ([SessionID]): tasks sharing a
+//     context id continue one session, so each turn sees the previous
+//     ones. A context id that session.ValidateID accepts (the SDK's UUIDs
+//     are) is the session id itself; any other is mapped to "a2a-" and 32
+//     hex digits of its SHA-256. Without a context id the SDK makes one.
+//   - The message's parts become one user message: text parts as text,
+//     data parts as their JSON, file parts as images (image/* types) or
+//     files, inline or by URL.
+//   - The answer streams as one artifact named "answer": each text delta
+//     is an artifact-update event appending to it (deltas that arrived
+//     together are merged); when the turn succeeds a last event
+//     (lastChunk = true, append = false) replaces the artifact with the
+//     final answer alone, so the stored task holds exactly the answer,
+//     without the text the model wrote before its tool calls. A streaming
+//     client shows the deltas as they come and takes the last chunk as the
+//     answer; a message/send client reads task.artifacts. (Status messages
+//     would have carried the deltas too, but each one lands in the task's
+//     history.) Thinking and tool results are not sent; each tool call is a "working" status
+//     message with a data part {"tool", "call_id", "arguments"}.
+//   - The completed status update, and so the task's metadata, and the
+//     answer artifact carry the turn's usage, cost, model, session and run
+//     id under [MetadataKey].
+//
+// # States
+//
+// A task goes submitted → working → completed, or failed (the turn's
+// error, in the status message), or rejected (a message with no usable
+// part), or canceled (tasks/cancel), or input-required (below) and back to
+// working. A failed or canceled turn stores nothing: the agent persists a
+// turn only when it succeeds.
+//
+// # Approval
+//
+// A call of a tool that needs approval parks in the approval.Broker given
+// to New (it must be the agents' Approver). The task then ends its
+// exchange in the input-required state, with a status message naming each
+// waiting call (a text, and a data part {"approvals": [{"approval_id",
+// "tool", "call_id", "arguments"}]}); the turn stays alive, waiting. A
+// follow-up message on the same task (message.taskId set) decides: a data
+// part {"approval_id": ..., "approved": true|false, "reason": ...} (without
+// approval_id it decides every waiting call), or a text whose first word
+// is approve (yes, ok) or deny (no, reject), the rest being the reason.
+// The turn then goes on, in that message's response or stream, to its
+// end. A message that decides nothing leaves the task input-required, with
+// a status message saying how to answer. Only the principal that started a
+// task may decide, read (tasks/get), cancel or continue it: to any other
+// the task does not exist. tasks/cancel cancels the turn's context,
+// whether it runs or waits, and waits (Options.CancelWait) for it to end.
+//
+// A turn waiting for a decision holds its session (a later turn of the
+// same context waits for it) until it is decided, cancelled, or denied by
+// the broker's Timeout; set one. A turn the Timeout denied goes on with
+// nobody following it: its task shows input-required until its next
+// message (any text) collects the result.
+//
+// # Limits
+//
+//   - Tasks live in memory, in a store of this package (at most
+//     Options.MaxTasks; the oldest finished ones are forgotten first): they
+//     do not survive a restart, while sessions do (they are in the agents'
+//     stores). A turn in progress or waiting at a restart is lost; its
+//     session has nothing of it.
+//   - Push notifications, the authenticated extended card, and the gRPC and
+//     HTTP+JSON transports are not offered.
+//   - A context id is a capability: any principal that knows one continues
+//     that session. Tasks, not sessions, are checked against principals.
+//   - a2a-go v0.3.3 forgets an execution that ended input-required a moment
+//     after its client has the final event; a decision or cancellation that
+//     arrives in that window is retried for up to two seconds.
+//
+// Package a2aserve imports agent, approval, llm, middleware, session and serve/host of
+// agcore; nothing in agcore imports it but package serve and the examples.
+package a2aserve

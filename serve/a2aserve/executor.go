@@ -1,0 +1,388 @@
+package a2aserve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2asrv"
+	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
+
+	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/approval"
+	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/middleware"
+	"github.com/agcore/agcore/serve/host"
+)
+
+// executor is the a2asrv.AgentExecutor of one agent. Each task is one agent
+// turn (a run), which lives in a goroutine of its own: an Execute call
+// attaches to it and turns what it produces into A2A events until the turn
+// ends or parks on an approval; the message that decides the approval
+// attaches a new Execute to the same run.
+type executor struct {
+	agent      host.Agent
+	broker     *approval.Broker
+	log        *slog.Logger
+	cancelWait time.Duration
+
+	mu   sync.Mutex
+	runs map[a2a.TaskID]*run // the turns not yet over, by task
+}
+
+// run is one agent turn, the work of one task.
+type run struct {
+	task      a2a.TaskID
+	session   string
+	principal string
+	cancel    context.CancelFunc
+	box       mailbox
+	done      chan struct{} // closed once the turn is entirely over
+	canceled  atomic.Bool   // tasks/cancel asked for it
+	attached  atomic.Bool   // an Execute follows it
+
+	// artifact is the streamed answer's artifact, "" before the first
+	// delta; only the attached Execute uses it (one at a time).
+	artifact a2a.ArtifactID
+}
+
+// signalKind says what a signal carries.
+type signalKind uint8
+
+const (
+	sigText     signalKind = iota + 1 // text: a delta of the answer
+	sigToolCall                       // call: a tool call the model made
+	sigParked                         // a call started waiting for approval
+	sigFinish                         // resp: the turn succeeded (and is persisted)
+	sigError                          // err: the turn failed
+)
+
+// signal is one thing a run reports to the attached Execute.
+type signal struct {
+	kind signalKind
+	text string
+	call llm.ToolUse
+	resp *agent.Response
+	err  error
+}
+
+// mailbox holds a run's signals until an Execute takes them. Pushing never
+// blocks: a turn that goes on while no Execute is attached (an approval
+// the broker's Timeout denied) leaves its signals here for the next one.
+type mailbox struct {
+	mu    sync.Mutex
+	items []signal
+	wake  chan struct{} // capacity 1: something was pushed
+}
+
+func (m *mailbox) push(s signal) {
+	m.mu.Lock()
+	m.items = append(m.items, s)
+	m.mu.Unlock()
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// pop takes the oldest signal; consecutive text deltas come out as one.
+func (m *mailbox) pop() (signal, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.items) == 0 {
+		return signal{}, false
+	}
+	s := m.items[0]
+	n := 1
+	for ; s.kind == sigText && n < len(m.items) && m.items[n].kind == sigText; n++ {
+		s.text += m.items[n].text
+	}
+	clear(m.items[:n])
+	m.items = m.items[n:]
+	return s, true
+}
+
+// Execute implements a2asrv.AgentExecutor: the first message of a task
+// starts a turn; a later one decides the approvals the turn waits for.
+func (e *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
+	if rc.StoredTask == nil {
+		return e.start(ctx, rc, q)
+	}
+	return e.resume(ctx, rc, q)
+}
+
+// start begins the turn of a new task and follows it.
+func (e *executor) start(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
+	if err := q.Write(ctx, a2a.NewStatusUpdateEvent(rc, a2a.TaskStateSubmitted, nil)); err != nil {
+		return err
+	}
+	msgs, err := toLLM(rc.Message)
+	if err != nil {
+		return writeFinal(ctx, q, rc, a2a.TaskStateRejected, agentText(rc, err.Error()), nil)
+	}
+	principal, _ := host.PrincipalFrom(ctx)
+	r := &run{
+		task:      rc.TaskID,
+		session:   SessionID(rc.ContextID),
+		principal: principal,
+		box:       mailbox{wake: make(chan struct{}, 1)},
+		done:      make(chan struct{}),
+	}
+	// The turn outlives this call when it parks: its context keeps the
+	// request's values (the principal, the logger) but not its end.
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.cancel = cancel
+	runCtx = approval.WithOwner(runCtx, approval.Owner{Agent: e.agent.Name, Session: r.session, Run: string(r.task), Principal: principal})
+	runCtx = approval.WithNotify(runCtx, func(approval.Request) { r.box.push(signal{kind: sigParked}) })
+
+	e.mu.Lock()
+	e.runs[r.task] = r
+	e.mu.Unlock()
+	if err := q.Write(ctx, a2a.NewStatusUpdateEvent(rc, a2a.TaskStateWorking, nil)); err != nil {
+		e.end(r)
+		return err
+	}
+	go drive(runCtx, r, e.agent.Agent, msgs, &agent.RunOptions{SessionID: r.session})
+	return e.follow(ctx, rc, q, r)
+}
+
+// drive runs the turn and reports it to the run's mailbox.
+func drive(ctx context.Context, r *run, a *agent.Agent, msgs []llm.Message, opts *agent.RunOptions) {
+	defer close(r.done)
+	defer r.cancel()
+	stream := a.RunStream(ctx, msgs, opts)
+	for u, err := range stream.Updates() {
+		if err != nil {
+			break // Wait returns it
+		}
+		switch u.Kind {
+		case agent.UpdateText:
+			r.box.push(signal{kind: sigText, text: u.Text})
+		case agent.UpdateToolCall:
+			r.box.push(signal{kind: sigToolCall, call: u.ToolCall})
+		}
+	}
+	resp, err := stream.Wait() // after persistence: the next turn sees this one
+	if err != nil {
+		r.box.push(signal{kind: sigError, err: err})
+		return
+	}
+	r.box.push(signal{kind: sigFinish, resp: resp})
+}
+
+// resume applies the decisions a follow-up message carries to the turn's
+// waiting calls and follows the turn again.
+func (e *executor) resume(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
+	e.mu.Lock()
+	r := e.runs[rc.TaskID]
+	e.mu.Unlock()
+	if r == nil {
+		return writeFinal(ctx, q, rc, a2a.TaskStateFailed, agentText(rc, errNoRun.Error()), nil)
+	}
+	decided, problem := e.decide(ctx, r, rc.Message)
+	if decided == 0 {
+		if p := e.pending(r); len(p) > 0 {
+			return writeFinal(ctx, q, rc, a2a.TaskStateInputRequired, approvalMessage(rc, p, problem), nil)
+		}
+	}
+	if err := q.Write(ctx, a2a.NewStatusUpdateEvent(rc, a2a.TaskStateWorking, nil)); err != nil {
+		return err
+	}
+	return e.follow(ctx, rc, q, r)
+}
+
+// decide answers the run's waiting calls as msg says. It returns how many
+// calls it decided and, when the message was not understood or named a
+// call it cannot decide, why.
+func (e *executor) decide(ctx context.Context, r *run, msg *a2a.Message) (int, string) {
+	if p, _ := host.PrincipalFrom(ctx); p != r.principal {
+		return 0, "only the principal that started the task may decide its approvals"
+	}
+	decisions, problem := parseDecisions(msg)
+	if len(decisions) == 0 {
+		return 0, problem
+	}
+	pending := e.pending(r)
+	n := 0
+	for _, d := range decisions {
+		for _, req := range pending {
+			if d.id != "" && d.id != req.ID {
+				continue
+			}
+			err := e.broker.Decide(req.ID, middleware.Decision{Approved: d.approved, Reason: d.reason})
+			switch {
+			case err == nil:
+				n++
+				e.log.Info("a2a: approval decided", "task", r.task, "approval", req.ID, "tool", req.Tool, "approved", d.approved)
+			case !errors.Is(err, approval.ErrUnknown):
+				return n, err.Error()
+			}
+		}
+		if d.id != "" && !hasID(pending, d.id) {
+			problem = fmt.Sprintf("%q is not a call of this task waiting for approval", d.id)
+		}
+	}
+	return n, problem
+}
+
+func hasID(reqs []approval.Request, id string) bool {
+	for _, r := range reqs {
+		if r.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// pending returns the run's calls waiting for approval.
+func (e *executor) pending(r *run) []approval.Request {
+	return e.broker.Pending(func(req approval.Request) bool {
+		return req.Owner.Run == string(r.task) && req.Owner.Agent == e.agent.Name
+	})
+}
+
+// follow turns the run's signals into events until the turn ends (a final
+// completed, failed or canceled state) or waits for approval (a final
+// input-required state; the turn goes on waiting).
+func (e *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, r *run) error {
+	r.attached.Store(true)
+	defer r.attached.Store(false)
+	for {
+		s, ok := r.box.pop()
+		if !ok {
+			if p := e.pending(r); len(p) > 0 {
+				return writeFinal(ctx, q, rc, a2a.TaskStateInputRequired, approvalMessage(rc, p, ""), nil)
+			}
+			select {
+			case <-r.box.wake:
+				continue
+			case <-ctx.Done():
+				// The execution is over without us (tasks/cancel, or the
+				// SDK gave up on it): nobody follows the turn any more.
+				r.cancel()
+				e.end(r)
+				return nil
+			}
+		}
+		var err error
+		switch s.kind {
+		case sigText:
+			var ev *a2a.TaskArtifactUpdateEvent
+			if r.artifact == "" {
+				ev = a2a.NewArtifactEvent(rc, a2a.TextPart{Text: s.text})
+				ev.Artifact.Name = "answer"
+				r.artifact = ev.Artifact.ID
+			} else {
+				ev = a2a.NewArtifactUpdateEvent(rc, r.artifact, a2a.TextPart{Text: s.text})
+			}
+			err = q.Write(ctx, ev)
+		case sigToolCall:
+			msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, rc,
+				a2a.TextPart{Text: "Calling " + s.call.Name + "."},
+				a2a.DataPart{Data: map[string]any{"tool": s.call.Name, "call_id": s.call.ID, "arguments": string(s.call.Input)}})
+			err = q.Write(ctx, a2a.NewStatusUpdateEvent(rc, a2a.TaskStateWorking, msg))
+		case sigParked:
+			if p := e.pending(r); len(p) > 0 {
+				return writeFinal(ctx, q, rc, a2a.TaskStateInputRequired, approvalMessage(rc, p, ""), nil)
+			}
+		case sigFinish:
+			e.end(r)
+			return e.complete(ctx, rc, q, r, s.resp)
+		case sigError:
+			e.end(r)
+			if r.canceled.Load() {
+				return nil // Cancel writes the canceled state
+			}
+			e.log.Warn("a2a: turn failed", "task", r.task, "session", r.session, "err", s.err)
+			return writeFinal(ctx, q, rc, a2a.TaskStateFailed, agentText(rc, "The turn failed: "+s.err.Error()), nil)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// complete writes the answer as the task's artifact (replacing the streamed
+// deltas with the final answer alone) and the completed state, with the
+// turn's usage and cost in both metadata.
+func (e *executor) complete(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, r *run, resp *agent.Response) error {
+	meta := map[string]any{MetadataKey: responseMeta(resp)}
+	id := r.artifact
+	if id == "" {
+		id = a2a.NewArtifactID()
+	}
+	ev := &a2a.TaskArtifactUpdateEvent{
+		TaskID:    rc.TaskID,
+		ContextID: rc.ContextID,
+		LastChunk: true,
+		Artifact: &a2a.Artifact{
+			ID:       id,
+			Name:     "answer",
+			Parts:    a2a.ContentParts{a2a.TextPart{Text: resp.Text()}},
+			Metadata: meta,
+		},
+	}
+	if err := q.Write(ctx, ev); err != nil {
+		return err
+	}
+	return writeFinal(ctx, q, rc, a2a.TaskStateCompleted, nil, meta)
+}
+
+// Cancel implements a2asrv.AgentExecutor: it cancels the turn's context,
+// waits (up to cancelWait) for the turn to end, and ends the task canceled.
+// A cancelled turn persists nothing.
+func (e *executor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
+	e.mu.Lock()
+	r := e.runs[rc.TaskID]
+	e.mu.Unlock()
+	if r != nil {
+		r.canceled.Store(true)
+		r.cancel()
+		t := time.NewTimer(e.cancelWait)
+		select {
+		case <-r.done:
+		case <-t.C:
+			e.log.Warn("a2a: a cancelled turn has not ended yet", "task", r.task, "waited", e.cancelWait)
+		}
+		t.Stop()
+		e.end(r)
+	}
+	return writeFinal(ctx, q, rc, a2a.TaskStateCanceled, agentText(rc, "Canceled."), nil)
+}
+
+// followed reports whether an Execute follows the turn of task id.
+func (e *executor) followed(id a2a.TaskID) bool {
+	e.mu.Lock()
+	r := e.runs[id]
+	e.mu.Unlock()
+	return r != nil && r.attached.Load()
+}
+
+// end forgets r: its task accepts no more messages.
+func (e *executor) end(r *run) {
+	e.mu.Lock()
+	if e.runs[r.task] == r {
+		delete(e.runs, r.task)
+	}
+	e.mu.Unlock()
+}
+
+// writeFinal writes the status update that ends this execution.
+func writeFinal(ctx context.Context, q eventqueue.Queue, rc *a2asrv.RequestContext, state a2a.TaskState, msg *a2a.Message, meta map[string]any) error {
+	ev := a2a.NewStatusUpdateEvent(rc, state, msg)
+	ev.Final = true
+	ev.Metadata = meta
+	return q.Write(ctx, ev)
+}
+
+// agentText returns an agent message of the task holding text.
+func agentText(rc *a2asrv.RequestContext, text string) *a2a.Message {
+	return a2a.NewMessageForTask(a2a.MessageRoleAgent, rc, a2a.TextPart{Text: text})
+}
+
+var _ a2asrv.AgentExecutor = (*executor)(nil)

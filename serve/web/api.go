@@ -1,0 +1,267 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agcore/agcore/approval"
+	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/middleware"
+	"github.com/agcore/agcore/serve/host"
+	"github.com/agcore/agcore/session"
+)
+
+// agentJSON describes one agent in GET /api/agents.
+type agentJSON struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Model       string `json:"model,omitempty"`
+	Sessions    bool   `json:"sessions"` // whether the agent keeps sessions
+	Default     bool   `json:"default,omitempty"`
+}
+
+func (h *handler) agents(w http.ResponseWriter, r *http.Request) {
+	all := h.set.All()
+	out := make([]agentJSON, len(all))
+	for i, a := range all {
+		out[i] = agentJSON{Name: a.Name, Description: a.Description, Model: modelName(a), Sessions: a.Store != nil, Default: i == 0}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"agents": out})
+}
+
+func modelName(a host.Agent) string {
+	if a.Model != "" {
+		return a.Model
+	}
+	return a.Agent.Info().Name
+}
+
+// agentOf returns the agent the request's "agent" query parameter names
+// (the default when it is empty), answering 404 itself when there is none.
+func (h *handler) agentOf(w http.ResponseWriter, name string) (host.Agent, bool) {
+	if name == "" {
+		return h.set.Default(), true
+	}
+	a, ok := h.set.Get(name)
+	if !ok {
+		writeError(w, http.StatusNotFound, "no agent named "+quote(name))
+	}
+	return a, ok
+}
+
+// sessionJSON summarizes one session in GET /api/sessions and
+// GET /api/sessions/{id}.
+type sessionJSON struct {
+	ID        string    `json:"id"`
+	Agent     string    `json:"agent"`
+	Title     string    `json:"title"`
+	Model     string    `json:"model,omitempty"`
+	Turns     int       `json:"turns"`
+	Messages  int       `json:"messages"`
+	Usage     llm.Usage `json:"usage"`
+	Tokens    int       `json:"tokens"`
+	CostUSD   float64   `json:"cost_usd"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	// Items is the transcript (GET /api/sessions/{id} only).
+	Items []item `json:"items,omitempty"`
+}
+
+const titleRunes = 80
+
+// title is the session's first user text, cut to titleRunes.
+func title(s *session.Session) string {
+	for _, m := range s.Messages {
+		if m.Role != llm.RoleUser {
+			continue
+		}
+		t := strings.Join(strings.Fields(m.Text()), " ")
+		if t == "" {
+			continue
+		}
+		if utf8.RuneCountInString(t) > titleRunes {
+			t = string([]rune(t)[:titleRunes-1]) + "…"
+		}
+		return t
+	}
+	return ""
+}
+
+func summary(a host.Agent, s *session.Session) sessionJSON {
+	return sessionJSON{
+		ID: s.ID, Agent: a.Name, Title: title(s), Model: modelName(a),
+		Turns: s.Turns, Messages: len(s.Messages), Usage: s.Usage, Tokens: s.Usage.Total(),
+		CostUSD: s.CostUSD, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
+	}
+}
+
+func (h *handler) sessions(w http.ResponseWriter, r *http.Request) {
+	a, ok := h.agentOf(w, r.URL.Query().Get("agent"))
+	if !ok {
+		return
+	}
+	out := []sessionJSON{}
+	if a.Store == nil {
+		writeJSON(w, http.StatusOK, map[string]any{"sessions": out})
+		return
+	}
+	page, err := a.Store.List(r.Context(), session.ListOptions{Limit: h.opts.ListLimit, Cursor: r.URL.Query().Get("cursor")})
+	if err != nil {
+		h.storeError(w, r, err)
+		return
+	}
+	for _, info := range page.Sessions {
+		s, err := a.Store.Load(r.Context(), info.ID)
+		if err != nil { // deleted since the listing, or unreadable: list what we know
+			out = append(out, sessionJSON{ID: info.ID, Agent: a.Name, Model: modelName(a), Turns: info.Turns,
+				Messages: info.Messages, CreatedAt: info.CreatedAt, UpdatedAt: info.UpdatedAt})
+			continue
+		}
+		out = append(out, summary(a, s))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": out, "next": page.Next})
+}
+
+// loadFor resolves the agent and session id of a /api/sessions/{id}
+// request, answering errors itself.
+func (h *handler) loadFor(w http.ResponseWriter, r *http.Request) (host.Agent, string, bool) {
+	a, ok := h.agentOf(w, r.URL.Query().Get("agent"))
+	if !ok {
+		return a, "", false
+	}
+	id := r.PathValue("id")
+	if err := session.ValidateID(id); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid session id")
+		return a, "", false
+	}
+	if a.Store == nil {
+		writeError(w, http.StatusNotFound, "agent "+quote(a.Name)+" keeps no sessions")
+		return a, "", false
+	}
+	return a, id, true
+}
+
+func (h *handler) getSession(w http.ResponseWriter, r *http.Request) {
+	a, id, ok := h.loadFor(w, r)
+	if !ok {
+		return
+	}
+	s, err := a.Store.Load(r.Context(), id)
+	if err != nil {
+		h.storeError(w, r, err)
+		return
+	}
+	out := summary(a, s)
+	out.Items = transcript(s.Messages)
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (h *handler) deleteSession(w http.ResponseWriter, r *http.Request) {
+	a, id, ok := h.loadFor(w, r)
+	if !ok {
+		return
+	}
+	if err := a.Store.Delete(r.Context(), id); err != nil {
+		h.storeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deleted": id})
+}
+
+func (h *handler) storeError(w http.ResponseWriter, r *http.Request, err error) {
+	switch {
+	case errors.Is(err, session.ErrNotFound):
+		writeError(w, http.StatusNotFound, "no such session")
+	case errors.Is(err, session.ErrInvalidID):
+		writeError(w, http.StatusBadRequest, "invalid session id")
+	case errors.Is(err, context.Canceled):
+		writeError(w, http.StatusServiceUnavailable, "request cancelled")
+	default:
+		h.log.ErrorContext(r.Context(), "web: session store", "err", err)
+		writeError(w, http.StatusInternalServerError, "the session store failed")
+	}
+}
+
+// approvalJSON is one call waiting for a decision (GET /api/approvals and
+// the chat stream's approval event).
+type approvalJSON struct {
+	ID      string          `json:"id"`
+	CallID  string          `json:"tool_call_id"`
+	Tool    string          `json:"tool"`
+	Input   json.RawMessage `json:"input"`
+	Agent   string          `json:"agent,omitempty"`
+	Session string          `json:"session,omitempty"`
+	Since   time.Time       `json:"since"`
+}
+
+func approvalOf(req approval.Request) approvalJSON {
+	in := req.Input
+	if len(in) == 0 || !json.Valid(in) {
+		in, _ = json.Marshal(string(in))
+	}
+	return approvalJSON{ID: req.ID, CallID: req.CallID, Tool: req.Tool, Input: in,
+		Agent: req.Owner.Agent, Session: req.Owner.Session, Since: req.Since}
+}
+
+func principal(r *http.Request) string {
+	p, _ := host.PrincipalFrom(r.Context())
+	return p
+}
+
+func (h *handler) approvals(w http.ResponseWriter, r *http.Request) {
+	out := []approvalJSON{}
+	if h.broker != nil {
+		who := principal(r)
+		for _, req := range h.broker.Pending(func(req approval.Request) bool { return req.Owner.Principal == who }) {
+			out = append(out, approvalOf(req))
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"approvals": out})
+}
+
+func (h *handler) decide(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Approved *bool  `json:"approved"`
+		Reason   string `json:"reason"`
+	}
+	if !readJSON(w, r, &body) {
+		return
+	}
+	if body.Approved == nil {
+		writeError(w, http.StatusBadRequest, `"approved" is required`)
+		return
+	}
+	id := r.PathValue("id")
+	if h.broker == nil {
+		writeError(w, http.StatusNotFound, "no pending call "+quote(id))
+		return
+	}
+	req, ok := h.broker.Get(id)
+	if !ok {
+		writeError(w, http.StatusNotFound, "no pending call "+quote(id))
+		return
+	}
+	if req.Owner.Principal != principal(r) {
+		writeError(w, http.StatusForbidden, "only who started the turn may decide its calls")
+		return
+	}
+	err := h.broker.Decide(id, middleware.Decision{Approved: *body.Approved, Reason: body.Reason})
+	if errors.Is(err, approval.ErrUnknown) {
+		writeError(w, http.StatusNotFound, "no pending call "+quote(id))
+		return
+	} else if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": id, "approved": *body.Approved})
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

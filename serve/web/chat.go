@@ -1,0 +1,297 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/approval"
+	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/session"
+)
+
+// item is one event of the chat stream and one entry of a stored
+// transcript; Type says which fields are set (see the package doc).
+type item struct {
+	Type       string          `json:"type"`
+	Session    string          `json:"session,omitempty"`
+	Agent      string          `json:"agent,omitempty"`
+	Model      string          `json:"model,omitempty"`
+	Run        string          `json:"run,omitempty"`
+	Text       string          `json:"text,omitempty"`
+	ID         string          `json:"id,omitempty"`
+	Name       string          `json:"name,omitempty"`
+	Input      json.RawMessage `json:"input,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+	IsError    bool            `json:"is_error,omitempty"`
+	// Usage: the model call's usage so far (usage), the turn's (finish).
+	Usage        *llm.Usage       `json:"usage,omitempty"`
+	CostUSD      *float64         `json:"cost_usd,omitempty"`
+	FinishReason llm.FinishReason `json:"finish_reason,omitempty"`
+	// The session's totals after the turn (finish, when stored).
+	SessionUsage *llm.Usage `json:"session_usage,omitempty"`
+	SessionCost  *float64   `json:"session_cost_usd,omitempty"`
+	SessionTurns int        `json:"session_turns,omitempty"`
+	Message      string     `json:"message,omitempty"` // error
+}
+
+// transcript turns stored messages into the items the page renders, the
+// same shapes as the live stream's events plus "user".
+func transcript(msgs []llm.Message) []item {
+	var out []item
+	for _, m := range msgs {
+		switch m.Role {
+		case llm.RoleSystem:
+			continue
+		case llm.RoleTool:
+			out = append(out, toolResult(m))
+			continue
+		}
+		kind := "text"
+		if m.Role == llm.RoleUser {
+			kind = "user"
+		}
+		for _, b := range m.Content {
+			switch b := b.(type) {
+			case llm.Text:
+				out = append(out, item{Type: kind, Text: b.Text})
+			case llm.Thinking:
+				out = append(out, item{Type: "thinking", Text: b.Text})
+			case llm.ToolUse:
+				out = append(out, toolCall(b))
+			case llm.ToolResult: // a nested result, as some histories hold them
+				out = append(out, toolResult(llm.Message{Role: llm.RoleTool, ToolCallID: b.ToolUseID, Content: b.Content, IsError: b.IsError}))
+			case llm.RedactedThinking:
+			default:
+				out = append(out, item{Type: kind, Text: "[" + b.BlockType() + "]"}) // an image, a file: named, not shown
+			}
+		}
+	}
+	return out
+}
+
+func toolCall(c llm.ToolUse) item {
+	in := c.InputOrEmpty()
+	if !json.Valid(in) {
+		in, _ = json.Marshal(string(in))
+	}
+	return item{Type: "tool_call", ID: c.ID, Name: c.Name, Input: in}
+}
+
+func toolResult(m llm.Message) item {
+	text := m.Text()
+	if text == "" && len(m.Content) > 0 {
+		kinds := make([]string, len(m.Content))
+		for i, b := range m.Content {
+			kinds[i] = "[" + b.BlockType() + "]"
+		}
+		text = strings.Join(kinds, " ")
+	}
+	return item{Type: "tool_result", ToolCallID: m.ToolCallID, Text: text, IsError: m.IsError}
+}
+
+// chatRequest is the body of POST /api/chat.
+type chatRequest struct {
+	Agent   string `json:"agent"`
+	Session string `json:"session"`
+	Message string `json:"message"`
+}
+
+func (h *handler) chat(w http.ResponseWriter, r *http.Request) {
+	var req chatRequest
+	if !readJSON(w, r, &req) {
+		return
+	}
+	a, ok := h.agentOf(w, req.Agent)
+	if !ok {
+		return
+	}
+	if strings.TrimSpace(req.Message) == "" {
+		writeError(w, http.StatusBadRequest, `"message" is empty`)
+		return
+	}
+	sid := req.Session
+	if sid == "" {
+		sid = session.NewID()
+	} else if session.ValidateID(sid) != nil {
+		writeError(w, http.StatusBadRequest, "invalid session id")
+		return
+	}
+	run := session.NewID() // names this turn's approvals: "RUN/CALL"
+
+	ctx := approval.WithOwner(r.Context(), approval.Owner{Agent: a.Name, Session: sid, Run: run, Principal: principal(r)})
+	hd := w.Header()
+	hd.Set("Content-Type", "text/event-stream; charset=utf-8")
+	hd.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	q := newQueue()
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		h.write(r.Context(), w, q)
+	}()
+	defer func() {
+		q.close()
+		<-writerDone
+	}()
+	ctx = approval.WithNotify(ctx, func(p approval.Request) {
+		ap := approvalOf(p)
+		q.push(item{Type: "approval", ID: ap.ID, ToolCallID: ap.CallID, Name: ap.Tool, Input: ap.Input})
+	})
+
+	model := modelName(a)
+	q.push(item{Type: "session", Session: sid, Agent: a.Name, Model: model, Run: run})
+	stream := a.Agent.RunStream(ctx, []llm.Message{llm.UserText(req.Message)}, &agent.RunOptions{SessionID: sid})
+	for u, err := range stream.Updates() {
+		if err != nil {
+			q.push(item{Type: "error", Message: errorText(err)})
+			return
+		}
+		switch u.Kind {
+		case agent.UpdateText, agent.UpdateThinking:
+			q.push(item{Type: u.Kind.String(), Text: u.Text})
+		case agent.UpdateToolCall:
+			q.push(toolCall(u.ToolCall))
+		case agent.UpdateToolResult:
+			q.push(toolResult(*u.ToolResult))
+		case agent.UpdateUsage:
+			usage := *u.Usage
+			q.push(item{Type: "usage", Usage: &usage})
+		case agent.UpdateFinish:
+			q.push(h.finish(r.Context(), a.Store, u.Response))
+		}
+	}
+}
+
+// finish builds the finish event once the turn is stored.
+func (h *handler) finish(ctx context.Context, store session.Store, resp *agent.Response) item {
+	usage := resp.Usage
+	ev := item{Type: "finish", Session: resp.SessionID, Model: resp.Model, Usage: &usage, FinishReason: resp.FinishReason}
+	if resp.CostKnown {
+		cost := resp.CostUSD
+		ev.CostUSD = &cost
+	}
+	if err := resp.PersistErr(); err != nil {
+		h.log.ErrorContext(ctx, "web: the turn was not stored", "session", resp.SessionID, "err", err)
+		ev.Message = "the turn was not stored"
+		return ev
+	}
+	if store != nil && resp.SessionID != "" {
+		if s, err := store.Load(ctx, resp.SessionID); err == nil {
+			su, sc := s.Usage, s.CostUSD
+			ev.SessionUsage, ev.SessionCost, ev.SessionTurns = &su, &sc, s.Turns
+		}
+	}
+	return ev
+}
+
+// errorText is what the page is told of a failed turn: the error's text,
+// which agcore's adapters build from status and provider bodies only
+// (never a key).
+func errorText(err error) string {
+	if errors.Is(err, context.Canceled) {
+		return "the turn was cancelled"
+	}
+	return err.Error()
+}
+
+// write sends the queue's events to the client until the queue is closed
+// and drained, with a heartbeat comment when idle.
+func (h *handler) write(ctx context.Context, w http.ResponseWriter, q *queue) {
+	rc := http.NewResponseController(w)
+	var tick <-chan time.Time
+	if h.opts.Heartbeat > 0 {
+		t := time.NewTicker(h.opts.Heartbeat)
+		defer t.Stop()
+		tick = t.C
+	}
+	var buf []byte
+	broken := false
+	for {
+		items, closed := q.take()
+		if !broken && len(items) > 0 {
+			buf = buf[:0]
+			for _, it := range items {
+				data, err := json.Marshal(it)
+				if err != nil {
+					continue
+				}
+				buf = append(buf, "event: "...)
+				buf = append(buf, it.Type...)
+				buf = append(buf, "\ndata: "...)
+				buf = append(buf, data...)
+				buf = append(buf, "\n\n"...)
+			}
+			if _, err := w.Write(buf); err != nil {
+				broken = true // the client is gone; the run ends with r's context
+			} else {
+				_ = rc.Flush() // unsupported only on writers that buffer nothing
+			}
+		}
+		if closed {
+			return
+		}
+		select {
+		case <-q.wake:
+		case <-tick:
+			if !broken {
+				if _, err := w.Write([]byte(": ping\n\n")); err != nil {
+					broken = true
+				} else {
+					_ = rc.Flush()
+				}
+			}
+		case <-ctx.Done():
+			// keep draining until the handler closes the queue
+			<-q.wake
+		}
+	}
+}
+
+// queue is an unbounded event queue: push never blocks (the approval
+// notification must not), one writer takes.
+type queue struct {
+	mu     sync.Mutex
+	items  []item
+	closed bool
+	wake   chan struct{} // one pending signal
+}
+
+func newQueue() *queue { return &queue{wake: make(chan struct{}, 1)} }
+
+func (q *queue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (q *queue) push(it item) {
+	q.mu.Lock()
+	if !q.closed {
+		q.items = append(q.items, it)
+	}
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *queue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.signal()
+}
+
+// take returns the queued items and whether the queue is closed.
+func (q *queue) take() ([]item, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	items := q.items
+	q.items = nil
+	return items, q.closed
+}

@@ -1,0 +1,104 @@
+// Package web serves agcore's web page and its JSON API: pick an agent,
+// talk to it with streamed text, thinking and tool calls, approve or deny
+// the calls that need it, and browse, continue and delete sessions.
+//
+// [New] returns an http.Handler that package serve mounts at "/" behind
+// its authentication layer (which labels each /api/ request with its
+// principal, host.WithPrincipal). The page is plain HTML, CSS and
+// JavaScript modules embedded in the binary: no build step, nothing
+// fetched from anywhere but this server.
+//
+// # Routes
+//
+// Every API response is JSON ({"error":{"message":...}} with a 4xx or 5xx
+// status on failure) except the chat stream. NAME is an agent's name; an
+// empty or absent agent means the set's default (its first).
+//
+//	GET    /                          the page and its files (index.html, style.css, js/*.js)
+//	GET    /api/agents                {"agents":[{name, description, model, sessions, default}]}
+//	GET    /api/sessions?agent=NAME[&cursor=C]
+//	                                  {"sessions":[SESSION], "next": C}: newest first, Options.ListLimit a page
+//	GET    /api/sessions/{id}?agent=NAME
+//	                                  SESSION with "items": the stored transcript as ITEMs
+//	DELETE /api/sessions/{id}?agent=NAME
+//	                                  {"deleted": id}; 404 when there is no such session
+//	POST   /api/chat                  body {"agent", "session", "message"}: one turn, as an event stream
+//	GET    /api/approvals             {"approvals":[APPROVAL]}: calls waiting, of this principal's turns
+//	POST   /api/approvals/{id}        body {"approved": bool, "reason": string}; 403 unless the
+//	                                  principal started the turn, 404 for an id not waiting
+//
+// SESSION is {id, agent, title (the first user text), model (the agent's),
+// turns, messages, usage, tokens, cost_usd, created_at, updated_at}; its
+// tokens and cost are summed over the stored turns. Listing loads each
+// listed session to read them. APPROVAL is {id, tool_call_id, tool, input,
+// agent, session, since}.
+//
+// # The chat stream
+//
+// POST /api/chat runs one turn on the session named by "session" (empty:
+// a new one, session.NewID) and answers with text/event-stream. Each event
+// is "event: TYPE" and "data: ITEM", ITEM being a JSON object whose "type"
+// is TYPE:
+//
+//	session      {session, agent, model, run}: first, always; run prefixes the turn's approval ids
+//	text         {text}: a delta of the answer
+//	thinking     {text}: a delta of the model's visible reasoning
+//	tool_call    {id, name, input}: a whole tool call
+//	approval     {id, tool_call_id, name, input}: the call waits for POST /api/approvals/{id}
+//	tool_result  {tool_call_id, text, is_error}
+//	usage        {usage}: the current model call's usage so far
+//	finish       {session, model, usage, cost_usd (when known), finish_reason,
+//	              session_usage, session_cost_usd, session_turns (the totals once stored),
+//	              message (when the turn could not be stored)}: last, on success
+//	error        {message}: last, on failure
+//
+// A stored transcript (GET /api/sessions/{id}) uses the same ITEM shapes,
+// plus {"type":"user","text"} for the user's messages; it holds no usage
+// per turn, only the session's totals. A block the page does not show (an
+// image, a file) is named in brackets: "[image]".
+//
+// The page also polls GET /api/approvals every few seconds and lists, in
+// its sidebar, the calls of the principal's other turns waiting for a
+// decision (a turn started through the OpenAI-compatible API, say), with
+// their own Approve and Deny buttons.
+//
+// The run's context is the request's: a client that goes away (a closed
+// tab, the Stop button) cancels the turn, and a cancelled turn is not
+// stored. The run is labelled with approval.WithOwner (agent, session, a
+// run id of its own, and the principal) so only the principal that started
+// a turn may decide its calls; approval.WithNotify turns a parked call into
+// the approval event. An idle stream sends an SSE comment every
+// Options.Heartbeat.
+//
+// # Security
+//
+// State-changing requests (POST, DELETE) must carry the header
+// "X-Agcore-CSRF: 1" ([CSRFHeader]), which a cross-site form cannot send
+// and a cross-site script cannot send without a CORS preflight (never
+// granted); a request with an Origin header must come from the request's
+// own origin (or one of Options.Origins), and one marked Sec-Fetch-Site:
+// cross-site is refused. Bodies must be application/json and at most
+// Options.MaxBodyBytes. Refusals are 403, 415 and 413.
+//
+// Every response carries a strict Content-Security-Policy
+// ([ContentSecurityPolicy]: default-src 'self', no inline script, no
+// framing) and nosniff. The page writes model and tool output only with
+// textContent, never as HTML; the small Markdown subset it renders in
+// answers (paragraphs, headings, lists, code, bold, emphasis; no links or
+// images) is built element by element from text nodes. When the server answers 401 the page asks
+// for a bearer token once, keeps it in sessionStorage (this tab only) and
+// sends it as "Authorization: Bearer" on its API calls; the handler itself
+// authenticates nobody and trusts host.PrincipalFrom.
+//
+// Principals share sessions: every caller that may reach the API lists,
+// reads, continues and deletes every session of the agents (the session
+// stores keep no owner). Only approvals are tied to a principal. The chat
+// stream needs a ResponseWriter that can flush (http.NewResponseController):
+// middleware wrapping the handler must pass Flush through or implement
+// Unwrap. A server on a loopback address without tokens should also check
+// the Host header (DNS rebinding); that belongs to the server, not to this
+// handler.
+//
+// Package web imports agent, approval, llm, middleware, session and
+// serve/host; it never imports package serve or a provider.
+package web

@@ -1,0 +1,288 @@
+// The page: agent picker, session list, chat with streamed turns and
+// approvals. Everything it fetches comes from this server's /api/.
+
+import { APIError, events, getJSON, onTokenNeeded, request, sendJSON, setToken, token } from './api.js';
+import { Transcript, el, formatCost, formatTokens, usageText } from './render.js';
+import { renderSessions } from './sessions.js';
+import { watchApprovals } from './approvals.js';
+
+const $ = (id) => document.getElementById(id);
+
+let approvalsWatched = false;
+
+const state = {
+  agents: [],
+  agent: '',
+  session: '', // the open session's id; '' for a new chat
+  abort: null, // the running turn's AbortController
+  run: '', // the running turn's run id (its approvals are shown inline)
+  next: '', // the cursor of the next page of sessions
+};
+
+const transcript = new Transcript($('transcript'), (id, approved) =>
+  sendJSON('POST', '/api/approvals/' + encodeURIComponent(id), { approved, reason: approved ? '' : 'denied from the web page' }));
+
+function status(text, isError) {
+  const s = $('status');
+  s.textContent = text || '';
+  s.classList.toggle('error-text', !!isError);
+}
+
+function q(path) {
+  return path + (path.includes('?') ? '&' : '?') + 'agent=' + encodeURIComponent(state.agent);
+}
+
+// --- token -----------------------------------------------------------------
+
+function askToken(tried) {
+  const dialog = $('token-dialog');
+  $('token-why').textContent = tried
+    ? 'The server refused that token. Enter another one.'
+    : 'This server needs a bearer token. It is kept in this tab only (sessionStorage).';
+  $('token-input').value = '';
+  $('token-button').hidden = false;
+  return new Promise((resolve) => {
+    dialog.addEventListener('close', () => {
+      const v = $('token-input').value.trim();
+      resolve(dialog.returnValue === 'ok' && v ? v : null);
+    }, { once: true });
+    dialog.showModal();
+  });
+}
+onTokenNeeded(askToken);
+
+$('token-button').addEventListener('click', async () => {
+  const t = await askToken(false);
+  if (t) {
+    setToken(t);
+    await start();
+  }
+});
+
+// --- agents and sessions ---------------------------------------------------
+
+function currentAgent() {
+  return state.agents.find((a) => a.name === state.agent);
+}
+
+function showAgentInfo() {
+  const a = currentAgent();
+  $('agent-info').textContent = a ? [a.model, a.description].filter(Boolean).join(' — ') : '';
+}
+
+async function loadSessions() {
+  const ul = $('sessions');
+  const a = currentAgent();
+  if (!a || !a.sessions) {
+    ul.replaceChildren();
+    $('sessions-empty').hidden = false;
+    $('sessions-empty').textContent = 'This agent keeps no sessions.';
+    return;
+  }
+  try {
+    const { sessions, next } = await getJSON(q('/api/sessions'));
+    renderSessions(ul, sessions, state.session, { open: openSession, remove: deleteSession });
+    state.next = next || '';
+    $('more-sessions').hidden = !state.next;
+    $('sessions-empty').hidden = sessions.length > 0;
+    $('sessions-empty').textContent = 'No sessions yet.';
+  } catch (e) {
+    status('Could not list sessions: ' + e.message, true);
+  }
+}
+
+$('more-sessions').addEventListener('click', async () => {
+  try {
+    const { sessions, next } = await getJSON(q('/api/sessions?cursor=' + encodeURIComponent(state.next)));
+    renderSessions($('sessions'), sessions, state.session, { open: openSession, remove: deleteSession }, true);
+    state.next = next || '';
+    $('more-sessions').hidden = !state.next;
+  } catch (e) {
+    status('Could not list sessions: ' + e.message, true);
+  }
+});
+
+function showSessionBar(s) {
+  const bar = $('session-bar');
+  if (!s) {
+    bar.textContent = 'New chat';
+    bar.title = state.session;
+    return;
+  }
+  const parts = [
+    s.title || s.id,
+    s.turns + (s.turns === 1 ? ' turn' : ' turns'),
+    formatTokens(s.tokens) + ' tokens',
+  ];
+  if (s.cost_usd) parts.push(formatCost(s.cost_usd));
+  bar.textContent = parts.join(' · ');
+  bar.title = s.id;
+}
+
+async function openSession(id) {
+  if (state.abort) return;
+  try {
+    const s = await getJSON(q('/api/sessions/' + encodeURIComponent(id)));
+    state.session = s.id;
+    transcript.clear();
+    for (const it of s.items || []) transcript.add(it);
+    showSessionBar(s);
+    status('');
+    await loadSessions();
+  } catch (e) {
+    status('Could not open the session: ' + e.message, true);
+  }
+}
+
+async function deleteSession(id) {
+  try {
+    await request('DELETE', q('/api/sessions/' + encodeURIComponent(id)));
+    if (state.session === id) newChat();
+    await loadSessions();
+    status('Session deleted.');
+  } catch (e) {
+    status('Could not delete the session: ' + e.message, true);
+  }
+}
+
+function newChat() {
+  if (state.abort) return;
+  state.session = '';
+  transcript.clear();
+  showSessionBar(null);
+  status('');
+  for (const li of $('sessions').children) li.classList.remove('current');
+  $('message').focus();
+}
+
+// --- chat --------------------------------------------------------------------
+
+function setBusy(busy) {
+  $('send').disabled = busy;
+  $('stop').hidden = !busy;
+  $('agent').disabled = busy;
+  $('new-session').disabled = busy;
+  document.body.classList.toggle('busy', busy);
+}
+
+async function send(text) {
+  const abort = new AbortController();
+  state.abort = abort;
+  setBusy(true);
+  status('Working…');
+  transcript.add({ type: 'user', text });
+  let finished = false;
+  try {
+    const res = await request('POST', '/api/chat', { agent: state.agent, session: state.session, message: text }, abort.signal);
+    for await (const ev of events(res)) {
+      switch (ev.type) {
+        case 'session':
+          state.session = ev.session;
+          state.run = ev.run;
+          showSessionBar(null);
+          break;
+        case 'approval':
+          status('Waiting for your approval of ' + ev.name + '…');
+          break;
+        case 'tool_result':
+          status('Working…');
+          break;
+        case 'finish':
+          finished = true;
+          if (ev.session_usage) {
+            const n = ev.session_turns || 0;
+            const parts = ['This session: ' + n + (n === 1 ? ' turn' : ' turns'), usageText(ev.session_usage)];
+            if (ev.session_cost_usd) parts.push(formatCost(ev.session_cost_usd));
+            status(parts.join(' · '));
+          } else {
+            status(ev.message || '');
+          }
+          break;
+        case 'error':
+          finished = true;
+          status('The turn failed.', true);
+          break;
+      }
+      transcript.add(ev);
+    }
+    if (!finished) transcript.add({ type: 'error', message: 'the stream ended early' });
+  } catch (e) {
+    if (abort.signal.aborted) {
+      transcript.add({ type: 'error', message: 'stopped; the turn was not stored' });
+      status('');
+    } else {
+      transcript.add({ type: 'error', message: e instanceof APIError ? e.message : String(e) });
+      status('The turn failed.', true);
+    }
+  } finally {
+    state.abort = null;
+    state.run = '';
+    setBusy(false);
+    await loadSessions();
+    if (state.session) {
+      try {
+        showSessionBar(await getJSON(q('/api/sessions/' + encodeURIComponent(state.session))));
+      } catch (_) { /* nothing stored (yet) */ }
+    }
+  }
+}
+
+$('composer').addEventListener('submit', (e) => {
+  e.preventDefault();
+  const text = $('message').value.trim();
+  if (!text || state.abort) return;
+  $('message').value = '';
+  send(text);
+});
+
+$('message').addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+    e.preventDefault();
+    $('composer').requestSubmit();
+  }
+});
+
+$('stop').addEventListener('click', () => {
+  if (state.abort) state.abort.abort();
+});
+
+$('new-session').addEventListener('click', newChat);
+
+$('agent').addEventListener('change', async () => {
+  state.agent = $('agent').value;
+  showAgentInfo();
+  newChat();
+  await loadSessions();
+});
+
+// --- start -------------------------------------------------------------------
+
+async function start() {
+  try {
+    const { agents } = await getJSON('/api/agents');
+    state.agents = agents;
+    const sel = $('agent');
+    sel.replaceChildren();
+    for (const a of agents) {
+      const o = el('option', '', a.name);
+      o.value = a.name;
+      sel.append(o);
+    }
+    if (!agents.some((a) => a.name === state.agent)) state.agent = agents.length ? agents[0].name : '';
+    sel.value = state.agent;
+    if (token()) $('token-button').hidden = false;
+    showAgentInfo();
+    showSessionBar(null);
+    status('');
+    await loadSessions();
+    if (!approvalsWatched) {
+      approvalsWatched = true;
+      watchApprovals($('approvals-panel'), $('approvals'), () => state.run);
+    }
+    document.body.dataset.ready = '1';
+  } catch (e) {
+    status('Could not reach the server: ' + e.message, true);
+  }
+}
+
+start();

@@ -1,0 +1,74 @@
+// The sidebar's list of calls waiting for this principal's approval that
+// belong to turns the page is not showing (started from another tab or
+// another client, such as the OpenAI-compatible API). The current turn's
+// own calls are decided inline in the transcript.
+
+import { getJSON, sendJSON } from './api.js';
+import { el } from './render.js';
+
+const POLL_MS = 5000;
+
+/**
+ * Watches GET /api/approvals and renders the calls into ul (its panel is
+ * shown only when there are some). ownRun() returns the run id of the
+ * turn the page is streaming, whose calls are left out.
+ */
+export function watchApprovals(panel, ul, ownRun) {
+  let timer = null;
+
+  async function refresh() {
+    if (document.visibilityState !== 'visible') return;
+    let list;
+    try {
+      ({ approvals: list } = await getJSON('/api/approvals'));
+    } catch (_) {
+      return; // shown again on the next poll
+    }
+    const run = ownRun();
+    list = list.filter((a) => !run || !a.id.startsWith(run + '/'));
+    ul.replaceChildren();
+    for (const a of list) ul.append(entry(a, refresh));
+    panel.hidden = list.length === 0;
+  }
+
+  function schedule() {
+    clearTimeout(timer);
+    timer = setTimeout(async () => {
+      await refresh();
+      schedule();
+    }, POLL_MS);
+  }
+
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'visible') refresh();
+  });
+  refresh().then(schedule);
+  return refresh;
+}
+
+function entry(a, refresh) {
+  const li = el('li', 'pending-call');
+  const head = el('div', 'pending-head');
+  head.append(el('span', 'tool-name', a.tool));
+  const where = [a.agent, a.session].filter(Boolean).join(' · ');
+  if (where) head.append(el('span', 'muted small', where));
+  const args = el('pre', '', JSON.stringify(a.input, null, 2));
+  const buttons = el('div', 'approval');
+  const approve = el('button', 'primary approve', 'Approve');
+  const deny = el('button', 'danger deny', 'Deny');
+  approve.type = deny.type = 'button';
+  const decide = async (ok) => {
+    approve.disabled = deny.disabled = true;
+    try {
+      await sendJSON('POST', '/api/approvals/' + encodeURIComponent(a.id), { approved: ok, reason: ok ? '' : 'denied from the web page' });
+    } catch (e) {
+      buttons.append(el('div', 'error', 'Could not decide: ' + e.message));
+    }
+    await refresh();
+  };
+  approve.addEventListener('click', () => decide(true));
+  deny.addEventListener('click', () => decide(false));
+  buttons.append(approve, deny);
+  li.append(head, args, buttons);
+  return li;
+}

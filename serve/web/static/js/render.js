@@ -1,0 +1,232 @@
+// Rendering of a conversation: the live stream's events and a stored
+// transcript's items take the same shapes. Model and tool output only ever
+// reaches the page through textContent, never as HTML.
+
+import { renderMarkdown } from './markdown.js';
+
+/** Creates an element with a class and text. */
+export function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined && text !== null) e.textContent = text;
+  return e;
+}
+
+export function formatTokens(n) {
+  return (n || 0).toLocaleString('en-US');
+}
+
+export function formatCost(c) {
+  if (c === undefined || c === null) return '';
+  if (c === 0) return '$0';
+  return '$' + (c < 0.01 ? c.toFixed(5) : c.toFixed(3));
+}
+
+export function usageText(u) {
+  if (!u) return '';
+  let s = formatTokens(u.input_tokens) + ' in · ' + formatTokens(u.output_tokens) + ' out';
+  if (u.cached_input_tokens) s += ' (' + formatTokens(u.cached_input_tokens) + ' cached)';
+  return s;
+}
+
+function prettyJSON(v) {
+  if (v === undefined) return '';
+  try {
+    return JSON.stringify(v, null, 2);
+  } catch (_) {
+    return String(v);
+  }
+}
+
+/**
+ * Transcript renders items into a container. onDecide(approvalID, approved)
+ * is called when the user clicks Approve or Deny and resolves once the
+ * server took the decision.
+ */
+export class Transcript {
+  constructor(root, onDecide) {
+    this.root = root;
+    this.onDecide = onDecide;
+    this.clear();
+  }
+
+  clear() {
+    this.root.replaceChildren();
+    this.turn = null; // the current assistant turn's element
+    this.block = null; // the text or thinking element being appended to
+    this.blockType = '';
+    this.tools = new Map(); // tool call id → card
+    this.footer = null;
+  }
+
+  scroll() {
+    this.root.scrollTop = this.root.scrollHeight;
+  }
+
+  assistant() {
+    if (!this.turn) {
+      this.turn = el('div', 'msg assistant');
+      this.turn.append(el('div', 'who', 'agent'));
+      this.root.append(this.turn);
+    }
+    return this.turn;
+  }
+
+  /** Renders one item (see serve/web/doc.go for the shapes). */
+  add(ev) {
+    switch (ev.type) {
+      case 'user': {
+        this.turn = null;
+        this.block = null;
+        const m = el('div', 'msg user');
+        m.append(el('div', 'who', 'you'), el('div', 'body', ev.text));
+        this.root.append(m);
+        break;
+      }
+      case 'text':
+      case 'thinking':
+        this.appendText(ev.type, ev.text || '');
+        break;
+      case 'tool_call':
+        this.toolCall(ev);
+        break;
+      case 'approval':
+        this.approval(ev);
+        break;
+      case 'tool_result':
+        this.toolResult(ev);
+        break;
+      case 'usage':
+        this.setFooter(usageText(ev.usage) + ' …', false);
+        break;
+      case 'finish':
+        this.finish(ev);
+        break;
+      case 'error':
+        this.assistant().append(el('div', 'error', ev.message || 'error'));
+        this.block = null;
+        break;
+      default:
+        return;
+    }
+    this.scroll();
+  }
+
+  appendText(type, text) {
+    const turn = this.assistant();
+    if (this.blockType !== type || !this.block) {
+      if (type === 'thinking') {
+        const d = el('details', 'thinking');
+        d.open = true;
+        d.append(el('summary', '', 'Thinking'));
+        this.block = el('div', 'thinking-text');
+        d.append(this.block);
+        turn.append(d);
+      } else {
+        // a thinking block closes once the answer starts
+        const open = turn.querySelector('details.thinking[open]');
+        if (open) open.open = false;
+        this.block = el('div', 'body text');
+        turn.append(this.block);
+      }
+      this.blockType = type;
+      this.raw = '';
+    }
+    if (type === 'thinking') {
+      this.block.append(document.createTextNode(text));
+    } else {
+      this.raw += text;
+      renderMarkdown(this.block, this.raw);
+    }
+  }
+
+  toolCall(ev) {
+    this.block = null;
+    const card = el('div', 'tool');
+    card.dataset.id = ev.id || '';
+    const head = el('div', 'tool-head');
+    head.append(el('span', 'tool-icon', '⚙'), el('span', 'tool-name', ev.name), el('span', 'tool-state muted', 'running…'));
+    const args = el('details', 'tool-args');
+    args.append(el('summary', '', 'arguments'), el('pre', '', prettyJSON(ev.input)));
+    card.append(head, args);
+    this.assistant().append(card);
+    if (ev.id) this.tools.set(ev.id, card);
+  }
+
+  card(id) {
+    let card = this.tools.get(id);
+    if (!card) { // a result or approval whose call was not seen
+      this.toolCall({ id, name: 'tool', input: undefined });
+      card = this.tools.get(id);
+    }
+    return card;
+  }
+
+  setState(card, text, cls) {
+    const s = card.querySelector('.tool-state');
+    s.textContent = text;
+    s.className = 'tool-state ' + (cls || 'muted');
+  }
+
+  approval(ev) {
+    const card = this.card(ev.tool_call_id);
+    this.setState(card, 'needs approval', 'warn');
+    card.classList.add('pending');
+    const box = el('div', 'approval');
+    box.append(el('span', '', 'Run ' + (ev.name || 'this tool') + ' with these arguments?'));
+    const approve = el('button', 'primary approve', 'Approve');
+    const deny = el('button', 'danger deny', 'Deny');
+    approve.type = deny.type = 'button';
+    const decide = async (ok) => {
+      approve.disabled = deny.disabled = true;
+      try {
+        await this.onDecide(ev.id, ok);
+        box.replaceChildren(el('span', ok ? 'ok' : 'warn', ok ? 'Approved' : 'Denied'));
+        card.classList.remove('pending');
+        if (!card.querySelector('.tool-result')) { // the result may have come first
+          this.setState(card, ok ? 'running…' : 'denied', ok ? 'muted' : 'warn');
+        }
+      } catch (e) {
+        approve.disabled = deny.disabled = false;
+        box.append(el('div', 'error', 'Could not decide: ' + e.message));
+      }
+    };
+    approve.addEventListener('click', () => decide(true));
+    deny.addEventListener('click', () => decide(false));
+    box.append(approve, deny);
+    card.append(box);
+    card.querySelector('.tool-args').open = true;
+  }
+
+  toolResult(ev) {
+    const card = this.card(ev.tool_call_id);
+    const box = card.querySelector('.approval');
+    if (box && box.querySelector('button')) box.remove(); // decided elsewhere
+    card.classList.remove('pending');
+    this.setState(card, ev.is_error ? 'error' : 'done', ev.is_error ? 'warn' : 'ok');
+    const res = el('pre', 'tool-result' + (ev.is_error ? ' is-error' : ''), ev.text || '');
+    card.append(res);
+    this.block = null;
+  }
+
+  setFooter(text, final) {
+    const turn = this.assistant();
+    if (!this.footer || this.footer.parentNode !== turn) {
+      this.footer = el('div', 'turn-usage small muted');
+      turn.append(this.footer);
+    }
+    turn.append(this.footer); // keep it last
+    this.footer.textContent = text;
+    this.footer.classList.toggle('final', final);
+  }
+
+  finish(ev) {
+    const parts = [usageText(ev.usage)];
+    if (ev.cost_usd !== undefined) parts.push(formatCost(ev.cost_usd));
+    if (ev.finish_reason && ev.finish_reason !== 'stop') parts.push(ev.finish_reason);
+    if (ev.message) parts.push(ev.message);
+    this.setFooter(parts.join(' · '), true);
+    this.turn = null;
+    this.block = null;
+  }
+}
