@@ -144,7 +144,10 @@
 // turn that did not complete. To stop a server, call [Handler.Drain]
 // (readiness turns 503, new turns get 503 shutting_down, turns in progress
 // may finish until the context given to Drain ends, and are then cancelled,
-// storing nothing), then http.Server.Shutdown. Traces come from each agent's
+// storing nothing), then http.Server.Shutdown. Drain covers the requests
+// that run turns: the /v1 endpoints', every POST under /a2a/ and the web
+// page's POST /api/chat (an A2A task that outlives its request is the A2A
+// handler's own). Traces come from each agent's
 // Config.Telemetry (agcore serve's --otel), one invoke_agent span per turn.
 //
 // Package serve imports agent, approval, llm, middleware, session and

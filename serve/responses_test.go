@@ -304,3 +304,40 @@ func TestResponsesSameConversationConcurrently(t *testing.T) {
 		t.Fatalf("%d turns stored", s.Turns)
 	}
 }
+
+// TestDrainCoversMountedHandlers: the A2A and web handlers' turns are
+// refused while draining, and cancelled at its deadline.
+func TestDrainCoversMountedHandlers(t *testing.T) {
+	entered := make(chan struct{}, 1)
+	blocking := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		<-r.Context().Done()
+		w.WriteHeader(http.StatusServiceUnavailable)
+	})
+	e := newEnv(t, serve.Options{A2A: blocking, Web: blocking})
+	done := make(chan int, 1)
+	go func() {
+		resp := e.do("POST", "/api/chat", map[string]any{})
+		resp.Body.Close()
+		done <- resp.StatusCode
+	}()
+	<-entered
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	refused := make(chan int, 1)
+	go func() {
+		waitReady(t, e, 503)
+		resp := e.do("POST", "/a2a/echo", map[string]any{})
+		resp.Body.Close()
+		refused <- resp.StatusCode
+	}()
+	if err := e.h.Drain(ctx); err != context.DeadlineExceeded {
+		t.Fatalf("Drain = %v", err)
+	}
+	if s := <-refused; s != 503 {
+		t.Errorf("an A2A request while draining: %d", s)
+	}
+	if s := <-done; s != 503 {
+		t.Fatalf("the web turn ended with %d", s)
+	}
+}

@@ -230,6 +230,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r.Body = http.MaxBytesReader(lw, r.Body, h.maxBody)
 	}
+	if r.Method == http.MethodPost && (strings.HasPrefix(r.URL.Path, "/a2a/") || r.URL.Path == "/api/chat") {
+		// The A2A and web handlers' turns drain like the /v1 ones.
+		ctx, end, ok := h.beginTurn(r)
+		if !ok {
+			writeError(lw, draining())
+			return
+		}
+		defer end()
+		r = r.WithContext(ctx)
+	}
 	h.mux.ServeHTTP(lw, r)
 }
 
