@@ -58,7 +58,7 @@ type approvalObject struct {
 // in turns the caller's principal started.
 func (h *Handler) listApprovals(w http.ResponseWriter, r *http.Request) {
 	if h.opts.Broker == nil {
-		writeError(w, &APIError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "unknown_url", Message: "this server has no approvals"})
+		writeError(w, &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "unknown_url", Message: "this server has no approvals"})
 		return
 	}
 	principal, _ := host.PrincipalFrom(r.Context())
@@ -79,7 +79,7 @@ func (h *Handler) listApprovals(w http.ResponseWriter, r *http.Request) {
 // to anyone else the call does not exist.
 func (h *Handler) decideApproval(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	notFound := &APIError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "approval_not_found",
+	notFound := &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "approval_not_found",
 		Message: "no call with this id is waiting for your decision"}
 	if h.opts.Broker == nil {
 		writeError(w, notFound)
@@ -108,7 +108,7 @@ func (h *Handler) decideApproval(w http.ResponseWriter, r *http.Request) {
 			writeError(w, notFound)
 			return
 		}
-		writeError(w, &APIError{Status: http.StatusInternalServerError, Type: typeServer, Message: "the decision could not be recorded"})
+		writeError(w, &apiError{Status: http.StatusInternalServerError, Type: typeServer, Message: "the decision could not be recorded"})
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {

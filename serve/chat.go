@@ -387,7 +387,7 @@ func (c *chatSink) toolResult(*llm.Message) error { c.afterTool = true; return n
 
 // chatMessages converts the request's messages: system and developer
 // messages become the run's instructions, the rest the history.
-func chatMessages(in []chatMessage) ([]llm.Message, string, *APIError) {
+func chatMessages(in []chatMessage) ([]llm.Message, string, *apiError) {
 	if len(in) == 0 {
 		return nil, "", invalid("messages", "messages must hold at least one message")
 	}
@@ -474,7 +474,7 @@ func contentBlocks(raw json.RawMessage) ([]llm.Block, error) {
 }
 
 // chatTools declares the client's function tools.
-func chatTools(in []chatTool) ([]llm.ToolDefinition, *APIError) {
+func chatTools(in []chatTool) ([]llm.ToolDefinition, *apiError) {
 	var out []llm.ToolDefinition
 	for i, t := range in {
 		if t.Type != "function" || t.Function.Name == "" {
@@ -487,7 +487,7 @@ func chatTools(in []chatTool) ([]llm.ToolDefinition, *APIError) {
 
 // toolChoice decodes "auto", "none", "required" or a named function
 // (either API's shape).
-func toolChoice(raw json.RawMessage) (llm.ToolChoice, *APIError) {
+func toolChoice(raw json.RawMessage) (llm.ToolChoice, *apiError) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return llm.ToolChoice{}, nil

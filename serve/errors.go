@@ -20,9 +20,9 @@ const (
 	typeRateLimit      = "rate_limit_error"
 )
 
-// APIError is an error as the endpoints answer it: an HTTP status and
+// apiError is an error as the endpoints answer it: an HTTP status and
 // OpenAI's error object {"error": {"message", "type", "param", "code"}}.
-type APIError struct {
+type apiError struct {
 	Status  int
 	Type    string
 	Code    string
@@ -32,11 +32,12 @@ type APIError struct {
 	RetryAfter time.Duration
 }
 
-func (e *APIError) Error() string {
+// Error returns the status, code and message (for logs).
+func (e *apiError) Error() string {
 	return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message)
 }
 
-// errorBody is the JSON of an APIError.
+// errorBody is the JSON of an apiError.
 type errorBody struct {
 	Message string  `json:"message"`
 	Type    string  `json:"type"`
@@ -44,7 +45,7 @@ type errorBody struct {
 	Code    *string `json:"code"`
 }
 
-func (e *APIError) body() errorBody {
+func (e *apiError) body() errorBody {
 	b := errorBody{Message: e.Message, Type: e.Type}
 	if e.Param != "" {
 		b.Param = &e.Param
@@ -56,7 +57,7 @@ func (e *APIError) body() errorBody {
 }
 
 // writeError answers with e.
-func writeError(w http.ResponseWriter, e *APIError) {
+func writeError(w http.ResponseWriter, e *apiError) {
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))
 	}
@@ -76,27 +77,27 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(append(data, '\n'))
 }
 
-func invalid(param, format string, args ...any) *APIError {
-	return &APIError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Param: param, Message: fmt.Sprintf(format, args...)}
+func invalid(param, format string, args ...any) *apiError {
+	return &apiError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Param: param, Message: fmt.Sprintf(format, args...)}
 }
 
-func tooLarge(limit int64) *APIError {
-	return &APIError{Status: http.StatusRequestEntityTooLarge, Type: typeInvalidRequest, Code: "request_too_large",
+func tooLarge(limit int64) *apiError {
+	return &apiError{Status: http.StatusRequestEntityTooLarge, Type: typeInvalidRequest, Code: "request_too_large",
 		Message: fmt.Sprintf("the request body is larger than %d bytes", limit)}
 }
 
-func modelNotFound(name string) *APIError {
-	return &APIError{Status: http.StatusNotFound, Type: typeInvalidRequest, Param: "model", Code: "model_not_found",
+func modelNotFound(name string) *apiError {
+	return &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Param: "model", Code: "model_not_found",
 		Message: fmt.Sprintf("the model %q does not exist (GET /v1/models lists the agents)", name)}
 }
 
-func draining() *APIError {
-	return &APIError{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "shutting_down",
+func draining() *apiError {
+	return &apiError{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "shutting_down",
 		Message: "the server is shutting down; retry on another instance"}
 }
 
 // decodeError is the answer to a body that does not decode.
-func decodeError(err error) *APIError {
+func decodeError(err error) *apiError {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return tooLarge(mbe.Limit)
@@ -107,43 +108,43 @@ func decodeError(err error) *APIError {
 // turnError maps the error of a failed turn. Server-side failures get a
 // generic message (the details go to the log): no error a client sees
 // holds a base URL, a path or a provider's words about the server's key.
-func turnError(ctx context.Context, err error) *APIError {
+func turnError(ctx context.Context, err error) *apiError {
 	if errors.Is(context.Cause(ctx), ErrDraining) {
 		return draining()
 	}
 	if ctx.Err() == context.DeadlineExceeded {
-		return &APIError{Status: http.StatusGatewayTimeout, Type: typeServer, Code: "timeout", Message: "the turn took longer than the server allows"}
+		return &apiError{Status: http.StatusGatewayTimeout, Type: typeServer, Code: "timeout", Message: "the turn took longer than the server allows"}
 	}
 	if errors.Is(err, context.Canceled) && llm.KindOf(err) != llm.KindCancelled {
-		return &APIError{Status: 499, Type: typeInvalidRequest, Code: "cancelled", Message: "the request was cancelled"}
+		return &apiError{Status: 499, Type: typeInvalidRequest, Code: "cancelled", Message: "the request was cancelled"}
 	}
 	var be *middleware.BlockedError
 	if errors.As(err, &be) {
-		return &APIError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: "blocked", Message: be.Error()}
+		return &apiError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: "blocked", Message: be.Error()}
 	}
 	var le *llm.Error
 	if !errors.As(err, &le) {
-		return &APIError{Status: http.StatusInternalServerError, Type: typeServer, Code: "internal_error", Message: "the turn failed on the server"}
+		return &apiError{Status: http.StatusInternalServerError, Type: typeServer, Code: "internal_error", Message: "the turn failed on the server"}
 	}
 	switch le.Kind {
 	case llm.KindRateLimited:
-		return &APIError{Status: http.StatusTooManyRequests, Type: typeRateLimit, Code: "rate_limit_exceeded",
+		return &apiError{Status: http.StatusTooManyRequests, Type: typeRateLimit, Code: "rate_limit_exceeded",
 			Message: "the model provider is rate limiting this server; retry later", RetryAfter: le.RetryAfter}
 	case llm.KindOverloaded:
-		return &APIError{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "overloaded",
+		return &apiError{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "overloaded",
 			Message: "the model provider is overloaded; retry later", RetryAfter: le.RetryAfter}
 	case llm.KindContextLength:
-		return &APIError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: "context_length_exceeded",
+		return &apiError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: "context_length_exceeded",
 			Message: "the conversation does not fit the model's context window"}
 	case llm.KindInvalidRequest:
-		return &APIError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: "invalid_request",
+		return &apiError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: "invalid_request",
 			Message: "the model provider rejected the request: " + le.Message}
 	case llm.KindCancelled:
-		return &APIError{Status: 499, Type: typeInvalidRequest, Code: "cancelled", Message: "the request was cancelled"}
+		return &apiError{Status: 499, Type: typeInvalidRequest, Code: "cancelled", Message: "the request was cancelled"}
 	case llm.KindAuth:
-		return &APIError{Status: http.StatusBadGateway, Type: typeServer, Code: "upstream_auth",
+		return &apiError{Status: http.StatusBadGateway, Type: typeServer, Code: "upstream_auth",
 			Message: "the model provider refused the server's credentials"}
 	}
-	return &APIError{Status: http.StatusBadGateway, Type: typeServer, Code: "upstream_error",
+	return &apiError{Status: http.StatusBadGateway, Type: typeServer, Code: "upstream_error",
 		Message: "the model provider failed (" + le.Kind.String() + ")"}
 }

@@ -135,7 +135,7 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 		e := turnError(ctx, err)
 		var pe *agent.PersistError
 		if errors.As(err, &pe) {
-			e = &APIError{Status: http.StatusInternalServerError, Type: typeServer, Code: "persist_failed", Message: "the turn could not be stored"}
+			e = &apiError{Status: http.StatusInternalServerError, Type: typeServer, Code: "persist_failed", Message: "the turn could not be stored"}
 		}
 		if r.Context().Err() == nil {
 			h.log.LogAttrs(ctx, slog.LevelError, "turn failed", attrs(a.Name, obj.ID, err)...)
@@ -223,7 +223,7 @@ func owns(principal, sid string) bool {
 // place decides the turn's session from previous_response_id,
 // conversation and store, locks it for the turn, and sets opts. It returns
 // the conversation id to echo.
-func (h *Handler) place(ctx context.Context, a host.Agent, principal string, req *responsesRequest, opts *agent.RunOptions) (conv string, pos position, unlock func(), apiErr *APIError) {
+func (h *Handler) place(ctx context.Context, a host.Agent, principal string, req *responsesRequest, opts *agent.RunOptions) (conv string, pos position, unlock func(), apiErr *apiError) {
 	unlock = func() {}
 	store := req.Store == nil || *req.Store
 	if len(bytes.TrimSpace(req.Conversation)) > 0 && string(bytes.TrimSpace(req.Conversation)) != "null" {
@@ -274,7 +274,7 @@ func (h *Handler) place(ctx context.Context, a host.Agent, principal string, req
 	case err != nil:
 		unlock()
 		h.log.LogAttrs(ctx, slog.LevelError, "loading a session", slog.String("session", sid), slog.String("error", err.Error()))
-		return "", pos, func() {}, &APIError{Status: http.StatusInternalServerError, Type: typeServer, Code: "store_error", Message: "the conversation could not be loaded"}
+		return "", pos, func() {}, &apiError{Status: http.StatusInternalServerError, Type: typeServer, Code: "store_error", Message: "the conversation could not be loaded"}
 	}
 	if req.PreviousResponseID != "" && want != sess.Turns {
 		unlock()
@@ -282,7 +282,7 @@ func (h *Handler) place(ctx context.Context, a host.Agent, principal string, req
 			return "", pos, func() {}, previousNotFound(req.PreviousResponseID)
 		}
 		latest := position{stored: true, session: sid, turn: sess.Turns}.responseID()
-		return "", pos, func() {}, &APIError{Status: http.StatusConflict, Type: typeInvalidRequest, Param: "previous_response_id", Code: "previous_response_not_latest",
+		return "", pos, func() {}, &apiError{Status: http.StatusConflict, Type: typeInvalidRequest, Param: "previous_response_id", Code: "previous_response_not_latest",
 			Message: fmt.Sprintf("%s is not the latest response of its conversation (%s is): agcore continues a conversation from its latest response only", req.PreviousResponseID, latest)}
 	}
 	if !store {
@@ -296,8 +296,8 @@ func (h *Handler) place(ctx context.Context, a host.Agent, principal string, req
 	return conv, position{stored: true, session: sid, turn: sess.Turns + 1}, unlock, nil
 }
 
-func previousNotFound(id string) *APIError {
-	return &APIError{Status: http.StatusNotFound, Type: typeInvalidRequest, Param: "previous_response_id", Code: "previous_response_not_found",
+func previousNotFound(id string) *apiError {
+	return &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Param: "previous_response_id", Code: "previous_response_not_found",
 		Message: fmt.Sprintf("previous response %q not found", id)}
 }
 
@@ -308,7 +308,7 @@ func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
 	principal, _ := host.PrincipalFrom(r.Context())
 	obj, ok := h.recent.get(r.PathValue("id"), principal)
 	if !ok {
-		writeError(w, &APIError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "response_not_found",
+		writeError(w, &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "response_not_found",
 			Message: "no such response (only recent responses of this server are kept)"})
 		return
 	}
@@ -319,7 +319,7 @@ func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
 // of items (messages, function calls and their outputs; reasoning items
 // are skipped). The text of system and developer messages is returned as
 // instructions.
-func inputMessages(raw json.RawMessage) ([]llm.Message, string, *APIError) {
+func inputMessages(raw json.RawMessage) ([]llm.Message, string, *apiError) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, "", invalid("input", "input is required")

@@ -173,7 +173,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /v1/approvals", h.listApprovals)
 	m.HandleFunc("POST /v1/approvals/{id...}", h.decideApproval)
 	m.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &APIError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "unknown_url",
+		writeError(w, &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "unknown_url",
 			Message: fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path)})
 	})
 	if h.opts.A2A != nil {
@@ -201,7 +201,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(h.tokens) == 0 && !loopbackHost(r.Host) {
 		// Without tokens, only names of this machine: a page whose domain
 		// was rebound to 127.0.0.1 (DNS rebinding) sends its own name.
-		writeError(lw, &APIError{Status: http.StatusForbidden, Type: typeInvalidRequest, Code: "host_not_allowed",
+		writeError(lw, &apiError{Status: http.StatusForbidden, Type: typeInvalidRequest, Code: "host_not_allowed",
 			Message: "a server without tokens answers only requests to localhost or a loopback address"})
 		return
 	}
@@ -216,7 +216,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p, ok := h.authenticate(r)
 		if !ok {
 			lw.Header().Set("WWW-Authenticate", `Bearer realm="agcore"`)
-			writeError(lw, &APIError{Status: http.StatusUnauthorized, Type: typeInvalidRequest, Code: "invalid_api_key",
+			writeError(lw, &apiError{Status: http.StatusUnauthorized, Type: typeInvalidRequest, Code: "invalid_api_key",
 				Message: "missing or invalid bearer token (Authorization: Bearer TOKEN)"})
 			return
 		}
@@ -306,7 +306,7 @@ func (h *Handler) checkOrigin(w http.ResponseWriter, r *http.Request) bool {
 	case http.MethodGet, http.MethodHead:
 		return true // no CORS headers: the browser keeps the answer from the page
 	}
-	writeError(w, &APIError{Status: http.StatusForbidden, Type: typeInvalidRequest, Code: "origin_not_allowed",
+	writeError(w, &apiError{Status: http.StatusForbidden, Type: typeInvalidRequest, Code: "origin_not_allowed",
 		Message: "requests from this origin are not allowed"})
 	return false
 }
