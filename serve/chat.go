@@ -273,7 +273,14 @@ func (c *chatSink) send(d chatDelta, finish *string) error {
 
 func (c *chatSink) text(delta string) error {
 	if c.afterTool && c.out.Len() > 0 {
-		delta = "\n\n" + delta
+		// A new step's text starts a paragraph.
+		switch text := c.out.String(); {
+		case strings.HasSuffix(text, "\n\n"):
+		case strings.HasSuffix(text, "\n"):
+			delta = "\n" + delta
+		default:
+			delta = "\n\n" + delta
+		}
 	}
 	c.afterTool = false
 	c.out.WriteString(delta)
