@@ -226,9 +226,12 @@ func BenchmarkOpenStreamMemory(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(benchBody), benchBody)
+			fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(benchBody), benchBody)
 			// The first chunk says the stream is open.
 			r := bufio.NewReader(conn)
+			if status, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(status, "HTTP/1.1 200") {
+				b.Fatalf("%q, %v", status, err)
+			}
 			for {
 				line, err := r.ReadString('\n')
 				if err != nil {
