@@ -175,7 +175,8 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 	}
 	fmt.Fprintf(a.env.Stderr, "agcore serve: listening on http://%s (%s; agents: %s)\n", l.Addr(), auth, strings.Join(names, ", "))
 
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	// No write timeout: a stream lasts as long as its turn (bounded by --timeout).
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
 	select {
