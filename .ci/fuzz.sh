@@ -46,6 +46,7 @@ targets=(
 	"./compact FuzzRepair"
 	"./compact FuzzEstimate"
 	"./cmd/agcore/internal/config FuzzConfigFile"
+	"./serve FuzzTextChunkEncoding"
 )
 
 # The list is checked in both directions: every Fuzz function in the module

@@ -124,6 +124,12 @@ type runtime struct {
 	model   string      // the model's name, for events
 	sink    render.Sink // where the current turn is shown
 	closers []func() error
+
+	// What build opened that another agent of the same command may share
+	// (buildOptions.shared): the log, the telemetry.
+	logger *slog.Logger
+	tel    agent.Telemetry
+	telMW  middleware.Middleware
 }
 
 // Close releases what the runtime opened, newest first.
@@ -141,6 +147,15 @@ type buildOptions struct {
 	adapter llm.Model
 	info    llm.ModelInfo
 	ask     askFunc // interactive approval; nil denies
+	// name is the agent's name; "" means "agcore".
+	name string
+	// approver, when set, decides the calls needing approval instead of
+	// the terminal (agcore serve's broker).
+	approver middleware.Approver
+	// shared, when set, is a runtime of the same command whose log,
+	// telemetry and store this one uses instead of opening its own (the
+	// agents of agcore serve). It must outlive this runtime.
+	shared *runtime
 }
 
 // build opens what a command needs (log, tools: fstool + MCP, store) and
@@ -156,15 +171,22 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		}
 	}()
 
-	logger, closeLog, err := openLog(s.Log)
-	if err != nil {
-		return nil, exit(ExitUsage, "%v", err)
+	var err error
+	logger, tel, telMW := sharedTelemetry(o.shared)
+	if logger == nil {
+		var closeLog func() error
+		logger, closeLog, err = openLog(s.Log)
+		if err != nil {
+			return nil, exit(ExitUsage, "%v", err)
+		}
+		rt.closers = append(rt.closers, closeLog)
+		// --otel or the OTEL_* environment (otel.go): flushed on exit, before
+		// the log closes.
+		var closeTel func() error
+		tel, telMW, closeTel = a.openTelemetry(logger)
+		rt.closers = append(rt.closers, closeTel)
 	}
-	rt.closers = append(rt.closers, closeLog)
-	// --otel or the OTEL_* environment (otel.go): flushed on exit, before
-	// the log closes.
-	tel, telMW, closeTel := a.openTelemetry(logger)
-	rt.closers = append(rt.closers, closeTel)
+	rt.logger, rt.tel, rt.telMW = logger, tel, telMW
 
 	var tools []tool.Tool
 	if len(s.Tools) > 0 {
@@ -198,13 +220,24 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 
 	// The store opens last, so that a bad flag or a server that fails to
 	// start leaves no database behind.
-	rt.store, err = openStore(ctx, s.Store, s.Home, logger)
-	if err != nil {
-		return nil, exit(ExitFailed, "%v", err)
+	if o.shared != nil {
+		rt.store = o.shared.store
+	} else {
+		rt.store, err = openStore(ctx, s.Store, s.Home, logger)
+		if err != nil {
+			return nil, exit(ExitFailed, "%v", err)
+		}
+		rt.closers = append(rt.closers, rt.store.close)
 	}
-	rt.closers = append(rt.closers, rt.store.close)
 
-	approve := &approver{yes: s.Yes, ask: o.ask, pause: func() func() { return rt.sink.Pause() }}
+	var approve middleware.Approver = &approver{yes: s.Yes, ask: o.ask, pause: func() func() { return rt.sink.Pause() }}
+	if o.approver != nil {
+		approve = o.approver
+	}
+	name := o.name
+	if name == "" {
+		name = "agcore"
+	}
 	model := o.adapter
 	if _, offline := model.(*demo.Model); !offline {
 		rt.quiet = newQuietGuard(model, s.IdleTimeout, config.RedactURL(s.BaseURL))
@@ -236,7 +269,7 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 
 	rt.instr = instructions(s, tools)
 	rt.agent, err = agent.New(model, agent.Config{
-		Name:         "agcore",
+		Name:         name,
 		Instructions: rt.instr,
 		Tools:        tools,
 		Store:        rt.store,
@@ -254,6 +287,14 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 	}
 	built = true
 	return rt, nil
+}
+
+// sharedTelemetry returns the log and telemetry of shared, if any.
+func sharedTelemetry(shared *runtime) (*slog.Logger, agent.Telemetry, middleware.Middleware) {
+	if shared == nil {
+		return nil, nil, nil
+	}
+	return shared.logger, shared.tel, shared.telMW
 }
 
 // instructions are --system, or a short default that tells the model where

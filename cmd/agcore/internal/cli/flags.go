@@ -90,6 +90,19 @@ func (a *app) turnSettings(cmd *cobra.Command) (*config.Settings, error) {
 // settings resolves the command's settings from its flags, the environment
 // and the config file.
 func (a *app) settings(cmd *cobra.Command) (*config.Settings, error) {
+	in := a.input(cmd)
+	a.otelURL = in.Flags["otel"]
+	s, err := config.Resolve(in)
+	var se *config.SetupError
+	if err != nil && !errors.As(err, &se) {
+		return nil, exit(ExitUsage, "%v", err)
+	}
+	return s, err
+}
+
+// input is what config.Resolve reads for the command: the flags the user
+// set, the environment, the directories.
+func (a *app) input(cmd *cobra.Command) config.Input {
 	in := config.Input{
 		Flags:    map[string]string{},
 		Lists:    map[string][]string{},
@@ -104,13 +117,7 @@ func (a *app) settings(cmd *cobra.Command) (*config.Settings, error) {
 		}
 		in.Flags[f.Name] = f.Value.String()
 	})
-	a.otelURL = in.Flags["otel"]
-	s, err := config.Resolve(in)
-	var se *config.SetupError
-	if err != nil && !errors.As(err, &se) {
-		return nil, exit(ExitUsage, "%v", err)
-	}
-	return s, err
+	return in
 }
 
 // noProvider reports a missing or unusable provider: how to configure one

@@ -131,6 +131,7 @@ Then configure a provider (agcore run --help shows how) and run a turn or chat.`
 	})
 	root.AddCommand(a.withTemporal(a.newRunCmd()), a.newChatCmd(), a.newDemoCmd(), a.newSessionsCmd(), a.newModelsCmd(), a.newConfigCmd())
 	root.AddCommand(a.newWorkerCmd(), a.newApproveDurableCmd()) // durable.go
+	root.AddCommand(a.newServeCmd())
 	a.registerCompletions(root)
 	return root
 }

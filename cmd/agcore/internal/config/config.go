@@ -80,6 +80,32 @@ type File struct {
 	// Aliases are the user's own short names for models, added to (and
 	// replacing) the built-in ones: {"fast": "gpt-4.1-nano"}.
 	Aliases map[string]string `json:"aliases,omitempty"`
+	// Agents are the named agents agcore serve offers besides the default
+	// one, each the default agent with these settings replaced.
+	Agents map[string]AgentConfig `json:"agents,omitempty"`
+	// Serve configures agcore serve.
+	Serve *ServeConfig `json:"serve,omitempty"`
+}
+
+// AgentConfig is one named agent of agcore serve: the settings in which it
+// differs from the default agent. A provider given without a model gets
+// the provider's own model, not the default agent's.
+type AgentConfig struct {
+	Description string    `json:"description,omitempty"`
+	Provider    string    `json:"provider,omitempty"`
+	Model       string    `json:"model,omitempty"`
+	BaseURL     string    `json:"base_url,omitempty"`
+	System      string    `json:"system,omitempty"`
+	Tools       *[]string `json:"tools,omitempty"`
+	MaxSteps    int       `json:"max_steps,omitempty"`
+}
+
+// ServeConfig configures agcore serve. Tokens are secrets: they are never
+// shown by agcore config; $AGCORE_SERVE_TOKENS replaces them.
+type ServeConfig struct {
+	Addr           string            `json:"addr,omitempty"`
+	Tokens         map[string]string `json:"tokens,omitempty"`
+	AllowedOrigins []string          `json:"allowed_origins,omitempty"`
 }
 
 // ProviderConfig configures one named provider of the config file.

@@ -1,0 +1,277 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agcore/agcore/approval"
+	"github.com/agcore/agcore/cmd/agcore/internal/config"
+	"github.com/agcore/agcore/cmd/agcore/internal/demo"
+	"github.com/agcore/agcore/middleware"
+	"github.com/agcore/agcore/serve"
+	"github.com/agcore/agcore/serve/a2aserve"
+	"github.com/agcore/agcore/serve/host"
+	"github.com/agcore/agcore/serve/web"
+)
+
+// DefaultServeAddr is where agcore serve listens unless told otherwise.
+const DefaultServeAddr = "127.0.0.1:8080"
+
+func (a *app) newServeCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve [flags]",
+		Short: "Serve agents over HTTP: OpenAI-compatible Chat Completions and Responses endpoints",
+		Long: `Serve offers the agent agcore run would build (the same provider, model,
+tools, MCP servers, store, compaction and instructions), named "agcore", and
+each agent of the config file's "agents" section, as models of an
+OpenAI-compatible API:
+
+  GET  /v1/models                 the agents
+  POST /v1/chat/completions       a stateless turn (streamed with "stream": true)
+  POST /v1/responses              a stored turn: previous_response_id and
+                                  conversation continue a session
+  GET  /v1/approvals              tool calls waiting for your approval
+  POST /v1/approvals/{id}         {"approved": true|false, "reason": "..."}
+  GET  /healthz, /readyz          liveness, readiness
+  GET  /                          the web page: chat with the agents, approve calls, browse sessions
+  POST /a2a/{agent}               the Agent2Agent protocol (JSON-RPC); cards at
+                                  /.well-known/agent-card.json and /a2a/{agent}/.well-known/agent-card.json
+
+Tools run on the server; tools that need approval (write_file, MCP servers
+with "approval") wait until the client that started the turn decides them
+at /v1/approvals (or --yes approves them all).
+
+Authentication: bearer tokens from $AGCORE_SERVE_TOKENS ("name=secret,..."; a
+bare secret is named "default") or the config file's serve.tokens. Without a
+token the server only listens on a loopback address. Ctrl-C (SIGINT or
+SIGTERM) stops taking turns, lets those in progress finish for
+--shutdown-timeout, then cancels them (nothing of a cancelled turn is
+stored).
+
+Config file (agcore config shows where it is):
+  {"agents": {"coder": {"provider": "anthropic", "model": "sonnet", "system": "You write Go.",
+                        "tools": ["read_file", "grep"], "description": "Go helper"}},
+   "serve": {"addr": "127.0.0.1:8080", "allowed_origins": ["https://app.example.com"]}}
+
+` + providerHelp,
+		Example: `  agcore serve
+  agcore serve --provider demo --addr 127.0.0.1:9000
+  AGCORE_SERVE_TOKENS=alice=s3cret agcore serve --addr 0.0.0.0:8080
+  curl -N localhost:8080/v1/chat/completions -H 'Content-Type: application/json' \
+    -d '{"model":"agcore","stream":true,"messages":[{"role":"user","content":"Hi"}]}'`,
+		Args: cobra.NoArgs,
+		RunE: a.serve,
+	}
+	fs := cmd.Flags()
+	addProviderFlags(fs)
+	addStoreFlags(fs)
+	addAgentFlags(fs)
+	fs.String("log", "", "append a structured log of model and tool calls (no contents, never keys) to this file [$AGCORE_LOG]")
+	addOtelFlag(fs)
+	fs.String("addr", "", "the address to listen on (default "+DefaultServeAddr+"; a non-loopback address needs a token)")
+	fs.StringArray("allowed-origin", nil, "a browser origin allowed to call the API (CORS), e.g. https://app.example.com (repeatable)")
+	fs.Duration("shutdown-timeout", 30*time.Second, "how long turns in progress may take to finish once the server is asked to stop")
+	return cmd
+}
+
+func (a *app) serve(cmd *cobra.Command, _ []string) error {
+	ctx := cmd.Context()
+	s, err := a.turnSettings(cmd)
+	if err != nil {
+		return err
+	}
+	file, _, err := config.LoadFile(s.ConfigFile)
+	if err != nil {
+		return exit(ExitUsage, "%v", err)
+	}
+	sc := config.ServeConfig{}
+	if file.Serve != nil {
+		sc = *file.Serve
+	}
+	tokens, err := serveTokens(a.env.Getenv, sc.Tokens)
+	if err != nil {
+		return exit(ExitUsage, "%v", err)
+	}
+	addr, _ := cmd.Flags().GetString("addr")
+	if addr == "" {
+		addr = sc.Addr
+	}
+	if addr == "" {
+		addr = DefaultServeAddr
+	}
+	origins, _ := cmd.Flags().GetStringArray("allowed-origin")
+	origins = append(origins, sc.AllowedOrigins...)
+	grace, _ := cmd.Flags().GetDuration("shutdown-timeout")
+
+	broker := &approval.Broker{}
+	var approver middleware.Approver = broker
+	if s.Yes {
+		approver = nil // --yes: the command's own approver, which approves every call
+	}
+	opts := a.serveOptions(s)
+	opts.approver = approver
+	main, err := a.build(ctx, s, opts)
+	if err != nil {
+		return err
+	}
+	defer main.Close()
+	agents := []host.Agent{{Name: "agcore", Agent: main.agent, Store: main.store, Model: s.Model, Description: "the agent agcore run builds"}}
+	for _, name := range slices.Sorted(maps.Keys(file.Agents)) {
+		rt, err := a.buildNamed(ctx, cmd, name, file.Agents[name], main, approver)
+		if err != nil {
+			return err
+		}
+		defer rt.Close()
+		agents = append(agents, host.Agent{Name: name, Agent: rt.agent, Store: rt.store, Model: rt.s.Model, Description: file.Agents[name].Description})
+	}
+	set, err := host.NewSet(agents...)
+	if err != nil {
+		return exit(ExitUsage, "%v", err)
+	}
+	logger := slog.New(slog.NewTextHandler(a.env.Stderr, nil))
+	a2a, err := a2aserve.New(set, broker, a2aserve.Options{BearerAuth: len(tokens) > 0, Logger: logger})
+	if err != nil {
+		return exit(ExitUsage, "%v", err)
+	}
+	page, err := web.New(set, broker, web.Options{Origins: origins, Logger: logger})
+	if err != nil {
+		return exit(ExitUsage, "%v", err)
+	}
+	h, err := serve.New(serve.Options{
+		Agents: set, Broker: broker, Tokens: tokens, AllowedOrigins: origins, TurnTimeout: s.Timeout,
+		Logger: logger, A2A: a2a, Web: page,
+	})
+	if err != nil {
+		return exit(ExitUsage, "%v", err)
+	}
+
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return exit(ExitFailed, "--addr %s: %v", addr, err)
+	}
+	tcp, _ := l.Addr().(*net.TCPAddr)
+	if len(tokens) == 0 && (tcp == nil || !tcp.IP.IsLoopback()) {
+		l.Close()
+		return exit(ExitUsage, "--addr %s is not a loopback address, and no token is configured: set $AGCORE_SERVE_TOKENS (name=secret,...) or the config file's serve.tokens, or listen on 127.0.0.1", addr)
+	}
+	auth := "auth off, loopback only"
+	if len(tokens) > 0 {
+		auth = fmt.Sprintf("auth on: %d bearer tokens", len(tokens))
+	}
+	names := make([]string, len(agents))
+	for i, ag := range agents {
+		names[i] = ag.Name
+	}
+	fmt.Fprintf(a.env.Stderr, "agcore serve: listening on http://%s (%s; agents: %s)\n", l.Addr(), auth, strings.Join(names, ", "))
+
+	// No write timeout: a stream lasts as long as its turn (bounded by --timeout).
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	select {
+	case err := <-served:
+		return exit(ExitFailed, "serving: %v", err)
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(a.env.Stderr, "agcore serve: stopping: no new turns; waiting for those in progress")
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := h.Drain(sctx); err != nil {
+		fmt.Fprintf(a.env.Stderr, "agcore serve: turns still running after %s were cancelled\n", grace)
+	}
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	<-served
+	return nil
+}
+
+// buildNamed builds the config file's agent name: the command's settings
+// with the agent's replaced, sharing main's log, telemetry and store.
+func (a *app) buildNamed(ctx context.Context, cmd *cobra.Command, name string, ac config.AgentConfig, main *runtime, approver middleware.Approver) (*runtime, error) {
+	in := a.input(cmd)
+	set := func(flag, v string) {
+		if v != "" {
+			in.Flags[flag] = v
+		}
+	}
+	if ac.Provider != "" {
+		delete(in.Flags, "model")
+		delete(in.Flags, "base-url")
+	}
+	set("provider", ac.Provider)
+	set("model", ac.Model)
+	set("base-url", ac.BaseURL)
+	set("system", ac.System)
+	if ac.Tools != nil {
+		in.Flags["tools"] = strings.Join(*ac.Tools, ",")
+	}
+	if ac.MaxSteps > 0 {
+		in.Flags["max-steps"] = strconv.Itoa(ac.MaxSteps)
+	}
+	s, err := config.Resolve(in)
+	if err == nil {
+		err = s.Check()
+	}
+	if err != nil {
+		return nil, exit(ExitUsage, "agent %q of the config file: %v", name, err)
+	}
+	opts := a.serveOptions(s)
+	opts.name, opts.shared, opts.approver = name, main, approver
+	return a.build(ctx, s, opts)
+}
+
+// serveOptions are turnOptions without the demo model's reading pace:
+// the server's clients show the stream themselves.
+func (a *app) serveOptions(s *config.Settings) buildOptions {
+	o := a.turnOptions(s)
+	if m, ok := o.adapter.(*demo.Model); ok {
+		m.Delay = 0
+	}
+	return o
+}
+
+// serveTokens reads the bearer tokens: $AGCORE_SERVE_TOKENS
+// ("name=secret,name2=secret2"; a bare secret is named "default") when
+// set, else the config file's.
+func serveTokens(getenv func(string) (string, bool), file map[string]string) (map[string]string, error) {
+	v, ok := getenv("AGCORE_SERVE_TOKENS")
+	if !ok || strings.TrimSpace(v) == "" {
+		for name, secret := range file {
+			if name == "" || secret == "" {
+				return nil, errors.New("the config file's serve.tokens: every token needs a name and a secret")
+			}
+		}
+		return file, nil
+	}
+	out := map[string]string{}
+	for _, item := range strings.Split(v, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		name, secret, found := strings.Cut(item, "=")
+		if !found {
+			name, secret = "default", item
+		}
+		if name == "" || secret == "" {
+			return nil, errors.New("$AGCORE_SERVE_TOKENS: want name=secret pairs separated by commas")
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("$AGCORE_SERVE_TOKENS: the name %q is given twice", name)
+		}
+		out[name] = secret
+	}
+	return out, nil
+}

@@ -1,0 +1,155 @@
+// Package serve is agcore's HTTP server as a library: [New] returns a
+// [Handler] that offers agents (a *host.Set) as models of an
+// OpenAI-compatible API, so that OpenAI's SDKs, and anything built on
+// them, run agcore agents: the tools run on the server, the client sees
+// the answer. `agcore serve` is this handler with the agents the CLI
+// builds.
+//
+// # Endpoints
+//
+//	GET  /v1/models              the agents, as {"object":"list","data":[{"id","object":"model","created","owned_by":"agcore"}]}
+//	GET  /v1/models/{model}      one of them
+//	POST /v1/chat/completions    Chat Completions: a stateless turn
+//	POST /v1/responses           Responses: a turn of a stored conversation
+//	GET  /v1/responses/{id}      a response this process completed recently
+//	GET  /v1/approvals           agcore's extension: calls waiting for the caller's approval
+//	POST /v1/approvals/{id}      {"approved": true|false, "reason": "..."}
+//	GET  /healthz                liveness: 200 while the process serves
+//	GET  /readyz                 readiness: 200, then 503 once Drain began
+//
+// Options.A2A is mounted at /a2a/ and /.well-known/agent-card.json (the
+// cards, /.well-known/agent-card.json and /a2a/NAME/.well-known/agent-card.json,
+// are public), and
+// Options.Web at / (its API under /api/).
+//
+// # Chat Completions
+//
+// The request's "model" names the agent (an unknown one is 404
+// model_not_found). The request's messages are the whole history: they are
+// converted to llm messages (user content as text and image_url parts,
+// assistant messages with their tool_calls, tool messages by
+// tool_call_id) and the agent runs them with no session; nothing is
+// stored. System and developer messages become the run's instructions,
+// which replace the agent's own for that turn (the client owns the system
+// prompt, as with any OpenAI-compatible server). temperature,
+// max_completion_tokens (or max_tokens), tool_choice and response_format
+// go into the run; n must be 1.
+//
+// The tool loop runs on the server. The calls of the agent's own tools are
+// not shown as tool_calls: an SDK would take them for calls it must run
+// itself. The text of every step of the loop is the answer's content
+// (steps separated by a blank line). Function tools the request declares
+// ("tools") are the client's: a turn in which the model calls one ends
+// there, with those calls as tool_calls and finish_reason "tool_calls",
+// and the client sends their results in its next request, as with OpenAI.
+//
+// With "stream": true the answer is chat.completion.chunk events, the last
+// "data: [DONE]"; stream_options.include_usage adds a chunk with no
+// choices and the turn's usage (summed over the loop's model calls) before
+// it. The model's thinking is sent as "reasoning_content" deltas (and the
+// message's reasoning_content), the field DeepSeek's API uses, which
+// clients that do not know it ignore. A failure after the stream began is
+// sent as a data event {"error": {...}} before the stream ends, which the
+// SDKs raise as an API error.
+//
+// # Responses and sessions
+//
+// A Responses turn is stored in a session of the agent's store (host.Agent's
+// Store) unless "store" is false. The response id names the session and the
+// turn: resp_SESSION_N is turn N of session SESSION. So:
+//
+//   - no previous_response_id and no conversation: a new session;
+//   - previous_response_id: the turn continues that response's session,
+//     provided the response is the session's latest turn. A response that
+//     is not the latest (the conversation went on from it) is refused with
+//     409 previous_response_not_latest, naming the latest: agcore
+//     continues a conversation from its end only, it does not fork one. An
+//     id that is no stored turn is 404 previous_response_not_found;
+//   - conversation ("ID" or {"id": "ID"}): the session ID itself, made on
+//     first use, each turn continuing its latest (on a server with tokens
+//     the session is PRINCIPAL.ID: each principal has its own
+//     conversations, and a principal never reaches another's sessions or
+//     responses);
+//   - "store": false: the turn sees the history of previous_response_id or
+//     conversation, but nothing is stored, and its random id cannot be
+//     continued.
+//
+// Turns of one session are run one at a time. "instructions" (and the text
+// of system and developer input items) replace the agent's instructions
+// for the turn; "input" is a string or a list of items: messages (input_text,
+// output_text, input_image parts), function_call and function_call_output
+// items; reasoning items are skipped.
+//
+// The response's output lists, in order, reasoning items (the model's
+// thinking as summary text), message items, and for each tool call the
+// server ran a function_call item and its function_call_output item, both
+// "completed". A call of a tool the request declares is a function_call
+// item with no output: the client answers it with a function_call_output
+// item in a request continuing this response. Streamed, the events are
+// the Responses family with sequence numbers: response.created,
+// response.in_progress, response.output_item.added,
+// response.content_part.added, response.output_text.delta,
+// response.output_text.done, response.content_part.done,
+// response.output_item.done (reasoning items with the
+// response.reasoning_summary_* events, calls with
+// response.function_call_arguments.done), and response.completed with the
+// usage (response.incomplete when the output limit cut the answer,
+// response.failed with an error).
+//
+// # Errors
+//
+// Errors have OpenAI's shape, {"error": {"message", "type", "param",
+// "code"}}: 400 invalid_request_error for a request that cannot be run, 401
+// invalid_api_key, 404 (model_not_found, previous_response_not_found), 409
+// previous_response_not_latest, 413 request_too_large, and the model
+// provider's failures mapped from llm.Error: rate limits 429 (with
+// Retry-After), overload 503, the server's key refused and other failures
+// 502, a context window exceeded 400. Server-side failures carry a generic
+// message; the details go to the Logger. No error holds a provider key, a
+// base URL or the server's configuration.
+//
+// # Approvals
+//
+// Give every agent Options.Broker as its Config.Approver. A call of a tool
+// that needs approval (tool.Approvable) then waits in the broker, and the
+// turn's response waits with it (a stream stays open), until the principal
+// that started the turn decides it: GET /v1/approvals lists that
+// principal's waiting calls ({"id", "tool", "call_id", "arguments",
+// "agent", "session", "run", "created"}), and POST /v1/approvals/{id} with
+// {"approved": true} runs the call, {"approved": false, "reason": "..."}
+// tells the model it was denied and why. Other principals see nothing and
+// get 404. A client that goes away abandons the call with its turn.
+//
+// # Security
+//
+// Every path under /v1/, /a2a/ and /api/ needs "Authorization: Bearer
+// TOKEN" when Options.Tokens is set; tokens are compared in constant time
+// (of their SHA-256), and the token's name becomes the request's principal
+// (host.PrincipalFrom). /healthz, /readyz, the agent card and the web
+// page's static files are public. Without tokens every request is the
+// principal "local": bind such a server to a loopback address only (agcore
+// serve refuses anything else); it answers only requests whose Host is
+// localhost or a loopback address (403 host_not_allowed otherwise), so a web
+// page whose domain was rebound to 127.0.0.1 cannot reach it. Browser origins in Options.AllowedOrigins
+// get CORS headers; a state-changing request from any other origin but the
+// server's own is refused with 403, whatever its token, so a web page
+// cannot drive a local server. Bodies over Options.MaxRequestBytes are
+// refused with 413. The access log has method, path, status, bytes,
+// duration and principal: never a header, a query or a body.
+//
+// # Cancellation and shutdown
+//
+// A turn runs with its request's context: a client that disconnects
+// cancels it, the model call included, and the agent stores nothing of a
+// turn that did not complete. To stop a server, call [Handler.Drain]
+// (readiness turns 503, new turns get 503 shutting_down, turns in progress
+// may finish until the context given to Drain ends, and are then cancelled,
+// storing nothing), then http.Server.Shutdown. Drain covers the requests
+// that run turns: the /v1 endpoints', every POST under /a2a/ and the web
+// page's POST /api/chat (an A2A task that outlives its request is the A2A
+// handler's own). Traces come from each agent's
+// Config.Telemetry (agcore serve's --otel), one invoke_agent span per turn.
+//
+// Package serve imports agent, approval, llm, middleware, session and
+// serve/host; it never imports a provider, a store or the CLI.
+package serve

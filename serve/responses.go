@@ -1,0 +1,386 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/serve/host"
+	"github.com/agcore/agcore/session"
+)
+
+// responsesRequest is the part of a Responses request the server reads.
+type responsesRequest struct {
+	Model              string            `json:"model"`
+	Input              json.RawMessage   `json:"input"`
+	Instructions       string            `json:"instructions"`
+	PreviousResponseID string            `json:"previous_response_id"`
+	Conversation       json.RawMessage   `json:"conversation"`
+	Store              *bool             `json:"store"`
+	Stream             bool              `json:"stream"`
+	Temperature        *float64          `json:"temperature"`
+	MaxOutputTokens    int               `json:"max_output_tokens"`
+	Tools              []responsesTool   `json:"tools"`
+	ToolChoice         json.RawMessage   `json:"tool_choice"`
+	Metadata           map[string]string `json:"metadata"`
+}
+
+type responsesTool struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// inputItem is one item of a Responses input list.
+type inputItem struct {
+	Type      string          `json:"type"`
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name"`
+	Arguments string          `json:"arguments"`
+	Output    json.RawMessage `json:"output"`
+}
+
+// responses serves POST /v1/responses.
+func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
+	var req responsesRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeError(w, decodeError(err))
+		return
+	}
+	a, ok := h.opts.Agents.Get(req.Model)
+	if !ok {
+		if req.Model == "" {
+			writeError(w, invalid("model", "model is required: the name of an agent (GET /v1/models lists them)"))
+			return
+		}
+		writeError(w, modelNotFound(req.Model))
+		return
+	}
+	msgs, instr, apiErr := inputMessages(req.Input)
+	if apiErr != nil {
+		writeError(w, apiErr)
+		return
+	}
+	if req.Instructions != "" {
+		instr = strings.TrimSpace(req.Instructions + "\n\n" + instr)
+	}
+	opts := &agent.RunOptions{Instructions: instr, Temperature: req.Temperature, MaxTokens: req.MaxOutputTokens}
+	for i, t := range req.Tools {
+		if t.Type != "function" || t.Name == "" {
+			writeError(w, invalid("tools["+itoa(i)+"]", "only function tools with a name are supported"))
+			return
+		}
+		opts.Declared = append(opts.Declared, llm.ToolDefinition{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+	}
+	if opts.ToolChoice, apiErr = toolChoice(req.ToolChoice); apiErr != nil {
+		writeError(w, apiErr)
+		return
+	}
+	ctx, end, ok := h.beginTurn(r)
+	if !ok {
+		writeError(w, draining())
+		return
+	}
+	defer end()
+	principal, _ := host.PrincipalFrom(ctx)
+	conv, pos, unlock, apiErr := h.place(ctx, a, principal, &req, opts)
+	if apiErr != nil {
+		writeError(w, apiErr)
+		return
+	}
+	defer unlock()
+
+	obj := &responseObject{Object: "response", CreatedAt: h.now().Unix(), Status: "in_progress", Model: a.Name,
+		Output: []*outputItem{}, Store: pos.stored, ParallelToolCalls: true, ToolChoice: "auto", Tools: []any{},
+		Metadata: req.Metadata, Temperature: req.Temperature}
+	obj.ID = pos.responseID()
+	if req.Instructions != "" {
+		obj.Instructions = &req.Instructions
+	}
+	if req.PreviousResponseID != "" {
+		obj.PreviousResponseID = &req.PreviousResponseID
+	}
+	if conv != "" {
+		obj.Conversation = &conversationRef{ID: conv}
+	}
+	if obj.Metadata == nil {
+		obj.Metadata = map[string]string{}
+	}
+	obj.Text.Format.Type = "text"
+	s := &respSink{obj: obj, open: -1}
+	if req.Stream {
+		s.sse = newSSE(w, h.flushEvery)
+		defer s.sse.close()
+		if s.emit("response.created", map[string]any{"response": obj}) != nil ||
+			s.emit("response.in_progress", map[string]any{"response": obj}) != nil {
+			return
+		}
+	}
+	resp, err := runTurn(ctx, a, msgs, opts, strings.TrimPrefix(obj.ID, "resp_"), s)
+	if err == nil {
+		err = resp.PersistErr()
+	}
+	if err != nil {
+		e := turnError(ctx, err)
+		var pe *agent.PersistError
+		if errors.As(err, &pe) {
+			e = &apiError{Status: http.StatusInternalServerError, Type: typeServer, Code: "persist_failed", Message: "the turn could not be stored"}
+		}
+		if r.Context().Err() == nil {
+			h.log.LogAttrs(ctx, slog.LevelError, "turn failed", attrs(a.Name, obj.ID, err)...)
+		}
+		if s.sse != nil {
+			obj.Status = "failed"
+			obj.Error = &responseError{Code: e.Code, Message: e.Message}
+			_ = s.emit("response.failed", map[string]any{"response": obj})
+			return
+		}
+		writeError(w, e)
+		return
+	}
+	if s.close() != nil {
+		return
+	}
+	obj.Status = "completed"
+	if resp.FinishReason == llm.FinishLength {
+		obj.Status = "incomplete"
+		obj.IncompleteDetails = &struct {
+			Reason string `json:"reason"`
+		}{"max_output_tokens"}
+	}
+	obj.Usage = responseUsageOf(resp.Usage)
+	if pos.stored {
+		h.recent.put(obj.ID, principal, obj)
+	}
+	if s.sse != nil {
+		event := "response.completed"
+		if obj.Status == "incomplete" {
+			event = "response.incomplete"
+		}
+		_ = s.emit(event, map[string]any{"response": obj})
+		return
+	}
+	writeJSON(w, http.StatusOK, obj)
+}
+
+// position is where a Responses turn goes: the session and the number the
+// turn will have in it.
+type position struct {
+	stored  bool
+	session string
+	turn    int
+}
+
+// responseID encodes the session and the turn number: resp_SESSION_N. A
+// response not stored gets a random id.
+func (p position) responseID() string {
+	if !p.stored {
+		return newID("resp_")
+	}
+	return "resp_" + p.session + "_" + strconv.Itoa(p.turn)
+}
+
+// parseResponseID returns the session and turn of a stored response's id.
+func parseResponseID(id string) (sess string, turn int, ok bool) {
+	rest, ok := strings.CutPrefix(id, "resp_")
+	i := strings.LastIndexByte(rest, '_')
+	if !ok || i <= 0 {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(rest[i+1:])
+	if err != nil || n < 1 || session.ValidateID(rest[:i]) != nil {
+		return "", 0, false
+	}
+	return rest[:i], n, true
+}
+
+// sessionFor returns the session id of a principal's conversation: the
+// conversation's own id for the local principal, else namespaced by the
+// principal, so that one token never reaches another's sessions.
+func sessionFor(principal, conv string) string {
+	if principal == LocalPrincipal || principal == "" {
+		return conv
+	}
+	return principal + "." + conv
+}
+
+// owns reports whether a session id belongs to principal's namespace.
+func owns(principal, sid string) bool {
+	return principal == LocalPrincipal || principal == "" || strings.HasPrefix(sid, principal+".")
+}
+
+// place decides the turn's session from previous_response_id,
+// conversation and store, locks it for the turn, and sets opts. It returns
+// the conversation id to echo.
+func (h *Handler) place(ctx context.Context, a host.Agent, principal string, req *responsesRequest, opts *agent.RunOptions) (conv string, pos position, unlock func(), apiErr *apiError) {
+	unlock = func() {}
+	store := req.Store == nil || *req.Store
+	if len(bytes.TrimSpace(req.Conversation)) > 0 && string(bytes.TrimSpace(req.Conversation)) != "null" {
+		var ref conversationRef
+		if json.Unmarshal(req.Conversation, &conv) != nil {
+			if err := json.Unmarshal(req.Conversation, &ref); err != nil {
+				return "", pos, unlock, invalid("conversation", "conversation must be an id or {\"id\": ...}")
+			}
+			conv = ref.ID
+		}
+		if err := session.ValidateID(sessionFor(principal, conv)); err != nil {
+			return "", pos, unlock, invalid("conversation", "%v", err)
+		}
+		if req.PreviousResponseID != "" {
+			return "", pos, unlock, invalid("previous_response_id", "give previous_response_id or conversation, not both")
+		}
+	}
+	if a.Store == nil {
+		if req.PreviousResponseID != "" || conv != "" {
+			return "", pos, unlock, invalid("previous_response_id", "the agent %q keeps no conversations", a.Name)
+		}
+		return "", position{}, unlock, nil
+	}
+	sid, want := "", 0
+	switch {
+	case req.PreviousResponseID != "":
+		var ok bool
+		sid, want, ok = parseResponseID(req.PreviousResponseID)
+		if !ok || !owns(principal, sid) {
+			return "", pos, unlock, previousNotFound(req.PreviousResponseID)
+		}
+	case conv != "":
+		sid = sessionFor(principal, conv)
+	default:
+		if !store {
+			return conv, position{}, unlock, nil
+		}
+		sid = sessionFor(principal, session.NewID())
+	}
+	unlock, err := h.locks.lock(ctx, sid)
+	if err != nil {
+		return "", pos, func() {}, turnError(ctx, err)
+	}
+	sess, err := a.Store.Load(ctx, sid)
+	switch {
+	case errors.Is(err, session.ErrNotFound):
+		sess = &session.Session{ID: sid}
+	case err != nil:
+		unlock()
+		h.log.LogAttrs(ctx, slog.LevelError, "loading a session", slog.String("session", sid), slog.String("error", err.Error()))
+		return "", pos, func() {}, &apiError{Status: http.StatusInternalServerError, Type: typeServer, Code: "store_error", Message: "the conversation could not be loaded"}
+	}
+	if req.PreviousResponseID != "" && want != sess.Turns {
+		unlock()
+		if want > sess.Turns {
+			return "", pos, func() {}, previousNotFound(req.PreviousResponseID)
+		}
+		latest := position{stored: true, session: sid, turn: sess.Turns}.responseID()
+		return "", pos, func() {}, &apiError{Status: http.StatusConflict, Type: typeInvalidRequest, Param: "previous_response_id", Code: "previous_response_not_latest",
+			Message: fmt.Sprintf("%s is not the latest response of its conversation (%s is): agcore continues a conversation from its latest response only", req.PreviousResponseID, latest)}
+	}
+	if !store {
+		// The history, without keeping the turn: an in-memory copy with no id.
+		c := sess.Clone()
+		c.ID = ""
+		opts.Session = c
+		return conv, position{}, unlock, nil
+	}
+	opts.SessionID = sid
+	return conv, position{stored: true, session: sid, turn: sess.Turns + 1}, unlock, nil
+}
+
+func previousNotFound(id string) *apiError {
+	return &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Param: "previous_response_id", Code: "previous_response_not_found",
+		Message: fmt.Sprintf("previous response %q not found", id)}
+}
+
+// getResponse serves GET /v1/responses/{id} for the responses this
+// process completed recently (a bounded cache), to the principal that
+// made them.
+func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
+	principal, _ := host.PrincipalFrom(r.Context())
+	obj, ok := h.recent.get(r.PathValue("id"), principal)
+	if !ok {
+		writeError(w, &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "response_not_found",
+			Message: "no such response (only recent responses of this server are kept)"})
+		return
+	}
+	writeJSON(w, http.StatusOK, obj)
+}
+
+// inputMessages converts the input: a string (one user message) or a list
+// of items (messages, function calls and their outputs; reasoning items
+// are skipped). The text of system and developer messages is returned as
+// instructions.
+func inputMessages(raw json.RawMessage) ([]llm.Message, string, *apiError) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, "", invalid("input", "input is required")
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, "", invalid("input", "%v", err)
+		}
+		return []llm.Message{llm.UserText(s)}, "", nil
+	}
+	var items []inputItem
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, "", invalid("input", "input must be a string or a list of items")
+	}
+	var out []llm.Message
+	var instr []string
+	for i, it := range items {
+		param := "input[" + itoa(i) + "]"
+		switch it.Type {
+		case "", "message":
+			blocks, err := contentBlocks(it.Content)
+			if err != nil {
+				return nil, "", invalid(param+".content", "%v", err)
+			}
+			switch it.Role {
+			case "system", "developer":
+				instr = append(instr, llm.Message{Content: blocks}.Text())
+			case "user":
+				out = append(out, llm.Message{Role: llm.RoleUser, Content: blocks})
+			case "assistant":
+				out = append(out, llm.Message{Role: llm.RoleAssistant, Content: blocks})
+			default:
+				return nil, "", invalid(param+".role", "unknown role %q", it.Role)
+			}
+		case "function_call":
+			if it.CallID == "" || it.Name == "" {
+				return nil, "", invalid(param, "a function_call needs call_id and name")
+			}
+			call := toolUse(it.CallID, it.Name, it.Arguments)
+			if n := len(out); n > 0 && out[n-1].Role == llm.RoleAssistant {
+				out[n-1].Content = append(out[n-1].Content, call)
+			} else {
+				out = append(out, llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{call}})
+			}
+		case "function_call_output":
+			if it.CallID == "" {
+				return nil, "", invalid(param, "a function_call_output needs call_id")
+			}
+			blocks, err := contentBlocks(it.Output)
+			if err != nil {
+				return nil, "", invalid(param+".output", "%v", err)
+			}
+			out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: it.CallID, Content: blocks})
+		case "reasoning":
+		default:
+			return nil, "", invalid(param+".type", "unsupported input item type %q", it.Type)
+		}
+	}
+	if len(out) == 0 {
+		return nil, "", invalid("input", "input holds no message")
+	}
+	return out, strings.Join(instr, "\n\n"), nil
+}

@@ -1,0 +1,313 @@
+package serve
+
+import (
+	"container/list"
+	"context"
+	"sync"
+
+	"github.com/agcore/agcore/llm"
+)
+
+// responseObject is the Responses API's Response.
+type responseObject struct {
+	ID                 string            `json:"id"`
+	Object             string            `json:"object"`
+	CreatedAt          int64             `json:"created_at"`
+	Status             string            `json:"status"`
+	Model              string            `json:"model"`
+	Output             []*outputItem     `json:"output"`
+	Usage              *responseUsage    `json:"usage"`
+	Error              *responseError    `json:"error"`
+	IncompleteDetails  any               `json:"incomplete_details"`
+	Instructions       *string           `json:"instructions"`
+	PreviousResponseID *string           `json:"previous_response_id"`
+	Conversation       *conversationRef  `json:"conversation,omitempty"`
+	Store              bool              `json:"store"`
+	ParallelToolCalls  bool              `json:"parallel_tool_calls"`
+	ToolChoice         string            `json:"tool_choice"`
+	Tools              []any             `json:"tools"`
+	Metadata           map[string]string `json:"metadata"`
+	Temperature        *float64          `json:"temperature"`
+	Text               struct {
+		Format struct {
+			Type string `json:"type"`
+		} `json:"format"`
+	} `json:"text"`
+}
+
+type conversationRef struct {
+	ID string `json:"id"`
+}
+
+type responseError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+type responseUsage struct {
+	InputTokens        int `json:"input_tokens"`
+	InputTokensDetails struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"input_tokens_details"`
+	OutputTokens        int `json:"output_tokens"`
+	OutputTokensDetails struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"output_tokens_details"`
+	TotalTokens int `json:"total_tokens"`
+}
+
+func responseUsageOf(u llm.Usage) *responseUsage {
+	r := &responseUsage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.InputTokens + u.OutputTokens}
+	r.InputTokensDetails.CachedTokens = u.CachedInputTokens
+	r.OutputTokensDetails.ReasoningTokens = u.ReasoningTokens
+	return r
+}
+
+// outputItem is one output item: a message, a reasoning item, a function
+// call or a function call's output.
+type outputItem struct {
+	Type      string         `json:"type"`
+	ID        string         `json:"id"`
+	Status    string         `json:"status,omitempty"`
+	Role      string         `json:"role,omitempty"`
+	Content   *[]contentOut  `json:"content,omitempty"`
+	Summary   *[]summaryPart `json:"summary,omitempty"`
+	CallID    string         `json:"call_id,omitempty"`
+	Name      string         `json:"name,omitempty"`
+	Arguments *string        `json:"arguments,omitempty"`
+	Output    *string        `json:"output,omitempty"`
+}
+
+type contentOut struct {
+	Type        string `json:"type"`
+	Text        string `json:"text"`
+	Annotations []any  `json:"annotations"`
+	Logprobs    []any  `json:"logprobs"`
+}
+
+type summaryPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// respSink builds the response's output from a turn's updates and, when
+// streaming, sends the Responses event family as it goes.
+type respSink struct {
+	obj  *responseObject
+	sse  *sse
+	seq  int
+	open int    // index of the open message or reasoning item, -1 for none
+	buf  []byte // the open item's text
+}
+
+// emit sends one event with its type and sequence number; without a
+// stream it does nothing.
+func (s *respSink) emit(typ string, fields map[string]any) error {
+	if s.sse == nil {
+		return nil
+	}
+	fields["type"] = typ
+	fields["sequence_number"] = s.seq
+	s.seq++
+	return s.sse.send(typ, fields)
+}
+
+// openItem starts an item of typ ("message" or "reasoning") unless one is
+// open already.
+func (s *respSink) openItem(typ string) error {
+	if s.open >= 0 && s.obj.Output[s.open].Type == typ {
+		return nil
+	}
+	if err := s.close(); err != nil {
+		return err
+	}
+	it := &outputItem{Type: typ, Status: "in_progress"}
+	idx := len(s.obj.Output)
+	s.obj.Output = append(s.obj.Output, it)
+	s.open, s.buf = idx, s.buf[:0]
+	if typ == "message" {
+		it.ID, it.Role, it.Content = newID("msg_"), "assistant", &[]contentOut{}
+		if err := s.emit("response.output_item.added", map[string]any{"output_index": idx, "item": it}); err != nil {
+			return err
+		}
+		return s.emit("response.content_part.added", map[string]any{"item_id": it.ID, "output_index": idx, "content_index": 0,
+			"part": contentOut{Type: "output_text", Annotations: []any{}, Logprobs: []any{}}})
+	}
+	it.ID, it.Summary, it.Status = newID("rs_"), &[]summaryPart{}, ""
+	if err := s.emit("response.output_item.added", map[string]any{"output_index": idx, "item": it}); err != nil {
+		return err
+	}
+	return s.emit("response.reasoning_summary_part.added", map[string]any{"item_id": it.ID, "output_index": idx, "summary_index": 0,
+		"part": summaryPart{Type: "summary_text"}})
+}
+
+// close finishes the open item, if any.
+func (s *respSink) close() error {
+	if s.open < 0 {
+		return nil
+	}
+	idx, it := s.open, s.obj.Output[s.open]
+	s.open = -1
+	text := string(s.buf)
+	if it.Type == "message" {
+		part := contentOut{Type: "output_text", Text: text, Annotations: []any{}, Logprobs: []any{}}
+		*it.Content = append(*it.Content, part)
+		it.Status = "completed"
+		if err := s.emit("response.output_text.done", map[string]any{"item_id": it.ID, "output_index": idx, "content_index": 0, "text": text, "logprobs": []any{}}); err != nil {
+			return err
+		}
+		if err := s.emit("response.content_part.done", map[string]any{"item_id": it.ID, "output_index": idx, "content_index": 0, "part": part}); err != nil {
+			return err
+		}
+		return s.emit("response.output_item.done", map[string]any{"output_index": idx, "item": it})
+	}
+	part := summaryPart{Type: "summary_text", Text: text}
+	*it.Summary = append(*it.Summary, part)
+	if err := s.emit("response.reasoning_summary_text.done", map[string]any{"item_id": it.ID, "output_index": idx, "summary_index": 0, "text": text}); err != nil {
+		return err
+	}
+	if err := s.emit("response.reasoning_summary_part.done", map[string]any{"item_id": it.ID, "output_index": idx, "summary_index": 0, "part": part}); err != nil {
+		return err
+	}
+	return s.emit("response.output_item.done", map[string]any{"output_index": idx, "item": it})
+}
+
+func (s *respSink) text(delta string) error {
+	if err := s.openItem("message"); err != nil {
+		return err
+	}
+	s.buf = append(s.buf, delta...)
+	it := s.obj.Output[s.open]
+	return s.emit("response.output_text.delta", map[string]any{"item_id": it.ID, "output_index": s.open, "content_index": 0, "delta": delta, "logprobs": []any{}})
+}
+
+// thinking is shown as a reasoning item's summary text.
+func (s *respSink) thinking(delta string) error {
+	if err := s.openItem("reasoning"); err != nil {
+		return err
+	}
+	s.buf = append(s.buf, delta...)
+	it := s.obj.Output[s.open]
+	return s.emit("response.reasoning_summary_text.delta", map[string]any{"item_id": it.ID, "output_index": s.open, "summary_index": 0, "delta": delta})
+}
+
+// toolCall adds a function_call item: completed for a call the server
+// runs (its function_call_output follows), in progress for one of the
+// client's declared tools, which the client answers in its next request.
+func (s *respSink) toolCall(call llm.ToolUse, declared bool) error {
+	if err := s.close(); err != nil {
+		return err
+	}
+	args := string(call.InputOrEmpty())
+	it := &outputItem{Type: "function_call", ID: newID("fc_"), CallID: call.ID, Name: call.Name, Arguments: &args, Status: "in_progress"}
+	idx := len(s.obj.Output)
+	s.obj.Output = append(s.obj.Output, it)
+	if err := s.emit("response.output_item.added", map[string]any{"output_index": idx, "item": it}); err != nil {
+		return err
+	}
+	if err := s.emit("response.function_call_arguments.done", map[string]any{"item_id": it.ID, "output_index": idx, "name": call.Name, "arguments": args}); err != nil {
+		return err
+	}
+	it.Status = "completed"
+	_ = declared // both are complete calls; only the server's get an output item
+	return s.emit("response.output_item.done", map[string]any{"output_index": idx, "item": it})
+}
+
+func (s *respSink) toolResult(m *llm.Message) error {
+	if err := s.close(); err != nil {
+		return err
+	}
+	out := m.Text()
+	it := &outputItem{Type: "function_call_output", ID: newID("fco_"), CallID: m.ToolCallID, Output: &out, Status: "completed"}
+	idx := len(s.obj.Output)
+	s.obj.Output = append(s.obj.Output, it)
+	if err := s.emit("response.output_item.added", map[string]any{"output_index": idx, "item": it}); err != nil {
+		return err
+	}
+	return s.emit("response.output_item.done", map[string]any{"output_index": idx, "item": it})
+}
+
+// sessionLocks serializes the Responses turns of one session in this
+// process, so that each gets the next turn number.
+type sessionLocks struct {
+	mu sync.Mutex
+	m  map[string]*sessionLock
+}
+
+type sessionLock struct {
+	ch   chan struct{} // a one-slot semaphore
+	refs int
+}
+
+// lock waits for the session's lock, or for ctx's end (the error).
+func (l *sessionLocks) lock(ctx context.Context, id string) (unlock func(), err error) {
+	l.mu.Lock()
+	if l.m == nil {
+		l.m = make(map[string]*sessionLock)
+	}
+	e := l.m[id]
+	if e == nil {
+		e = &sessionLock{ch: make(chan struct{}, 1)}
+		l.m[id] = e
+	}
+	e.refs++
+	l.mu.Unlock()
+	release := func() {
+		l.mu.Lock()
+		if e.refs--; e.refs == 0 {
+			delete(l.m, id)
+		}
+		l.mu.Unlock()
+	}
+	select {
+	case e.ch <- struct{}{}:
+	case <-ctx.Done():
+		release()
+		return nil, context.Cause(ctx)
+	}
+	return func() { <-e.ch; release() }, nil
+}
+
+// recentResponses keeps the last completed stored responses for GET
+// /v1/responses/{id}.
+type recentResponses struct {
+	mu    sync.Mutex
+	max   int
+	order *list.List // of string ids, newest first
+	m     map[string]recentEntry
+}
+
+type recentEntry struct {
+	principal string
+	obj       *responseObject
+	elem      *list.Element
+}
+
+const recentMax = 1024
+
+func (c *recentResponses) put(id, principal string, obj *responseObject) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m, c.order, c.max = make(map[string]recentEntry), list.New(), recentMax
+	}
+	if e, ok := c.m[id]; ok {
+		c.order.Remove(e.elem)
+	}
+	c.m[id] = recentEntry{principal: principal, obj: obj, elem: c.order.PushFront(id)}
+	for c.order.Len() > c.max {
+		last := c.order.Back()
+		c.order.Remove(last)
+		delete(c.m, last.Value.(string))
+	}
+}
+
+func (c *recentResponses) get(id, principal string) (*responseObject, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[id]
+	if !ok || e.principal != principal {
+		return nil, false
+	}
+	return e.obj, true
+}

@@ -1,0 +1,439 @@
+package serve
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agcore/agcore/approval"
+	"github.com/agcore/agcore/serve/host"
+	"github.com/agcore/agcore/session"
+)
+
+// DefaultMaxRequestBytes is the largest request body accepted when
+// Options.MaxRequestBytes is 0.
+const DefaultMaxRequestBytes = 4 << 20
+
+// DefaultFlushInterval is Options.FlushInterval's default: well under
+// what a reader notices, long enough to send a model's burst of deltas in
+// one write.
+const DefaultFlushInterval = 2 * time.Millisecond
+
+// LocalPrincipal is the principal of every request to a handler configured
+// without tokens (which the CLI only binds to loopback).
+const LocalPrincipal = "local"
+
+// ErrDraining is the cause of the turns Drain cancelled at its deadline,
+// and of refusals of new turns once draining began.
+var ErrDraining = errors.New("serve: the server is shutting down")
+
+// Options configure a Handler.
+type Options struct {
+	// Agents are the agents offered as models; required.
+	Agents *host.Set
+	// Broker parks the calls of tools that need approval; it should be
+	// every agent's Config.Approver. Nil means no /v1/approvals endpoints.
+	Broker *approval.Broker
+	// Tokens maps a principal's name to its bearer token. Requests under
+	// the protected prefixes (/v1/, /a2a/, /api/) must present one as
+	// "Authorization: Bearer TOKEN"; the name becomes the request's
+	// principal (host.PrincipalFrom). Empty means no authentication: every
+	// request's principal is LocalPrincipal, which is only safe on a
+	// loopback address.
+	Tokens map[string]string
+	// AllowedOrigins are the browser origins ("https://app.example.com")
+	// given CORS access. A state-changing request whose Origin is neither
+	// one of them nor the server's own is refused (403).
+	AllowedOrigins []string
+	// MaxRequestBytes bounds request bodies (413 over it); 0 means
+	// DefaultMaxRequestBytes.
+	MaxRequestBytes int64
+	// TurnTimeout, when positive, bounds each turn.
+	TurnTimeout time.Duration
+	// FlushInterval is the longest a streamed event waits to be sent:
+	// events written sooner after the last flush are sent together, so a
+	// burst of deltas costs one write. 0 means DefaultFlushInterval; a
+	// negative value flushes every event at once.
+	FlushInterval time.Duration
+	// Logger receives one record per request (method, path, status, bytes,
+	// duration, principal; never headers or bodies) and the errors of
+	// failed turns. Nil logs nothing.
+	Logger *slog.Logger
+	// A2A serves the A2A endpoints, mounted at /a2a/ and at
+	// /.well-known/agent-card.json (public). Nil serves neither.
+	A2A http.Handler
+	// Web serves the web page at / (its static assets public, its /api/
+	// behind the authentication). Nil serves nothing there.
+	Web http.Handler
+	// Now stamps created times; nil means time.Now.
+	Now func() time.Time
+}
+
+// Handler is agcore's HTTP server: OpenAI-compatible endpoints under /v1/,
+// health checks, and the A2A and web handlers it is given, behind one
+// authentication, CORS and size-limit layer. Build it with New; it is safe
+// for concurrent use.
+type Handler struct {
+	opts       Options
+	maxBody    int64
+	tokens     []token
+	origins    map[string]bool
+	mux        *http.ServeMux
+	log        *slog.Logger
+	now        func() time.Time
+	started    int64 // the models' created time
+	flushEvery time.Duration
+
+	mu       sync.Mutex
+	draining bool
+	turns    sync.WaitGroup
+	cancels  map[*turnCancel]struct{}
+
+	locks  sessionLocks    // Responses turns, one at a time per session
+	recent recentResponses // for GET /v1/responses/{id}
+}
+
+type token struct {
+	name string
+	sum  [32]byte
+}
+
+type turnCancel struct{ cancel context.CancelCauseFunc }
+
+// New checks opts and returns the handler.
+func New(opts Options) (*Handler, error) {
+	if opts.Agents == nil {
+		return nil, errors.New("serve: Options.Agents is nil")
+	}
+	h := &Handler{
+		opts:    opts,
+		maxBody: opts.MaxRequestBytes,
+		origins: make(map[string]bool, len(opts.AllowedOrigins)),
+		log:     opts.Logger,
+		now:     opts.Now,
+		cancels: make(map[*turnCancel]struct{}),
+	}
+	switch h.flushEvery = opts.FlushInterval; {
+	case h.flushEvery == 0:
+		h.flushEvery = DefaultFlushInterval
+	case h.flushEvery < 0:
+		h.flushEvery = 0
+	}
+	if h.maxBody <= 0 {
+		h.maxBody = DefaultMaxRequestBytes
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	for name, secret := range opts.Tokens {
+		switch {
+		case name == "" || secret == "":
+			return nil, fmt.Errorf("serve: token %q: a token needs a name and a non-empty secret", name)
+		case name == LocalPrincipal:
+			return nil, fmt.Errorf("serve: token name %q is reserved for servers without tokens", name)
+		case session.ValidateID(name) != nil || strings.Contains(name, ".") || len(name) > 64:
+			// The name prefixes its sessions' ids (NAME.conversation).
+			return nil, fmt.Errorf("serve: token name %q: use at most 64 of A-Z a-z 0-9 _ -", name)
+		}
+		h.tokens = append(h.tokens, token{name: name, sum: sha256.Sum256([]byte(secret))})
+	}
+	for _, o := range opts.AllowedOrigins {
+		u, err := url.Parse(o)
+		if err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" {
+			return nil, fmt.Errorf("serve: allowed origin %q: want scheme://host[:port]", o)
+		}
+		h.origins[strings.ToLower(o)] = true
+	}
+	h.started = h.now().Unix()
+	h.routes()
+	return h, nil
+}
+
+func (h *Handler) routes() {
+	m := http.NewServeMux()
+	m.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeText(w, http.StatusOK, "ok\n") })
+	m.HandleFunc("GET /readyz", h.ready)
+	m.HandleFunc("GET /v1/models", h.models)
+	m.HandleFunc("GET /v1/models/{model}", h.model)
+	m.HandleFunc("POST /v1/chat/completions", h.chat)
+	m.HandleFunc("POST /v1/responses", h.responses)
+	m.HandleFunc("GET /v1/responses/{id}", h.getResponse)
+	m.HandleFunc("GET /v1/approvals", h.listApprovals)
+	m.HandleFunc("POST /v1/approvals/{id...}", h.decideApproval)
+	m.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "unknown_url",
+			Message: fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path)})
+	})
+	if h.opts.A2A != nil {
+		m.Handle("/a2a/", h.opts.A2A)
+		m.Handle("/.well-known/agent-card.json", h.opts.A2A)
+	}
+	if h.opts.Web != nil {
+		m.Handle("/", h.opts.Web)
+	}
+	h.mux = m
+}
+
+// ServeHTTP serves a request: access log, CORS and origin check,
+// authentication of the protected prefixes, body limit, then the route.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	lw := &logWriter{ResponseWriter: w, status: http.StatusOK}
+	principal := ""
+	defer func() {
+		h.log.LogAttrs(r.Context(), slog.LevelInfo, "http request",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", lw.status), slog.Int64("bytes", lw.bytes),
+			slog.Duration("duration", time.Since(start)), slog.String("principal", principal))
+	}()
+	if len(h.tokens) == 0 && !loopbackHost(r.Host) {
+		// Without tokens, only names of this machine: a page whose domain
+		// was rebound to 127.0.0.1 (DNS rebinding) sends its own name.
+		writeError(lw, &apiError{Status: http.StatusForbidden, Type: typeInvalidRequest, Code: "host_not_allowed",
+			Message: "a server without tokens answers only requests to localhost or a loopback address"})
+		return
+	}
+	if !h.checkOrigin(lw, r) {
+		return
+	}
+	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+		lw.WriteHeader(http.StatusNoContent) // a preflight the origin check allowed
+		return
+	}
+	if protected(r.URL.Path) {
+		p, ok := h.authenticate(r)
+		if !ok {
+			lw.Header().Set("WWW-Authenticate", `Bearer realm="agcore"`)
+			writeError(lw, &apiError{Status: http.StatusUnauthorized, Type: typeInvalidRequest, Code: "invalid_api_key",
+				Message: "missing or invalid bearer token (Authorization: Bearer TOKEN)"})
+			return
+		}
+		principal = p
+		r = r.WithContext(host.WithPrincipal(r.Context(), p))
+	}
+	if r.Body != nil && r.Body != http.NoBody {
+		if r.ContentLength > h.maxBody {
+			writeError(lw, tooLarge(h.maxBody))
+			return
+		}
+		r.Body = http.MaxBytesReader(lw, r.Body, h.maxBody)
+	}
+	if r.Method == http.MethodPost && (strings.HasPrefix(r.URL.Path, "/a2a/") || r.URL.Path == "/api/chat") {
+		// The A2A and web handlers' turns drain like the /v1 ones.
+		ctx, end, ok := h.beginTurn(r)
+		if !ok {
+			writeError(lw, draining())
+			return
+		}
+		defer end()
+		r = r.WithContext(ctx)
+	}
+	h.mux.ServeHTTP(lw, r)
+}
+
+// protected reports whether path needs a token. Agent cards are public,
+// the server's (/.well-known/agent-card.json) and each agent's
+// (/a2a/NAME/.well-known/agent-card.json).
+func protected(path string) bool {
+	if strings.HasPrefix(path, "/a2a/") && strings.HasSuffix(path, "/.well-known/agent-card.json") && strings.Count(path, "/") == 4 {
+		return false
+	}
+	return strings.HasPrefix(path, "/v1/") || path == "/v1" ||
+		strings.HasPrefix(path, "/a2a/") || path == "/a2a" ||
+		strings.HasPrefix(path, "/api/") || path == "/api"
+}
+
+// authenticate returns the principal of r's bearer token. Every token is
+// compared, in constant time, whichever matches.
+func (h *Handler) authenticate(r *http.Request) (string, bool) {
+	if len(h.tokens) == 0 {
+		return LocalPrincipal, true
+	}
+	auth := r.Header.Get("Authorization")
+	const prefix = "bearer "
+	if len(auth) <= len(prefix) || !strings.EqualFold(auth[:len(prefix)], prefix) {
+		return "", false
+	}
+	sum := sha256.Sum256([]byte(strings.TrimSpace(auth[len(prefix):])))
+	found := ""
+	for _, t := range h.tokens {
+		if subtle.ConstantTimeCompare(sum[:], t.sum[:]) == 1 {
+			found = t.name
+		}
+	}
+	return found, found != ""
+}
+
+// checkOrigin applies CORS: an allowed origin gets its headers, a
+// state-changing request from any other origin but the server's own is
+// refused. It reports whether to go on.
+func (h *Handler) checkOrigin(w http.ResponseWriter, r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	w.Header().Add("Vary", "Origin")
+	if h.origins[strings.ToLower(origin)] {
+		hd := w.Header()
+		hd.Set("Access-Control-Allow-Origin", origin)
+		if r.Method == http.MethodOptions {
+			hd.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
+			allow := "Authorization, Content-Type"
+			if req := r.Header.Get("Access-Control-Request-Headers"); req != "" {
+				allow = req
+			}
+			hd.Set("Access-Control-Allow-Headers", allow)
+			hd.Set("Access-Control-Max-Age", "600")
+		}
+		return true
+	}
+	if sameOrigin(origin, r) {
+		return true
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		return true // no CORS headers: the browser keeps the answer from the page
+	}
+	writeError(w, &apiError{Status: http.StatusForbidden, Type: typeInvalidRequest, Code: "origin_not_allowed",
+		Message: "requests from this origin are not allowed"})
+	return false
+}
+
+// loopbackHost reports whether a Host header names this machine: localhost
+// or a loopback address, with or without a port.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// sameOrigin reports whether origin is the host the request was sent to.
+func sameOrigin(origin string, r *http.Request) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	return strings.EqualFold(u.Host, r.Host)
+}
+
+func (h *Handler) ready(w http.ResponseWriter, _ *http.Request) {
+	h.mu.Lock()
+	draining := h.draining
+	h.mu.Unlock()
+	if draining {
+		writeText(w, http.StatusServiceUnavailable, "draining\n")
+		return
+	}
+	writeText(w, http.StatusOK, "ready\n")
+}
+
+// Drain starts the shutdown: /readyz answers 503 and new turns are
+// refused (503), while turns in progress go on until they end or ctx
+// does; then they are cancelled (with the cause ErrDraining), which
+// stores nothing of them, and Drain returns ctx's error once they have
+// returned. Call it before http.Server.Shutdown, whose wait for active
+// connections would otherwise include every open stream.
+func (h *Handler) Drain(ctx context.Context) error {
+	h.mu.Lock()
+	h.draining = true
+	h.mu.Unlock()
+	done := make(chan struct{})
+	go func() { h.turns.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+	}
+	h.mu.Lock()
+	for c := range h.cancels {
+		c.cancel(ErrDraining)
+	}
+	h.mu.Unlock()
+	<-done
+	return ctx.Err()
+}
+
+// beginTurn registers a turn and returns its context (r's, bounded by the
+// turn timeout and cancelled by Drain's deadline) and its end; ok is false
+// when the server is draining.
+func (h *Handler) beginTurn(r *http.Request) (ctx context.Context, end func(), ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.draining {
+		return nil, nil, false
+	}
+	ctx, cancel := context.WithCancelCause(r.Context())
+	var stop context.CancelFunc = func() {}
+	if h.opts.TurnTimeout > 0 {
+		ctx, stop = context.WithTimeout(ctx, h.opts.TurnTimeout)
+	}
+	c := &turnCancel{cancel: cancel}
+	h.cancels[c] = struct{}{}
+	h.turns.Add(1)
+	return ctx, func() {
+		stop()
+		cancel(nil)
+		h.mu.Lock()
+		delete(h.cancels, c)
+		h.mu.Unlock()
+		h.turns.Done()
+	}, true
+}
+
+// logWriter records a response's status and size for the access log.
+type logWriter struct {
+	http.ResponseWriter
+	status      int
+	bytes       int64
+	wroteHeader bool
+}
+
+func (w *logWriter) WriteHeader(code int) {
+	if !w.wroteHeader {
+		w.status, w.wroteHeader = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.wroteHeader = true
+	n, err := w.ResponseWriter.Write(p)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Flush sends what was written so far (server-sent events).
+func (w *logWriter) Flush() {
+	w.wroteHeader = true
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *logWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func writeText(w http.ResponseWriter, status int, s string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(s))
+}
