@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -9,12 +8,10 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/agcore/agcore/internal/testenv"
-	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/session/postgres"
 	"github.com/agcore/agcore/session/sessiontest"
 )
@@ -112,115 +109,23 @@ func (ps *privateServer) url() string {
 }
 
 // The server crashes and restarts while two writers append to one session
-// and a reader loads it. Every call during the outage returns an error
-// that errors.Is session.ErrUnavailable (never another kind, never a
-// half-written turn); the same Store reconnects by itself once the server
-// is back; retrying the failed appends with their turn ids stores every
-// turn exactly once, and the session is valid.
+// and a reader loads it (sessiontest.Outage): every call during the outage
+// fails with session.ErrUnavailable, never a half-written turn; the same
+// Store reconnects by itself; every acknowledged turn survived (WAL replay);
+// retrying the failed appends stores every turn exactly once; and a store
+// opened afresh sees the same session.
 func TestFaultServerRestart(t *testing.T) {
 	serverURL(t) // the suite's server settings (and the CI rule) apply here too
 	ps := startPrivateServer(t)
 	s := open(t, ps.url(), postgres.WithRetries(1))
-	ctx := t.Context()
-	if err := s.Append(ctx, "r", session.Turn{ID: "t0", Messages: sessiontest.Conversation("t0", 4)}); err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu           sync.Mutex
-		tags, failed []string
-		otherErrs    []error
-		okAfter      int
-		restarted    bool
-		loadFailures int
-	)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range 2 {
-		wg.Go(func() {
-			for n := 0; ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				tag := fmt.Sprintf("w%d-%d", w, n)
-				err := s.Append(ctx, "r", session.Turn{ID: tag, Messages: sessiontest.Conversation(tag, 4)})
-				mu.Lock()
-				tags = append(tags, tag)
-				switch {
-				case err == nil:
-					if restarted {
-						okAfter++
-					}
-				case errors.Is(err, session.ErrUnavailable):
-					failed = append(failed, tag)
-				default:
-					failed = append(failed, tag)
-					otherErrs = append(otherErrs, err)
-				}
-				mu.Unlock()
-				time.Sleep(2 * time.Millisecond)
-			}
-		})
-	}
-	wg.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-			_, err := s.Load(ctx, "r")
-			if err != nil && !errors.Is(err, session.ErrUnavailable) {
-				mu.Lock()
-				otherErrs = append(otherErrs, fmt.Errorf("load: %w", err))
-				mu.Unlock()
-			} else if err != nil {
-				mu.Lock()
-				loadFailures++
-				mu.Unlock()
-			}
-		}
+	n, failed, loads := sessiontest.Outage(t, s, "r", true, func() {
+		ps.crash()
+		time.Sleep(300 * time.Millisecond)
+		ps.start()
 	})
-	time.Sleep(300 * time.Millisecond)
-	ps.crash()
-	time.Sleep(300 * time.Millisecond)
-	ps.start()
-	mu.Lock()
-	restarted = true
-	mu.Unlock()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		mu.Lock()
-		n := okAfter
-		mu.Unlock()
-		if n >= 10 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
+	t.Logf("%d appends, %d failed during the outage (and were retried), %d loads failed", n, failed, loads)
+	fresh, err := open(t, ps.url()).Load(t.Context(), "r")
+	if err != nil || fresh.Turns != n+1 {
+		t.Fatalf("a store opened afresh: %v, %d turns; want %d", err, fresh.Turns, n+1)
 	}
-	close(stop)
-	wg.Wait()
-	for _, err := range otherErrs {
-		t.Errorf("an error that is not session.ErrUnavailable: %v", err)
-	}
-	if okAfter < 10 {
-		t.Fatalf("only %d appends succeeded after the restart: the store did not reconnect", okAfter)
-	}
-	if len(failed) == 0 || loadFailures == 0 {
-		t.Fatalf("%d appends and %d loads failed during the outage: the test did not see it", len(failed), loadFailures)
-	}
-	for _, tag := range failed {
-		if err := s.Append(ctx, "r", session.Turn{ID: tag, Messages: sessiontest.Conversation(tag, 4)}); err != nil {
-			t.Fatalf("retrying %s after the restart: %v", tag, err)
-		}
-	}
-	t.Logf("%d appends, %d failed during the outage (and were retried), %d loads failed", len(tags), len(failed), loadFailures)
-	checkOnce(t, s, "r", append(tags, "t0")...)
-	if got, _ := s.Load(ctx, "r"); got.Turns != len(tags)+1 {
-		t.Fatalf("%d turns, want %d", got.Turns, len(tags)+1)
-	}
-	// A store opened afresh sees the same.
-	s2 := open(t, ps.url())
-	checkOnce(t, s2, "r", append(tags, "t0")...)
 }
