@@ -148,13 +148,9 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, decodeError(err))
 		return
 	}
-	a, ok := h.opts.Agents.Get(req.Model)
-	if !ok {
-		if req.Model == "" {
-			writeError(w, invalid("model", "model is required: the name of an agent (GET /v1/models lists them)"))
-			return
-		}
-		writeError(w, modelNotFound(req.Model))
+	a, apiErr := h.agent(req.Model)
+	if apiErr != nil {
+		writeError(w, apiErr)
 		return
 	}
 	if req.N != nil && *req.N != 1 {

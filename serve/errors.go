@@ -11,6 +11,7 @@ import (
 
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/middleware"
+	"github.com/agcore/agcore/serve/host"
 )
 
 // Error types of the OpenAI error object.
@@ -84,6 +85,19 @@ func invalid(param, format string, args ...any) *apiError {
 func tooLarge(limit int64) *apiError {
 	return &apiError{Status: http.StatusRequestEntityTooLarge, Type: typeInvalidRequest, Code: "request_too_large",
 		Message: fmt.Sprintf("the request body is larger than %d bytes", limit)}
+}
+
+// agent returns the agent a request's model names: 400 when none is
+// named, 404 model_not_found when no agent has the name.
+func (h *Handler) agent(model string) (host.Agent, *apiError) {
+	a, ok := h.opts.Agents.Get(model)
+	switch {
+	case ok:
+		return a, nil
+	case model == "":
+		return host.Agent{}, invalid("model", "model is required: the name of an agent (GET /v1/models lists them)")
+	}
+	return host.Agent{}, modelNotFound(model)
 }
 
 func modelNotFound(name string) *apiError {
