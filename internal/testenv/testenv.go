@@ -4,6 +4,11 @@
 // under CI (the CI environment variable set, as every CI system sets it) it
 // fails, so CI cannot pass by skipping.
 //
+// A skip is loud: Missing also records it in a spool file named after the
+// go command that runs the test binaries, and the package zz_skipped, which
+// `go test ./...` runs last, prints every recorded skip with how to enable
+// it once the other packages are done (see [Report]).
+//
 // It is imported by tests only.
 package testenv
 
@@ -21,7 +26,8 @@ func InCI() bool {
 }
 
 // Missing reports that something the test needs is missing: t.Fatalf under
-// CI, t.Skipf elsewhere. It does not return.
+// CI, t.Skipf elsewhere, after recording the skip for the end-of-run report.
+// The message should say how to enable the test. It does not return.
 func Missing(t testing.TB, format string, args ...any) {
 	t.Helper()
 	msg := fmt.Sprintf(format, args...)
@@ -29,5 +35,6 @@ func Missing(t testing.TB, format string, args ...any) {
 		t.Fatalf("CI is set, and %s", msg)
 		return
 	}
+	record(t.Name(), msg)
 	t.Skip(msg)
 }

@@ -33,6 +33,7 @@ type fakeTB struct {
 }
 
 func (f *fakeTB) Helper()               {}
+func (f *fakeTB) Name() string          { return "TestFake" }
 func (f *fakeTB) Fatalf(string, ...any) { f.failed = true }
 func (f *fakeTB) Skip(...any)           { f.skipped = true }
 
@@ -44,6 +45,7 @@ func TestMissingFailsUnderCIAndSkipsElsewhere(t *testing.T) {
 		t.Fatalf("under CI: failed %v skipped %v, want a failure", f.failed, f.skipped)
 	}
 	t.Setenv("CI", "")
+	t.Setenv("TMPDIR", t.TempDir())
 	f = &fakeTB{}
 	Missing(f, "no %s", "node")
 	if f.failed || !f.skipped {
