@@ -1,7 +1,9 @@
 package main_test
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -35,6 +37,39 @@ func TestUnknownCommandsAreUsageErrors(t *testing.T) {
 		r := c.run("", args...)
 		if r.code != 2 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "--help") {
 			t.Errorf("agcore %s: exit %d, stdout %q, stderr %q; want exit 2 and one line pointing to --help", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+// TestDocsListEveryCommand: the README's command table and the package doc
+// name every command agcore --help lists.
+func TestDocsListEveryCommand(t *testing.T) {
+	help := newCLI(t).ok("--help").stdout
+	_, list, ok := strings.Cut(help, "Available Commands:\n")
+	if !ok {
+		t.Fatalf("no command list in agcore --help:\n%s", help)
+	}
+	list, _, _ = strings.Cut(list, "\n\n")
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, _ := strings.Cut(string(readme), "## The `agcore` command\n\n```\n")
+	table, _, _ = strings.Cut(table, "```")
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(list, "\n") {
+		name := strings.Fields(line)[0]
+		if name == "help" {
+			continue
+		}
+		if !strings.Contains(table, "\nagcore "+name+" ") && !strings.HasPrefix(table, "agcore "+name+" ") {
+			t.Errorf("the README's command table does not list agcore %s", name)
+		}
+		if !strings.Contains(string(doc), "//\tagcore "+name+" ") {
+			t.Errorf("cmd/agcore/doc.go does not list agcore %s", name)
 		}
 	}
 }
