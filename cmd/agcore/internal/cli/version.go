@@ -66,6 +66,8 @@ func (a *app) newVersionCmd() *cobra.Command {
 go install, "(devel)" when built in a checkout), the commit and its time when
 the build recorded them, and the Go toolchain. agcore --version prints the
 same line.`,
+		Example: `  agcore version
+  agcore --version`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, err := fmt.Fprintln(a.env.Stdout, "agcore version "+version())
