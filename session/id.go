@@ -38,13 +38,20 @@ func idByte(c byte) bool {
 		c == '.' || c == '_' || c == '-'
 }
 
-// NewID returns a fresh random session id that passes ValidateID. Ids sort
-// by creation time (to the millisecond, UTC) as plain strings and are lower
-// case, so they are safe on case-insensitive file systems, e.g.
-// "20260105-143012.123-9f86d081884c7d65d6d4f5e2"; the 96 random bits make a
-// collision practically impossible.
+// NewID returns a fresh random session id that passes ValidateID: 96
+// random bits in hex, then the time it was made (UTC, to the millisecond),
+// e.g. "9f86d081884c7d65d6d4f5e2-20260105-143012.123". The random part
+// comes first, so a few leading characters already tell one id from the
+// others ("any unique prefix" of an id names its session); the time is
+// there for people. Ids are lower case, so they are safe on
+// case-insensitive file systems.
+//
+// Ids made by earlier versions put the time first
+// ("20260105-143012.123-9f86d081884c7d65d6d4f5e2"); they are as valid as
+// any other id. Nothing orders sessions by id: stores list them by the
+// time of their last update.
 func NewID() string {
 	var r [12]byte
 	_, _ = rand.Read(r[:]) // crypto/rand.Read never fails (it crashes the program instead)
-	return time.Now().UTC().Format("20060102-150405.000") + "-" + hex.EncodeToString(r[:])
+	return hex.EncodeToString(r[:]) + "-" + time.Now().UTC().Format("20060102-150405.000")
 }

@@ -1,8 +1,8 @@
 package session_test
 
 import (
+	"encoding/hex"
 	"errors"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,7 +51,7 @@ func TestValidateID(t *testing.T) {
 func TestNewID(t *testing.T) {
 	t.Parallel()
 	seen := map[string]bool{}
-	var ids []string
+	before := time.Now().UTC().Add(-time.Second)
 	for range 1000 {
 		id := session.NewID()
 		if err := session.ValidateID(id); err != nil {
@@ -61,15 +61,43 @@ func TestNewID(t *testing.T) {
 			t.Fatalf("NewID repeated %q", id)
 		}
 		seen[id] = true
-		ids = append(ids, id)
+		if strings.ToLower(id) != id {
+			t.Errorf("NewID %q is not lower case (case-insensitive file systems)", id)
+		}
+		// The random part leads: 24 hex digits, then the time.
+		random, when, ok := strings.Cut(id, "-")
+		if _, err := hex.DecodeString(random); err != nil || len(random) != 24 || !ok {
+			t.Fatalf("NewID %q does not start with 24 hex digits and a dash", id)
+		}
+		made, err := time.Parse("20060102-150405.000", when)
+		if err != nil || made.Before(before.Truncate(time.Millisecond)) || made.After(time.Now().UTC().Add(time.Second)) {
+			t.Fatalf("NewID %q: the time after the random part is %v, %v; want about now", id, made, err)
+		}
 	}
-	// Ids sort by time: one made later sorts after.
-	time.Sleep(2 * time.Millisecond)
-	later := session.NewID()
-	if slices.Max(ids) >= later {
-		t.Errorf("NewID %q made later sorts before %q", later, slices.Max(ids))
+}
+
+// TestNewIDPrefixes: a few leading characters of an id tell it from the
+// others made at the same time, so "any unique prefix" is short.
+func TestNewIDPrefixes(t *testing.T) {
+	t.Parallel()
+	const n, prefix = 1000, 10 // 40 random bits: a clash among 1000 ids has odds of about 1 in 2 million
+	seen := map[string]string{}
+	for range n {
+		id := session.NewID()
+		if other, ok := seen[id[:prefix]]; ok {
+			t.Fatalf("%q and %q share their first %d characters", id, other, prefix)
+		}
+		seen[id[:prefix]] = id
 	}
-	if strings.ToLower(later) != later {
-		t.Errorf("NewID %q is not lower case (case-insensitive file systems)", later)
+}
+
+// TestOldIDsStayValid: ids of the earlier form (the time first) are
+// still accepted.
+func TestOldIDsStayValid(t *testing.T) {
+	t.Parallel()
+	for _, id := range []string{"20261203-041905.196-cb55a1f0e2d34c5b6a7f8e9d", "20260105-143012.123-9f86d081884c7d65d6d4f5e2"} {
+		if err := session.ValidateID(id); err != nil {
+			t.Errorf("ValidateID(%q) = %v", id, err)
+		}
 	}
 }

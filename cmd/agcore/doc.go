@@ -12,7 +12,16 @@
 //	agcore sessions rm ID
 //	agcore models [FILTER]           known models (window, price, provider), aliases, what a server serves
 //	agcore config [--json]           the effective configuration, secrets masked
+//	agcore serve [flags]             serve agents over HTTP: OpenAI-compatible endpoints, A2A, a web page
+//	agcore run --temporal ADDR ...   a durable turn on Temporal
+//	agcore worker [flags]            a Temporal worker for durable runs (runs agcore-temporal)
+//	agcore approve [flags] [CALL]    list or decide the tool calls a durable turn waits on
 //	agcore completion SHELL          the completion script for bash, zsh, fish or powershell
+//	agcore version                   the module version and commit agcore was built from (also --version)
+//
+// worker, approve and run --temporal execute agcore-temporal (a separate
+// module: go install github.com/agcore/agcore/temporal/cmd/agcore-temporal),
+// found next to agcore, on PATH or at $AGCORE_TEMPORAL_BIN.
 //
 // run reads piped stdin too: alone it is the prompt, after arguments it
 // follows them after a blank line. Session ids are accepted by any unique
@@ -22,16 +31,18 @@
 // # Providers
 //
 // --provider (AGCORE_PROVIDER) is openai, openai-responses (OpenAI through
-// the Responses API, {base}/responses), anthropic, deepseek, ollama
+// the Responses API, {base}/responses), anthropic, gemini (GEMINI_API_KEY
+// or GOOGLE_API_KEY), deepseek, ollama
 // (http://localhost:11434/v1, no key), vllm, openrouter, groq, xai, qwen,
 // moonshot (provider/openai's presets, each with its own key variable),
 // compatible (any OpenAI-compatible server at --base-url), a provider named
 // in the config file, or demo, the offline scripted model of `agcore demo`.
 // Keys come from the environment only; they are never printed, logged or
 // stored. Base URLs come from --base-url, OPENAI_BASE_URL,
-// DEEPSEEK_BASE_URL or ANTHROPIC_BASE_URL, as the official SDKs use them:
-// OpenAI-style requests go to {base}/chat/completions, Anthropic's to
-// {base}/v1/messages. With no provider named, the maker of the -m model
+// DEEPSEEK_BASE_URL, ANTHROPIC_BASE_URL or GOOGLE_GEMINI_BASE_URL, as the
+// official SDKs use them: OpenAI-style requests go to
+// {base}/chat/completions, Anthropic's to {base}/v1/messages, Gemini's to
+// {base}/v1beta/models/{model}:streamGenerateContent. With no provider named, the maker of the -m model
 // (claude-* is Anthropic's) or the first of OPENAI_API_KEY,
 // ANTHROPIC_API_KEY, DEEPSEEK_API_KEY, ... that is set picks one; with none,
 // run and chat say how to configure one and exit 2.
@@ -45,10 +56,11 @@
 //	--base-url URL        OPENAI_BASE_URL, DEEPSEEK_BASE_URL, ANTHROPIC_BASE_URL
 //	--session ID          continue this session (or the one whose id it begins); a new name starts one
 //	-c, --continue        continue the most recently updated session
-//	--store DSN           AGCORE_STORE: sqlite:PATH, file:DIR, memory:; default sqlite $AGCORE_HOME/agcore.db
+//	--store DSN           AGCORE_STORE: sqlite:PATH, file:DIR, postgres://…, redis://… (shared by several processes), memory:; default sqlite $AGCORE_HOME/agcore.db
 //	--config FILE         AGCORE_CONFIG: the config file (default $AGCORE_HOME/config.json)
 //	--tools LIST          AGCORE_TOOLS: read_file, list_dir, grep, write_file (default read_file,list_dir,grep)
 //	--root DIR            AGCORE_ROOT: the directory the file tools are confined to (default: the working directory)
+//	--allow-secret PAT    AGCORE_ALLOW_SECRETS: let the file tools use paths of a secret pattern (.env*, .ssh/, *.pem, ...; refused by default) (repeatable)
 //	--mcp 'CMD ARGS'      an MCP server over stdio (repeatable); its tools are offered as mcp__SERVER__TOOL
 //	--mcp-url URL         an MCP server over streamable HTTP (repeatable)
 //	-y, --yes             approve tools that need approval (write_file) without asking
@@ -63,12 +75,19 @@
 //	--raw                 AGCORE_RAW: no Markdown rendering on a terminal
 //	--hide-thinking       do not show the model's thinking
 //	--log FILE            AGCORE_LOG: a structured log of model and tool calls (no contents)
+//	--otel URL            OTEL_EXPORTER_OTLP_ENDPOINT (and the other OTEL_* variables): export traces and metrics over OTLP
 //
 // AGCORE_HOME defaults to ~/.agcore. Precedence is flag > environment >
 // config file > default; `agcore config --help` shows the file's format.
 // Mistakes (a base URL that is not a URL, a --store of no kind, a --root
-// that is not a directory) are found before anything is sent or stored:
-// one line, exit status 2.
+// that is not a directory, an unknown command or flag) are found before
+// anything is sent or stored: one line, exit status 2.
+//
+// The file tools refuse keys and credentials (.ssh/, .aws/,
+// .config/gcloud/, .gnupg/, .env*, *.pem, *.key, id_*, .netrc, .pgpass,
+// .git-credentials) with an error result the model reads, unless
+// --allow-secret allows the pattern; grep skips them and list_dir leaves
+// them out, each saying how many (tool/fstool).
 //
 // # Output
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -249,7 +250,7 @@ func TestSessionContinuesAcrossRuns(t *testing.T) {
 	if strings.Contains(srv.messages(2), "Ada") {
 		t.Error("a run without --session saw another session's history")
 	}
-	if !strings.Contains(r.stderr, "session 20") {
+	if !regexp.MustCompile(`(?m)^session [0-9a-f]{24}-[0-9]{8}-`).MatchString(r.stderr) {
 		t.Errorf("the new session's id is not printed: %s", r.stderr)
 	}
 }

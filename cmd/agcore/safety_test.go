@@ -191,3 +191,54 @@ func TestAnthropicToolLoop(t *testing.T) {
 		}
 	}
 }
+
+func TestSecretsAreRefusedUnlessAllowed(t *testing.T) {
+	const secret = "OPENAI_API_KEY=sk-THE-SECRET-IN-DOTENV"
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		file    string // the config file, when set
+		allowed bool
+	}{
+		{"refused by default", nil, nil, "", false},
+		{"allowed by --allow-secret", []string{"--allow-secret", ".env*"}, nil, "", true},
+		{"allowed by its name", []string{"--allow-secret", ".env"}, nil, "", true},
+		{"another pattern allows nothing", []string{"--allow-secret", "*.pem"}, nil, "", false},
+		{"allowed by AGCORE_ALLOW_SECRETS", nil, map[string]string{"AGCORE_ALLOW_SECRETS": "*.pem,.env*"}, "", true},
+		{"allowed by the config file", nil, nil, `{"allow_secrets": [".env*"]}`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newFake(t, openaiReply(turn{calls: []call{{"c1", "read_file", `{"path":".env"}`}}}), openaiReply(turn{text: "Done."}))
+			c := newCLI(t).openai(srv, "sk-test")
+			writeFiles(t, c.dir, map[string]string{".env": secret + "\n"})
+			for k, v := range tt.env {
+				c.env[k] = v
+			}
+			if tt.file != "" {
+				writeFiles(t, c.home, map[string]string{"config.json": tt.file})
+			}
+			r := c.ok(append(append([]string{"run", "--json"}, tt.args...), "Read .env")...)
+			res := ofType(events(t, r.stdout), "tool_result")
+			if len(res) != 1 {
+				t.Fatalf("%d tool results, want 1:\n%s", len(res), r.stdout)
+			}
+			out, _ := res[0]["output"].(string)
+			sent := string(srv.got()[1].raw)
+			if tt.allowed {
+				if res[0]["is_error"] != false || out != secret+"\n" || !strings.Contains(sent, "THE-SECRET-IN-DOTENV") {
+					t.Errorf("allowed, read_file .env gave is_error=%v %q", res[0]["is_error"], out)
+				}
+				return
+			}
+			want := `refused: .env matches the secret pattern .env*; the user can allow it with --allow-secret '.env*'`
+			if res[0]["is_error"] != true || !strings.Contains(out, want) {
+				t.Errorf("read_file .env gave is_error=%v %q; want an error containing %q", res[0]["is_error"], out, want)
+			}
+			if containsAny([]string{sent, r.stdout, r.stderr}, "THE-SECRET-IN-DOTENV") {
+				t.Error("the content of .env reached the model or the output")
+			}
+		})
+	}
+}

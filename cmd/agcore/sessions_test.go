@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -104,5 +105,51 @@ func TestReadingCommandsCreateNoStore(t *testing.T) {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("%s was created", p)
 		}
+	}
+}
+
+// New session ids start with their random part, so a few characters name
+// one; ids of the earlier form (the time first) still work, by prefix
+// too; the list is ordered by the last update whatever the ids look like.
+func TestSessionIDsRandomFirst(t *testing.T) {
+	t.Parallel()
+	const old = "20261203-041905.196-cb55a1f0e2d34c5b6a7f8e9d"
+	srv := newFake(t)
+	c := newCLI(t).openai(srv, "sk-test")
+	list := func() []string {
+		t.Helper()
+		var listed struct{ Sessions []struct{ ID string } }
+		if err := json.Unmarshal([]byte(c.ok("sessions", "list", "--json").stdout), &listed); err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, s := range listed.Sessions {
+			ids = append(ids, s.ID)
+		}
+		return ids
+	}
+	srv.add(openaiReply(turn{text: "one"}), openaiReply(turn{text: "two"}))
+	c.ok("run", "--tools", "", "--session", old, "In the old session")
+	c.ok("run", "--tools", "", "A new session")
+	ids := list()
+	if len(ids) != 2 || ids[1] != old || !regexp.MustCompile(`^[0-9a-f]{24}-[0-9]{8}-[0-9]{6}\.[0-9]{3}$`).MatchString(ids[0]) {
+		t.Fatalf("sessions %q; want a new id (random part first) and then %s", ids, old)
+	}
+	fresh := ids[0]
+
+	srv.add(openaiReply(turn{text: "three"}), openaiReply(turn{text: "four"}))
+	c.ok("run", "--tools", "", "--session", "20261203", "Back to the old one") // a prefix of the old form
+	if got := list(); len(got) != 2 || got[0] != old || got[1] != fresh {
+		t.Errorf("after the old session's turn: %q; want it first", got)
+	}
+	c.ok("run", "--tools", "", "--session", fresh[:6], "Back to the new one") // six characters name it
+	if got := list(); len(got) != 2 || got[0] != fresh || got[1] != old {
+		t.Errorf("after the new session's turn: %q; want it first", got)
+	}
+	if got := srv.messages(3); !strings.Contains(got, "A new session") {
+		t.Errorf("--session %s did not continue %s: %s", fresh[:6], fresh, got)
+	}
+	if r := c.ok("sessions", "show", fresh[:6]); !strings.Contains(r.stdout, "session "+fresh) {
+		t.Errorf("sessions show %s:\n%s", fresh[:6], r.stdout)
 	}
 }

@@ -3,6 +3,7 @@ package main_test
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -52,7 +53,7 @@ func TestUsageMistakesExit2BeforeAnyRequest(t *testing.T) {
 			if len(srv.got()) != 0 {
 				t.Errorf("%d requests sent", len(srv.got()))
 			}
-			if strings.Contains(r.stderr, "session 20") || r.stdout != "" {
+			if regexp.MustCompile(`(?m)^session \S+$`).MatchString(r.stderr) || r.stdout != "" {
 				t.Errorf("a usage mistake printed a session or an answer:\nstdout %q\nstderr %q", r.stdout, r.stderr)
 			}
 			if _, err := os.Stat(filepath.Join(c.home, "agcore.db")); err == nil && tt.args[0] != "-c" {

@@ -26,6 +26,25 @@
 // to a directory inside the root with a trailing "/" and any other link as a
 // plain entry.
 //
+// # Secrets
+//
+// Keys and credentials are refused unless the user allows them: a path that
+// matches one of [DefaultSecretPatterns] (.ssh/, .aws/, .config/gcloud/,
+// .gnupg/, .env*, *.pem, *.key, id_*, .netrc, .pgpass, .git-credentials) in
+// any of its names — as given, or once its symbolic links are followed — is
+// refused by read_file and write_file with an error wrapping [ErrSecret] (a
+// [*SecretError] naming the pattern and how the user allows it), and so is
+// list_dir or grep of such a directory. grep skips secret files and
+// directories inside the one it searches and ends its result with how many
+// it skipped; list_dir leaves them out of its listing and ends it with how
+// many it left out, so the model knows they exist without asking for them.
+// A directory pattern also matches the directories the root is in: a root
+// inside ~/.aws has everything under it refused.
+//
+// [Options.AllowSecrets] lifts patterns: the pattern itself (".env*"), "*"
+// for all, or a glob for some names (".env.example") or paths from the root
+// ("config/dev.pem"); [Options.SecretPatterns] replaces the list.
+//
 // # Limits
 //
 // Results are capped ([Options]): read_file at MaxReadBytes, list_dir and

@@ -54,6 +54,21 @@ type Options struct {
 	// MaxWriteBytes is the largest content write_file accepts
 	// (DefaultMaxWriteBytes).
 	MaxWriteBytes int
+
+	// SecretPatterns are the paths refused as secrets (see
+	// [DefaultSecretPatterns] for the syntax); nil means
+	// DefaultSecretPatterns, an empty non-nil slice refuses none.
+	SecretPatterns []string
+	// AllowSecrets lifts secret patterns: an entry equal to one of
+	// SecretPatterns turns that pattern off (".env*"), "*" turns all of
+	// them off, and any other entry is a glob (path.Match) allowing the
+	// names it matches (".env.example") or the path from the root it
+	// matches ("config/dev.pem").
+	AllowSecrets []string
+	// AllowHint says how the user allows a pattern, as a refusal tells the
+	// model ("--allow-secret" gives "the user can allow it with
+	// --allow-secret '.env*'"); empty for a generic sentence.
+	AllowHint string
 }
 
 func limit(v, def int) int {
@@ -72,6 +87,9 @@ func (o Options) withDefaults() Options {
 		MaxOutputBytes: limit(o.MaxOutputBytes, DefaultMaxOutputBytes),
 		MaxMatches:     limit(o.MaxMatches, DefaultMaxMatches),
 		MaxWriteBytes:  limit(o.MaxWriteBytes, DefaultMaxWriteBytes),
+		SecretPatterns: o.SecretPatterns,
+		AllowSecrets:   o.AllowSecrets,
+		AllowHint:      o.AllowHint,
 	}
 }
 
@@ -121,9 +139,10 @@ func ByName(root string, names []string, opts Options) ([]tool.Tool, error) {
 
 // root is the directory the tools are confined to.
 type root struct {
-	dir  string // absolute and clean, as given
-	real string // dir with every symbolic link resolved
-	opts Options
+	dir     string // absolute and clean, as given
+	real    string // dir with every symbolic link resolved
+	opts    Options
+	secrets *secrets
 }
 
 func newRoot(dir string, opts Options) (*root, error) {
@@ -145,7 +164,8 @@ func newRoot(dir string, opts Options) (*root, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("fstool: root %s is not a directory", dir)
 	}
-	return &root{dir: abs, real: real, opts: opts.withDefaults()}, nil
+	opts = opts.withDefaults()
+	return &root{dir: abs, real: real, opts: opts, secrets: newSecrets(real, opts)}, nil
 }
 
 // open opens the root for one call. Opening per call keeps the tools free
@@ -192,7 +212,9 @@ func within(base, p string) (string, bool) {
 }
 
 // resolve checks name and follows its symbolic links, returning the path
-// of its target relative to the real root, free of links. With missingOK
+// of its target relative to the real root, free of links. A path that
+// matches a secret pattern, as given or once its links are followed, is
+// refused with a *SecretError. With missingOK
 // (write_file) the path may name something that does not exist yet; its
 // deepest existing ancestor is resolved instead and the rest appended.
 func (r *root) resolve(name string, missingOK bool) (string, error) {
@@ -216,6 +238,9 @@ func (r *root) resolve(name string, missingOK bool) (string, error) {
 	out, ok := within(r.real, real)
 	if !ok {
 		return "", fmt.Errorf("%q: %w (a symbolic link leads out of it)", name, ErrOutsideRoot)
+	}
+	if err := r.secrets.check(name, rel, out); err != nil {
+		return "", err
 	}
 	return out, nil
 }

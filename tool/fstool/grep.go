@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/agcore/agcore/tool"
@@ -30,7 +31,7 @@ type grepArgs struct {
 }
 
 func (r *root) grepTool() tool.Tool {
-	desc := `Search text files under the root directory for lines matching a regular expression (RE2 syntax). Directories are searched recursively, skipping .git and binary files. Each match is a line "file:line: text".`
+	desc := `Search text files under the root directory for lines matching a regular expression (RE2 syntax). Directories are searched recursively, skipping .git, binary files and files matching a secret pattern (keys, credentials, .env files). Each match is a line "file:line: text".`
 	if r.opts.MaxMatches > 0 {
 		desc += fmt.Sprintf(" At most %d matches are reported.", r.opts.MaxMatches)
 	}
@@ -64,7 +65,7 @@ func (r *root) grep(ctx context.Context, in grepArgs) (string, error) {
 		return "", fmt.Errorf("%q: %w", name, unwrapPath(err))
 	}
 
-	g := &grepper{ctx: ctx, re: re, out: capped{max: r.opts.MaxOutputBytes}, maxMatches: r.opts.MaxMatches}
+	g := &grepper{ctx: ctx, re: re, out: capped{max: r.opts.MaxOutputBytes}, maxMatches: r.opts.MaxMatches, hint: r.opts.AllowHint}
 	if !fi.IsDir() {
 		if !fi.Mode().IsRegular() {
 			return "", fmt.Errorf("%q is not a regular file", name)
@@ -87,13 +88,24 @@ func (r *root) grep(ctx context.Context, in grepArgs) (string, error) {
 			return nil // an unreadable entry is skipped
 		}
 		if d.IsDir() {
-			if d.Name() == ".git" && p != start {
+			if p == start {
+				return nil
+			}
+			if pat := r.secrets.match(p); pat != "" {
+				g.skip(pat)
+				return fs.SkipDir
+			}
+			if d.Name() == ".git" {
 				return fs.SkipDir
 			}
 			return nil
 		}
 		if !d.Type().IsRegular() {
 			return nil // links met on the walk are not followed
+		}
+		if pat := r.secrets.match(p); pat != "" {
+			g.skip(pat)
+			return nil
 		}
 		sub := p
 		if start != "." {
@@ -113,6 +125,31 @@ type grepper struct {
 	maxMatches int
 	matches    int
 	marker     string
+	// skipped counts the files and directories left out as secrets, and
+	// patterns lists the secret patterns they matched.
+	skipped  int
+	patterns []string
+	hint     string
+}
+
+// skip counts a path left out because it matches the secret pattern pat.
+func (g *grepper) skip(pat string) {
+	g.skipped++
+	if !slices.Contains(g.patterns, pat) {
+		g.patterns = append(g.patterns, pat)
+	}
+}
+
+// skipNote says what was left out as secrets, or "".
+func (g *grepper) skipNote() string {
+	if g.skipped == 0 {
+		return ""
+	}
+	what := "1 path"
+	if g.skipped > 1 {
+		what = fmt.Sprintf("%d paths", g.skipped)
+	}
+	return fmt.Sprintf("[%s not searched: secret patterns %s; %s]", what, strings.Join(g.patterns, ", "), allowAny(g.hint, g.patterns))
 }
 
 // file searches the file at rel (relative to the real root), reporting its
@@ -163,13 +200,20 @@ func (g *grepper) file(rt *os.Root, rel, shown string) (binary bool, err error) 
 // result is the text of a finished search: the matches and the marker of a
 // cap, or the error that stopped it.
 func (g *grepper) result(err error) (string, error) {
+	note := g.skipNote()
 	switch {
 	case errors.Is(err, errGrepFull):
+		if note != "" {
+			g.marker += "\n" + note
+		}
 		return g.out.finish(g.marker), nil
 	case err != nil:
 		return "", unwrapPath(err)
 	case g.matches == 0:
+		if note != "" {
+			return "[no matches]\n" + note, nil
+		}
 		return "[no matches]", nil
 	}
-	return g.out.finish(""), nil
+	return g.out.finish(note), nil
 }

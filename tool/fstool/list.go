@@ -2,6 +2,7 @@ package fstool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -19,7 +20,7 @@ type listDirArgs struct {
 }
 
 func (r *root) listDirTool() tool.Tool {
-	desc := `List a directory under the root directory: one entry a line, sorted by name, directories ending in "/".`
+	desc := `List a directory under the root directory: one entry a line, sorted by name, directories ending in "/". Entries matching a secret pattern (keys, credentials, .env files) are not shown; a last line in brackets counts them.`
 	return tool.MustFunc(ListDirName, desc, r.listDir)
 }
 
@@ -57,6 +58,28 @@ func (r *root) listDir(ctx context.Context, in listDirArgs) (string, error) {
 		return "[empty directory]", nil
 	}
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	// Secrets are left out, and counted: the model learns they are there
+	// and that asking for them is pointless.
+	var patterns []string
+	n := len(entries)
+	entries = slices.DeleteFunc(entries, func(e fs.DirEntry) bool {
+		pat := r.secretEntry(filepath.Join(rel, e.Name()), e)
+		if pat != "" && !slices.Contains(patterns, pat) {
+			patterns = append(patterns, pat)
+		}
+		return pat != ""
+	})
+	note := ""
+	if hidden := n - len(entries); hidden > 0 {
+		what := "1 entry"
+		if hidden > 1 {
+			what = fmt.Sprintf("%d entries", hidden)
+		}
+		note = fmt.Sprintf("[%s not shown: secret patterns %s; %s]", what, strings.Join(patterns, ", "), allowAny(r.opts.AllowHint, patterns))
+		if len(entries) == 0 {
+			return note, nil
+		}
+	}
 
 	out := capped{max: r.opts.MaxOutputBytes}
 	for i, e := range entries {
@@ -71,7 +94,22 @@ func (r *root) listDir(ctx context.Context, in listDirArgs) (string, error) {
 			return out.finish(fmt.Sprintf("[%d more entries not shown: cut at the %d-byte cap]", len(entries)-i, r.opts.MaxOutputBytes)), nil
 		}
 	}
-	return out.finish(""), nil
+	return out.finish(note), nil
+}
+
+// secretEntry returns the secret pattern the entry at rel (relative to the
+// real root) matches, itself or, for a link, its target; "" for none.
+func (r *root) secretEntry(rel string, e fs.DirEntry) string {
+	if pat := r.secrets.match(rel); pat != "" {
+		return pat
+	}
+	if e.Type()&fs.ModeSymlink != 0 {
+		var se *SecretError
+		if _, err := r.resolve(rel, false); errors.As(err, &se) {
+			return se.Pattern
+		}
+	}
+	return ""
 }
 
 // isDirInside reports whether the link at rel (relative to the real root)

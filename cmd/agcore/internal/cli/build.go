@@ -190,7 +190,7 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 
 	var tools []tool.Tool
 	if len(s.Tools) > 0 {
-		tools, err = fstool.ByName(s.Root, s.Tools, fstool.Options{})
+		tools, err = fstool.ByName(s.Root, s.Tools, fstool.Options{AllowSecrets: s.AllowSecrets, AllowHint: "--allow-secret"})
 		if err != nil {
 			return nil, exit(ExitUsage, "--tools/--root: %v", err)
 		}

@@ -28,6 +28,7 @@ func addProviderFlags(fs *pflag.FlagSet) {
 func addAgentFlags(fs *pflag.FlagSet) {
 	fs.String("tools", config.DefaultTools, "comma list of built-in tools to offer: read_file, list_dir, grep, write_file (empty for none) [$AGCORE_TOOLS]")
 	fs.String("root", "", "the directory the file tools are confined to (default: the working directory) [$AGCORE_ROOT]")
+	fs.StringArray("allow-secret", nil, "let the file tools use paths matching this secret pattern (.env*, .ssh/, *.pem, ...: refused by default), or this glob of names or paths (repeatable) [$AGCORE_ALLOW_SECRETS, a comma list]")
 	fs.StringArray("mcp", nil, "an MCP server started over stdio, as a command line; its tools are offered too, as mcp__SERVER__TOOL (repeatable)")
 	fs.StringArray("mcp-url", nil, "an MCP server reached over streamable HTTP; its tools are offered as mcp__SERVER__TOOL (repeatable)")
 	fs.BoolP("yes", "y", false, "approve tools that need approval (write_file) without asking")

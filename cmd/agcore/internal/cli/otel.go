@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -250,12 +251,30 @@ func (t *telemetry) close(a *app) {
 		return
 	}
 	t.mu.Lock()
-	err := t.firstErr
+	first := t.firstErr
 	t.mu.Unlock()
-	if err == nil {
-		err = errors.Join(errs...)
+	if msg := exportFailure(append([]error{first}, errs...)); msg != "" {
+		fmt.Fprintf(a.env.Stderr, "agcore: telemetry export failed: %s\n", msg)
 	}
-	if err != nil {
-		fmt.Fprintf(a.env.Stderr, "agcore: telemetry export failed: %v\n", err)
+}
+
+// exportFailure says in one line what went wrong in errs (nil entries
+// ignored): each distinct message once, so two signals timing out against
+// a collector that never answers are one "no answer" (errors.Join would
+// print one line per signal).
+func exportFailure(errs []error) string {
+	var msgs []string
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		msg := strings.Join(strings.Fields(err.Error()), " ")
+		if errors.Is(err, context.DeadlineExceeded) {
+			msg = fmt.Sprintf("the collector did not answer within %s", otelFlushTimeout)
+		}
+		if !slices.Contains(msgs, msg) {
+			msgs = append(msgs, msg)
+		}
 	}
+	return strings.Join(msgs, "; ")
 }

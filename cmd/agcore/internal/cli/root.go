@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"strings"
 
 	"github.com/mattn/go-isatty"
@@ -132,16 +131,29 @@ Then configure a provider (agcore run --help shows how) and run a turn or chat.`
 	root.AddCommand(a.withTemporal(a.newRunCmd()), a.newChatCmd(), a.newDemoCmd(), a.newSessionsCmd(), a.newModelsCmd(), a.newConfigCmd())
 	root.AddCommand(a.newWorkerCmd(), a.newApproveDurableCmd()) // durable.go
 	root.AddCommand(a.newServeCmd())
+	root.AddCommand(a.newVersionCmd()) // version.go
 	a.registerCompletions(root)
+	rejectUnknownSubcommands(root)
 	return root
 }
 
-// version is the module version the binary was built from.
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
+// rejectUnknownSubcommands makes a command that only groups others
+// (agcore sessions) fail on an unknown subcommand with exit status 2, as
+// the root does, where cobra would print its help and succeed. Alone, it
+// still prints its help.
+func rejectUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		rejectUnknownSubcommands(sub)
 	}
-	return "(devel)"
+	if c.Parent() == nil || !c.HasSubCommands() || c.Runnable() {
+		return
+	}
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return exit(ExitUsage, "unknown command %q for %q (see %s --help)", args[0], cmd.CommandPath(), cmd.CommandPath())
+		}
+		return cmd.Help()
+	}
 }
 
 // isTerminal reports whether v is a terminal (a *os.File on a TTY).

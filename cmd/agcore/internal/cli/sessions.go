@@ -27,7 +27,7 @@ func (a *app) newSessionsCmd() *cobra.Command {
 $AGCORE_HOME/agcore.db). Each run or chat turn is appended to its session only
 when it completes.`,
 		Example: `  agcore sessions list
-  agcore sessions show 20260105-143012.123-9f86d081884c7d65d6d4f5e2
+  agcore sessions show 9f86d0     # any unique prefix of an id
   agcore sessions show --json work | jq '.messages | length'
   agcore sessions rm work`,
 		Args: cobra.NoArgs,

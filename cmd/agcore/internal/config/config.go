@@ -85,6 +85,9 @@ type File struct {
 	Agents map[string]AgentConfig `json:"agents,omitempty"`
 	// Serve configures agcore serve.
 	Serve *ServeConfig `json:"serve,omitempty"`
+	// AllowSecrets are the secret patterns the file tools may use after
+	// all (--allow-secret): [".env*"], ["config/dev.pem"].
+	AllowSecrets []string `json:"allow_secrets,omitempty"`
 }
 
 // AgentConfig is one named agent of agcore serve: the settings in which it
@@ -161,6 +164,7 @@ type Settings struct {
 	Store         string
 	Tools         []string
 	Root          string
+	AllowSecrets  []string // secret patterns the file tools may use after all
 	MCP           []MCPServer
 	Yes           bool
 	MaxSteps      int
@@ -301,6 +305,7 @@ func Resolve(in Input) (*Settings, error) {
 	if !filepath.IsAbs(s.Root) && in.Cwd != "" {
 		s.Root = filepath.Join(in.Cwd, s.Root)
 	}
+	s.AllowSecrets = r.list("allow_secrets", "allow-secret", "AGCORE_ALLOW_SECRETS", f.AllowSecrets)
 	s.System = r.str("system", "system", []string{"AGCORE_SYSTEM"}, f.System, "")
 	s.Compact = r.str("compact", "compact", []string{"AGCORE_COMPACT"}, f.Compact, DefaultCompact)
 	if !contains(CompactModes, s.Compact) {
@@ -369,6 +374,25 @@ func Resolve(in Input) (*Settings, error) {
 		}
 	}
 	return s, setupErr
+}
+
+// list resolves a list setting: the repeated flag, else the environment
+// variable (a comma list), else the file's list.
+func (r *resolver) list(key, flag, env string, file []string) []string {
+	if v, ok := r.in.Lists[flag]; ok {
+		r.set.Sources[key] = "flag --" + flag
+		return v
+	}
+	if v, ok := r.in.Getenv(env); ok && v != "" {
+		r.set.Sources[key] = "env " + env
+		return splitList(v)
+	}
+	if len(file) > 0 {
+		r.set.Sources[key] = "file"
+		return file
+	}
+	r.set.Sources[key] = "default"
+	return nil
 }
 
 // duration resolves a duration setting: Go's syntax ("90s", "10m"), or a

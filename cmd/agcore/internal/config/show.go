@@ -70,6 +70,7 @@ func (s *Settings) Entries() []Entry {
 		{"store", store, src("store")},
 		{"tools", strings.Join(s.Tools, ","), src("tools")},
 		{"root", s.Root, src("root")},
+		{"allowed secrets", orName(strings.Join(s.AllowSecrets, " "), "(none: the file tools refuse keys and credentials)"), src("allow_secrets")},
 		{"mcp", orName(strings.Join(mcp, "; "), "(none)"), src("mcp")},
 		{"max steps", strconv.Itoa(s.MaxSteps), src("max_steps")},
 		{"context window", window, src("context_window")},

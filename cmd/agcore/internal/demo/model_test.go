@@ -81,7 +81,7 @@ func TestThePlanReadsWhatTheListingShows(t *testing.T) {
 	}
 	text := resp.Message.Text()
 	for _, s := range []string{
-		"6 entries (1 directory and 5 files)",
+		"5 entries (1 directory and 4 files)", // .env is a secret: list_dir leaves it out
 		"- Directories: src/",
 		"README.md — “Widget Works”: Widget Works makes widgets. It makes them fast. (8 lines read)",
 		"go.mod — the Go module example.com/widgets, Go 1.26",
