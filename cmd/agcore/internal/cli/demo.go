@@ -11,6 +11,7 @@ import (
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
 	"github.com/agcore/agcore/cmd/agcore/internal/demo"
 	"github.com/agcore/agcore/tool/fstool"
+	"github.com/agcore/agcore/session"
 )
 
 // demoDelay paces the demo model's text on a terminal, so a person can
@@ -76,7 +77,7 @@ func (a *app) demo(cmd *cobra.Command, _ []string) error {
 			}
 			store := ""
 			if s.Store != "" {
-				store = " --store " + s.Store
+				store = " --store " + session.Redact(s.Store)
 			}
 			return fmt.Sprintf(`
 session %s stored in %s
