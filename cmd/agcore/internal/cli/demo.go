@@ -10,8 +10,8 @@ import (
 
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
 	"github.com/agcore/agcore/cmd/agcore/internal/demo"
-	"github.com/agcore/agcore/tool/fstool"
 	"github.com/agcore/agcore/session"
+	"github.com/agcore/agcore/tool/fstool"
 )
 
 // demoDelay paces the demo model's text on a terminal, so a person can
