@@ -1,6 +1,7 @@
 package stores_test
 
 import (
+	"context"
 	"errors"
 	"net/url"
 	"os"
@@ -22,13 +23,29 @@ func TestSchemes(t *testing.T) {
 	}
 }
 
-func TestRegisterTwicePanics(t *testing.T) {
-	defer func() {
-		if recover() == nil {
-			t.Error("registering sqlite twice did not panic")
-		}
-	}()
-	session.Register("SQLite", nil)
+// nopOpener opens nothing.
+type nopOpener struct{}
+
+func (nopOpener) Open(context.Context, string, session.OpenOptions) (*session.Opened, error) {
+	return nil, errors.New("nop")
+}
+func (nopOpener) Check(string) error { return nil }
+func (nopOpener) Syntax() string     { return "nop:" }
+
+func TestRegisterPanics(t *testing.T) {
+	for _, tc := range []struct {
+		scheme string
+		o      session.Opener
+	}{{"SQLite", nopOpener{}}, {"nop-test", nil}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Register(%q, %v) did not panic", tc.scheme, tc.o)
+				}
+			}()
+			session.Register(tc.scheme, tc.o)
+		}()
+	}
 }
 
 func TestCheck(t *testing.T) {
