@@ -33,6 +33,36 @@
 // Package session/sessiontest is the contract every store passes (and a
 // third party's store can run), with a crash test for the durable ones.
 //
+// # Opening a store by its URL
+//
+// [Open] opens a store from the URL a user gives, as database/sql does
+// for databases: each store package registers an [Opener] for its
+// schemes ([Register]) when it is imported, and session/stores imports
+// all five, so a program that takes --store from its users writes
+//
+//	import _ "github.com/agcore/agcore/session/stores"
+//
+//	st, err := session.Open(ctx, url) // sqlite:PATH, file:DIR, memory:, postgres://…, redis://…
+//	if err != nil {
+//		return err // one line: "store redis://:xxxxx@cache:6379/0: …"
+//	}
+//	defer st.Close()
+//	// st is a Store; st.Description names it for messages, st.Durable
+//	// says whether its sessions outlive the process.
+//
+// "" and "sqlite:" are agcore's own database, $AGCORE_HOME/agcore.db
+// (session/sqlite's DefaultPath). [ReadOnly] opens a store for reading
+// only: nothing is created, and a store named explicitly that does not
+// exist is [ErrNoStore]. [Check] finds a URL of no known kind, or written
+// wrong for its kind, without connecting. [Redact] is how every URL is
+// shown: the password, and query values named like secrets, become
+// "xxxxx". Every error of Open is one line that names the store by its
+// redacted URL and holds none of its secrets, whatever the driver said;
+// it wraps the driver's error, so errors.Is finds [ErrUnavailable] when
+// the server could not be reached. The drivers' own loggers are quiet
+// (go-redis's lines go to [WithLogger]'s logger at debug level; pgx logs
+// nothing).
+//
 // The invariants every store keeps:
 //
 //   - Append is atomic: after a crash either every message of a turn is
@@ -58,6 +88,7 @@
 // messages they load ([Session.SetMessageHashes]), so a request costs one
 // encoding per message that is new, not per message of the history.
 //
-// This package imports only the standard library and llm; stores import
-// it, never the other way round.
+// This package imports only the standard library, llm and
+// internal/redact (agcore's one URL redaction); stores import it, never
+// the other way round: they register with it.
 package session

@@ -56,7 +56,7 @@
 //	--base-url URL        OPENAI_BASE_URL, DEEPSEEK_BASE_URL, ANTHROPIC_BASE_URL
 //	--session ID          continue this session (or the one whose id it begins); a new name starts one
 //	-c, --continue        continue the most recently updated session
-//	--store DSN           AGCORE_STORE: sqlite:PATH, file:DIR, postgres://…, redis://… (shared by several processes), memory:; default sqlite $AGCORE_HOME/agcore.db
+//	--store URL           AGCORE_STORE: sqlite:PATH, file:DIR, postgres://…, redis://… (shared by several processes), memory:; default sqlite $AGCORE_HOME/agcore.db
 //	--config FILE         AGCORE_CONFIG: the config file (default $AGCORE_HOME/config.json)
 //	--tools LIST          AGCORE_TOOLS: read_file, list_dir, grep, write_file (default read_file,list_dir,grep)
 //	--root DIR            AGCORE_ROOT: the directory the file tools are confined to (default: the working directory)

@@ -22,7 +22,7 @@ func TestUsageMistakesExit2BeforeAnyRequest(t *testing.T) {
 		{"a base URL that is not a URL", nil, []string{"--base-url", "notaurl"}, `--base-url "notaurl" is not a URL: give the server's address`},
 		{"a base URL from the environment", map[string]string{"OPENAI_BASE_URL": "localhost:8000"}, nil, `OPENAI_BASE_URL "localhost:8000"`},
 		{"a base URL with another scheme", nil, []string{"--base-url", "ftp://host/v1"}, `has the scheme "ftp"`},
-		{"a store of no kind", nil, []string{"--store", "bogus:x"}, `--store "bogus:x" is not a store: give sqlite:PATH, file:DIR or memory:`},
+		{"a store of no kind", nil, []string{"--store", "bogus:x"}, `--store "bogus:x" is not a store: give sqlite:PATH, file:DIR, memory:, postgres://… or redis://…`},
 		{"a file store without a directory", nil, []string{"--store", "file:"}, `names no directory`},
 		{"a root that does not exist", nil, []string{"--root", "/nonexistent-agcore-root"}, `--root "/nonexistent-agcore-root": no such directory; give an existing directory`},
 		{"a root that is a file", nil, []string{"--root", "file.txt"}, `is a file, not a directory`},

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/internal/scaleout"
 	"github.com/agcore/agcore/internal/testenv"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
@@ -308,7 +309,7 @@ func scaleOut(t *testing.T, kind, dsn, opt string, kill bool) {
 		}
 		total += sess.Turns
 		msgs += len(sess.Messages)
-		if err := checkSession(sess, sid, acked, seen); err != nil {
+		if err := scaleout.CheckTurns(sess, sid, acked, seen); err != nil {
 			t.Errorf("session %s: %v", sid, err)
 		}
 	}
@@ -328,33 +329,4 @@ func scaleOut(t *testing.T, kind, dsn, opt string, kill bool) {
 	if len(acked) != turns || lost != 0 || dups != 0 || total < turns || !kill && total != turns {
 		t.Fatalf("want %d turns acknowledged and each stored once", turns)
 	}
-}
-
-// checkSession checks that the session is whole turns of 4 messages (the
-// user's, the tool call, its result, the answer), each naming one tag,
-// none interleaved, each stored in the session its run named.
-func checkSession(sess *session.Session, sid string, acked map[string]string, seen map[string]int) error {
-	m := sess.Messages
-	if len(m) != 4*sess.Turns {
-		return fmt.Errorf("%d messages for %d turns", len(m), sess.Turns)
-	}
-	for i := 0; i < len(m); i += 4 {
-		tag, _, _ := strings.Cut(strings.TrimPrefix(m[i].Text(), "["), "]")
-		uses := m[i+1].ToolUses()
-		switch {
-		case m[i].Role != llm.RoleUser:
-			return fmt.Errorf("message %d: a turn starts with %s", i, m[i].Role)
-		case len(uses) != 1 || uses[0].ID != "call-"+tag:
-			return fmt.Errorf("turn %s: message %d is not its tool call (interleaved)", tag, i+1)
-		case m[i+2].Role != llm.RoleTool || m[i+2].ToolCallID != "call-"+tag:
-			return fmt.Errorf("turn %s: message %d is not its tool result (interleaved)", tag, i+2)
-		case m[i+3].Text() != "done "+tag:
-			return fmt.Errorf("turn %s: message %d is %q, not its answer (interleaved)", tag, i+3, m[i+3].Text())
-		}
-		if want, ok := acked[tag]; ok && want != sid {
-			return fmt.Errorf("turn %s stored in %s, run on %s", tag, sid, want)
-		}
-		seen[tag]++
-	}
-	return nil
 }

@@ -73,6 +73,9 @@
 // directory and one small summary file per session, so it is linear in the
 // number of sessions; use the sqlite store for many thousands of sessions.
 //
+// Imported, the package registers "file:DIR" with session.Open (see
+// session.Register); session/stores imports every store.
+//
 // This package imports only the standard library, llm and session (and
 // session's internal helpers), and must never import another store or
 // anything above the session layer.

@@ -10,6 +10,9 @@
 // content hashes of its messages (see [session.Session.SetMessageHashes]),
 // computed once when they were appended.
 //
+// Imported, the package registers "memory:" with session.Open (see
+// session.Register); session/stores imports every store.
+//
 // This package imports only the standard library, llm and session, and
 // must never import another store or anything above the session layer.
 package memstore

@@ -71,6 +71,10 @@
 // server's: with synchronous_commit on (the default) a turn whose Append
 // returned nil is on disk.
 //
+// Imported, the package registers "postgres://…" and "postgresql://…"
+// with session.Open (see session.Register); session/stores imports every
+// store.
+//
 // This package imports only the standard library, pgx, llm and session
 // (and session's internal helpers), and must never import another store or
 // anything above the session layer.

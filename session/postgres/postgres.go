@@ -83,7 +83,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error
 		o(s)
 	}
 	if err := migrate(ctx, pool); err != nil {
-		return nil, fmt.Errorf("postgres: open: %w", err)
+		return nil, fmt.Errorf("postgres: open: %w", unavailable(err))
 	}
 	return s, nil
 }

@@ -49,7 +49,12 @@
 // List reads the whole index, in time proportional to the number of
 // sessions.
 //
+// Imported, the package registers "redis://…" and "rediss://…" with
+// session.Open (see session.Register); session/stores imports every
+// store. Opened that way, go-redis's own log lines go to the opener's
+// logger at debug level, not to stderr.
+//
 // This package imports only the standard library, go-redis, llm and
-// session (and session's internal helpers), and must never import another
-// store or anything above the session layer.
+// session (and session's internal helpers and internal/redact), and must
+// never import another store or anything above the session layer.
 package redis

@@ -13,6 +13,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/agcore/agcore/internal/redact"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/session/internal/stored"
 )
@@ -57,7 +58,7 @@ const DefaultPrefix = "agcore:"
 func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 	o, err := goredis.ParseURL(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("redis: %s", redactErr(err, rawURL))
+		return nil, fmt.Errorf("redis: %s", redact.Text(err.Error(), redact.Secrets(rawURL)))
 	}
 	if o.Password == "" {
 		o.Password = envPassword()
@@ -79,7 +80,7 @@ func New(ctx context.Context, rdb goredis.UniversalClient, opts ...Option) (*Sto
 		o(s)
 	}
 	if err := s.checkVersion(ctx); err != nil {
-		return nil, fmt.Errorf("redis: open: %w", err)
+		return nil, fmt.Errorf("redis: open: %w", unavailable(err))
 	}
 	return s, nil
 }
@@ -508,18 +509,4 @@ func decodeHashes(b []byte) ([]uint64, error) {
 		h[i] = binary.LittleEndian.Uint64(b[8*i:])
 	}
 	return h, nil
-}
-
-// redactErr returns err's text with the URL's password, if any, replaced.
-func redactErr(err error, rawURL string) string {
-	msg := err.Error()
-	if i := strings.Index(rawURL, "://"); i >= 0 {
-		rest := rawURL[i+3:]
-		if at := strings.LastIndex(rest, "@"); at >= 0 {
-			if _, pw, ok := strings.Cut(rest[:at], ":"); ok && pw != "" {
-				msg = strings.ReplaceAll(msg, pw, "xxxxx")
-			}
-		}
-	}
-	return msg
 }

@@ -57,6 +57,10 @@
 // made again has another incarnation and is read whole. Every Load returns
 // a copy the caller may change.
 //
+// Imported, the package registers "sqlite:PATH" with session.Open (see
+// session.Register; "sqlite:" alone is agcore's database, DefaultPath);
+// session/stores imports every store.
+//
 // This package imports only the standard library, the SQLite driver, llm
 // and session (and session's internal helpers), and must never import
 // another store or anything above the session layer.

@@ -223,11 +223,11 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 	if o.shared != nil {
 		rt.store = o.shared.store
 	} else {
-		rt.store, err = openStore(ctx, s.Store, s.Home, logger)
+		rt.store, err = openStore(ctx, s.Store, s.Home, logger, false)
 		if err != nil {
-			return nil, exit(ExitFailed, "%v", err)
+			return nil, err
 		}
-		rt.closers = append(rt.closers, rt.store.close)
+		rt.closers = append(rt.closers, rt.store.Close)
 	}
 
 	var approve middleware.Approver = &approver{yes: s.Yes, ask: o.ask, pause: func() func() { return rt.sink.Pause() }}

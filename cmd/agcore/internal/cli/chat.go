@@ -162,7 +162,7 @@ func (a *app) chatBye(ctx context.Context, rt *runtime, sessionID string) {
 		return
 	}
 	stored := false
-	if rt.store.durable {
+	if rt.store.Durable {
 		if ss, err := rt.store.Load(context.WithoutCancel(ctx), sessionID); err == nil && ss.Turns > 0 {
 			stored = true
 		}

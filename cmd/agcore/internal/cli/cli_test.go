@@ -141,12 +141,12 @@ func TestOpenStore(t *testing.T) {
 		{"sqlite:" + filepath.Join(home, "x", "s.db"), "sqlite:" + filepath.Join(home, "x", "s.db"), true, ""},
 		{"file:" + filepath.Join(home, "jsonl"), "file:" + filepath.Join(home, "jsonl"), true, ""},
 		{"memory:", "memory:", false, ""},
-		{"file:", "", false, "needs a directory"},
-		{"mysql://db", "", false, "want sqlite:PATH, file:DIR, postgres://…, redis://… or memory:"},
+		{"file:", "", false, "names no directory"},
+		{"mysql://db", "", false, "is not a store: give sqlite:PATH, file:DIR, memory:, postgres://… or redis://…"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.dsn, func(t *testing.T) {
-			st, err := openStore(context.Background(), tt.dsn, home, logger)
+			st, err := openStore(context.Background(), tt.dsn, home, logger, false)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("err = %v, want %q", err, tt.err)
@@ -156,9 +156,9 @@ func TestOpenStore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer st.close()
-			if st.desc != tt.desc || st.durable != tt.durable {
-				t.Errorf("desc %q durable %v, want %q %v", st.desc, st.durable, tt.desc, tt.durable)
+			defer st.Close()
+			if st.Description != tt.desc || st.Durable != tt.durable {
+				t.Errorf("desc %q durable %v, want %q %v", st.Description, st.Durable, tt.desc, tt.durable)
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -26,11 +27,11 @@ func (a *app) completeSessions(cmd *cobra.Command, args []string, prefix string)
 	if s == nil || err != nil && s.Store == "" && s.Home == "" {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	st, err := openStoreToRead(cmd.Context(), s.Store, s.Home)
+	st, err := openStore(cmd.Context(), s.Store, s.Home, slog.New(slog.DiscardHandler), true)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	defer st.close()
+	defer st.Close()
 	infos, err := listSessions(cmd.Context(), st)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp

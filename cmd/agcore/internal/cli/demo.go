@@ -10,6 +10,7 @@ import (
 
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
 	"github.com/agcore/agcore/cmd/agcore/internal/demo"
+	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/tool/fstool"
 )
 
@@ -64,26 +65,26 @@ func (a *app) demo(cmd *cobra.Command, _ []string) error {
 	return a.oneTurn(cmd.Context(), s, opts, sessionSpec{}, demoPrompt, textNotes{
 		before: func(rt *runtime, _ string) string {
 			return fmt.Sprintf("agcore demo · model: %s\n  tools %s on %s · store %s\n\n> %s\n\n",
-				demo.Label, strings.Join(s.Tools, ", "), s.Root, rt.store.desc, demoPrompt)
+				demo.Label, strings.Join(s.Tools, ", "), s.Root, rt.store.Description, demoPrompt)
 		},
 		after: func(rt *runtime, t turnOutcome) string {
 			id := t.id
 			if t.err != nil {
 				return ""
 			}
-			if !rt.store.durable {
-				return fmt.Sprintf("\nnot stored (--store %s)", rt.store.desc)
+			if !rt.store.Durable {
+				return fmt.Sprintf("\nnot stored (--store %s)", rt.store.Description)
 			}
 			store := ""
 			if s.Store != "" {
-				store = " --store " + s.Store
+				store = " --store " + session.Redact(s.Store)
 			}
 			return fmt.Sprintf(`
 session %s stored in %s
   inspect it:   agcore sessions show%s %s
   list them:    agcore sessions list%s
   continue it:  agcore chat%s --session %s   (with a provider configured: see agcore run --help;
-                or offline, on the same scripted model: --provider demo)`, id, rt.store.desc, store, id, store, store, id)
+                or offline, on the same scripted model: --provider demo)`, id, rt.store.Description, store, id, store, store, id)
 		},
 	})
 }

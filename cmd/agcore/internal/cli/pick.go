@@ -42,7 +42,7 @@ func (a *app) pickSession(ctx context.Context, rt *runtime, spec sessionSpec) (s
 			return "", false, exit(ExitFailed, "listing sessions: %v", err)
 		}
 		if len(all) == 0 {
-			return "", false, exit(ExitUsage, "--continue: there is no session in %s yet; start one without -c", rt.store.desc)
+			return "", false, exit(ExitUsage, "--continue: there is no session in %s yet; start one without -c", rt.store.Description)
 		}
 		return all[0].ID, true, nil
 	case spec.id == "":

@@ -108,8 +108,8 @@ func storedNote(rt *runtime, t turnOutcome) string {
 		return fmt.Sprintf("session %s is as it was", t.id)
 	case t.err != nil:
 		return ""
-	case !rt.store.durable:
-		return fmt.Sprintf("not stored (--store %s)", rt.store.desc)
+	case !rt.store.Durable:
+		return fmt.Sprintf("not stored (--store %s)", rt.store.Description)
 	}
 	return "session " + t.id
 }

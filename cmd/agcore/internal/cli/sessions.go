@@ -96,22 +96,9 @@ func (a *app) openSessions(cmd *cobra.Command, toRead bool) (*openedStore, error
 		return nil, err
 	}
 	if err := config.CheckStore(s.Store); err != nil {
-		return nil, exit(ExitUsage, "--store %q %v", s.Store, err)
+		return nil, exit(ExitUsage, "--store %q %v", session.Redact(s.Store), err)
 	}
-	var st *openedStore
-	if toRead {
-		st, err = openStoreToRead(cmd.Context(), s.Store, s.Home)
-	} else {
-		st, err = openStore(cmd.Context(), s.Store, s.Home, slog.New(slog.DiscardHandler))
-	}
-	var ee *exitError
-	switch {
-	case errors.As(err, &ee):
-		return nil, err
-	case err != nil:
-		return nil, exit(ExitFailed, "%v", err)
-	}
-	return st, nil
+	return openStore(cmd.Context(), s.Store, s.Home, slog.New(slog.DiscardHandler), toRead)
 }
 
 // listedSession is one line of sessions list.
@@ -133,10 +120,10 @@ func (a *app) sessionsList(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.close()
+	defer st.Close()
 	infos, err := listSessions(cmd.Context(), st)
 	if err != nil {
-		return exit(ExitFailed, "listing sessions in %s: %v", st.desc, err)
+		return exit(ExitFailed, "listing sessions in %s: %v", st.Description, err)
 	}
 	all := make([]listedSession, 0, len(infos))
 	for _, info := range infos {
@@ -152,7 +139,7 @@ func (a *app) sessionsList(cmd *cobra.Command, _ []string) error {
 		return writeJSON(a.env.Stdout, map[string]any{"sessions": all})
 	}
 	if len(all) == 0 {
-		fmt.Fprintf(a.env.Stderr, "no sessions in %s yet\n", st.desc)
+		fmt.Fprintf(a.env.Stderr, "no sessions in %s yet\n", st.Description)
 		return nil
 	}
 	tw := tabwriter.NewWriter(a.env.Stdout, 0, 0, 2, ' ', 0)
@@ -184,11 +171,11 @@ func cost(v float64) string {
 func loadSession(ctx context.Context, st *openedStore, id string) (*session.Session, error) {
 	full, err := resolveID(ctx, st, id)
 	if err != nil {
-		return nil, sessionError(err, id, st.desc)
+		return nil, sessionError(err, id, st.Description)
 	}
 	s, err := st.Load(ctx, full)
 	if err != nil {
-		return nil, sessionError(err, full, st.desc)
+		return nil, sessionError(err, full, st.Description)
 	}
 	return s, nil
 }
@@ -198,7 +185,7 @@ func (a *app) sessionsShow(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.close()
+	defer st.Close()
 	s, err := loadSession(cmd.Context(), st, args[0])
 	if err != nil {
 		return err
@@ -228,13 +215,13 @@ func (a *app) sessionsRemove(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.close()
+	defer st.Close()
 	id, err := resolveID(cmd.Context(), st, args[0])
 	if err != nil {
-		return sessionError(err, args[0], st.desc)
+		return sessionError(err, args[0], st.Description)
 	}
 	if err := st.Delete(cmd.Context(), id); err != nil {
-		return sessionError(err, id, st.desc)
+		return sessionError(err, id, st.Description)
 	}
 	fmt.Fprintf(a.env.Stdout, "removed session %s\n", id)
 	return nil

@@ -7,6 +7,9 @@ import (
 	"net/url"
 	"os"
 	"strings"
+
+	"github.com/agcore/agcore/session"
+	_ "github.com/agcore/agcore/session/stores" // the kinds of store CheckStore knows
 )
 
 // Check finds the mistakes in the settings that would only show once a
@@ -21,7 +24,7 @@ func (s *Settings) Check() error {
 		}
 	}
 	if err := CheckStore(s.Store); err != nil {
-		return fmt.Errorf("%s %q %v", s.origin("store", "store"), s.Store, err)
+		return fmt.Errorf("%s %q %v", s.origin("store", "store"), session.Redact(s.Store), err)
 	}
 	if len(s.Tools) > 0 {
 		if err := checkDir(s.Root); err != nil {
@@ -56,21 +59,11 @@ func CheckBaseURL(raw string) error {
 	return nil
 }
 
-// CheckStore reports a --store that names no kind of store.
-func CheckStore(dsn string) error {
-	switch {
-	case dsn == "" || dsn == "sqlite" || dsn == "sqlite:" || dsn == "memory:" || dsn == "memory":
-		return nil
-	case strings.HasPrefix(dsn, "sqlite:"):
-		return nil
-	case strings.HasPrefix(dsn, "file:"):
-		if strings.TrimPrefix(dsn, "file:") == "" {
-			return errors.New("names no directory: give one, such as file:./sessions")
-		}
-		return nil
-	}
-	return errors.New("is not a store: give sqlite:PATH, file:DIR or memory: (the default is sqlite:$AGCORE_HOME/agcore.db)")
-}
+// CheckStore reports, without opening it, a --store that names no kind of
+// store session.Open knows (sqlite:PATH, file:DIR, memory:, postgres://…,
+// redis://…) or that is written wrong for its kind. The error is a phrase
+// that follows the redacted store: "is not a store: give …".
+func CheckStore(dsn string) error { return session.Check(dsn) }
 
 func checkDir(path string) error {
 	fi, err := os.Stat(path)

@@ -18,6 +18,13 @@ func TestCheckFindsMistakesWithWhereTheyCameFrom(t *testing.T) {
 		{"the environment", nil, map[string]string{"OPENAI_BASE_URL": "ftp://x/v1"}, `OPENAI_BASE_URL "ftp://x/v1" has the scheme "ftp"`},
 		{"a store", map[string]string{"store": "bogus:x"}, nil, `--store "bogus:x" is not a store`},
 		{"a store from the environment", nil, map[string]string{"AGCORE_STORE": "file:"}, `AGCORE_STORE "file:" names no directory`},
+		{"postgres", map[string]string{"store": "postgres://root@127.0.0.1:5432/test?sslmode=disable"}, nil, ""},
+		{"postgresql", nil, map[string]string{"AGCORE_STORE": "postgresql://root@db/test"}, ""},
+		{"redis", map[string]string{"store": "redis://127.0.0.1:6379/13"}, nil, ""},
+		{"rediss", nil, map[string]string{"AGCORE_STORE": "rediss://:pw@127.0.0.1:6379/13"}, ""},
+		{"every kind is listed, the password hidden", map[string]string{"store": "mysql://u:s3cret@db/x"}, nil,
+			`--store "mysql://u:xxxxx@db/x" is not a store: give sqlite:PATH, file:DIR, memory:, postgres://… or redis://…`},
+		{"a bad redis URL", map[string]string{"store": "redis://:s3cret@127.0.0.1:6379/x"}, nil, `--store "redis://:xxxxx@127.0.0.1:6379/x" redis: invalid database number`},
 		{"a root", map[string]string{"root": "/nonexistent-agcore"}, nil, `--root "/nonexistent-agcore": no such directory`},
 		{"no tools, any root", map[string]string{"root": "/nonexistent-agcore", "tools": ""}, nil, ""},
 	}
@@ -38,7 +45,7 @@ func TestCheckFindsMistakesWithWhereTheyCameFrom(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+			if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") || strings.Contains(err.Error(), "s3cret") {
 				t.Errorf("Check = %v, want one line with %q", err, tt.want)
 			}
 		})

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agcore/agcore/session/sqlite"
 )
 
 // FileName is the config file's name inside $AGCORE_HOME.
@@ -541,5 +543,5 @@ func contains(list []string, v string) bool {
 }
 
 // DefaultDB is the embedded SQLite database's path in home, where sessions
-// live unless --store says otherwise.
-func DefaultDB(home string) string { return filepath.Join(home, "agcore.db") }
+// are kept by default: session/sqlite's DefaultPath, which "sqlite:" opens.
+func DefaultDB(home string) string { return sqlite.DefaultPath(home) }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -172,7 +173,8 @@ func TestListsAndModes(t *testing.T) {
 }
 
 func TestEntriesMaskTheKey(t *testing.T) {
-	s, err := resolve(t, nil, map[string]string{"OPENAI_API_KEY": "sk-secret-123", "OPENAI_BASE_URL": "https://u:pw@proxy.example/v1?token=t0k"}, "")
+	s, err := resolve(t, nil, map[string]string{"OPENAI_API_KEY": "sk-secret-123", "OPENAI_BASE_URL": "https://u:pw@proxy.example/v1?token=t0k",
+		"AGCORE_STORE": "postgres://root:s3cret@db/agcore?sslmode=disable"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,13 +182,18 @@ func TestEntriesMaskTheKey(t *testing.T) {
 	if err := Print(&b, s.Entries()); err != nil {
 		t.Fatal(err)
 	}
-	out := b.String()
-	for _, secret := range []string{"sk-secret-123", "pw@", "t0k"} {
+	js, err := json.Marshal(s.JSONObject())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := b.String() + string(js)
+	for _, secret := range []string{"sk-secret-123", "pw@", "t0k", "s3cret"} {
 		if strings.Contains(out, secret) {
 			t.Errorf("the configuration shows %q:\n%s", secret, out)
 		}
 	}
-	if !strings.Contains(out, "set in $OPENAI_API_KEY (hidden)") || !strings.Contains(out, "https://…@proxy.example/v1?…") {
+	if !strings.Contains(out, "set in $OPENAI_API_KEY (hidden)") || !strings.Contains(out, "https://u:xxxxx@proxy.example/v1?…") ||
+		!strings.Contains(out, "postgres://root:xxxxx@db/agcore?sslmode=disable") {
 		t.Errorf("unexpected configuration:\n%s", out)
 	}
 }

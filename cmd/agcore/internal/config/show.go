@@ -7,6 +7,9 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/agcore/agcore/internal/redact"
+	"github.com/agcore/agcore/session"
 )
 
 // Entry is one line of the effective configuration, as `agcore config`
@@ -52,10 +55,7 @@ func (s *Settings) Entries() []Entry {
 		}
 		mcp = append(mcp, v)
 	}
-	store := s.Store
-	if store == "" {
-		store = "sqlite:" + DefaultDB(s.Home)
-	}
+	store := s.StoreDescription()
 	window := "from the model catalog"
 	if s.ContextWindow > 0 {
 		window = strconv.Itoa(s.ContextWindow)
@@ -112,22 +112,17 @@ func oneLine(s string) string {
 	return s
 }
 
-// RedactURL hides the credentials and the query of a URL (either may hold a
-// secret).
-func RedactURL(raw string) string {
-	if raw == "" {
-		return ""
+// RedactURL hides the secrets of a base URL: its password and its query
+// (either may hold a key).
+func RedactURL(raw string) string { return redact.Base(raw) }
+
+// StoreDescription is the store as `agcore config` shows it: the default
+// database's path when none is set, a URL without its password.
+func (s *Settings) StoreDescription() string {
+	if s.Store == "" || s.Store == "sqlite" || s.Store == "sqlite:" {
+		return "sqlite:" + DefaultDB(s.Home)
 	}
-	out := raw
-	if i := strings.IndexAny(out, "?#"); i >= 0 {
-		out = out[:i] + "?…"
-	}
-	if scheme, rest, ok := strings.Cut(out, "://"); ok {
-		if at := strings.LastIndexByte(strings.SplitN(rest, "/", 2)[0], '@'); at >= 0 {
-			out = scheme + "://…@" + rest[at+1:]
-		}
-	}
-	return out
+	return session.Redact(s.Store)
 }
 
 // JSON is the effective configuration as one object, for `agcore config
@@ -135,10 +130,7 @@ func RedactURL(raw string) string {
 // as the variable it is read from and whether it is set, and where each
 // setting came from under "sources".
 func (s *Settings) JSONObject() map[string]any {
-	store := s.Store
-	if store == "" {
-		store = "sqlite:" + DefaultDB(s.Home)
-	}
+	store := s.StoreDescription()
 	mcp := make([]map[string]any, 0, len(s.MCP))
 	for _, m := range s.MCP {
 		e := map[string]any{"approval": m.Approval}
