@@ -107,7 +107,10 @@ type token struct {
 	sum  [32]byte
 }
 
-type turnCancel struct{ cancel context.CancelCauseFunc }
+type turnCancel struct {
+	cancel context.CancelCauseFunc
+	rc     *http.ResponseController
+}
 
 // New checks opts and returns the handler.
 func New(opts Options) (*Handler, error) {
@@ -232,7 +235,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method == http.MethodPost && (strings.HasPrefix(r.URL.Path, "/a2a/") || r.URL.Path == "/api/chat") {
 		// The A2A and web handlers' turns drain like the /v1 ones.
-		ctx, end, ok := h.beginTurn(r)
+		ctx, end, ok := h.beginTurn(lw, r)
 		if !ok {
 			writeError(lw, draining())
 			return
@@ -346,12 +349,23 @@ func (h *Handler) ready(w http.ResponseWriter, _ *http.Request) {
 	writeText(w, http.StatusOK, "ready\n")
 }
 
+// DrainGrace is how long a turn that Drain cancelled has to send the end
+// of its response (the API's failure event, then the end of the body):
+// its connection's writes fail after that, so a client that stopped
+// reading cannot hold the server. It is also how long Shutdown lets the
+// responses in progress end before it closes their connections.
+const DrainGrace = 2 * time.Second
+
 // Drain starts the shutdown: /readyz answers 503 and new turns are
 // refused (503), while turns in progress go on until they end or ctx
-// does; then they are cancelled (with the cause ErrDraining), which
-// stores nothing of them, and Drain returns ctx's error once they have
-// returned. Call it before http.Server.Shutdown, whose wait for active
-// connections would otherwise include every open stream.
+// does. Then they are cancelled (with the cause ErrDraining), which
+// stores nothing of them; each sends its failure event and the end of its
+// response, and its connection's writes fail DrainGrace later (a client
+// that stopped reading gets no more). Drain returns nil when every turn
+// ended before ctx did, else ctx's error once the cancelled turns have
+// returned or DrainGrace has passed, whichever is first. Call it before
+// http.Server.Shutdown, whose wait for active connections would otherwise
+// include every open stream; Shutdown does both.
 func (h *Handler) Drain(ctx context.Context) error {
 	h.mu.Lock()
 	h.draining = true
@@ -363,19 +377,49 @@ func (h *Handler) Drain(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 	}
+	cut := time.Now().Add(DrainGrace)
 	h.mu.Lock()
 	for c := range h.cancels {
 		c.cancel(ErrDraining)
+		// A handler blocked writing to a client that does not read never
+		// sees the cancellation: its write fails at the deadline.
+		_ = c.rc.SetWriteDeadline(cut)
 	}
 	h.mu.Unlock()
-	<-done
+	t := time.NewTimer(time.Until(cut))
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		h.log.Warn("serve: turns still running after they were cancelled; their connections will be closed")
+	}
 	return ctx.Err()
+}
+
+// Shutdown stops srv, the server that serves h, in bounded time whatever
+// its clients do: Drain(ctx), then srv.Shutdown, which closes the
+// listeners and idle connections and waits up to DrainGrace for the
+// responses in progress to end (the streams of cancelled turns send their
+// last events), then srv.Close for what is left. With a ctx that has a
+// deadline, it returns at most 2×DrainGrace after it. It returns Drain's
+// error: nil when no turn had to be cancelled.
+func (h *Handler) Shutdown(ctx context.Context, srv *http.Server) error {
+	err := h.Drain(ctx)
+	// Not ctx: once it ended, srv.Shutdown would return at once, and Close
+	// would cut the responses still sending their end.
+	sctx, cancel := context.WithTimeout(context.Background(), DrainGrace)
+	defer cancel()
+	if srv.Shutdown(sctx) != nil {
+		_ = srv.Close()
+	}
+	return err
 }
 
 // beginTurn registers a turn and returns its context (r's, bounded by the
 // turn timeout and cancelled by Drain's deadline) and its end; ok is false
-// when the server is draining.
-func (h *Handler) beginTurn(r *http.Request) (ctx context.Context, end func(), ok bool) {
+// when the server is draining. w is the turn's response, whose writes
+// Drain bounds.
+func (h *Handler) beginTurn(w http.ResponseWriter, r *http.Request) (ctx context.Context, end func(), ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.draining {
@@ -386,7 +430,7 @@ func (h *Handler) beginTurn(r *http.Request) (ctx context.Context, end func(), o
 	if h.opts.TurnTimeout > 0 {
 		ctx, stop = context.WithTimeout(ctx, h.opts.TurnTimeout)
 	}
-	c := &turnCancel{cancel: cancel}
+	c := &turnCancel{cancel: cancel, rc: http.NewResponseController(w)}
 	h.cancels[c] = struct{}{}
 	h.turns.Add(1)
 	return ctx, func() {

@@ -187,11 +187,11 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 	fmt.Fprintln(a.env.Stderr, "agcore serve: stopping: no new turns; waiting for those in progress")
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	if err := h.Drain(sctx); err != nil {
+	// Bounded whatever the clients do: turns still running at the deadline
+	// are cancelled, end their streams with the API's failure event, and
+	// a client that stopped reading is cut off serve.DrainGrace later.
+	if err := h.Shutdown(sctx, srv); err != nil {
 		fmt.Fprintf(a.env.Stderr, "agcore serve: turns still running after %s were cancelled\n", grace)
-	}
-	if err := srv.Shutdown(sctx); err != nil {
-		srv.Close()
 	}
 	<-served
 	return nil
