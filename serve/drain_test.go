@@ -26,9 +26,10 @@ import (
 	"github.com/agcore/agcore/session/memstore"
 )
 
-// endless streams text deltas of size bytes until its context ends,
-// counting them in sent.
-func endless(size int, sent *atomic.Int64) *model {
+// endless streams text deltas of size bytes until its context ends (or,
+// when limit is positive, until it sent limit deltas: then it waits for
+// the end), counting them in sent.
+func endless(size, limit int, sent *atomic.Int64) *model {
 	delta := strings.Repeat("x", size)
 	return &model{fn: func(ctx context.Context, _ *llm.Request) iter.Seq2[llm.Event, error] {
 		return func(yield func(llm.Event, error) bool) {
@@ -36,7 +37,11 @@ func endless(size int, sent *atomic.Int64) *model {
 				!yield(llm.Event{Type: llm.EventBlockStart, Block: llm.Text{}}, nil) {
 				return
 			}
-			for ctx.Err() == nil {
+			for n := 0; ctx.Err() == nil; n++ {
+				if limit > 0 && n == limit {
+					<-ctx.Done()
+					break
+				}
 				if !yield(llm.Event{Type: llm.EventTextDelta, Delta: delta}, nil) {
 					return
 				}
@@ -54,7 +59,7 @@ func endless(size int, sent *atomic.Int64) *model {
 
 // drainServer is a server whose one agent, "endless", streams forever,
 // with the web page mounted, served by an http.Server as a program runs it.
-func drainServer(t *testing.T, m *model) (*serve.Handler, *httptest.Server) {
+func drainServer(t *testing.T, m *model, grace time.Duration) (*serve.Handler, *httptest.Server) {
 	t.Helper()
 	broker := &approval.Broker{}
 	store := memstore.New()
@@ -70,7 +75,7 @@ func drainServer(t *testing.T, m *model) (*serve.Handler, *httptest.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := serve.New(serve.Options{Agents: set, Broker: broker, Web: page})
+	h, err := serve.New(serve.Options{Agents: set, Broker: broker, Web: page, DrainGrace: grace})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +178,7 @@ func TestDrainEndsStreams(t *testing.T) {
 			for i := range runs {
 				t.Run(fmt.Sprint(i), func(t *testing.T) {
 					t.Parallel()
-					h, srv := drainServer(t, endless(8, nil))
+					h, srv := drainServer(t, endless(8, 0, nil), 0)
 					resp, r := startStream(t, srv, api.path, api.body)
 					defer resp.Body.Close()
 					// The turn streams; the reader keeps reading.
@@ -213,12 +218,14 @@ func TestDrainEndsStreams(t *testing.T) {
 func TestShutdownWithAClientThatStopsReading(t *testing.T) {
 	for _, api := range streamRequests {
 		t.Run(api.name, func(t *testing.T) {
+			// 512 deltas of 64 KiB: more than every buffer on the way holds
+			// (the web handler queues what its writer cannot send).
 			var sent atomic.Int64
-			h, srv := drainServer(t, endless(64<<10, &sent))
+			h, srv := drainServer(t, endless(64<<10, 512, &sent), 100*time.Millisecond)
 			resp, _ := startStream(t, srv, api.path, api.body)
 			defer resp.Body.Close()
 			// Wait until the model's deltas stop: the handler is blocked on
-			// a write the client does not read.
+			// a write the client does not read (or the model is done).
 			last, still := int64(-1), 0
 			testwait.For(t, "the handler to block writing", func() bool {
 				time.Sleep(50 * time.Millisecond)

@@ -28,6 +28,9 @@ const DefaultMaxRequestBytes = 4 << 20
 // one write.
 const DefaultFlushInterval = 2 * time.Millisecond
 
+// DefaultDrainGrace is Options.DrainGrace's default.
+const DefaultDrainGrace = 2 * time.Second
+
 // LocalPrincipal is the principal of every request to a handler configured
 // without tokens (which the CLI only binds to loopback).
 const LocalPrincipal = "local"
@@ -74,6 +77,13 @@ type Options struct {
 	// Web serves the web page at / (its static assets public, its /api/
 	// behind the authentication). Nil serves nothing there.
 	Web http.Handler
+	// DrainGrace is how long a turn that Drain cancelled has to send the
+	// end of its response (the API's failure event, then the end of the
+	// body): its connection's writes fail after that, so a client that
+	// stopped reading cannot hold the server. It is also how long Shutdown
+	// lets the responses in progress end before it closes their
+	// connections. 0 means DefaultDrainGrace.
+	DrainGrace time.Duration
 	// Now stamps created times; nil means time.Now.
 	Now func() time.Time
 }
@@ -92,6 +102,7 @@ type Handler struct {
 	now        func() time.Time
 	started    int64 // the models' created time
 	flushEvery time.Duration
+	grace      time.Duration // Options.DrainGrace or its default
 
 	mu       sync.Mutex
 	draining bool
@@ -130,6 +141,9 @@ func New(opts Options) (*Handler, error) {
 		h.flushEvery = DefaultFlushInterval
 	case h.flushEvery < 0:
 		h.flushEvery = 0
+	}
+	if h.grace = opts.DrainGrace; h.grace <= 0 {
+		h.grace = DefaultDrainGrace
 	}
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxRequestBytes
@@ -349,23 +363,16 @@ func (h *Handler) ready(w http.ResponseWriter, _ *http.Request) {
 	writeText(w, http.StatusOK, "ready\n")
 }
 
-// DrainGrace is how long a turn that Drain cancelled has to send the end
-// of its response (the API's failure event, then the end of the body):
-// its connection's writes fail after that, so a client that stopped
-// reading cannot hold the server. It is also how long Shutdown lets the
-// responses in progress end before it closes their connections.
-const DrainGrace = 2 * time.Second
-
 // Drain starts the shutdown: /readyz answers 503 and new turns are
 // refused (503), while turns in progress go on until they end or ctx
 // does. Then they are cancelled (with the cause ErrDraining), which
 // stores nothing of them; each sends its failure event and the end of its
-// response, and its connection's writes fail DrainGrace later (a client
-// that stopped reading gets no more). Drain returns nil when every turn
-// ended before ctx did, else ctx's error once the cancelled turns have
-// returned or DrainGrace has passed, whichever is first. Call it before
-// http.Server.Shutdown, whose wait for active connections would otherwise
-// include every open stream; Shutdown does both.
+// response, and its connection's writes fail Options.DrainGrace later (a
+// client that stopped reading gets no more). Drain returns nil when every
+// turn ended before ctx did, else ctx's error once the cancelled turns
+// have returned or the grace has passed, whichever is first. Call it
+// before http.Server.Shutdown, whose wait for active connections would
+// otherwise include every open stream; Handler.Shutdown does both.
 func (h *Handler) Drain(ctx context.Context) error {
 	h.mu.Lock()
 	h.draining = true
@@ -377,7 +384,7 @@ func (h *Handler) Drain(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 	}
-	cut := time.Now().Add(DrainGrace)
+	cut := time.Now().Add(h.grace)
 	h.mu.Lock()
 	for c := range h.cancels {
 		c.cancel(ErrDraining)
@@ -398,16 +405,16 @@ func (h *Handler) Drain(ctx context.Context) error {
 
 // Shutdown stops srv, the server that serves h, in bounded time whatever
 // its clients do: Drain(ctx), then srv.Shutdown, which closes the
-// listeners and idle connections and waits up to DrainGrace for the
-// responses in progress to end (the streams of cancelled turns send their
-// last events), then srv.Close for what is left. With a ctx that has a
-// deadline, it returns at most 2×DrainGrace after it. It returns Drain's
-// error: nil when no turn had to be cancelled.
+// listeners and idle connections and waits up to Options.DrainGrace for
+// the responses in progress to end (the streams of cancelled turns send
+// their last events), then srv.Close for what is left. With a ctx that has
+// a deadline, it returns at most twice the grace after it. It returns
+// Drain's error: nil when no turn had to be cancelled.
 func (h *Handler) Shutdown(ctx context.Context, srv *http.Server) error {
 	err := h.Drain(ctx)
 	// Not ctx: once it ended, srv.Shutdown would return at once, and Close
 	// would cut the responses still sending their end.
-	sctx, cancel := context.WithTimeout(context.Background(), DrainGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), h.grace)
 	defer cancel()
 	if srv.Shutdown(sctx) != nil {
 		_ = srv.Close()

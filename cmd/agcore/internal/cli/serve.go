@@ -189,7 +189,7 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 	defer cancel()
 	// Bounded whatever the clients do: turns still running at the deadline
 	// are cancelled, end their streams with the API's failure event, and
-	// a client that stopped reading is cut off serve.DrainGrace later.
+	// a client that stopped reading is cut off serve.DefaultDrainGrace later.
 	if err := h.Shutdown(sctx, srv); err != nil {
 		fmt.Fprintf(a.env.Stderr, "agcore serve: turns still running after %s were cancelled\n", grace)
 	}
