@@ -248,8 +248,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(lw, r.Body, h.maxBody)
 	}
 	if r.Method == http.MethodPost && (strings.HasPrefix(r.URL.Path, "/a2a/") || r.URL.Path == "/api/chat") {
-		// The A2A and web handlers' turns drain like the /v1 ones.
-		ctx, end, ok := h.beginTurn(lw, r)
+		// The A2A and web handlers' turns drain like the /v1 ones. An A2A
+		// task runs detached from its request: it is told to stop
+		// (host.Stop), and its request keeps its context to answer.
+		begin := h.beginTurn
+		if strings.HasPrefix(r.URL.Path, "/a2a/") {
+			begin = h.beginStoppable
+		}
+		ctx, end, ok := begin(lw, r)
 		if !ok {
 			writeError(lw, draining())
 			return
@@ -438,16 +444,36 @@ func (h *Handler) beginTurn(w http.ResponseWriter, r *http.Request) (ctx context
 		ctx, stop = context.WithTimeout(ctx, h.opts.TurnTimeout)
 	}
 	c := &turnCancel{cancel: cancel, rc: http.NewResponseController(w)}
+	return ctx, h.register(c, func() { stop(); cancel(nil) }), true
+}
+
+// beginStoppable is beginTurn for a handler that watches host.Stop: at
+// Drain's deadline, the stop channel is closed and the request's context
+// is left alone, so that the handler can still answer.
+func (h *Handler) beginStoppable(w http.ResponseWriter, r *http.Request) (ctx context.Context, end func(), ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.draining {
+		return nil, nil, false
+	}
+	ch := make(chan struct{})
+	var once sync.Once
+	c := &turnCancel{cancel: func(error) { once.Do(func() { close(ch) }) }, rc: http.NewResponseController(w)}
+	return host.WithStop(r.Context(), ch), h.register(c, func() {}), true
+}
+
+// register records c as a turn's until end, which it returns, is called;
+// h.mu is held.
+func (h *Handler) register(c *turnCancel, release func()) (end func()) {
 	h.cancels[c] = struct{}{}
 	h.turns.Add(1)
-	return ctx, func() {
-		stop()
-		cancel(nil)
+	return func() {
+		release()
 		h.mu.Lock()
 		delete(h.cancels, c)
 		h.mu.Unlock()
 		h.turns.Done()
-	}, true
+	}
 }
 
 // logWriter records a response's status and size for the access log.
