@@ -57,7 +57,8 @@ bare secret is named "default") or the config file's serve.tokens. Without a
 token the server only listens on a loopback address. Ctrl-C (SIGINT or
 SIGTERM) stops taking turns, lets those in progress finish for
 --shutdown-timeout, then cancels them (nothing of a cancelled turn is
-stored).
+stored; its stream ends with the API's failure event) and exits at most
+a few seconds later, whatever the clients do.
 
 Config file (agcore config shows where it is):
   {"agents": {"coder": {"provider": "anthropic", "model": "sonnet", "system": "You write Go.",
