@@ -48,8 +48,7 @@ func echoProvider(t *testing.T) *httptest.Server {
 		s.data(map[string]any{"id": "c1", "object": "chat.completion.chunk", "choices": []any{}, "usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}})
 		fmt.Fprint(w, "data: [DONE]\n\n")
 	}))
-	t.Cleanup(srv.Close)
-	return srv
+	return testwait.CloseOnCleanup(t, srv)
 }
 
 // startServe starts agcore serve with args and returns its base URL, the
