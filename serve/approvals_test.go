@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agcore/agcore/internal/testwait"
 	"github.com/agcore/agcore/llmtest"
 	"github.com/agcore/agcore/serve"
 	"github.com/agcore/agcore/tool"
@@ -57,7 +58,7 @@ func TestApprovals(t *testing.T) {
 			if got["approved"] != approve || got["id"] != id {
 				t.Fatalf("decision answer %v", got)
 			}
-			final := <-done
+			final := testwait.Recv(t, done, "the answer of the turn")
 			if outputText(t, final) != "done" {
 				t.Fatalf("final %v", final)
 			}

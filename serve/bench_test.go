@@ -21,6 +21,7 @@ import (
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/compact"
+	"github.com/agcore/agcore/internal/testwait"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/serve"
@@ -131,7 +132,7 @@ func percentile(d []time.Duration, p float64) time.Duration {
 func BenchmarkAddedLatency(b *testing.B) {
 	a, h := benchAgent(b, &instant{})
 	srv := httptest.NewServer(h)
-	defer srv.Close()
+	defer testwait.Close(b, srv)
 	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -179,7 +180,7 @@ func BenchmarkConcurrentStreams(b *testing.B) {
 		b.Run(fmt.Sprintf("clients=%d", c), func(b *testing.B) {
 			_, h := benchAgent(b, &instant{})
 			srv := httptest.NewServer(h)
-			defer srv.Close()
+			defer testwait.Close(b, srv)
 			tr := &http.Transport{MaxIdleConns: c, MaxIdleConnsPerHost: c, MaxConnsPerHost: c}
 			defer tr.CloseIdleConnections()
 			client := &http.Client{Transport: tr}
@@ -270,11 +271,11 @@ func TestConcurrentStreamsLoad(t *testing.T) {
 	}
 	_, h := benchAgent(t, &instant{})
 	srv := httptest.NewServer(h)
-	defer srv.Close()
+	defer testwait.Close(t, srv)
 	const clients, each = 512, 20
 	tr := &http.Transport{MaxIdleConns: clients, MaxIdleConnsPerHost: clients}
 	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr}
+	client := &http.Client{Transport: tr, Timeout: time.Minute} // a stuck turn fails, not hangs
 	var failed atomic.Int64
 	start := time.Now()
 	var wg sync.WaitGroup

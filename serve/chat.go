@@ -180,7 +180,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 			opts.ResponseFormat.Name, opts.ResponseFormat.Schema, opts.ResponseFormat.Strict = rf.JSONSchema.Name, rf.JSONSchema.Schema, rf.JSONSchema.Strict
 		}
 	}
-	ctx, end, ok := h.beginTurn(r)
+	ctx, end, ok := h.beginTurn(w, r)
 	if !ok {
 		writeError(w, draining())
 		return

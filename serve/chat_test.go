@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agcore/agcore/internal/testwait"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
 	"github.com/agcore/agcore/serve"
@@ -236,7 +237,7 @@ func TestDisconnectCancels(t *testing.T) {
 			if _, err := resp.Body.Read(buf); err != nil {
 				t.Fatal(err)
 			}
-			<-started
+			testwait.Recv(t, started, "the model call to start")
 			cancel()
 			resp.Body.Close()
 			select {

@@ -141,13 +141,16 @@
 //
 // A turn runs with its request's context: a client that disconnects
 // cancels it, the model call included, and the agent stores nothing of a
-// turn that did not complete. To stop a server, call [Handler.Drain]
-// (readiness turns 503, new turns get 503 shutting_down, turns in progress
-// may finish until the context given to Drain ends, and are then cancelled,
-// storing nothing), then http.Server.Shutdown. Drain covers the requests
-// that run turns: the /v1 endpoints', every POST under /a2a/ and the web
-// page's POST /api/chat (an A2A task that outlives its request is the A2A
-// handler's own). Traces come from each agent's
+// turn that did not complete. To stop a server, call [Handler.Shutdown]
+// with its http.Server: [Handler.Drain] (readiness turns 503, new turns get
+// 503 shutting_down, turns in progress may finish until the context given
+// ends, and are then cancelled, storing nothing; a cancelled stream still
+// sends the API's failure event and the end of its body, and a client
+// that stopped reading is cut off Options.DrainGrace later), then
+// http.Server.Shutdown, bounded by the same grace. Drain covers the
+// requests that run turns: the /v1 endpoints', every POST under /a2a/
+// (whose detached tasks are told to stop through host.Stop) and the web
+// page's POST /api/chat. Traces come from each agent's
 // Config.Telemetry (agcore serve's --otel), one invoke_agent span per turn.
 //
 // Package serve imports agent, approval, llm, middleware, session and

@@ -56,8 +56,8 @@ func Example() {
 	// Shutting down: no new turns, those in progress get 10 seconds.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	h.Drain(ctx)
-	srv.Close() // in a program: srv.Shutdown(ctx)
+	h.Shutdown(ctx, srv.Config) // in a program: the *http.Server you started
+	srv.Close()
 	// Output:
 	// Hello from agcore.
 }

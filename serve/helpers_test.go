@@ -16,6 +16,7 @@ import (
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/approval"
+	"github.com/agcore/agcore/internal/testwait"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/serve"
@@ -102,7 +103,7 @@ func newEnv(t *testing.T, opts serve.Options, specs ...agentSpec) *env {
 		t.Fatal(err)
 	}
 	e.srv = httptest.NewServer(e.h)
-	t.Cleanup(e.srv.Close)
+	testwait.CloseOnCleanup(t, e.srv)
 	return e
 }
 

@@ -83,7 +83,7 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apiErr)
 		return
 	}
-	ctx, end, ok := h.beginTurn(r)
+	ctx, end, ok := h.beginTurn(w, r)
 	if !ok {
 		writeError(w, draining())
 		return

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agcore/agcore/internal/testwait"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/serve"
 	"github.com/agcore/agcore/tool"
@@ -213,7 +214,10 @@ func TestDrain(t *testing.T) {
 		release, called := make(chan struct{}), make(chan struct{}, 1)
 		slow := &model{fn: func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
 			called <- struct{}{}
-			<-release
+			select { // not forever: a failed test closes the connection
+			case <-release:
+			case <-ctx.Done():
+			}
 			return llm.StreamOf(echo(req))
 		}}
 		e := newEnv(t, serve.Options{}, agentSpec{name: "slow", model: slow})
@@ -223,7 +227,7 @@ func TestDrain(t *testing.T) {
 			resp.Body.Close()
 			done <- resp.StatusCode
 		}()
-		<-called
+		testwait.Recv(t, called, "the model call")
 		drained := make(chan error, 1)
 		go func() { drained <- e.h.Drain(context.Background()) }()
 		waitReady(t, e, 503)
@@ -232,10 +236,10 @@ func TestDrain(t *testing.T) {
 			t.Fatalf("a new turn while draining: %d %s", resp.StatusCode, code)
 		}
 		close(release)
-		if s := <-done; s != 200 {
+		if s := testwait.Recv(t, done, "the in-flight turn's answer"); s != 200 {
 			t.Fatalf("the in-flight turn: %d", s)
 		}
-		if err := <-drained; err != nil {
+		if err := testwait.Recv(t, drained, "Drain to return"); err != nil {
 			t.Fatal(err)
 		}
 		if e.session("kept").Turns != 1 {
@@ -250,16 +254,18 @@ func TestDrain(t *testing.T) {
 			resp := e.do("POST", "/v1/responses", map[string]any{"model": "slow", "input": "hi", "conversation": "lost"})
 			done <- decode(t, resp)
 		}()
-		<-started
+		testwait.Recv(t, started, "the model call to start")
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
-		if err := e.h.Drain(ctx); err != context.DeadlineExceeded {
+		drained := make(chan error, 1)
+		go func() { drained <- e.h.Drain(ctx) }()
+		if err := testwait.Recv(t, drained, "Drain to return"); err != context.DeadlineExceeded {
 			t.Fatalf("Drain = %v", err)
 		}
-		if got := <-done; got["error"].(map[string]any)["code"] != "shutting_down" {
+		if got := testwait.Recv(t, done, "the cancelled turn's answer"); got["error"].(map[string]any)["code"] != "shutting_down" {
 			t.Fatalf("the cancelled turn answered %v", got)
 		}
-		<-ended
+		testwait.Recv(t, ended, "the model call to end")
 		if _, err := e.store.Load(context.Background(), "lost"); err == nil {
 			t.Fatal("the cancelled turn was stored")
 		}
@@ -293,7 +299,7 @@ func TestResponsesSameConversationConcurrently(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for range n {
-		seen[<-ids] = true
+		seen[testwait.Recv(t, ids, "a turn's id")] = true
 	}
 	for i := 1; i <= n; i++ {
 		if !seen[fmt.Sprintf("resp_shared_%d", i)] {
@@ -321,7 +327,7 @@ func TestDrainCoversMountedHandlers(t *testing.T) {
 		resp.Body.Close()
 		done <- resp.StatusCode
 	}()
-	<-entered
+	testwait.Recv(t, entered, "the web turn to start")
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	refused := make(chan int, 1)
@@ -331,13 +337,15 @@ func TestDrainCoversMountedHandlers(t *testing.T) {
 		resp.Body.Close()
 		refused <- resp.StatusCode
 	}()
-	if err := e.h.Drain(ctx); err != context.DeadlineExceeded {
+	drained := make(chan error, 1)
+	go func() { drained <- e.h.Drain(ctx) }()
+	if err := testwait.Recv(t, drained, "Drain to return"); err != context.DeadlineExceeded {
 		t.Fatalf("Drain = %v", err)
 	}
-	if s := <-refused; s != 503 {
+	if s := testwait.Recv(t, refused, "the A2A request's answer"); s != 503 {
 		t.Errorf("an A2A request while draining: %d", s)
 	}
-	if s := <-done; s != 503 {
+	if s := testwait.Recv(t, done, "the web turn's answer"); s != 503 {
 		t.Fatalf("the web turn ended with %d", s)
 	}
 }

@@ -28,6 +28,9 @@ const DefaultMaxRequestBytes = 4 << 20
 // one write.
 const DefaultFlushInterval = 2 * time.Millisecond
 
+// DefaultDrainGrace is Options.DrainGrace's default.
+const DefaultDrainGrace = 2 * time.Second
+
 // LocalPrincipal is the principal of every request to a handler configured
 // without tokens (which the CLI only binds to loopback).
 const LocalPrincipal = "local"
@@ -74,6 +77,13 @@ type Options struct {
 	// Web serves the web page at / (its static assets public, its /api/
 	// behind the authentication). Nil serves nothing there.
 	Web http.Handler
+	// DrainGrace is how long a turn that Drain cancelled has to send the
+	// end of its response (the API's failure event, then the end of the
+	// body): its connection's writes fail after that, so a client that
+	// stopped reading cannot hold the server. It is also how long Shutdown
+	// lets the responses in progress end before it closes their
+	// connections. 0 means DefaultDrainGrace.
+	DrainGrace time.Duration
 	// Now stamps created times; nil means time.Now.
 	Now func() time.Time
 }
@@ -92,6 +102,7 @@ type Handler struct {
 	now        func() time.Time
 	started    int64 // the models' created time
 	flushEvery time.Duration
+	grace      time.Duration // Options.DrainGrace or its default
 
 	mu       sync.Mutex
 	draining bool
@@ -107,7 +118,10 @@ type token struct {
 	sum  [32]byte
 }
 
-type turnCancel struct{ cancel context.CancelCauseFunc }
+type turnCancel struct {
+	cancel context.CancelCauseFunc
+	rc     *http.ResponseController
+}
 
 // New checks opts and returns the handler.
 func New(opts Options) (*Handler, error) {
@@ -127,6 +141,9 @@ func New(opts Options) (*Handler, error) {
 		h.flushEvery = DefaultFlushInterval
 	case h.flushEvery < 0:
 		h.flushEvery = 0
+	}
+	if h.grace = opts.DrainGrace; h.grace <= 0 {
+		h.grace = DefaultDrainGrace
 	}
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxRequestBytes
@@ -231,8 +248,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(lw, r.Body, h.maxBody)
 	}
 	if r.Method == http.MethodPost && (strings.HasPrefix(r.URL.Path, "/a2a/") || r.URL.Path == "/api/chat") {
-		// The A2A and web handlers' turns drain like the /v1 ones.
-		ctx, end, ok := h.beginTurn(r)
+		// The A2A and web handlers' turns drain like the /v1 ones. An A2A
+		// task runs detached from its request: it is told to stop
+		// (host.Stop), and its request keeps its context to answer.
+		begin := h.beginTurn
+		if strings.HasPrefix(r.URL.Path, "/a2a/") {
+			begin = h.beginStoppable
+		}
+		ctx, end, ok := begin(lw, r)
 		if !ok {
 			writeError(lw, draining())
 			return
@@ -348,10 +371,14 @@ func (h *Handler) ready(w http.ResponseWriter, _ *http.Request) {
 
 // Drain starts the shutdown: /readyz answers 503 and new turns are
 // refused (503), while turns in progress go on until they end or ctx
-// does; then they are cancelled (with the cause ErrDraining), which
-// stores nothing of them, and Drain returns ctx's error once they have
-// returned. Call it before http.Server.Shutdown, whose wait for active
-// connections would otherwise include every open stream.
+// does. Then they are cancelled (with the cause ErrDraining), which
+// stores nothing of them; each sends its failure event and the end of its
+// response, and its connection's writes fail Options.DrainGrace later (a
+// client that stopped reading gets no more). Drain returns nil when every
+// turn ended before ctx did, else ctx's error once the cancelled turns
+// have returned or the grace has passed, whichever is first. Call it
+// before http.Server.Shutdown, whose wait for active connections would
+// otherwise include every open stream; Handler.Shutdown does both.
 func (h *Handler) Drain(ctx context.Context) error {
 	h.mu.Lock()
 	h.draining = true
@@ -363,19 +390,49 @@ func (h *Handler) Drain(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 	}
+	cut := time.Now().Add(h.grace)
 	h.mu.Lock()
 	for c := range h.cancels {
 		c.cancel(ErrDraining)
+		// A handler blocked writing to a client that does not read never
+		// sees the cancellation: its write fails at the deadline.
+		_ = c.rc.SetWriteDeadline(cut)
 	}
 	h.mu.Unlock()
-	<-done
+	t := time.NewTimer(time.Until(cut))
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		h.log.Warn("serve: turns still running after they were cancelled; their connections will be closed")
+	}
 	return ctx.Err()
+}
+
+// Shutdown stops srv, the server that serves h, in bounded time whatever
+// its clients do: Drain(ctx), then srv.Shutdown, which closes the
+// listeners and idle connections and waits up to Options.DrainGrace for
+// the responses in progress to end (the streams of cancelled turns send
+// their last events), then srv.Close for what is left. With a ctx that has
+// a deadline, it returns at most twice the grace after it. It returns
+// Drain's error: nil when no turn had to be cancelled.
+func (h *Handler) Shutdown(ctx context.Context, srv *http.Server) error {
+	err := h.Drain(ctx)
+	// Not ctx: once it ended, srv.Shutdown would return at once, and Close
+	// would cut the responses still sending their end.
+	sctx, cancel := context.WithTimeout(context.Background(), h.grace)
+	defer cancel()
+	if srv.Shutdown(sctx) != nil {
+		_ = srv.Close()
+	}
+	return err
 }
 
 // beginTurn registers a turn and returns its context (r's, bounded by the
 // turn timeout and cancelled by Drain's deadline) and its end; ok is false
-// when the server is draining.
-func (h *Handler) beginTurn(r *http.Request) (ctx context.Context, end func(), ok bool) {
+// when the server is draining. w is the turn's response, whose writes
+// Drain bounds.
+func (h *Handler) beginTurn(w http.ResponseWriter, r *http.Request) (ctx context.Context, end func(), ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.draining {
@@ -386,17 +443,37 @@ func (h *Handler) beginTurn(r *http.Request) (ctx context.Context, end func(), o
 	if h.opts.TurnTimeout > 0 {
 		ctx, stop = context.WithTimeout(ctx, h.opts.TurnTimeout)
 	}
-	c := &turnCancel{cancel: cancel}
+	c := &turnCancel{cancel: cancel, rc: http.NewResponseController(w)}
+	return ctx, h.register(c, func() { stop(); cancel(nil) }), true
+}
+
+// beginStoppable is beginTurn for a handler that watches host.Stop: at
+// Drain's deadline, the stop channel is closed and the request's context
+// is left alone, so that the handler can still answer.
+func (h *Handler) beginStoppable(w http.ResponseWriter, r *http.Request) (ctx context.Context, end func(), ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.draining {
+		return nil, nil, false
+	}
+	ch := make(chan struct{})
+	var once sync.Once
+	c := &turnCancel{cancel: func(error) { once.Do(func() { close(ch) }) }, rc: http.NewResponseController(w)}
+	return host.WithStop(r.Context(), ch), h.register(c, func() {}), true
+}
+
+// register records c as a turn's until end, which it returns, is called;
+// h.mu is held.
+func (h *Handler) register(c *turnCancel, release func()) (end func()) {
 	h.cancels[c] = struct{}{}
 	h.turns.Add(1)
-	return ctx, func() {
-		stop()
-		cancel(nil)
+	return func() {
+		release()
 		h.mu.Lock()
 		delete(h.cancels, c)
 		h.mu.Unlock()
 		h.turns.Done()
-	}, true
+	}
 }
 
 // logWriter records a response's status and size for the access log.

@@ -59,6 +59,15 @@ func TestAuth(t *testing.T) {
 		{"unknown v1 path", withTokens, "GET", "/v1/nope", "Bearer secret-a", 404, "unknown_url"},
 		{"no tokens: a rebound name is refused", serve.Options{}, "GET", "/v1/models HOST evil.example:8080", "", 403, "host_not_allowed"},
 		{"no tokens: localhost is served", serve.Options{}, "GET", "/v1/models HOST localhost:8080", "", 200, `"id":"echo"`},
+		{"no tokens: localhost without a port", serve.Options{}, "GET", "/v1/models HOST LocalHost", "", 200, `"id":"echo"`},
+		{"no tokens: a .localhost name", serve.Options{}, "GET", "/v1/models HOST app.localhost:8080", "", 200, `"id":"echo"`},
+		{"no tokens: IPv6 loopback", serve.Options{}, "GET", "/v1/models HOST [::1]:8080", "", 200, `"id":"echo"`},
+		// Names that only start like a loopback name are someone's domain.
+		{"no tokens: localhost.evil.example is refused", serve.Options{}, "GET", "/v1/models HOST localhost.evil.example", "", 403, "host_not_allowed"},
+		{"no tokens: localhost.evil.example with a port is refused", serve.Options{}, "GET", "/v1/models HOST localhost.evil.example:8080", "", 403, "host_not_allowed"},
+		{"no tokens: localhostevil.example is refused", serve.Options{}, "GET", "/v1/models HOST localhostevil.example", "", 403, "host_not_allowed"},
+		{"no tokens: 127.0.0.1.evil.example is refused", serve.Options{}, "GET", "/v1/models HOST 127.0.0.1.evil.example:8080", "", 403, "host_not_allowed"},
+		{"no tokens: a name ending in localhost is refused", serve.Options{}, "GET", "/v1/models HOST evillocalhost:8080", "", 403, "host_not_allowed"},
 		{"tokens: any name is served", withTokens, "GET", "/v1/models HOST agents.example.com", "Bearer secret-a", 200, `"id":"echo"`},
 	}
 	for _, tt := range tests {
@@ -120,14 +129,18 @@ func TestCORS(t *testing.T) {
 		{"other origin get gets no cors headers", "GET", "https://evil.example", false, 200, ""},
 		{"null origin post is refused", "POST", "null", false, 403, ""},
 		{"same origin post", "POST", "SAME", false, 200, ""},
+		// An origin that only starts with the server's own is another site.
+		{"an origin extending the server's own is refused", "POST", "SAME.evil.example", false, 403, ""},
+		{"an origin extending the server's port is refused", "POST", "SAME0", false, 403, ""},
+		{"an origin extending an allowed one is refused", "POST", allowed + ".evil.example", false, 403, ""},
 		{"no origin (not a browser)", "POST", "", false, 200, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, serve.Options{AllowedOrigins: []string{allowed}})
 			origin := tt.origin
-			if origin == "SAME" {
-				origin = e.srv.URL
+			if rest, ok := strings.CutPrefix(origin, "SAME"); ok {
+				origin = e.srv.URL + rest
 			}
 			var hdr []string
 			if origin != "" {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,10 +14,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agcore/agcore/internal/testenv"
+	"github.com/agcore/agcore/internal/testwait"
 )
 
 // echoProvider is an OpenAI-compatible provider that streams "echo: " and
@@ -45,8 +48,7 @@ func echoProvider(t *testing.T) *httptest.Server {
 		s.data(map[string]any{"id": "c1", "object": "chat.completion.chunk", "choices": []any{}, "usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}})
 		fmt.Fprint(w, "data: [DONE]\n\n")
 	}))
-	t.Cleanup(srv.Close)
-	return srv
+	return testwait.CloseOnCleanup(t, srv)
 }
 
 // startServe starts agcore serve with args and returns its base URL, the
@@ -73,14 +75,22 @@ func (c *cli) startServe(t *testing.T, args ...string) (string, *exec.Cmd, <-cha
 		}
 	}()
 	listening := regexp.MustCompile(`listening on (http://\S+) \((.*)\)`)
-	for line := range lines {
-		if m := listening.FindStringSubmatch(line); m != nil {
-			return m[1], cmd, lines
+	deadline := time.NewTimer(3 * testwait.Timeout) // a loaded machine starts a big binary slowly
+	defer deadline.Stop()
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatal("agcore serve exited without saying where it listens")
+			}
+			if m := listening.FindStringSubmatch(line); m != nil {
+				return m[1], cmd, lines
+			}
+			t.Logf("stderr: %s", line)
+		case <-deadline.C:
+			t.Fatalf("agcore serve did not say where it listens within %s", 3*testwait.Timeout)
 		}
-		t.Logf("stderr: %s", line)
 	}
-	t.Fatal("agcore serve never said where it listens")
-	return "", nil, nil
 }
 
 // TestServeWithNodeSDK runs agcore serve, configured like agcore run plus
@@ -137,15 +147,10 @@ func TestServeWithNodeSDK(t *testing.T) {
 	}
 
 	// Ctrl-C drains and exits 0; the log never shows a token.
-	cmd.Process.Signal(os.Interrupt)
-	var rest []string
-	for line := range lines {
-		rest = append(rest, line)
+	log, err := interrupt(t, cmd, lines)
+	if err != nil {
+		t.Fatalf("exit: %v\n%s", err, log)
 	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("exit: %v\n%s", err, strings.Join(rest, "\n"))
-	}
-	log := strings.Join(rest, "\n")
 	if !strings.Contains(log, "stopping") || !strings.Contains(log, "principal=node") {
 		t.Errorf("stderr:\n%s", log)
 	}
@@ -167,10 +172,6 @@ func TestServeDemoOverHTTP(t *testing.T) {
 	c := newCLI(t)
 	c.env["AGCORE_PROVIDER"] = "demo"
 	base, cmd, lines := c.startServe(t, "--store", "memory:")
-	go func() {
-		for range lines {
-		}
-	}()
 	resp, err := http.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"agcore","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
 	if err != nil {
 		t.Fatal(err)
@@ -195,8 +196,99 @@ func TestServeDemoOverHTTP(t *testing.T) {
 			t.Errorf("%s: %d %.300s", path, resp.StatusCode, body)
 		}
 	}
-	cmd.Process.Signal(os.Interrupt)
-	if err := cmd.Wait(); err != nil {
+	if log, err := interrupt(t, cmd, lines); err != nil {
+		t.Fatalf("exit: %v\n%s", err, log)
+	}
+}
+
+// interrupt sends agcore serve SIGINT (Ctrl-C) and waits, at most
+// testwait.Timeout, for it to exit. It returns the rest of its stderr and
+// its exit error; a server still running then fails the test.
+func interrupt(t *testing.T, cmd *exec.Cmd, lines <-chan string) (string, error) {
+	t.Helper()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
+	}
+	var rest []string
+	deadline := time.NewTimer(testwait.Timeout)
+	defer deadline.Stop()
+	for open := true; open; {
+		select {
+		case line, ok := <-lines:
+			if open = ok; ok {
+				rest = append(rest, line)
+			}
+		case <-deadline.C:
+			cmd.Process.Kill()
+			t.Fatalf("agcore serve still ran %s after SIGINT; its stderr:\n%s", testwait.Timeout, strings.Join(rest, "\n"))
+		}
+	}
+	return strings.Join(rest, "\n"), cmd.Wait() // stderr is closed: the process has exited
+}
+
+// endlessProvider is an OpenAI-compatible provider whose answer never
+// ends: 32 KiB text deltas as fast as its client reads them, until the
+// request is cancelled. sent counts the deltas.
+func endlessProvider(t *testing.T, sent *atomic.Int64) *httptest.Server {
+	delta := strings.Repeat("lorem ipsum ", 32<<10/12)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := newSSE(w)
+		for r.Context().Err() == nil {
+			s.data(map[string]any{"id": "c1", "object": "chat.completion.chunk", "choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": delta}}}})
+			sent.Add(1)
+		}
+	}))
+	return testwait.CloseOnCleanup(t, srv)
+}
+
+// TestServeStopsWithAClientThatStopsReading: a client that stops reading
+// a long streamed answer (the socket buffers full, the server blocked
+// writing to it) cannot keep agcore serve running after Ctrl-C: the turn
+// is cancelled at --shutdown-timeout and the process exits a few seconds
+// later at most.
+func TestServeStopsWithAClientThatStopsReading(t *testing.T) {
+	var sent atomic.Int64
+	provider := endlessProvider(t, &sent)
+	c := newCLI(t)
+	c.env["AGCORE_PROVIDER"] = "compatible"
+	c.env["OPENAI_BASE_URL"] = provider.URL + "/v1"
+	c.env["AGCORE_MODEL"] = "local-model"
+	const grace = time.Second
+	base, cmd, lines := c.startServe(t, "--store", "memory:", "--shutdown-timeout", grace.String())
+
+	// A client that sends its request and never reads a byte of the answer.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.(*net.TCPConn).SetReadBuffer(4 << 10)
+	body := `{"model":"agcore","stream":true,"messages":[{"role":"user","content":"talk forever"}]}`
+	fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		strings.TrimPrefix(base, "http://"), len(body), body)
+
+	// The provider's deltas stop once every buffer on the way is full: the
+	// server is blocked writing to the client.
+	last, still := int64(-1), 0
+	testwait.For(t, "the answer to fill the buffers", func() bool {
+		time.Sleep(100 * time.Millisecond)
+		n := sent.Load()
+		if n == last {
+			still++
+		} else {
+			last, still = n, 0
+		}
+		return still >= 5 && n > 0
+	})
+	t.Logf("the provider sent %d deltas (%d MiB) before the server blocked", last, last*32/1024)
+
+	start := time.Now()
+	log, err := interrupt(t, cmd, lines) // fails the test after testwait.Timeout
+	t.Logf("exited %s after SIGINT (--shutdown-timeout %s)", time.Since(start).Round(10*time.Millisecond), grace)
+	if err != nil {
+		t.Fatalf("exit: %v\n%s", err, log)
+	}
+	if !strings.Contains(log, "were cancelled") {
+		t.Errorf("stderr does not say the turn was cancelled:\n%s", log)
 	}
 }

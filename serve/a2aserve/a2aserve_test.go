@@ -20,6 +20,7 @@ import (
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/approval"
+	"github.com/agcore/agcore/internal/testwait"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
 	"github.com/agcore/agcore/serve/a2aserve"
@@ -71,8 +72,17 @@ func newFixture(t *testing.T, steps ...llmtest.Step) *fixture {
 		// through Unwrap.
 		h.ServeHTTP(wrapped{w}, r.WithContext(host.WithPrincipal(r.Context(), r.Header.Get(principalHeader))))
 	}))
-	t.Cleanup(f.srv.Close)
+	testwait.CloseOnCleanup(t, f.srv)
 	return f
+}
+
+// bounded is a context for a test's requests: it ends after
+// testwait.Timeout, so a request the server never answers fails the test
+// instead of hanging it.
+func bounded(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
+	t.Cleanup(cancel)
+	return ctx
 }
 
 // wrapped hides its writer's methods but Unwrap, as a middleware's writer.
@@ -102,11 +112,11 @@ func (f *fixture) client(principal string) *a2aclient.Client {
 	base := &http.Transport{}
 	f.t.Cleanup(base.CloseIdleConnections)
 	hc := &http.Client{Transport: principalTransport{principal, base}}
-	card, err := agentcard.NewResolver(hc).Resolve(f.t.Context(), f.srv.URL+"/a2a/helper")
+	card, err := agentcard.NewResolver(hc).Resolve(bounded(f.t), f.srv.URL+"/a2a/helper")
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	c, err := a2aclient.NewFromCard(f.t.Context(), card, a2aclient.WithJSONRPCTransport(hc))
+	c, err := a2aclient.NewFromCard(bounded(f.t), card, a2aclient.WithJSONRPCTransport(hc))
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -121,7 +131,7 @@ func userText(text string) *a2a.Message {
 // send sends msg and returns the task it ends in.
 func send(t *testing.T, c *a2aclient.Client, msg *a2a.Message) *a2a.Task {
 	t.Helper()
-	res, err := c.SendMessage(t.Context(), &a2a.MessageSendParams{Message: msg})
+	res, err := c.SendMessage(bounded(t), &a2a.MessageSendParams{Message: msg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +199,7 @@ func TestAgentCard(t *testing.T) {
 				t.Fatal(err)
 			}
 			srv := httptest.NewServer(h)
-			defer srv.Close()
+			defer testwait.Close(t, srv)
 			resp, err := srv.Client().Get(srv.URL + tt.path)
 			if err != nil {
 				t.Fatal(err)
@@ -243,7 +253,7 @@ func TestSendAndGet(t *testing.T) {
 	if usage["input_tokens"] != float64(12) || usage["output_tokens"] != float64(3) || meta["session_id"] != task.ContextID {
 		t.Fatalf("task metadata = %v", task.Metadata)
 	}
-	got, err := c.GetTask(t.Context(), &a2a.TaskQueryParams{ID: task.ID})
+	got, err := c.GetTask(bounded(t), &a2a.TaskQueryParams{ID: task.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +263,7 @@ func TestSendAndGet(t *testing.T) {
 	if n := f.sessionLen(task.ContextID); n != 2 {
 		t.Fatalf("the session holds %d messages, want 2", n)
 	}
-	if _, err := c.GetTask(t.Context(), &a2a.TaskQueryParams{ID: "nope"}); err == nil {
+	if _, err := c.GetTask(bounded(t), &a2a.TaskQueryParams{ID: "nope"}); err == nil {
 		t.Fatal("tasks/get of an unknown task succeeded")
 	}
 }
@@ -268,7 +278,7 @@ func TestStream(t *testing.T) {
 		final    *a2a.Artifact
 		taskID   a2a.TaskID
 	)
-	for ev, err := range c.SendStreamingMessage(t.Context(), &a2a.MessageSendParams{Message: userText("tell me")}) {
+	for ev, err := range c.SendStreamingMessage(bounded(t), &a2a.MessageSendParams{Message: userText("tell me")}) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,7 +305,7 @@ func TestStream(t *testing.T) {
 	if final == nil || len(final.Parts) != 1 || final.Parts[0].(a2a.TextPart).Text != streamed.String() || final.Metadata[a2aserve.MetadataKey] == nil {
 		t.Fatalf("final artifact = %+v", final)
 	}
-	got, err := c.GetTask(t.Context(), &a2a.TaskQueryParams{ID: taskID})
+	got, err := c.GetTask(bounded(t), &a2a.TaskQueryParams{ID: taskID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +330,7 @@ func TestCancel(t *testing.T) {
 			c := f.client("alice")
 			var taskID a2a.TaskID
 			var contextID string
-			events := c.SendStreamingMessage(t.Context(), &a2a.MessageSendParams{Message: userText("work")})
+			events := c.SendStreamingMessage(bounded(t), &a2a.MessageSendParams{Message: userText("work")})
 			for ev, err := range events {
 				if err != nil {
 					t.Fatal(err)
@@ -336,14 +346,14 @@ func TestCancel(t *testing.T) {
 			if tt.wait == a2a.TaskStateWorking {
 				waitFor(t, func() bool { return f.model.Calls() == 1 }) // the model hangs now
 			}
-			task, err := c.CancelTask(t.Context(), &a2a.TaskIDParams{ID: taskID})
+			task, err := c.CancelTask(bounded(t), &a2a.TaskIDParams{ID: taskID})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if task.Status.State != a2a.TaskStateCanceled {
 				t.Fatalf("cancel answered %s", task.Status.State)
 			}
-			got, err := c.GetTask(t.Context(), &a2a.TaskQueryParams{ID: taskID})
+			got, err := c.GetTask(bounded(t), &a2a.TaskQueryParams{ID: taskID})
 			if err != nil || got.Status.State != a2a.TaskStateCanceled {
 				t.Fatalf("tasks/get = %v, %v", got, err)
 			}
@@ -353,7 +363,7 @@ func TestCancel(t *testing.T) {
 			if f.ran.Load() != 0 || len(f.broker.Pending(nil)) != 0 {
 				t.Fatalf("tool ran %d times; pending %v", f.ran.Load(), f.broker.Pending(nil))
 			}
-			if _, err := c.SendMessage(t.Context(), &a2a.MessageSendParams{Message: followUp(taskID, a2a.TextPart{Text: "approve"})}); err == nil {
+			if _, err := c.SendMessage(bounded(t), &a2a.MessageSendParams{Message: followUp(taskID, a2a.TextPart{Text: "approve"})}); err == nil {
 				t.Fatal("a message to a canceled task was accepted")
 			}
 		})
@@ -391,7 +401,7 @@ func TestRequestLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(h)
-	defer srv.Close()
+	defer testwait.Close(t, srv)
 	post := func(path, body string) (int, string) {
 		resp, err := srv.Client().Post(srv.URL+path, "application/json", strings.NewReader(body))
 		if err != nil {

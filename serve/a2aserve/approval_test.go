@@ -111,7 +111,7 @@ func TestApprovalStreamed(t *testing.T) {
 	c := f.client("alice")
 	var taskID a2a.TaskID
 	var states []a2a.TaskState
-	for ev, err := range c.SendStreamingMessage(t.Context(), &a2a.MessageSendParams{Message: userText("delete x")}) {
+	for ev, err := range c.SendStreamingMessage(bounded(t), &a2a.MessageSendParams{Message: userText("delete x")}) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +125,7 @@ func TestApprovalStreamed(t *testing.T) {
 	}
 	states = nil
 	var text string
-	for ev, err := range c.SendStreamingMessage(t.Context(), &a2a.MessageSendParams{Message: followUp(taskID, a2a.TextPart{Text: "approve"})}) {
+	for ev, err := range c.SendStreamingMessage(bounded(t), &a2a.MessageSendParams{Message: followUp(taskID, a2a.TextPart{Text: "approve"})}) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,14 +149,14 @@ func TestOtherPrincipal(t *testing.T) {
 	f := newFixture(t, llmtest.Reply(llmtest.Call("c1", "delete_file", `{"path":"x"}`)), llmtest.Text("Done."))
 	task, id := parked(t, f, "alice")
 	bob := f.client("bob")
-	if _, err := bob.SendMessage(t.Context(), &a2a.MessageSendParams{Message: followUp(task.ID,
+	if _, err := bob.SendMessage(bounded(t), &a2a.MessageSendParams{Message: followUp(task.ID,
 		a2a.DataPart{Data: map[string]any{"approval_id": id, "approved": true}})}); err == nil {
 		t.Fatal("bob decided alice's approval")
 	}
-	if _, err := bob.GetTask(t.Context(), &a2a.TaskQueryParams{ID: task.ID}); err == nil {
+	if _, err := bob.GetTask(bounded(t), &a2a.TaskQueryParams{ID: task.ID}); err == nil {
 		t.Fatal("bob read alice's task")
 	}
-	if _, err := bob.CancelTask(t.Context(), &a2a.TaskIDParams{ID: task.ID}); err == nil {
+	if _, err := bob.CancelTask(bounded(t), &a2a.TaskIDParams{ID: task.ID}); err == nil {
 		t.Fatal("bob cancelled alice's task")
 	}
 	if f.ran.Load() != 0 || len(f.broker.Pending(nil)) != 1 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,6 +45,7 @@ type run struct {
 	box       mailbox
 	done      chan struct{} // closed once the turn is entirely over
 	canceled  atomic.Bool   // tasks/cancel asked for it
+	stopped   atomic.Bool   // the server is shutting down (host.Stop)
 	attached  atomic.Bool   // an Execute follows it
 
 	// artifact is the streamed answer's artifact, "" before the first
@@ -99,8 +101,17 @@ func (m *mailbox) pop() (signal, bool) {
 	}
 	s := m.items[0]
 	n := 1
+	size := len(s.text)
 	for ; s.kind == sigText && n < len(m.items) && m.items[n].kind == sigText; n++ {
-		s.text += m.items[n].text
+		size += len(m.items[n].text)
+	}
+	if n > 1 { // one copy, not one per delta: a backlog can be long
+		var b strings.Builder
+		b.Grow(size)
+		for _, it := range m.items[:n] {
+			b.WriteString(it.text)
+		}
+		s.text = b.String()
 	}
 	clear(m.items[:n])
 	m.items = m.items[n:]
@@ -252,7 +263,17 @@ func (e *executor) pending(r *run) []approval.Request {
 func (e *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, r *run) error {
 	r.attached.Store(true)
 	defer r.attached.Store(false)
+	stop := host.Stop(ctx)
 	for {
+		select {
+		case <-stop:
+			// The server is shutting down: the turn is cancelled, and its
+			// end (sigError) fails the task.
+			stop = nil
+			r.stopped.Store(true)
+			r.cancel()
+		default:
+		}
 		s, ok := r.box.pop()
 		if !ok {
 			if p := e.pending(r); len(p) > 0 {
@@ -261,6 +282,8 @@ func (e *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q even
 			select {
 			case <-r.box.wake:
 				continue
+			case <-stop:
+				continue // the loop's top stops the turn
 			case <-ctx.Done():
 				// The execution is over without us (tasks/cancel, or the
 				// SDK gave up on it): nobody follows the turn any more.
@@ -297,6 +320,9 @@ func (e *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q even
 			e.end(r)
 			if r.canceled.Load() {
 				return nil // Cancel writes the canceled state
+			}
+			if r.stopped.Load() {
+				return writeFinal(ctx, q, rc, a2a.TaskStateFailed, agentText(rc, "The server is shutting down; the turn was cancelled."), nil)
 			}
 			e.log.Warn("a2a: turn failed", "task", r.task, "session", r.session, "err", s.err)
 			return writeFinal(ctx, q, rc, a2a.TaskStateFailed, agentText(rc, "The turn failed: "+s.err.Error()), nil)

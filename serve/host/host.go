@@ -96,3 +96,20 @@ func PrincipalFrom(ctx context.Context) (string, bool) {
 	p, ok := ctx.Value(principalKey{}).(string)
 	return p, ok
 }
+
+type stopKey struct{}
+
+// WithStop returns ctx carrying stop, a channel the server closes when a
+// turn started by the request must stop because the server is shutting
+// down. A handler whose work outlives its request's context (an A2A task
+// runs detached from it) watches Stop to cancel the turn and still answer
+// the request: its failure, then the end of the response.
+func WithStop(ctx context.Context, stop <-chan struct{}) context.Context {
+	return context.WithValue(ctx, stopKey{}, stop)
+}
+
+// Stop returns the channel set by WithStop; nil (never ready) when none.
+func Stop(ctx context.Context) <-chan struct{} {
+	c, _ := ctx.Value(stopKey{}).(<-chan struct{})
+	return c
+}

@@ -63,3 +63,22 @@ func TestPrincipal(t *testing.T) {
 		t.Fatalf("principal = %q, %v", p, ok)
 	}
 }
+
+func TestStop(t *testing.T) {
+	if host.Stop(context.Background()) != nil {
+		t.Fatal("a context without WithStop has a stop channel")
+	}
+	ch := make(chan struct{})
+	ctx := host.WithStop(context.Background(), ch)
+	select {
+	case <-host.Stop(ctx):
+		t.Fatal("stopped before the channel closed")
+	default:
+	}
+	close(ch)
+	select {
+	case <-host.Stop(context.WithoutCancel(ctx)): // kept by a detached context
+	default:
+		t.Fatal("not stopped after the channel closed")
+	}
+}

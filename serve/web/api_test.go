@@ -208,6 +208,10 @@ func TestOrigins(t *testing.T) {
 		{"https://agents.example.com.evil.example", 403},
 		{"http://agents.example.com", 403},
 		{f.srv.URL, 404},
+		// Only starting with the server's own origin is another site.
+		{f.srv.URL + ".evil.example", 403},
+		{f.srv.URL + "0", 403},
+		{strings.Replace(f.srv.URL, "http://", "https://", 1), 403},
 	} {
 		req, _ := http.NewRequest("DELETE", f.srv.URL+"/api/sessions/s-1", nil)
 		req.Header.Set(web.CSRFHeader, "1")

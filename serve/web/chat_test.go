@@ -12,6 +12,7 @@ import (
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/approval"
+	"github.com/agcore/agcore/internal/testwait"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
 	"github.com/agcore/agcore/middleware"
@@ -45,7 +46,7 @@ func TestChatToolLoop(t *testing.T) {
 		llmtest.Text("It is sunny in Paris.").WithUsage(llm.Usage{InputTokens: 150, OutputTokens: 10}),
 	).Verify(t).WithInfo(llm.ModelInfo{Provider: "llmtest", Name: "scripted", Price: &llm.Price{Input: 1, Output: 2}})
 	f := newFixture(t, model, weather())
-	evs := collect(events(t, f.do(t, context.Background(), "POST", "/api/chat", "", map[string]string{"agent": "helper", "message": "Weather in Paris?"})))
+	evs := collect(t, events(t, f.do(t, context.Background(), "POST", "/api/chat", "", map[string]string{"agent": "helper", "message": "Weather in Paris?"})))
 
 	if got, want := kinds(evs), "session thinking text tool_call usage tool_result text usage finish"; got != want {
 		t.Fatalf("events %q\nwant   %q", got, want)
@@ -101,7 +102,7 @@ func TestChatToolLoop(t *testing.T) {
 
 	// The next turn continues the session.
 	model.Add(llmtest.Text("Still sunny."))
-	evs = collect(events(t, f.do(t, context.Background(), "POST", "/api/chat", "", map[string]string{"session": sid, "message": "And now?"})))
+	evs = collect(t, events(t, f.do(t, context.Background(), "POST", "/api/chat", "", map[string]string{"session": sid, "message": "And now?"})))
 	if fin := evs[len(evs)-1]; fin.Type != "finish" || fin.SessionTurns != 2 {
 		t.Fatalf("second turn %+v", evs)
 	}
@@ -116,7 +117,7 @@ func near(a, b float64) bool { return a-b < 1e-12 && b-a < 1e-12 }
 func TestChatModelError(t *testing.T) {
 	model := llmtest.New(llmtest.Fail(errors.New("the model is down"))).Verify(t)
 	f := newFixture(t, model)
-	evs := collect(events(t, f.do(t, context.Background(), "POST", "/api/chat", "", map[string]string{"message": "hi"})))
+	evs := collect(t, events(t, f.do(t, context.Background(), "POST", "/api/chat", "", map[string]string{"message": "hi"})))
 	if got := kinds(evs); got != "session error" || !strings.Contains(evs[1].Message, "the model is down") {
 		t.Fatalf("events %+v", evs)
 	}
@@ -285,7 +286,7 @@ func TestStreamsThroughWrappedWriter(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(unwrapOnly{w}, r)
 	}))
-	defer srv.Close()
+	defer testwait.Close(t, srv)
 	// Without flushing, not even the headers would arrive: the deadline
 	// fails the test instead of hanging it, and ends the turn before
 	// srv.Close waits for it.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/approval"
+	"github.com/agcore/agcore/internal/testwait"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
 	"github.com/agcore/agcore/middleware"
@@ -69,7 +70,7 @@ func newFixtureOpts(t *testing.T, opts web.Options, model *llmtest.Model, tools 
 		}
 		h.ServeHTTP(w, r)
 	}))
-	t.Cleanup(f.srv.Close)
+	testwait.CloseOnCleanup(t, f.srv)
 	return f
 }
 
@@ -168,12 +169,22 @@ func events(t *testing.T, resp *http.Response) <-chan event {
 	return ch
 }
 
-func collect(ch <-chan event) []event {
+// collect reads the stream's events to its end (at most testwait.Timeout).
+func collect(t *testing.T, ch <-chan event) []event {
+	t.Helper()
 	var out []event
-	for ev := range ch {
-		out = append(out, ev)
+	timeout := time.After(testwait.Timeout)
+	for {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				return out
+			}
+			out = append(out, ev)
+		case <-timeout:
+			t.Fatalf("the stream did not end within %s; its events: %+v", testwait.Timeout, out)
+		}
 	}
-	return out
 }
 
 // kinds returns the event types with runs of one type collapsed.

@@ -57,7 +57,8 @@ bare secret is named "default") or the config file's serve.tokens. Without a
 token the server only listens on a loopback address. Ctrl-C (SIGINT or
 SIGTERM) stops taking turns, lets those in progress finish for
 --shutdown-timeout, then cancels them (nothing of a cancelled turn is
-stored).
+stored; its stream ends with the API's failure event) and exits at most
+a few seconds later, whatever the clients do.
 
 Config file (agcore config shows where it is):
   {"agents": {"coder": {"provider": "anthropic", "model": "sonnet", "system": "You write Go.",
@@ -187,11 +188,11 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 	fmt.Fprintln(a.env.Stderr, "agcore serve: stopping: no new turns; waiting for those in progress")
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	if err := h.Drain(sctx); err != nil {
+	// Bounded whatever the clients do: turns still running at the deadline
+	// are cancelled, end their streams with the API's failure event, and
+	// a client that stopped reading is cut off serve.DefaultDrainGrace later.
+	if err := h.Shutdown(sctx, srv); err != nil {
 		fmt.Fprintf(a.env.Stderr, "agcore serve: turns still running after %s were cancelled\n", grace)
-	}
-	if err := srv.Shutdown(sctx); err != nil {
-		srv.Close()
 	}
 	<-served
 	return nil
