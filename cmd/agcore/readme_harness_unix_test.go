@@ -102,8 +102,10 @@ func newHarness(t *testing.T) *harness {
 	if uh, err := os.UserHomeDir(); err == nil && os.Getenv("npm_config_cache") == "" {
 		h.env = append(h.env, "npm_config_cache="+filepath.Join(uh, ".npm"))
 	}
+	// Tests never reach the internet: the go command uses the module
+	// cache only, npm its cache and the pinned MCP server only.
 	key := "sk-readme-test"
-	h.env = append(h.env,
+	h.env = append(h.env, "GOPROXY=off", "npm_config_offline=true",
 		"PATH="+h.bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"OPENAI_API_KEY="+key, "OPENAI_BASE_URL="+srv.URL+"/v1",
 		"ANTHROPIC_API_KEY="+key, "ANTHROPIC_BASE_URL="+srv.URL,
@@ -150,6 +152,11 @@ func newHarness(t *testing.T) *harness {
 		}
 	}
 	os.WriteFile(filepath.Join(h.project, "README.md"), []byte(files["README.md"]+"\nMore text.\n"), 0o644)
+	// npx runs the MCP server .ci/mcp-setup.sh installed (pinned) as the
+	// project's own, instead of fetching it.
+	if dir := os.Getenv("AGCORE_MCP_SERVER_DIR"); dir != "" {
+		os.Symlink(filepath.Join(dir, "node_modules"), filepath.Join(h.project, "node_modules"))
+	}
 
 	// Files the README's commands leave in the repository's root (go build
 	// -o agcore, sqlite:./agcore.db) are removed after the test.
@@ -162,7 +169,7 @@ func newHarness(t *testing.T) *harness {
 	t.Cleanup(func() {
 		entries, _ := os.ReadDir(repo)
 		for _, e := range entries {
-			if !before[e.Name()] && e.Type().IsRegular() {
+			if !before[e.Name()] && e.Type().IsRegular() && strings.HasPrefix(e.Name(), "agcore") {
 				os.Remove(filepath.Join(repo, e.Name()))
 			}
 		}
@@ -213,6 +220,9 @@ type needs struct {
 	ports    []int // addresses they name (serialized: one group at a time)
 	serve    bool  // a curl to agcore serve's port with no serve of their own
 	temporal bool  // a Temporal server at 127.0.0.1:7233 with no start-dev of their own
+	// waiting is the --session and --turn of a durable turn that waits
+	// for approval, which agcore approve lines decide (and a worker).
+	waiting []string
 }
 
 var addrRe = regexp.MustCompile(`(?:localhost|127\.0\.0\.1|0\.0\.0\.0):(\d+)`)
@@ -242,6 +252,13 @@ func (h *harness) needsOf(g docGroup) needs {
 		case k.durable:
 			set[7233] = true
 			n.temporal = n.temporal || !ownTemporal
+			ws := words(l.text)
+			if len(ws) > 1 && ws[1] == "approve" && !ownTemporal {
+				session, turn := flagValue(ws, "--session"), flagValue(ws, "--turn")
+				if session != "" && turn != "" && !placeholder.MatchString(turn) {
+					n.waiting = []string{session, turn}
+				}
+			}
 		}
 		if !k.serve && (strings.Contains(l.text, "localhost:8080") || strings.Contains(l.text, "127.0.0.1:8080")) && !ownServe {
 			n.serve = true
@@ -254,6 +271,19 @@ func (h *harness) needsOf(g docGroup) needs {
 	}
 	sort.Ints(n.ports)
 	return n
+}
+
+// flagValue is the value of --name in ws ("--name V" or "--name=V").
+func flagValue(ws []string, name string) string {
+	for i, w := range ws {
+		if w == name && i+1 < len(ws) {
+			return ws[i+1]
+		}
+		if v, ok := strings.CutPrefix(w, name+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 func contains(ps []int, p int) bool {
@@ -374,6 +404,19 @@ func (h *harness) runGroup(t *testing.T, g docGroup, ht *helpTree) {
 			return
 		}
 	}
+	if n.waiting != nil {
+		w := startDaemon(t, "agcore worker (for the commands below)", "agcore worker --provider openai", env, dir)
+		if !w.waitOutput(t, 30*time.Second) {
+			return
+		}
+		daemons = append(daemons, w)
+		run := startDaemon(t, "a durable turn that waits for approval", fmt.Sprintf("agcore-temporal run --session %s --turn %s %q", n.waiting[0], n.waiting[1], approvalPrompt), env, dir)
+		run.exitOK = true // decided by the lines below, or interrupted
+		if !run.waitText(t, "waits for approval", 60*time.Second) {
+			return
+		}
+		daemons = append(daemons, run)
+	}
 	if n.serve {
 		d := startDaemon(t, "agcore serve (for the commands below)", "agcore serve", env, dir)
 		if !d.waitPort(t, "127.0.0.1:8080", 30*time.Second) {
@@ -446,6 +489,10 @@ func (h *harness) available(t *testing.T, text string) bool {
 			testenv.Missing(t, "%s is not on PATH (the documented command runs it)", tool)
 			return false
 		}
+		if tool == "npx" && os.Getenv("AGCORE_MCP_SERVER_DIR") == "" {
+			testenv.Missing(t, "npx would fetch the MCP server from npm: eval \"$(.ci/mcp-setup.sh)\" installs it and sets AGCORE_MCP_SERVER_DIR")
+			return false
+		}
 	}
 	if strings.Contains(text, "redis://") && os.Getenv("AGCORE_TEST_REDIS") == "" {
 		testenv.Missing(t, "the command uses Redis at the address it names; set AGCORE_TEST_REDIS (e.g. redis://127.0.0.1:6379/15) when a local Redis listens on 127.0.0.1:6379")
@@ -485,8 +532,9 @@ func (h *harness) temporalReady(t *testing.T) bool {
 		}
 		build := exec.Command("go", "build", "-o", filepath.Join(h.bin, "agcore-temporal"), "./cmd/agcore-temporal")
 		build.Dir = filepath.Join(h.repo, "temporal")
+		build.Env = append(os.Environ(), "GOPROXY=off")
 		if out, err := build.CombinedOutput(); err != nil {
-			h.temporalErr = fmt.Errorf("building agcore-temporal: %v\n%s", err, out)
+			h.temporalErr = fmt.Errorf("building agcore-temporal from the module cache (cd temporal && go mod download fills it): %v\n%s", err, out)
 		}
 	})
 	if h.temporalErr != nil {
@@ -561,11 +609,12 @@ func copyDir(t *testing.T, from, to string) {
 
 // daemon is a long-running documented command.
 type daemon struct {
-	name string
-	cmd  *exec.Cmd
-	out  *syncBuffer
-	done chan struct{}
-	err  error
+	name   string
+	exitOK bool // any exit status will do (a harness helper, not a documented line)
+	cmd    *exec.Cmd
+	out    *syncBuffer
+	done   chan struct{}
+	err    error
 }
 
 type syncBuffer struct {
@@ -645,6 +694,26 @@ func (d *daemon) waitOutput(t *testing.T, within time.Duration) bool {
 	}
 }
 
+// waitText waits until the command has written text.
+func (d *daemon) waitText(t *testing.T, text string, within time.Duration) bool {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		if strings.Contains(d.out.String(), text) {
+			return true
+		}
+		select {
+		case <-d.done:
+			t.Errorf("%s exited (%v) before writing %q:\n%s", d.name, d.err, text, tail(d.out.String()))
+			return false
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	t.Errorf("%s did not write %q within %s:\n%s", d.name, text, within, tail(d.out.String()))
+	d.kill()
+	return false
+}
+
 func (d *daemon) kill() {
 	syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
 	select {
@@ -672,7 +741,7 @@ func (d *daemon) stop(t *testing.T) {
 		return
 	}
 	var ee *exec.ExitError
-	if d.err != nil && !(errors.As(d.err, &ee) && ee.ExitCode() == 130) {
+	if d.err != nil && !d.exitOK && !(errors.As(d.err, &ee) && ee.ExitCode() == 130) {
 		t.Errorf("%s did not exit cleanly after SIGINT (%v):\n%s", d.name, d.err, tail(d.out.String()))
 	}
 }
@@ -717,6 +786,10 @@ func exerciseServe(t *testing.T, addr, token string) {
 	do("POST", "/v1/chat/completions", `{"model":"agcore","messages":[{"role":"user","content":"Hi"}]}`)
 }
 
+// approvalPrompt is the prompt of the turn the harness starts for agcore
+// approve's examples: the fake model answers it with a write_file call.
+const approvalPrompt = "Write notes.md (a call that waits for approval)"
+
 // fakeProviders answers every provider's wire format with a short answer:
 // Chat Completions, the Responses API, Anthropic Messages and Gemini, each
 // streamed or not, and the model lists.
@@ -727,9 +800,19 @@ func fakeProviders(t *testing.T) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, _ := io.ReadAll(r.Body)
 		var body struct {
-			Stream bool `json:"stream"`
+			Stream   bool `json:"stream"`
+			Messages []struct {
+				Role    string `json:"role"`
+				Content any    `json:"content"`
+			} `json:"messages"`
 		}
 		json.Unmarshal(raw, &body)
+		// The turn the harness starts for agcore approve's examples
+		// calls write_file, which waits for approval.
+		if n := len(body.Messages); n > 0 && body.Messages[n-1].Role == "user" && strings.Contains(fmt.Sprint(body.Messages[n-1].Content), approvalPrompt) {
+			openaiReply(turn{calls: []call{{id: "call_1", name: "write_file", args: `{"path":"notes.md","content":"notes"}`}}, in: 12, out: 8})(w, r)
+			return
+		}
 		p := r.URL.Path
 		switch {
 		case r.Method == http.MethodGet && strings.HasSuffix(p, "/models"):

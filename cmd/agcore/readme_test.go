@@ -61,6 +61,8 @@ var excluded = map[string]string{
 	"go install github.com/agcore/agcore/temporal/cmd/agcore-temporal@latest":                  "installs the published agcore-temporal from the module proxy; the harness builds it from temporal/ and puts it on PATH instead",
 	"cd bench && go run ./cmd/benchtable":                                                      "the peer benchmark table takes 3-5 minutes; .ci/run runs the bench module's quick test",
 	`eval "$(.ci/openai-node-setup.sh)"`:                                                       "CI's own setup step; .ci/run runs it before the tests",
+	"agcore approve --session work --turn TURN":                                                "TURN stands for the id of a turn that waits on a call, and the run above waits on none (the fake model calls no tool); agcore approve's --help examples run against a turn that waits on call_1",
+	"agcore approve --session work --turn TURN call_1":                                         "TURN stands for the id of a turn that waits on a call, and the run above waits on none (the fake model calls no tool); agcore approve's --help examples run against a turn that waits on call_1",
 	"agcore worker --temporal temporal.internal:7233 --task-queue agents --provider anthropic": "names a Temporal server on another host (temporal.internal); the example before it runs a worker against the local one",
 }
 
@@ -562,5 +564,45 @@ func checkReference(t *testing.T, ht *helpTree, text string) {
 				return
 			}
 		}
+	}
+}
+
+// The extraction finds what the README shows, as a reader would copy it.
+func TestDocumentedCommandsExtraction(t *testing.T) {
+	md := "Run `agcore run\n--session work \"hi\"` or `agcore serve`; not `AGCORE_HOME`.\n\n" +
+		"```sh\n" +
+		"agcore demo   # it's offline\n" +
+		"# a comment line\n" +
+		"curl -s http://127.0.0.1:8080/x \\\n  -d '{\"a\":1,\n  \"b\":2}'\n" +
+		"id=$(echo 'x\n y')\n" +
+		"```\n\n" +
+		"<!-- readme-test: skip: needs a browser -->\n```sh\nopen http://localhost:8080\n```\n\n" +
+		"```\nagcore sessions show ID [--json]   what it does\n```\n"
+	var got []string
+	for _, g := range readmeGroups(md) {
+		for _, l := range g.lines {
+			got = append(got, fmt.Sprintf("%s|%d|%q|skip=%v|ref=%v|span=%v", g.name, l.line, l.text, l.skip != "", l.ref, l.span))
+		}
+	}
+	want := []string{
+		`README.md:4|5|"agcore demo   # it's offline"|skip=false|ref=false|span=false`,
+		`README.md:4|7|"curl -s http://127.0.0.1:8080/x \\\n  -d '{\"a\":1,\n  \"b\":2}'"|skip=false|ref=false|span=false`,
+		`README.md:4|10|"id=$(echo 'x\n y')"|skip=false|ref=false|span=false`,
+		`README.md:15|16|"open http://localhost:8080"|skip=true|ref=false|span=false`,
+		`README.md:20|20|"agcore sessions show ID [--json]"|skip=false|ref=true|span=false`,
+		`README.md:1|1|"agcore run --session work \"hi\""|skip=false|ref=false|span=true`,
+		`README.md:2|2|"agcore serve"|skip=false|ref=false|span=true`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("extracted:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	ht := &helpTree{nodes: map[string]*helpNode{"": {subs: []string{"serve", "run"}}, "serve": {}, "run": {}}}
+	for s, ref := range map[string]bool{"agcore serve": true, "agcore run --temporal": true, "agcore run --session work \"hi\"": false, "agcore models claude": false} {
+		if ht.refOnly(s) != ref {
+			t.Errorf("refOnly(%q) = %v, want %v", s, !ref, ref)
+		}
+	}
+	if got := withoutComment(`go install x@latest   # next to agcore`); got != "go install x@latest" {
+		t.Errorf("withoutComment: %q", got)
 	}
 }
