@@ -133,6 +133,7 @@ Then configure a provider (agcore run --help shows how) and run a turn or chat.`
 	root.AddCommand(a.newWorkerCmd(), a.newApproveDurableCmd()) // durable.go
 	root.AddCommand(a.newServeCmd())
 	a.registerCompletions(root)
+	withCompletionExamples(root)
 	return root
 }
 
