@@ -114,9 +114,13 @@ func newHarness(t *testing.T) *harness {
 	)
 
 	// The template HOME: sessions the examples name (work, notes, a full
-	// id), and ~/src/project.
+	// id), ~/src/project, and a ~/.curlrc that makes the documented curl
+	// lines fail on an HTTP error, as they would not by default.
 	h.home = t.TempDir()
 	if err := os.MkdirAll(filepath.Join(h.home, "src", "project"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(h.home, ".curlrc"), []byte("--fail-with-body\n--show-error\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"20260105-143012.123-9f86d081884c7d65d6d4f5e2", "notes", "work"} {
