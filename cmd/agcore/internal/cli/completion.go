@@ -134,3 +134,13 @@ func (a *app) registerCompletions(cmd *cobra.Command) {
 		a.registerCompletions(sub)
 	}
 }
+
+// withCompletionExamples adds cobra's completion command now, rather than
+// when it runs, to give it examples as every command has.
+func withCompletionExamples(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	if c, _, err := root.Find([]string{"completion"}); err == nil && c != root {
+		c.Example = `  source <(agcore completion bash)         # bash, in this shell; add the line to ~/.bashrc for every one
+  agcore completion zsh > "$HOME/_agcore"   # zsh: then move the file into a directory of $fpath`
+	}
+}

@@ -134,6 +134,7 @@ Then configure a provider (agcore run --help shows how) and run a turn or chat.`
 	root.AddCommand(a.newVersionCmd()) // version.go
 	a.registerCompletions(root)
 	rejectUnknownSubcommands(root)
+	withCompletionExamples(root)
 	return root
 }
 

@@ -1,0 +1,848 @@
+//go:build unix
+
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agcore/agcore/internal/testenv"
+)
+
+// harness is where the documented commands run: see readme_test.go.
+type harness struct {
+	repo    string   // the repository's root
+	bin     string   // the directory put first on PATH
+	env     []string // every command's environment but HOME
+	home    string   // the template HOME, copied for each group
+	project string   // the template project directory (a git repository)
+	fixed   map[int]bool
+	sem     chan struct{}
+
+	portMu sync.Mutex
+	ports  map[int]*sync.Mutex
+
+	temporalOnce sync.Once
+	temporalErr  error
+}
+
+// fakePorts are the fixed addresses documented commands reach without a
+// base URL: Ollama's and vLLM's defaults. A fake provider listens there.
+var fakePorts = []int{11434, 8000}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{repo: repo, bin: t.TempDir(), fixed: map[int]bool{}, sem: make(chan struct{}, 3), ports: map[int]*sync.Mutex{}}
+	if err := os.Symlink(binary, filepath.Join(h.bin, "agcore")); err != nil {
+		t.Fatal(err)
+	}
+
+	// One fake provider answers every wire format; it also listens on the
+	// fixed ports, when they are free.
+	handler := fakeProviders(t)
+	srv := httptest.NewServer(handler)
+	t.Cleanup(srv.Close)
+	for _, p := range fakePorts {
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			t.Logf("127.0.0.1:%d is taken (%v): the commands that need a server there will not run", p, err)
+			continue
+		}
+		s := &http.Server{Handler: handler}
+		go s.Serve(l)
+		t.Cleanup(func() { s.Close() })
+		h.fixed[p] = true
+	}
+
+	// The environment: the test's own, without anything of agcore's or a
+	// provider's, with the go command's caches kept (HOME changes).
+	goenv := map[string]string{}
+	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+	if err == nil {
+		vals := strings.Split(strings.TrimSpace(string(out)), "\n")
+		for i, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+			if i < len(vals) {
+				goenv[k] = vals[i]
+			}
+		}
+	}
+	drop := regexp.MustCompile(`^(AGCORE_|OPENAI_|ANTHROPIC_|GEMINI_|GOOGLE_|DEEPSEEK_|OPENROUTER_|GROQ_|XAI_|DASHSCOPE_|MOONSHOT_|VLLM_|OTEL_|HOME=|PATH=|REDIS_PASSWORD=|PGPASSWORD=)`)
+	for _, kv := range os.Environ() {
+		if !drop.MatchString(kv) {
+			h.env = append(h.env, kv)
+		}
+	}
+	for k, v := range goenv {
+		if os.Getenv(k) == "" {
+			h.env = append(h.env, k+"="+v)
+		}
+	}
+	if uh, err := os.UserHomeDir(); err == nil && os.Getenv("npm_config_cache") == "" {
+		h.env = append(h.env, "npm_config_cache="+filepath.Join(uh, ".npm"))
+	}
+	// Tests never reach the internet: the go command uses the module
+	// cache only, npm its cache and the pinned MCP server only.
+	key := "sk-readme-test"
+	h.env = append(h.env, "GOPROXY=off", "npm_config_offline=true",
+		"PATH="+h.bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"OPENAI_API_KEY="+key, "OPENAI_BASE_URL="+srv.URL+"/v1",
+		"ANTHROPIC_API_KEY="+key, "ANTHROPIC_BASE_URL="+srv.URL,
+		"GEMINI_API_KEY="+key, "GOOGLE_GEMINI_BASE_URL="+srv.URL,
+		"DEEPSEEK_API_KEY="+key, "DEEPSEEK_BASE_URL="+srv.URL,
+	)
+
+	// The template HOME: sessions the examples name (work, notes, a full
+	// id), ~/src/project, and a ~/.curlrc that makes the documented curl
+	// lines fail on an HTTP error, as they would not by default.
+	h.home = t.TempDir()
+	if err := os.MkdirAll(filepath.Join(h.home, "src", "project"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(h.home, ".curlrc"), []byte("--fail-with-body\n--show-error\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"20260105-143012.123-9f86d081884c7d65d6d4f5e2", "notes", "work"} {
+		cmd := exec.Command(binary, "run", "--session", s, "Hello")
+		cmd.Dir, cmd.Env = h.home, append(h.envFor(h.home), "AGCORE_RETRIES=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("seeding session %s: %v\n%s", s, err, out)
+		}
+	}
+
+	// The template project: a git repository with an uncommitted change,
+	// so git diff has something to pipe.
+	h.project = t.TempDir()
+	files := map[string]string{
+		"README.md":     "# project\n\nA small project.\n",
+		"main.go":       "package main\n\nfunc main() {}\n",
+		"log.txt":       "abc123 first commit\n",
+		"docs/notes.md": "# notes\n\n- one\n- two\n",
+	}
+	for name, body := range files {
+		p := filepath.Join(h.project, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.name=agcore", "-c", "user.email=agcore@example.com", "commit", "-qm", "init"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = h.project, h.envFor(h.home)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Logf("git %v in the project template: %v\n%s", args, err, out)
+			break
+		}
+	}
+	os.WriteFile(filepath.Join(h.project, "README.md"), []byte(files["README.md"]+"\nMore text.\n"), 0o644)
+	// npx runs the MCP server .ci/mcp-setup.sh installed (pinned) as the
+	// project's own, instead of fetching it.
+	if dir := os.Getenv("AGCORE_MCP_SERVER_DIR"); dir != "" {
+		os.Symlink(filepath.Join(dir, "node_modules"), filepath.Join(h.project, "node_modules"))
+	}
+
+	// Files the README's commands leave in the repository's root (go build
+	// -o agcore, sqlite:./agcore.db) are removed after the test.
+	before := map[string]bool{}
+	if entries, err := os.ReadDir(repo); err == nil {
+		for _, e := range entries {
+			before[e.Name()] = true
+		}
+	}
+	t.Cleanup(func() {
+		entries, _ := os.ReadDir(repo)
+		for _, e := range entries {
+			if !before[e.Name()] && e.Type().IsRegular() && strings.HasPrefix(e.Name(), "agcore") {
+				os.Remove(filepath.Join(repo, e.Name()))
+			}
+		}
+	})
+	return h
+}
+
+// envFor is the environment with HOME set.
+func (h *harness) envFor(home string) []string {
+	return append(append([]string(nil), h.env...), "HOME="+home)
+}
+
+// helpTree walks the command tree through `agcore help PATH...`.
+func (h *harness) helpTree(t *testing.T) *helpTree {
+	t.Helper()
+	ht := &helpTree{nodes: map[string]*helpNode{}}
+	queue := []string{""}
+	for len(queue) > 0 {
+		path := queue[0]
+		queue = queue[1:]
+		args := append([]string{"help"}, strings.Fields(path)...)
+		cmd := exec.Command(binary, args...)
+		cmd.Dir, cmd.Env = h.home, h.envFor(h.home)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("agcore %s: %v", strings.Join(args, " "), err)
+		}
+		n := parseHelp(string(out))
+		ht.nodes[path] = n
+		for _, s := range n.subs {
+			queue = append(queue, strings.TrimSpace(path+" "+s))
+		}
+	}
+	return ht
+}
+
+// lineName is a subtest's name for a command line.
+func lineName(l docLine) string {
+	s := strings.Join(strings.Fields(l.text), " ")
+	if len(s) > 110 {
+		s = s[:107] + "..."
+	}
+	return s
+}
+
+// needs is what a group's lines need from the machine.
+type needs struct {
+	ports    []int // addresses they name (serialized: one group at a time)
+	serve    bool  // a curl to agcore serve's port with no serve of their own
+	temporal bool  // a Temporal server at 127.0.0.1:7233 with no start-dev of their own
+	// waiting is the --session and --turn of a durable turn that waits
+	// for approval, which agcore approve lines decide (and a worker).
+	waiting []string
+}
+
+var addrRe = regexp.MustCompile(`(?:localhost|127\.0\.0\.1|0\.0\.0\.0):(\d+)`)
+
+func (h *harness) needsOf(g docGroup) needs {
+	var n needs
+	set := map[int]bool{}
+	ownServe, ownTemporal := false, false
+	for _, l := range g.lines {
+		if l.skip != "" || l.ref {
+			continue
+		}
+		for _, m := range addrRe.FindAllStringSubmatch(l.text, -1) {
+			p, _ := strconv.Atoi(m[1])
+			set[p] = true
+		}
+		k := kindOf(l.text)
+		switch {
+		case k.serve:
+			ownServe = true
+			if !strings.Contains(l.text, "--addr") {
+				set[8080] = true
+			}
+		case k.temporalServer:
+			ownTemporal = true
+			set[7233] = true
+		case k.durable:
+			set[7233] = true
+			n.temporal = n.temporal || !ownTemporal
+			ws := words(l.text)
+			if len(ws) > 1 && ws[1] == "approve" && !ownTemporal {
+				session, turn := flagValue(ws, "--session"), flagValue(ws, "--turn")
+				if session != "" && turn != "" && !placeholder.MatchString(turn) {
+					n.waiting = []string{session, turn}
+				}
+			}
+		}
+		if !k.serve && (strings.Contains(l.text, "localhost:8080") || strings.Contains(l.text, "127.0.0.1:8080")) && !ownServe {
+			n.serve = true
+		}
+	}
+	for p := range set {
+		if !contains(fakePorts, p) {
+			n.ports = append(n.ports, p)
+		}
+	}
+	sort.Ints(n.ports)
+	return n
+}
+
+// flagValue is the value of --name in ws ("--name V" or "--name=V").
+func flagValue(ws []string, name string) string {
+	for i, w := range ws {
+		if w == name && i+1 < len(ws) {
+			return ws[i+1]
+		}
+		if v, ok := strings.CutPrefix(w, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func contains(ps []int, p int) bool {
+	for _, q := range ps {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// lineKind is what the harness does with a line.
+type lineKind struct {
+	serve, worker, temporalServer bool // long-running: started, exercised, stopped
+	chat                          bool // reads prompts from stdin: given one
+	durable                       bool // needs a Temporal server
+	goCmd                         bool // compiles: a longer timeout
+	tools                         []string
+}
+
+func kindOf(text string) lineKind {
+	var k lineKind
+	segs := segments(words(text))
+	for _, s := range segs {
+		if len(s) == 0 {
+			continue
+		}
+		switch s[0] {
+		case "agcore":
+			if len(s) > 1 {
+				switch s[1] {
+				case "serve":
+					k.serve = len(segs) == 1
+				case "worker":
+					k.worker = len(segs) == 1
+					k.durable = true
+				case "approve":
+					k.durable = true
+				case "chat":
+					k.chat = true
+				}
+			}
+			for _, w := range s {
+				if w == "--temporal" || strings.HasPrefix(w, "--temporal=") {
+					k.durable = true
+				}
+			}
+		case "temporal":
+			k.temporalServer = len(s) > 2 && s[1] == "server" && s[2] == "start-dev"
+			k.tools = append(k.tools, "temporal")
+		case "go":
+			k.goCmd = true
+			k.tools = append(k.tools, "go")
+		case "jq", "curl", "git", "npx", "node", "docker":
+			k.tools = append(k.tools, s[0])
+		}
+	}
+	if strings.Contains(text, "npx ") {
+		k.tools = append(k.tools, "npx")
+	}
+	return k
+}
+
+// runGroup runs a group's lines in order in one fresh environment.
+func (h *harness) runGroup(t *testing.T, g docGroup, ht *helpTree) {
+	runnable := false
+	for i := range g.lines {
+		l := &g.lines[i]
+		if l.span && l.skip == "" && ht.refOnly(l.text) {
+			l.ref = true
+		}
+		runnable = runnable || (l.skip == "" && !l.ref)
+	}
+	if !runnable {
+		for _, l := range g.lines {
+			t.Run(lineName(l), func(t *testing.T) {
+				if l.skip != "" {
+					t.Skip("excluded: " + l.skip)
+				}
+				checkReference(t, ht, l.text)
+			})
+		}
+		return
+	}
+	n := h.needsOf(g)
+	for _, p := range n.ports {
+		m := h.portLock(p)
+		m.Lock()
+		defer m.Unlock()
+	}
+	h.sem <- struct{}{}
+	defer func() { <-h.sem }()
+
+	home := t.TempDir()
+	copyDir(t, h.home, home)
+	dir := h.repo
+	if !g.inRepo {
+		dir = filepath.Join(t.TempDir(), "project")
+		copyDir(t, h.project, dir)
+	}
+	env := h.envFor(home)
+	state := filepath.Join(t.TempDir(), "vars.sh")
+
+	var daemons []*daemon
+	defer func() {
+		for i := len(daemons) - 1; i >= 0; i-- {
+			daemons[i].stop(t)
+		}
+	}()
+	if n.temporal {
+		if !h.temporalReady(t) {
+			return
+		}
+		d := startDaemon(t, "temporal server start-dev (for the commands below)", "temporal server start-dev --dynamic-config-value system.enableActivityEagerExecution=true", env, dir)
+		if d.waitPort(t, "127.0.0.1:7233", 90*time.Second) {
+			daemons = append(daemons, d)
+		} else {
+			return
+		}
+	}
+	if n.waiting != nil {
+		w := startDaemon(t, "agcore worker (for the commands below)", "agcore worker --provider openai", env, dir)
+		if !w.waitOutput(t, 30*time.Second) {
+			return
+		}
+		daemons = append(daemons, w)
+		run := startDaemon(t, "a durable turn that waits for approval", fmt.Sprintf("agcore-temporal run --session %s --turn %s %q", n.waiting[0], n.waiting[1], approvalPrompt), env, dir)
+		run.exitOK = true // decided by the lines below, or interrupted
+		if !run.waitText(t, "waits for approval", 60*time.Second) {
+			return
+		}
+		daemons = append(daemons, run)
+	}
+	if n.serve {
+		d := startDaemon(t, "agcore serve (for the commands below)", "agcore serve", env, dir)
+		if !d.waitPort(t, "127.0.0.1:8080", 30*time.Second) {
+			return
+		}
+		daemons = append(daemons, d)
+	}
+
+	for _, l := range g.lines {
+		t.Run(lineName(l), func(t *testing.T) {
+			switch {
+			case l.skip != "":
+				t.Skip("excluded: " + l.skip)
+			case l.ref:
+				checkReference(t, ht, l.text)
+				return
+			}
+			if !h.available(t, l.text) {
+				return
+			}
+			k := kindOf(l.text)
+			switch {
+			case k.serve:
+				d := startDaemon(t, l.text, l.text, env, dir)
+				defer d.stop(t)
+				addr, token := serveAddr(l.text)
+				if d.waitPort(t, addr, 30*time.Second) {
+					exerciseServe(t, addr, token)
+				}
+			case k.temporalServer:
+				d := startDaemon(t, l.text, l.text, env, dir)
+				if d.waitPort(t, "127.0.0.1:7233", 90*time.Second) {
+					daemons = append(daemons, d) // the block's next lines use it
+				} else {
+					d.stop(t)
+				}
+			case k.worker:
+				d := startDaemon(t, l.text, l.text, env, dir)
+				if d.waitOutput(t, 10*time.Second) {
+					daemons = append(daemons, d)
+				} else {
+					d.stop(t)
+				}
+			default:
+				h.runLine(t, l.text, k, env, dir, state)
+			}
+		})
+	}
+}
+
+func (h *harness) portLock(p int) *sync.Mutex {
+	h.portMu.Lock()
+	defer h.portMu.Unlock()
+	if h.ports[p] == nil {
+		h.ports[p] = &sync.Mutex{}
+	}
+	return h.ports[p]
+}
+
+// available reports whether what the line needs is here, and otherwise
+// reports it missing (a failure under CI).
+func (h *harness) available(t *testing.T, text string) bool {
+	t.Helper()
+	k := kindOf(text)
+	for _, tool := range k.tools {
+		if tool == "temporal" {
+			continue
+		}
+		if _, err := exec.LookPath(tool); err != nil {
+			testenv.Missing(t, "%s is not on PATH (the documented command runs it)", tool)
+			return false
+		}
+		if tool == "npx" && os.Getenv("AGCORE_MCP_SERVER_DIR") == "" {
+			testenv.Missing(t, "npx would fetch the MCP server from npm: eval \"$(.ci/mcp-setup.sh)\" installs it and sets AGCORE_MCP_SERVER_DIR")
+			return false
+		}
+	}
+	if strings.Contains(text, "redis://") && os.Getenv("AGCORE_TEST_REDIS") == "" {
+		testenv.Missing(t, "the command uses Redis at the address it names; set AGCORE_TEST_REDIS (e.g. redis://127.0.0.1:6379/15) when a local Redis listens on 127.0.0.1:6379")
+		return false
+	}
+	if strings.Contains(text, "postgres://") && os.Getenv("AGCORE_TEST_POSTGRES") == "" {
+		testenv.Missing(t, "the command uses PostgreSQL at the address it names; set AGCORE_TEST_POSTGRES when a local PostgreSQL listens on 127.0.0.1:5432")
+		return false
+	}
+	if (k.durable || k.temporalServer) && !h.temporalReady(t) {
+		return false
+	}
+	if (strings.Contains(text, "--provider ollama") || strings.Contains(text, ":11434")) && !h.fixed[11434] {
+		testenv.Missing(t, "127.0.0.1:11434 (Ollama's default) is taken, so the fake provider cannot listen there")
+		return false
+	}
+	if (strings.Contains(text, "--provider vllm") || strings.Contains(text, ":8000")) && !h.fixed[8000] {
+		testenv.Missing(t, "127.0.0.1:8000 (vLLM's default) is taken, so the fake provider cannot listen there")
+		return false
+	}
+	return true
+}
+
+// temporalReady reports whether the Temporal CLI is available, and builds
+// agcore-temporal from the temporal/ module onto PATH (once).
+func (h *harness) temporalReady(t *testing.T) bool {
+	t.Helper()
+	cli := os.Getenv("AGCORE_TEMPORAL_CLI")
+	if cli == "" {
+		testenv.Missing(t, "durable runs need the Temporal dev server: eval \"$(.ci/temporal-setup.sh)\" sets AGCORE_TEMPORAL_CLI")
+		return false
+	}
+	h.temporalOnce.Do(func() {
+		if err := os.Symlink(cli, filepath.Join(h.bin, "temporal")); err != nil {
+			h.temporalErr = err
+			return
+		}
+		build := exec.Command("go", "build", "-o", filepath.Join(h.bin, "agcore-temporal"), "./cmd/agcore-temporal")
+		build.Dir = filepath.Join(h.repo, "temporal")
+		build.Env = append(os.Environ(), "GOPROXY=off")
+		if out, err := build.CombinedOutput(); err != nil {
+			h.temporalErr = fmt.Errorf("building agcore-temporal from the module cache (cd temporal && go mod download fills it): %v\n%s", err, out)
+		}
+	})
+	if h.temporalErr != nil {
+		t.Fatal(h.temporalErr)
+	}
+	return true
+}
+
+// runLine runs one command with bash and expects exit status 0. Shell
+// variables it assigns are kept in state for the block's next lines.
+func (h *harness) runLine(t *testing.T, text string, k lineKind, env []string, dir, state string) {
+	t.Helper()
+	timeout := 90 * time.Second
+	if k.goCmd {
+		timeout = 4 * time.Minute
+	}
+	script := fmt.Sprintf(`set -o pipefail
+[ -f %[1]q ] && . %[1]q
+__readme_before=" $(compgen -v | tr '\n' ' ') "
+%[2]s
+__readme_rc=$?
+for __readme_v in $(compgen -v); do
+	case "$__readme_before" in *" $__readme_v "*) continue;; esac
+	case "$__readme_v" in __readme*) continue;; esac
+	declare -p "$__readme_v"
+done >> %[1]q 2>/dev/null
+exit $__readme_rc
+`, state, text)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", script)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	if k.chat {
+		cmd.Stdin = strings.NewReader("Hello\n")
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Errorf("did not finish within %s\nstdout:\n%s\nstderr:\n%s", timeout, tail(stdout.String()), tail(stderr.String()))
+		return
+	}
+	if err != nil {
+		t.Errorf("failed (%v) after %s\n$ %s\nstdout:\n%s\nstderr:\n%s", err, time.Since(start).Round(time.Millisecond), text, tail(stdout.String()), tail(stderr.String()))
+	}
+}
+
+func tail(s string) string {
+	if len(s) > 2000 {
+		return "..." + s[len(s)-2000:]
+	}
+	return s
+}
+
+// copyDir copies a directory tree (cp -a).
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	os.MkdirAll(filepath.Dir(to), 0o755)
+	if out, err := exec.Command("cp", "-a", from+"/.", to).CombinedOutput(); err != nil {
+		if err := os.MkdirAll(to, 0o755); err == nil {
+			if out, err = exec.Command("cp", "-a", from+"/.", to).CombinedOutput(); err == nil {
+				return
+			}
+		}
+		t.Fatalf("copying %s: %v\n%s", from, err, out)
+	}
+}
+
+// daemon is a long-running documented command.
+type daemon struct {
+	name   string
+	exitOK bool // any exit status will do (a harness helper, not a documented line)
+	cmd    *exec.Cmd
+	out    *syncBuffer
+	done   chan struct{}
+	err    error
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startDaemon starts text with bash in its own process group.
+func startDaemon(t *testing.T, name, text string, env []string, dir string) *daemon {
+	t.Helper()
+	d := &daemon{name: name, out: &syncBuffer{}, done: make(chan struct{})}
+	d.cmd = exec.Command("bash", "-c", text)
+	d.cmd.Dir, d.cmd.Env = dir, env
+	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := d.cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", name, err)
+	}
+	go func() { d.err = d.cmd.Wait(); close(d.done) }()
+	return d
+}
+
+// waitPort waits until addr accepts connections, failing the test if the
+// command exits or the time runs out.
+func (d *daemon) waitPort(t *testing.T, addr string, within time.Duration) bool {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		select {
+		case <-d.done:
+			t.Errorf("%s exited (%v) before listening on %s:\n%s", d.name, d.err, addr, tail(d.out.String()))
+			return false
+		default:
+		}
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			return true
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Errorf("%s did not listen on %s within %s:\n%s", d.name, addr, within, tail(d.out.String()))
+	d.kill()
+	return false
+}
+
+// waitOutput waits until the command has written something and is still
+// running a moment later (a worker has no port to wait for).
+func (d *daemon) waitOutput(t *testing.T, within time.Duration) bool {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) && d.out.String() == "" {
+		select {
+		case <-d.done:
+			t.Errorf("%s exited (%v):\n%s", d.name, d.err, tail(d.out.String()))
+			return false
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	select {
+	case <-d.done:
+		t.Errorf("%s exited (%v):\n%s", d.name, d.err, tail(d.out.String()))
+		return false
+	case <-time.After(time.Second):
+		return true
+	}
+}
+
+// waitText waits until the command has written text.
+func (d *daemon) waitText(t *testing.T, text string, within time.Duration) bool {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		if strings.Contains(d.out.String(), text) {
+			return true
+		}
+		select {
+		case <-d.done:
+			t.Errorf("%s exited (%v) before writing %q:\n%s", d.name, d.err, text, tail(d.out.String()))
+			return false
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	t.Errorf("%s did not write %q within %s:\n%s", d.name, text, within, tail(d.out.String()))
+	d.kill()
+	return false
+}
+
+func (d *daemon) kill() {
+	syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+	select {
+	case <-d.done:
+	case <-time.After(5 * time.Second):
+	}
+}
+
+// stop interrupts the command as Ctrl-C would (SIGINT to its process
+// group) and expects a clean exit: status 0, or 130 (the conventional
+// status after Ctrl-C), within 20 s.
+func (d *daemon) stop(t *testing.T) {
+	t.Helper()
+	select {
+	case <-d.done:
+		return // already reported
+	default:
+	}
+	syscall.Kill(-d.cmd.Process.Pid, syscall.SIGINT)
+	select {
+	case <-d.done:
+	case <-time.After(20 * time.Second):
+		d.kill()
+		t.Errorf("%s did not exit within 20s of SIGINT:\n%s", d.name, tail(d.out.String()))
+		return
+	}
+	var ee *exec.ExitError
+	if d.err != nil && !d.exitOK && !(errors.As(d.err, &ee) && ee.ExitCode() == 130) {
+		t.Errorf("%s did not exit cleanly after SIGINT (%v):\n%s", d.name, d.err, tail(d.out.String()))
+	}
+}
+
+// serveAddr is where a documented agcore serve line listens, and its
+// token if it sets one.
+func serveAddr(text string) (addr, token string) {
+	addr = "127.0.0.1:8080"
+	if m := regexp.MustCompile(`--addr[ =](\S+)`).FindStringSubmatch(text); m != nil {
+		addr = strings.Replace(m[1], "0.0.0.0", "127.0.0.1", 1)
+	}
+	if m := regexp.MustCompile(`AGCORE_SERVE_TOKENS=([^\s,]+)`).FindStringSubmatch(text); m != nil {
+		if _, secret, ok := strings.Cut(m[1], "="); ok {
+			token = secret
+		}
+	}
+	return addr, token
+}
+
+// exerciseServe lists the models and runs one Chat Completions turn.
+func exerciseServe(t *testing.T, addr, token string) {
+	t.Helper()
+	do := func(method, path, body string) {
+		req, _ := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		c := &http.Client{Timeout: 60 * time.Second}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Errorf("%s %s: %v", method, path, err)
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s %s: %s\n%s", method, path, resp.Status, b)
+		}
+	}
+	do("GET", "/v1/models", "")
+	do("POST", "/v1/chat/completions", `{"model":"agcore","messages":[{"role":"user","content":"Hi"}]}`)
+}
+
+// approvalPrompt is the prompt of the turn the harness starts for agcore
+// approve's examples: the fake model answers it with a write_file call.
+const approvalPrompt = "Write notes.md (a call that waits for approval)"
+
+// fakeProviders answers every provider's wire format with a short answer:
+// Chat Completions, the Responses API, Anthropic Messages and Gemini, each
+// streamed or not, and the model lists.
+func fakeProviders(t *testing.T) http.Handler {
+	responses := fixture(t, "openai-responses/responses-stream-text.sse")
+	gemini := fixture(t, "gemini/stream-text.sse")
+	text := "This is the fake provider's answer."
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		var body struct {
+			Stream   bool `json:"stream"`
+			Messages []struct {
+				Role    string `json:"role"`
+				Content any    `json:"content"`
+			} `json:"messages"`
+		}
+		json.Unmarshal(raw, &body)
+		// The turn the harness starts for agcore approve's examples
+		// calls write_file, which waits for approval.
+		if n := len(body.Messages); n > 0 && body.Messages[n-1].Role == "user" && strings.Contains(fmt.Sprint(body.Messages[n-1].Content), approvalPrompt) {
+			openaiReply(turn{calls: []call{{id: "call_1", name: "write_file", args: `{"path":"notes.md","content":"notes"}`}}, in: 12, out: 8})(w, r)
+			return
+		}
+		p := r.URL.Path
+		switch {
+		case r.Method == http.MethodGet && strings.HasSuffix(p, "/models"):
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"object":"list","data":[{"id":"llama3.2","object":"model","type":"model","owned_by":"fake"},{"id":"qwen3","object":"model","type":"model","owned_by":"fake"}],"models":[{"name":"models/gemini-2.5-flash"}]}`)
+		case strings.HasSuffix(p, "/chat/completions") && body.Stream:
+			openaiReply(turn{text: text, in: 12, out: 8})(w, r)
+		case strings.HasSuffix(p, "/chat/completions"):
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"id":"chatcmpl-1","object":"chat.completion","model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":8,"total_tokens":20}}`, text)
+		case strings.HasSuffix(p, "/responses"):
+			responses(w, r)
+		case strings.HasSuffix(p, "/v1/messages") && body.Stream:
+			anthropicReply(turn{text: text, in: 12, out: 8})(w, r)
+		case strings.HasSuffix(p, "/v1/messages"):
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":%q}],"stop_reason":"end_turn","usage":{"input_tokens":12,"output_tokens":8}}`, text)
+		case strings.Contains(p, ":streamGenerateContent"):
+			gemini(w, r)
+		case strings.Contains(p, ":generateContent"):
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"candidates":[{"content":{"parts":[{"text":%q}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":12,"candidatesTokenCount":8,"totalTokenCount":20}}`, text)
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprintf(w, `{"error":{"message":"the fake provider does not serve %s %s","type":"invalid_request_error"}}`, r.Method, p)
+		}
+	})
+}
