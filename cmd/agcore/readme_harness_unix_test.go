@@ -123,7 +123,7 @@ func newHarness(t *testing.T) *harness {
 	if err := os.WriteFile(filepath.Join(h.home, ".curlrc"), []byte("--fail-with-body\n--show-error\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"20260105-143012.123-9f86d081884c7d65d6d4f5e2", "notes", "work"} {
+	for _, s := range []string{"20260105-143012.123-9f86d081884c7d65d6d4f5e2", "9f86d081884c7d65d6d4f5e2-20260105-143012.123", "notes", "work"} {
 		cmd := exec.Command(binary, "run", "--session", s, "Hello")
 		cmd.Dir, cmd.Env = h.home, append(h.envFor(h.home), "AGCORE_RETRIES=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
