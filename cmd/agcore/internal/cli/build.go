@@ -12,7 +12,7 @@ import (
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/catalog"
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
-	"github.com/agcore/agcore/cmd/agcore/internal/demo"
+	"github.com/agcore/agcore/provider/demo"
 	"github.com/agcore/agcore/cmd/agcore/internal/render"
 	"github.com/agcore/agcore/compact"
 	"github.com/agcore/agcore/compact/tiktoken"

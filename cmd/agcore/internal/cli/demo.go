@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
-	"github.com/agcore/agcore/cmd/agcore/internal/demo"
+	"github.com/agcore/agcore/provider/demo"
 	"github.com/agcore/agcore/tool/fstool"
 )
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/agcore/agcore/approval"
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
-	"github.com/agcore/agcore/cmd/agcore/internal/demo"
+	"github.com/agcore/agcore/provider/demo"
 	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/serve"
 	"github.com/agcore/agcore/serve/a2aserve"
