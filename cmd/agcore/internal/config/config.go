@@ -470,7 +470,7 @@ func (r *resolver) provider(f File) error {
 		return &SetupError{Settings: s, Reason: fmt.Sprintf("provider %q needs a base URL: --base-url URL or %s (an OpenAI-compatible server, usually ending in /v1)", s.Provider, orName(kind.BaseEnv, "the config file's base_url"))}
 	case s.Model == "":
 		return &SetupError{Settings: s, Reason: fmt.Sprintf("provider %q needs a model: --model NAME or AGCORE_MODEL", s.Provider)}
-	case kind.KeyRequired && s.APIKey == "" && s.BaseURL == kind.DefaultBase:
+	case kind.KeyRequired && s.APIKey == "" && kind.Official(s.BaseURL):
 		env := s.KeyEnv
 		if kind.AltKeyEnv != "" && pc.APIKeyEnv == "" {
 			env += " (or " + kind.AltKeyEnv + ")"
