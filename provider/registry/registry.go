@@ -77,7 +77,7 @@ var table = []Provider{
 	{Name: "openai", Wire: WireOpenAI, KeyEnv: "OPENAI_API_KEY", BaseEnv: "OPENAI_BASE_URL", DefaultBase: openai.DefaultBaseURL, DefaultModel: openai.DefaultModel,
 		KeyRequired: true, Detect: true, Description: "OpenAI (Chat Completions)"},
 	{Name: "openai-responses", Wire: WireResponses, KeyEnv: "OPENAI_API_KEY", BaseEnv: "OPENAI_BASE_URL", DefaultBase: responses.DefaultBaseURL, DefaultModel: responses.DefaultModel,
-		KeyRequired: true, Description: "OpenAI through the Responses API"},
+		KeyRequired: true, Description: "OpenAI through the Responses API ({base}/responses)"},
 	{Name: "anthropic", Wire: WireAnthropic, KeyEnv: "ANTHROPIC_API_KEY", BaseEnv: "ANTHROPIC_BASE_URL", DefaultBase: anthropic.DefaultBaseURL, DefaultModel: anthropic.DefaultModel,
 		KeyRequired: true, Detect: true, Description: "Anthropic (Claude, Messages API)"},
 	{Name: "gemini", Wire: WireGemini, KeyEnv: "GEMINI_API_KEY", AltKeyEnv: "GOOGLE_API_KEY", BaseEnv: "GOOGLE_GEMINI_BASE_URL", DefaultBase: gemini.DefaultBaseURL, DefaultModel: gemini.DefaultModel,
@@ -85,9 +85,9 @@ var table = []Provider{
 	{Name: "deepseek", Wire: WireOpenAI, KeyEnv: "DEEPSEEK_API_KEY", BaseEnv: "DEEPSEEK_BASE_URL", DefaultBase: "https://api.deepseek.com", DefaultModel: "deepseek-chat",
 		KeyRequired: true, Detect: true, Preset: openai.DeepSeek, Description: "DeepSeek"},
 	{Name: "ollama", Wire: WireOpenAI, DefaultBase: "http://localhost:11434/v1", DefaultModel: "llama3.2",
-		Preset: openai.Ollama, Description: "a local Ollama server, no key"},
+		Preset: openai.Ollama, Description: "a local Ollama server"},
 	{Name: "vllm", Wire: WireOpenAI, KeyEnv: "VLLM_API_KEY", DefaultBase: "http://localhost:8000/v1",
-		Preset: openai.VLLM, Description: "a local vLLM server (key only if started with --api-key)"},
+		Preset: openai.VLLM, Description: "a local vLLM server (vllm serve)"},
 	{Name: "openrouter", Wire: WireOpenAI, KeyEnv: "OPENROUTER_API_KEY", DefaultBase: "https://openrouter.ai/api/v1",
 		KeyRequired: true, Detect: true, Preset: openai.OpenRouter, Description: "OpenRouter (models named vendor/model)"},
 	{Name: "groq", Wire: WireOpenAI, KeyEnv: "GROQ_API_KEY", DefaultBase: "https://api.groq.com/openai/v1",
@@ -99,9 +99,9 @@ var table = []Provider{
 	{Name: "moonshot", Wire: WireOpenAI, KeyEnv: "MOONSHOT_API_KEY", DefaultBase: "https://api.moonshot.ai/v1",
 		KeyRequired: true, Detect: true, Preset: openai.Moonshot, Description: "Moonshot AI (Kimi)"},
 	{Name: "compatible", Wire: WireOpenAI, KeyEnv: "OPENAI_API_KEY", BaseEnv: "OPENAI_BASE_URL",
-		Description: "any OpenAI-compatible server (needs a base URL and a model)"},
+		Description: "any OpenAI-compatible server (LM Studio, llama.cpp, a gateway, ...)"},
 	{Name: "demo", Wire: WireDemo, DefaultBase: "offline", DefaultModel: demo.Name,
-		Description: "the offline scripted demo model, no key"},
+		Description: "the offline scripted model of agcore demo (not a language model)"},
 }
 
 // All returns the providers, in the order auto-detection tries them. The

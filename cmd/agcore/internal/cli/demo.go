@@ -60,7 +60,10 @@ func (a *app) demo(cmd *cobra.Command, _ []string) error {
 	if err := s.Check(); err != nil {
 		return a.failEarly(s, "invalid_request", exit(ExitUsage, "%v", err))
 	}
-	opts := a.turnOptions(s)
+	opts, err := a.turnOptions(s)
+	if err != nil {
+		return a.failEarly(s, "invalid_request", err)
+	}
 	return a.oneTurn(cmd.Context(), s, opts, sessionSpec{}, demoPrompt, textNotes{
 		before: func(rt *runtime, _ string) string {
 			return fmt.Sprintf("agcore demo · model: %s\n  tools %s on %s · store %s\n\n> %s\n\n",

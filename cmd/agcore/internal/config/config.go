@@ -46,7 +46,7 @@ var CompactModes = []string{"auto", "summarize", "off"}
 //	{
 //	  "provider": "anthropic",
 //	  "providers": {
-//	    "anthropic": {"model": "claude-sonnet-4-5"},
+//	    "anthropic": {"model": "claude-sonnet-4-6"},
 //	    "gpu": {"type": "vllm", "base_url": "http://gpu:8000/v1", "model": "qwen3", "api_key_env": "GPU_KEY"}
 //	  },
 //	  "tools": ["read_file", "list_dir", "grep"],
@@ -110,8 +110,9 @@ type ServeConfig struct {
 
 // ProviderConfig configures one named provider of the config file.
 type ProviderConfig struct {
-	// Type is the provider kind (openai, anthropic, deepseek, ollama,
-	// compatible); empty means the provider's name is its kind.
+	// Type is the provider kind, a name of the provider registry (openai,
+	// anthropic, deepseek, ollama, vllm, compatible, ...); empty means the
+	// provider's name is its kind.
 	Type    string `json:"type,omitempty"`
 	Model   string `json:"model,omitempty"`
 	BaseURL string `json:"base_url,omitempty"`
