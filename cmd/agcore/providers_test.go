@@ -105,3 +105,22 @@ func TestEveryProviderNeedsItsKey(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigFileProviderUsesTheRegistry: a provider named in the config
+// file with a registry kind as its type gets that kind's wire, with the
+// file's base URL, model and key variable (not the kind's own variable).
+func TestConfigFileProviderUsesTheRegistry(t *testing.T) {
+	t.Parallel()
+	srv := newFake(t, openaiReply(turn{text: "From the GPU."}))
+	c := newCLI(t)
+	writeFiles(t, c.home, map[string]string{"config.json": `{"provider": "gpu", "providers": {"gpu": {"type": "vllm", "base_url": "` +
+		srv.URL + `/v1", "model": "qwen3", "api_key_env": "GPU_KEY"}}}`})
+	c.env["GPU_KEY"] = "sk-gpu"
+	c.env["VLLM_API_KEY"] = "sk-not-this-one"
+	r := c.ok("run", "--store", "memory:", "hello")
+	got := srv.got()
+	if r.stdout != "From the GPU.\n" || len(got) != 1 || got[0].path != "/v1/chat/completions" || got[0].body["model"] != "qwen3" ||
+		got[0].header.Get("Authorization") != "Bearer sk-gpu" {
+		t.Fatalf("stdout %q, requests %+v", r.stdout, got)
+	}
+}
