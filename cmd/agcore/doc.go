@@ -30,22 +30,24 @@
 //
 // # Providers
 //
-// --provider (AGCORE_PROVIDER) is openai, openai-responses (OpenAI through
-// the Responses API, {base}/responses), anthropic, gemini (GEMINI_API_KEY
-// or GOOGLE_API_KEY), deepseek, ollama
-// (http://localhost:11434/v1, no key), vllm, openrouter, groq, xai, qwen,
-// moonshot (provider/openai's presets, each with its own key variable),
-// compatible (any OpenAI-compatible server at --base-url), a provider named
-// in the config file, or demo, the offline scripted model of `agcore demo`.
-// Keys come from the environment only; they are never printed, logged or
-// stored. Base URLs come from --base-url, OPENAI_BASE_URL,
-// DEEPSEEK_BASE_URL, ANTHROPIC_BASE_URL or GOOGLE_GEMINI_BASE_URL, as the
-// official SDKs use them: OpenAI-style requests go to
-// {base}/chat/completions, Anthropic's to {base}/v1/messages, Gemini's to
-// {base}/v1beta/models/{model}:streamGenerateContent. With no provider named, the maker of the -m model
-// (claude-* is Anthropic's) or the first of OPENAI_API_KEY,
-// ANTHROPIC_API_KEY, DEEPSEEK_API_KEY, ... that is set picks one; with none,
-// run and chat say how to configure one and exit 2.
+// --provider (AGCORE_PROVIDER) is a name of the provider registry
+// (provider/registry, which builds the adapter): openai, openai-responses
+// (OpenAI through the Responses API, {base}/responses), anthropic, gemini,
+// deepseek, ollama (http://localhost:11434/v1, no key), vllm, openrouter,
+// groq, xai, qwen, moonshot (provider/openai's presets, each with its own
+// key variable), compatible (any OpenAI-compatible server at --base-url),
+// demo (the offline scripted model of `agcore demo`), or a provider named
+// in the config file; `agcore run --help` lists each with its variables
+// and defaults. Keys come from the environment only; they are never
+// printed, logged or stored. Base URLs come from --base-url or the
+// provider's variable (OPENAI_BASE_URL, ANTHROPIC_BASE_URL,
+// GOOGLE_GEMINI_BASE_URL, DEEPSEEK_BASE_URL), as the official SDKs use
+// them: OpenAI-style requests go to {base}/chat/completions, Anthropic's to
+// {base}/v1/messages, Gemini's to {base}/v1beta/models/.... With no
+// provider named, the maker of the -m model (claude-* is Anthropic's) or
+// the first of OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY,
+// DEEPSEEK_API_KEY, ... that is set picks one; with none, run and chat say
+// how to configure each and exit 2.
 //
 // # Flags
 //
@@ -53,7 +55,7 @@
 //
 //	--provider NAME       AGCORE_PROVIDER
 //	-m, --model NAME      AGCORE_MODEL: a model id or an alias (sonnet, 4o, ...; agcore models lists them)
-//	--base-url URL        OPENAI_BASE_URL, DEEPSEEK_BASE_URL, ANTHROPIC_BASE_URL
+//	--base-url URL        OPENAI_BASE_URL, ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL, DEEPSEEK_BASE_URL
 //	--session ID          continue this session (or the one whose id it begins); a new name starts one
 //	-c, --continue        continue the most recently updated session
 //	--store URL           AGCORE_STORE: sqlite:PATH, file:DIR, postgres://…, redis://… (shared by several processes), memory:; default sqlite $AGCORE_HOME/agcore.db

@@ -28,7 +28,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{""}, []string{"run\t", "chat\t", "sessions\t", "models\t", "config\t", "completion\t"}},
 		{[]string{"run", "--ti"}, []string{"--timeout\t"}},
 		{[]string{"run", "--provider", ""}, []string{"openai", "vllm", "openrouter", "groq", "compatible", "demo"}},
-		{[]string{"chat", "-m", "so"}, []string{"sonnet\talias of claude-sonnet-4-5"}},
+		{[]string{"chat", "-m", "so"}, []string{"sonnet\talias of claude-sonnet-4-6"}},
 		{[]string{"run", "--tools", "read_file,"}, []string{"read_file,grep", "read_file,write_file"}},
 	}
 	for _, tt := range tests {

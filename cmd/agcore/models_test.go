@@ -19,7 +19,7 @@ func TestModelsCommand(t *testing.T) {
 	// collapsed.
 	collapse := func(s string) string { return strings.Join(strings.Fields(s), " ") }
 	for _, want := range []string{"MODEL", "PRICE IN / OUT", "gpt-4o openai 128,000 16,384 $2.5 / $10", "claude-sonnet-4-5", "llama3.2",
-		"gemini-2.5-flash google 1,048,576 65,536 $0.3 / $2.5", "4o gpt-4o", "fast gpt-4.1-nano", "sonnet claude-sonnet-4-5"} {
+		"gemini-2.5-flash google 1,048,576 65,536 $0.3 / $2.5", "4o gpt-4o", "fast gpt-4.1-nano", "sonnet claude-sonnet-4-6"} {
 		if !strings.Contains(collapse(r.stdout), want) {
 			t.Errorf("agcore models lacks %q:\n%s", want, r.stdout)
 		}

@@ -195,7 +195,7 @@ func TestModelAliases(t *testing.T) {
 		c.env["ANTHROPIC_API_KEY"] = "sk-ant"
 		c.env["ANTHROPIC_BASE_URL"] = srv.URL
 		r := c.ok("run", "-m", "sonnet", "hello")
-		if r.stdout != "From Claude.\n" || srv.got()[0].path != "/v1/messages" || srv.got()[0].body["model"] != "claude-sonnet-4-5" {
+		if r.stdout != "From Claude.\n" || srv.got()[0].path != "/v1/messages" || srv.got()[0].body["model"] != "claude-sonnet-4-6" {
 			t.Errorf("stdout %q, request %s %v", r.stdout, srv.got()[0].path, srv.got()[0].body["model"])
 		}
 	})

@@ -45,3 +45,21 @@ func redactBase(s string) string {
 	}
 	return s
 }
+
+// SameHost reports whether base names the same host as official (compared
+// without case; scheme, port and path are ignored): how an adapter tells a
+// provider's own endpoint, which needs an API key, from a proxy, a gateway
+// or a local server, which may not.
+func SameHost(base, official string) bool {
+	b, err1 := url.Parse(base)
+	o, err2 := url.Parse(official)
+	return err1 == nil && err2 == nil && b.Hostname() != "" && strings.EqualFold(b.Hostname(), o.Hostname())
+}
+
+// MissingKey is the error an adapter returns, before sending anything, when
+// it has no API key and its base URL is the provider's own endpoint: a
+// KindAuth *llm.Error whose message names the environment variables that
+// hold a key (vars, e.g. "OPENAI_API_KEY") and the option that sets one.
+func MissingKey(provider, vars, option string) *llm.Error {
+	return &llm.Error{Kind: llm.KindAuth, Provider: provider, Message: "no API key: set " + vars + " or use " + option}
+}

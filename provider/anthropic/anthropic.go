@@ -112,8 +112,8 @@ func WithAutoCache(on bool) Option { return func(m *Model) { m.autoCache = on } 
 func WithCatalog(c *catalog.Catalog) Option { return func(m *Model) { m.catalog = c } }
 
 // New returns a Model configured by the environment and opts. Without an
-// API key, calls to the default base URL fail with llm.ErrAuth before
-// anything is sent; calls to another base URL (a gateway that adds its own
+// API key, calls to Anthropic's own endpoint (api.anthropic.com) fail with
+// an llm.ErrAuth error naming ANTHROPIC_API_KEY before anything is sent; calls to another base URL (a gateway that adds its own
 // credentials) go without x-api-key.
 //
 // New never fails: a malformed base URL (one that is not an absolute http
@@ -256,9 +256,8 @@ func (m *Model) encode(req *llm.Request, stream bool) ([]byte, error) {
 	if req == nil {
 		return nil, invalid("nil request")
 	}
-	if m.apiKey == "" && m.baseURL == DefaultBaseURL {
-		return nil, &llm.Error{Kind: llm.KindAuth, Provider: providerName,
-			Message: "no API key: set ANTHROPIC_API_KEY or use anthropic.WithAPIKey"}
+	if m.apiKey == "" && httpx.SameHost(m.baseURL, DefaultBaseURL) {
+		return nil, httpx.MissingKey(providerName, "ANTHROPIC_API_KEY", "anthropic.WithAPIKey")
 	}
 	return m.encodeRequest(req, stream)
 }

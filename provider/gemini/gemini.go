@@ -131,8 +131,9 @@ func WithVertex(project, location string) Option {
 func WithCatalog(c *catalog.Catalog) Option { return func(m *Model) { m.catalog = c } }
 
 // New returns a Model configured by the environment and opts. Without an
-// API key, calls to the default base URL fail with llm.ErrAuth before
-// anything is sent; calls to another base URL (a gateway that adds its own
+// API key, calls to the Gemini API's own endpoint
+// (generativelanguage.googleapis.com) fail with an llm.ErrAuth error naming
+// GEMINI_API_KEY before anything is sent; calls to another base URL (a gateway that adds its own
 // credentials, Vertex AI with a bearer token) go without x-goog-api-key.
 //
 // New never fails: a malformed base URL makes every call fail with an
@@ -281,9 +282,8 @@ func (m *Model) prepare(req *llm.Request, stream bool) (httpx.Client, []byte, st
 	if req == nil {
 		return c, nil, "", invalid("nil request")
 	}
-	if m.apiKey == "" && m.baseURL == DefaultBaseURL {
-		return c, nil, "", &llm.Error{Kind: llm.KindAuth, Provider: providerName,
-			Message: "no API key: set GEMINI_API_KEY (or GOOGLE_API_KEY) or use gemini.WithAPIKey"}
+	if m.apiKey == "" && httpx.SameHost(m.baseURL, DefaultBaseURL) {
+		return c, nil, "", httpx.MissingKey(providerName, "GEMINI_API_KEY (or GOOGLE_API_KEY)", "gemini.WithAPIKey")
 	}
 	model := req.Model
 	if model == "" {

@@ -3,12 +3,16 @@
 // OpenRouter, Qwen (DashScope), Moonshot, Groq, xAI, Azure OpenAI and other
 // gateways.
 //
-//	m := openai.New()                                   // OPENAI_API_KEY, OPENAI_BASE_URL
-//	m := openai.New(openai.DeepSeek())                  // DEEPSEEK_API_KEY, DEEPSEEK_BASE_URL
-//	m := openai.New(openai.Ollama(), openai.WithModel("llama3.2"))
-//	m := openai.New(openai.WithBaseURL("http://gpu-box:8000/v1"))
+//	m := openai.New()                                   // OPENAI_API_KEY, OPENAI_BASE_URL; gpt-4.1-mini (DefaultModel)
+//	m := openai.New(openai.DeepSeek())                  // DEEPSEEK_API_KEY, DEEPSEEK_BASE_URL; deepseek-chat
+//	m := openai.New(openai.Ollama(), openai.WithModel("qwen3"))
+//	m := openai.New(openai.WithBaseURL("http://gpu-box:8000/v1"), openai.WithModel("local"))
 //
 // Requests go to {base}/chat/completions, as the official SDKs send them.
+// Without a key, a call to the service's own endpoint fails before
+// anything is sent, with an llm.ErrAuth error naming the key's variable; a
+// local server or a gateway at another base URL is called without one.
+// Package provider/registry names each preset for the agcore command.
 //
 // # Requests
 //

@@ -20,6 +20,12 @@ import (
 // OPENAI_BASE_URL gives one.
 const DefaultBaseURL = "https://api.openai.com/v1"
 
+// DefaultModel is the model used when neither the request nor WithModel
+// names one, at OpenAI (without a preset). A preset brings its own default
+// (the DeepSeek preset deepseek-chat, Ollama's llama3.2) or none (the
+// others: their models are chosen with WithModel or Request.Model).
+const DefaultModel = "gpt-4.1-mini"
+
 // DefaultIdleTimeout is how long a stream may go without a byte before it
 // fails with llm.ErrIdleTimeout, and how long a stream waits for its
 // response headers. It is the shared transport's default,
@@ -45,6 +51,8 @@ type config struct {
 	baseURL        string
 	baseEnv        string
 	defaultBase    string
+	defaultModel   string
+	keyRequired    bool // the default base URL needs a key
 	model          string
 	headers        http.Header
 	client         *http.Client
@@ -69,16 +77,26 @@ type Option func(*config)
 // preset's environment variable (OPENAI_BASE_URL by default), the preset's
 // default ([DefaultBaseURL]). Requests go to {base}/chat/completions, as the
 // official SDKs send them, so a base URL ends in "/v1" (or whatever version
-// path the server uses). No key means no Authorization header: local
-// servers (Ollama, vLLM) need none.
+// path the server uses). The model is WithModel's, else the preset's
+// default ([DefaultModel] for OpenAI).
 //
-// New never fails; a malformed base URL is reported by every call.
+// Without a key, calls to the service's own endpoint (the host of the
+// preset's default base URL: api.openai.com, api.deepseek.com, ...) fail
+// with an llm.ErrAuth error naming the key's variable before anything is
+// sent; calls to any other base URL go without an Authorization header, as
+// local servers (Ollama, vLLM) and gateways that add their own credentials
+// need.
+//
+// New never fails; a malformed base URL or a missing key is reported by
+// every call.
 func New(opts ...Option) *Model {
 	cfg := config{
-		provider:    "openai",
-		keyEnv:      "OPENAI_API_KEY",
-		baseEnv:     "OPENAI_BASE_URL",
-		defaultBase: DefaultBaseURL,
+		provider:     "openai",
+		keyEnv:       "OPENAI_API_KEY",
+		baseEnv:      "OPENAI_BASE_URL",
+		defaultBase:  DefaultBaseURL,
+		defaultModel: DefaultModel,
+		keyRequired:  true,
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -96,6 +114,9 @@ func New(opts ...Option) *Model {
 		base = cfg.defaultBase
 	}
 	cfg.baseURL = base
+	if cfg.model == "" {
+		cfg.model = cfg.defaultModel
+	}
 	if cfg.client == nil {
 		cfg.client = http.DefaultClient
 	}
@@ -117,8 +138,15 @@ func New(opts ...Option) *Model {
 	}
 	m := &Model{cfg: cfg}
 	endpoint, err := httpx.Endpoint(cfg.provider, base, "/chat/completions", example)
-	if err != nil {
+	switch {
+	case err != nil:
 		m.err = err
+	case cfg.apiKey == "" && cfg.keyRequired && httpx.SameHost(base, cfg.defaultBase):
+		vars := cfg.keyEnv
+		if vars == "" {
+			vars = "an API key"
+		}
+		m.err = httpx.MissingKey(cfg.provider, vars, "openai.WithAPIKey")
 	}
 	auth := ""
 	if cfg.apiKey != "" {
@@ -149,8 +177,8 @@ func WithBaseURL(base string) Option {
 	return func(c *config) { c.baseURL = base }
 }
 
-// WithModel sets the model used when a Request names none; Info describes
-// it.
+// WithModel sets the model used when a Request names none (by default the
+// preset's, [DefaultModel] for OpenAI); Info describes it.
 func WithModel(model string) Option {
 	return func(c *config) { c.model = model }
 }

@@ -25,20 +25,21 @@ func TestConfigurationSources(t *testing.T) {
 		opts               []Option
 		provider, endpoint string
 		key                string
+		noKey              string // the variable a call's "no API key" error names
 	}{
-		{name: "OpenAI defaults", provider: "openai", endpoint: "https://api.openai.com/v1/chat/completions"},
+		{name: "OpenAI defaults", provider: "openai", endpoint: "https://api.openai.com/v1/chat/completions", noKey: "OPENAI_API_KEY"},
 		{name: "OpenAI from the environment", env: map[string]string{"OPENAI_API_KEY": "sk-env", "OPENAI_BASE_URL": "http://proxy:8080/v1/"},
 			provider: "compatible", endpoint: "http://proxy:8080/v1/chat/completions", key: "sk-env"},
 		{name: "options beat the environment", env: map[string]string{"OPENAI_API_KEY": "sk-env", "OPENAI_BASE_URL": "http://proxy/v1"},
 			opts: []Option{WithAPIKey("sk-opt"), WithBaseURL("https://gw.example/openai/v1")}, provider: "compatible", endpoint: "https://gw.example/openai/v1/chat/completions", key: "sk-opt"},
 		{name: "an explicit empty key stops the environment", env: map[string]string{"OPENAI_API_KEY": "sk-env"}, opts: []Option{WithAPIKey("")},
-			provider: "openai", endpoint: "https://api.openai.com/v1/chat/completions"},
+			provider: "openai", endpoint: "https://api.openai.com/v1/chat/completions", noKey: "OPENAI_API_KEY"},
 		{name: "a query string is kept (Azure's api-version)", opts: []Option{WithBaseURL("https://r.openai.azure.com/openai/v1?api-version=preview")},
 			provider: "compatible", endpoint: "https://r.openai.azure.com/openai/v1/chat/completions?api-version=preview"},
 		{name: "DeepSeek defaults", env: map[string]string{"OPENAI_API_KEY": "sk-openai", "DEEPSEEK_API_KEY": "sk-ds"}, opts: []Option{DeepSeek()},
 			provider: "deepseek", endpoint: "https://api.deepseek.com/chat/completions", key: "sk-ds"},
 		{name: "DeepSeek from the environment", env: map[string]string{"DEEPSEEK_BASE_URL": "https://api.deepseek.com/v1"}, opts: []Option{DeepSeek()},
-			provider: "deepseek", endpoint: "https://api.deepseek.com/v1/chat/completions"},
+			provider: "deepseek", endpoint: "https://api.deepseek.com/v1/chat/completions", noKey: "DEEPSEEK_API_KEY"},
 		{name: "Ollama needs no key", env: map[string]string{"OPENAI_API_KEY": "sk-openai"}, opts: []Option{Ollama()},
 			provider: "ollama", endpoint: "http://localhost:11434/v1/chat/completions"},
 		{name: "vLLM", opts: []Option{VLLM()}, provider: "vllm", endpoint: "http://localhost:8000/v1/chat/completions"},
@@ -60,7 +61,9 @@ func TestConfigurationSources(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			m := New(tc.opts...)
-			if m.err != nil || m.client.Endpoint != tc.endpoint || m.cfg.apiKey != tc.key || m.Info().Provider != tc.provider {
+			var e *llm.Error
+			keyErr := tc.noKey != "" && errors.As(m.err, &e) && e.Kind == llm.KindAuth && strings.Contains(e.Message, tc.noKey)
+			if (m.err != nil && !keyErr) || (tc.noKey != "") != keyErr || m.client.Endpoint != tc.endpoint || m.cfg.apiKey != tc.key || m.Info().Provider != tc.provider {
 				t.Fatalf("got %s %q key %q err %v", m.Info().Provider, m.client.Endpoint, m.cfg.apiKey, m.err)
 			}
 		})
@@ -169,7 +172,8 @@ func TestInfoComesFromTheCatalog(t *testing.T) {
 		{"DeepSeek", []Option{DeepSeek(), WithModel("deepseek-chat")}, "deepseek", true, true},
 		{"an unknown model has unknown limits", []Option{WithModel("my-finetune")}, "openai", false, false},
 		{"an empty catalog knows nothing", []Option{WithModel("gpt-4o"), WithCatalog(&catalog.Catalog{})}, "openai", false, false},
-		{"no model", nil, "openai", false, false},
+		{"the default model", nil, "openai", true, true},
+		{"a preset without a default model", []Option{Groq()}, "groq", false, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,18 +11,25 @@ package openai
 // Any other compatible server works without a preset:
 //
 //	m := openai.New(openai.WithBaseURL("http://localhost:1234/v1"), openai.WithModel("local"))
-func preset(provider, keyEnv, baseEnv, defaultBase string) Option {
+//
+// A preset whose service needs a key (every one but Ollama and VLLM) makes
+// calls to its own endpoint fail before anything is sent when no key is
+// set, with an llm.ErrAuth error naming the variable; another base URL
+// given with WithBaseURL or the base-URL variable goes without a key.
+func preset(provider, keyEnv, baseEnv, defaultBase, defaultModel string, keyRequired bool) Option {
 	return func(c *config) {
 		c.provider = provider
 		c.keyEnv = keyEnv
 		c.baseEnv = baseEnv
 		c.defaultBase = defaultBase
+		c.defaultModel = defaultModel
+		c.keyRequired = keyRequired
 	}
 }
 
 // DeepSeek configures api.deepseek.com: DEEPSEEK_API_KEY, DEEPSEEK_BASE_URL,
 // default base https://api.deepseek.com (DeepSeek serves the same API under
-// /v1 as well).
+// /v1 as well), default model deepseek-chat.
 //
 // DeepSeek's thinking models return their reasoning as "reasoning_content"
 // (mapped to llm.Thinking blocks) and require it back during a tool loop:
@@ -35,7 +42,7 @@ func preset(provider, keyEnv, baseEnv, defaultBase string) Option {
 // which DeepSeek documents as ignored anyway. Cache hits
 // (prompt_cache_hit_tokens) map to llm.Usage.CachedInputTokens.
 func DeepSeek() Option {
-	p := preset("deepseek", "DEEPSEEK_API_KEY", "DEEPSEEK_BASE_URL", "https://api.deepseek.com")
+	p := preset("deepseek", "DEEPSEEK_API_KEY", "DEEPSEEK_BASE_URL", "https://api.deepseek.com", "deepseek-chat", true)
 	return func(c *config) {
 		p(c)
 		c.sendReasoning = true
@@ -43,16 +50,16 @@ func DeepSeek() Option {
 }
 
 // Ollama configures a local Ollama server: base http://localhost:11434/v1,
-// no API key, no environment variables.
+// default model llama3.2, no API key, no environment variables.
 func Ollama() Option {
-	return preset("ollama", "", "", "http://localhost:11434/v1")
+	return preset("ollama", "", "", "http://localhost:11434/v1", "llama3.2", false)
 }
 
 // VLLM configures a local vLLM server (vllm serve): base
 // http://localhost:8000/v1, no environment variables; use WithAPIKey if the
 // server was started with --api-key.
 func VLLM() Option {
-	return preset("vllm", "", "", "http://localhost:8000/v1")
+	return preset("vllm", "", "", "http://localhost:8000/v1", "", false)
 }
 
 // OpenRouter configures openrouter.ai: OPENROUTER_API_KEY, base
@@ -60,7 +67,7 @@ func VLLM() Option {
 // ("openai/gpt-5", "deepseek/deepseek-r1"). Its "reasoning" deltas map to
 // thinking blocks; its "reasoning_details" are not kept.
 func OpenRouter() Option {
-	return preset("openrouter", "OPENROUTER_API_KEY", "", "https://openrouter.ai/api/v1")
+	return preset("openrouter", "OPENROUTER_API_KEY", "", "https://openrouter.ai/api/v1", "", true)
 }
 
 // Qwen configures Alibaba Cloud Model Studio (DashScope) in its
@@ -68,22 +75,22 @@ func OpenRouter() Option {
 // https://dashscope-intl.aliyuncs.com/compatible-mode/v1 (international);
 // in mainland China use WithBaseURL("https://dashscope.aliyuncs.com/compatible-mode/v1").
 func Qwen() Option {
-	return preset("qwen", "DASHSCOPE_API_KEY", "", "https://dashscope-intl.aliyuncs.com/compatible-mode/v1")
+	return preset("qwen", "DASHSCOPE_API_KEY", "", "https://dashscope-intl.aliyuncs.com/compatible-mode/v1", "", true)
 }
 
 // Moonshot configures Moonshot AI (Kimi): MOONSHOT_API_KEY, base
 // https://api.moonshot.ai/v1; in mainland China use
 // WithBaseURL("https://api.moonshot.cn/v1").
 func Moonshot() Option {
-	return preset("moonshot", "MOONSHOT_API_KEY", "", "https://api.moonshot.ai/v1")
+	return preset("moonshot", "MOONSHOT_API_KEY", "", "https://api.moonshot.ai/v1", "", true)
 }
 
 // Groq configures GroqCloud: GROQ_API_KEY, base https://api.groq.com/openai/v1.
 func Groq() Option {
-	return preset("groq", "GROQ_API_KEY", "", "https://api.groq.com/openai/v1")
+	return preset("groq", "GROQ_API_KEY", "", "https://api.groq.com/openai/v1", "", true)
 }
 
 // XAI configures xAI (Grok): XAI_API_KEY, base https://api.x.ai/v1.
 func XAI() Option {
-	return preset("xai", "XAI_API_KEY", "", "https://api.x.ai/v1")
+	return preset("xai", "XAI_API_KEY", "", "https://api.x.ai/v1", "", true)
 }

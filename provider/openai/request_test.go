@@ -294,7 +294,6 @@ func TestRequestErrors(t *testing.T) {
 		req  *llm.Request
 		want string
 	}{
-		{"no model", &llm.Request{Messages: []llm.Message{llm.UserText("x")}}, "no model"},
 		{"a named tool choice without a name", &llm.Request{Model: "m", ToolChoice: llm.ToolChoice{Mode: llm.ToolChoiceTool}}, "names no tool"},
 		{"an unknown response format", &llm.Request{Model: "m", ResponseFormat: &llm.ResponseFormat{Type: "yaml"}}, "unknown response format"},
 		{"audio by URL", &llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.Audio{URL: "https://x/a.wav"}}}}}, "only inline"},

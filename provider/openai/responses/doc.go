@@ -2,7 +2,8 @@
 // (POST {base}/responses), the API OpenAI recommends for its reasoning
 // models, and for other servers that speak it.
 //
-//	m := responses.New(responses.WithModel("gpt-5"))    // OPENAI_API_KEY, OPENAI_BASE_URL
+//	m := responses.New()                                // OPENAI_API_KEY, OPENAI_BASE_URL; gpt-5-mini (DefaultModel)
+//	m := responses.New(responses.WithModel("gpt-5"))
 //	m := responses.New(responses.WithModel("o4-mini"), responses.WithReasoningSummary("auto"))
 //
 // It is its own package, next to provider/openai (Chat Completions and the

@@ -1,6 +1,7 @@
 package responses
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -22,17 +23,18 @@ func TestConfigurationSources(t *testing.T) {
 		opts               []Option
 		provider, endpoint string
 		key                string
+		noKey              bool // calls fail: no key for OpenAI's endpoint
 	}{
-		{name: "defaults", provider: "openai", endpoint: "https://api.openai.com/v1/responses"},
+		{name: "defaults", provider: "openai", endpoint: "https://api.openai.com/v1/responses", noKey: true},
 		{name: "from the environment", env: map[string]string{"OPENAI_API_KEY": "sk-env", "OPENAI_BASE_URL": "http://proxy:8080/v1/"},
 			provider: "compatible", endpoint: "http://proxy:8080/v1/responses", key: "sk-env"},
 		{name: "options beat the environment", env: map[string]string{"OPENAI_API_KEY": "sk-env", "OPENAI_BASE_URL": "http://proxy/v1"},
 			opts: []Option{WithAPIKey("sk-opt"), WithBaseURL("https://gw.example/openai/v1")}, provider: "compatible", endpoint: "https://gw.example/openai/v1/responses", key: "sk-opt"},
 		{name: "an explicit empty key stops the environment", env: map[string]string{"OPENAI_API_KEY": "sk-env"}, opts: []Option{WithAPIKey("")},
-			provider: "openai", endpoint: "https://api.openai.com/v1/responses"},
+			provider: "openai", endpoint: "https://api.openai.com/v1/responses", noKey: true},
 		{name: "a query string is kept (Azure's api-version)", opts: []Option{WithBaseURL("https://r.openai.azure.com/openai/v1?api-version=preview")},
 			provider: "compatible", endpoint: "https://r.openai.azure.com/openai/v1/responses?api-version=preview"},
-		{name: "a nil option is ignored", opts: []Option{nil}, provider: "openai", endpoint: "https://api.openai.com/v1/responses"},
+		{name: "a nil option is ignored", opts: []Option{nil, WithAPIKey("k")}, provider: "openai", endpoint: "https://api.openai.com/v1/responses", key: "k"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -41,7 +43,7 @@ func TestConfigurationSources(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			m := New(tc.opts...)
-			if m.err != nil || m.client.Endpoint != tc.endpoint || m.cfg.apiKey != tc.key || m.Info().Provider != tc.provider {
+			if (m.err != nil) != tc.noKey || (tc.noKey && (!errors.Is(m.err, llm.ErrAuth) || !strings.Contains(m.err.Error(), "OPENAI_API_KEY"))) || m.client.Endpoint != tc.endpoint || m.cfg.apiKey != tc.key || m.Info().Provider != tc.provider {
 				t.Fatalf("got %s %q key %q err %v", m.Info().Provider, m.client.Endpoint, m.cfg.apiKey, m.err)
 			}
 		})
@@ -141,7 +143,7 @@ func TestInfoComesFromTheCatalog(t *testing.T) {
 		{"another server keeps the limits, not OpenAI's price", []Option{WithBaseURL("http://localhost:8000/v1"), WithModel("gpt-5")}, "compatible", true, false},
 		{"a catalog that knows the other server's model", []Option{WithBaseURL("http://localhost:8000/v1"), WithModel("gpt-oss-120b"), WithCatalog(mine)}, "compatible", true, true},
 		{"an unknown model", []Option{WithModel("my-finetune")}, "openai", false, false},
-		{"no model", nil, "openai", false, false},
+		{"the default model", nil, "openai", true, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

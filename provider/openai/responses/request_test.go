@@ -385,7 +385,6 @@ func TestRequestErrors(t *testing.T) {
 		msg  string
 	}{
 		{"nil request", nil, "nil request"},
-		{"no model", &llm.Request{Messages: user}, "no model"},
 		{"stop sequences", &llm.Request{Model: "m", Messages: user, StopSequences: []string{"x"}}, "stop sequences"},
 		{"unknown role", &llm.Request{Model: "m", Messages: []llm.Message{{Role: "robot"}}}, "unknown role"},
 		{"audio", &llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.Audio{Data: []byte{1}}}}}}, "no audio"},

@@ -20,6 +20,10 @@ import (
 // OPENAI_BASE_URL gives one.
 const DefaultBaseURL = "https://api.openai.com/v1"
 
+// DefaultModel is the model used when neither the request nor WithModel
+// names one.
+const DefaultModel = "gpt-5-mini"
+
 // DefaultIdleTimeout is how long a stream may go without a byte before it
 // fails with llm.ErrIdleTimeout, and how long a stream waits for its
 // response headers: the shared transport's default (120 seconds).
@@ -68,10 +72,16 @@ type Option func(*config)
 //
 // The API key is WithAPIKey's, else OPENAI_API_KEY's. The base URL is
 // WithBaseURL's, else OPENAI_BASE_URL's, else [DefaultBaseURL]; requests go
-// to {base}/responses, as the official SDKs send them. No key means no
-// Authorization header.
+// to {base}/responses, as the official SDKs send them. The model is
+// WithModel's, else [DefaultModel].
 //
-// New never fails; a malformed base URL is reported by every call.
+// Without a key, calls to OpenAI's own endpoint (api.openai.com) fail with
+// an llm.ErrAuth error naming OPENAI_API_KEY before anything is sent; calls
+// to another base URL (a gateway that adds its own credentials, a local
+// server) go without an Authorization header.
+//
+// New never fails; a malformed base URL or a missing key is reported by
+// every call.
 func New(opts ...Option) *Model {
 	var cfg config
 	for _, o := range opts {
@@ -87,6 +97,9 @@ func New(opts ...Option) *Model {
 	}
 	if cfg.baseURL == "" {
 		cfg.baseURL = DefaultBaseURL
+	}
+	if cfg.model == "" {
+		cfg.model = DefaultModel
 	}
 	if cfg.client == nil {
 		cfg.client = http.DefaultClient
@@ -105,8 +118,11 @@ func New(opts ...Option) *Model {
 	}
 	m := &Model{cfg: cfg}
 	endpoint, err := httpx.Endpoint(errProvider, cfg.baseURL, "/responses", DefaultBaseURL)
-	if err != nil {
+	switch {
+	case err != nil:
 		m.err = err
+	case cfg.apiKey == "" && httpx.SameHost(cfg.baseURL, DefaultBaseURL):
+		m.err = httpx.MissingKey(errProvider, "OPENAI_API_KEY", "responses.WithAPIKey")
 	}
 	auth := ""
 	if cfg.apiKey != "" {
@@ -137,8 +153,8 @@ func WithBaseURL(base string) Option {
 	return func(c *config) { c.baseURL = base }
 }
 
-// WithModel sets the model used when a Request names none; Info describes
-// it.
+// WithModel sets the model used when a Request names none ([DefaultModel]
+// by default); Info describes it.
 func WithModel(model string) Option {
 	return func(c *config) { c.model = model }
 }

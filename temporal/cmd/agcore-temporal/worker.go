@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/provider/registry"
 	"github.com/agcore/agcore/tool"
 	"github.com/agcore/agcore/tool/fstool"
 
@@ -40,12 +41,26 @@ worker dies goes on on another.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			if provider == "" {
-				provider = detectProvider()
+				if p, _, ok := registry.Detect(os.Getenv); ok {
+					provider = p.Name
+				}
 			}
 			if provider == "" {
-				return usageError{errors.New("no provider: give --provider (" + kindNames() + ") or set a key such as OPENAI_API_KEY")}
+				return usageError{errors.New("no provider: give --provider (" + strings.Join(registry.Names(), ", ") + ") or set a key such as OPENAI_API_KEY")}
 			}
-			m, name, err := newModel(provider, model, baseURL)
+			// The registry builds the adapter as the agcore command does:
+			// the key from the provider's variable, the base URL from
+			// --base-url or its variable, the model from --model or the
+			// provider's default.
+			p, ok := registry.Lookup(provider)
+			if !ok {
+				return usageError{fmt.Errorf("unknown provider %q (one of %s)", provider, strings.Join(registry.Names(), ", "))}
+			}
+			name := model
+			if name == "" {
+				name = p.DefaultModel
+			}
+			m, err := p.New(registry.Config{Model: name, BaseURL: baseURL})
 			if err != nil {
 				return usageError{err}
 			}
@@ -107,7 +122,7 @@ worker dies goes on on another.`,
 	}
 	c.add(cmd)
 	fs := cmd.Flags()
-	fs.StringVarP(&provider, "provider", "p", "", "provider: "+kindNames()+" (default: the first whose key is set)")
+	fs.StringVarP(&provider, "provider", "p", "", "provider: "+strings.Join(registry.Names(), ", ")+" (default: the first whose key is set)")
 	fs.StringVarP(&model, "model", "m", "", "model id (default: the provider's)")
 	fs.StringVar(&baseURL, "base-url", "", "the provider's base URL (default: its variable, e.g. OPENAI_BASE_URL, or the official one)")
 	fs.StringVar(&store, "store", "", "session store: sqlite:PATH, file:DIR, memory:, postgres://…, redis://… (default $AGCORE_HOME/agcore.db)")
@@ -121,19 +136,6 @@ worker dies goes on on another.`,
 		_ = fs.MarkHidden(h)
 	}
 	return cmd
-}
-
-// detectProvider returns the first provider whose key is set, in the
-// agcore command's order.
-func detectProvider() string {
-	for _, k := range kinds {
-		if k.name == "openai" || k.name == "anthropic" || k.name == "gemini" || k.name == "deepseek" {
-			if os.Getenv(k.keyEnv) != "" || (k.altKeyEnv != "" && os.Getenv(k.altKeyEnv) != "") {
-				return k.name
-			}
-		}
-	}
-	return ""
 }
 
 type recordIn struct {

@@ -12,17 +12,14 @@ import (
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/catalog"
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
-	"github.com/agcore/agcore/cmd/agcore/internal/demo"
 	"github.com/agcore/agcore/cmd/agcore/internal/render"
 	"github.com/agcore/agcore/compact"
 	"github.com/agcore/agcore/compact/tiktoken"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/mcp"
 	"github.com/agcore/agcore/middleware"
-	"github.com/agcore/agcore/provider/anthropic"
-	"github.com/agcore/agcore/provider/gemini"
-	"github.com/agcore/agcore/provider/openai"
-	"github.com/agcore/agcore/provider/openai/responses"
+	"github.com/agcore/agcore/provider/demo"
+	"github.com/agcore/agcore/provider/registry"
 	"github.com/agcore/agcore/tool"
 	"github.com/agcore/agcore/tool/fstool"
 )
@@ -31,62 +28,40 @@ import (
 // first).
 const mcpStartTimeout = 2 * time.Minute
 
-// newAdapter returns the provider adapter the settings name. The key and
-// base URL are passed explicitly, so the precedence is the CLI's; every
-// adapter sends through newHTTPClient and waits IdleTimeout for a byte (the
-// quietGuard around it counts that silence across retries).
-func newAdapter(s *config.Settings) llm.Model {
-	client := newHTTPClient()
-	if s.Kind.Wire == "demo" {
-		return &demo.Model{}
-	}
-	if s.Kind.Wire == "anthropic" {
-		return anthropic.New(anthropic.WithAPIKey(s.APIKey), anthropic.WithBaseURL(s.BaseURL), anthropic.WithModel(s.Model),
-			anthropic.WithHTTPClient(client), anthropic.WithIdleTimeout(s.IdleTimeout))
-	}
-	if s.Kind.Wire == "openai-responses" {
-		return responses.New(responses.WithAPIKey(s.APIKey), responses.WithBaseURL(s.BaseURL), responses.WithModel(s.Model),
-			responses.WithHTTPClient(client), responses.WithIdleTimeout(s.IdleTimeout))
-	}
-	if s.Kind.Wire == "gemini" {
-		return gemini.New(gemini.WithAPIKey(s.APIKey), gemini.WithBaseURL(s.BaseURL), gemini.WithModel(s.Model),
-			gemini.WithHTTPClient(client), gemini.WithIdleTimeout(s.IdleTimeout))
-	}
-	var preset openai.Option
-	switch s.Kind.Name {
-	case "deepseek":
-		preset = openai.DeepSeek()
-	case "ollama":
-		preset = openai.Ollama()
-	case "vllm":
-		preset = openai.VLLM()
-	case "openrouter":
-		preset = openai.OpenRouter()
-	case "groq":
-		preset = openai.Groq()
-	case "xai":
-		preset = openai.XAI()
-	case "qwen":
-		preset = openai.Qwen()
-	case "moonshot":
-		preset = openai.Moonshot()
-	} // openai and compatible: none
-	return openai.New(preset, openai.WithAPIKey(s.APIKey), openai.WithBaseURL(s.BaseURL), openai.WithModel(s.Model),
-		openai.WithHTTPClient(client), openai.WithIdleTimeout(s.IdleTimeout))
+// newAdapter returns the provider adapter the settings name, built by the
+// provider registry from the settings' kind. The key and base URL are the
+// ones config resolved (flag, environment, config file, with a custom
+// provider's api_key_env), passed explicitly so the precedence is the
+// CLI's: the registry reads no variable itself. Every adapter sends
+// through newHTTPClient and waits IdleTimeout for a byte (the quietGuard
+// around it counts that silence across retries).
+func newAdapter(s *config.Settings) (llm.Model, error) {
+	return s.Kind.New(registry.Config{
+		Model:       s.Model,
+		BaseURL:     s.BaseURL,
+		APIKey:      s.APIKey,
+		Getenv:      func(string) string { return "" },
+		HTTPClient:  newHTTPClient(),
+		IdleTimeout: s.IdleTimeout,
+	})
 }
 
 // turnOptions returns the build options of run and chat for the settings'
 // provider: the adapter (the demo model streams at a readable pace on a
-// terminal, and is free) and what is known of the model.
-func (a *app) turnOptions(s *config.Settings) buildOptions {
-	adapter := newAdapter(s)
+// terminal, and is free) and what is known of the model. It fails, as a
+// usage error, only for settings config.Resolve would have refused.
+func (a *app) turnOptions(s *config.Settings) (buildOptions, error) {
+	adapter, err := newAdapter(s)
+	if err != nil {
+		return buildOptions{}, exit(ExitUsage, "%v", err)
+	}
 	o := buildOptions{adapter: adapter, info: modelInfo(s, adapter)}
 	if m, ok := adapter.(*demo.Model); ok {
 		if !s.JSON && isTerminal(a.env.Stdout) {
 			m.Delay = demoDelay
 		}
 	}
-	return o
+	return o, nil
 }
 
 // modelInfo returns what is known of the model's limits and price: the
@@ -96,7 +71,7 @@ func (a *app) turnOptions(s *config.Settings) buildOptions {
 // --context-window replacing the window.
 func modelInfo(s *config.Settings, adapter llm.Model) llm.ModelInfo {
 	seller := s.Kind.Name
-	if s.Kind.Wire == "openai-responses" {
+	if s.Kind.Wire == registry.WireResponses {
 		seller = "openai" // the same models at the same prices
 	}
 	info, ok := catalog.Default().LookupFor(seller, s.Model)

@@ -15,7 +15,10 @@ func TestResponsesProvider(t *testing.T) {
 		t.Fatal("no openai-responses kind")
 	}
 	s := &config.Settings{Kind: kind, Provider: "openai-responses", Model: "gpt-5-mini", BaseURL: kind.DefaultBase, APIKey: "sk-test"}
-	adapter := newAdapter(s)
+	adapter, err := newAdapter(s)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, ok := adapter.(*responses.Model); !ok {
 		t.Fatalf("adapter = %T", adapter)
 	}

@@ -59,7 +59,10 @@ func (a *app) chat(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return a.failEarly(s, "invalid_request", err)
 	}
-	opts := a.turnOptions(s)
+	opts, err := a.turnOptions(s)
+	if err != nil {
+		return a.failEarly(s, "invalid_request", err)
+	}
 
 	var in lineReader
 	if f, ok := a.env.Stdin.(*os.File); ok && f == os.Stdin && isTerminal(f) && isTerminal(a.env.Stdout) {

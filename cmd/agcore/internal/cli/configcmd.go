@@ -24,7 +24,7 @@ The config file is $AGCORE_HOME/config.json (AGCORE_HOME defaults to
   {
     "provider": "anthropic",
     "providers": {
-      "anthropic": {"model": "claude-sonnet-4-5"},
+      "anthropic": {"model": "claude-sonnet-4-6"},
       "gpu": {"type": "vllm", "base_url": "http://gpu:8000/v1",
               "model": "qwen3", "api_key_env": "GPU_KEY", "context_window": 32768}
     },
@@ -40,11 +40,12 @@ The config file is $AGCORE_HOME/config.json (AGCORE_HOME defaults to
     "aliases": {"fast": "gpt-4.1-nano"}
   }
 
-A provider's "type" is its kind (openai, openai-responses, anthropic, deepseek, ollama, vllm,
-openrouter, groq, xai, qwen, moonshot, compatible); without one the name is
-the kind. "aliases" add short model names for -m to the built-in ones. "api_key_env" names the
-variable its key is read from; a key itself in the file is refused. --mcp
-and --mcp-url replace the file's "mcp" list.`,
+A provider's "type" is its kind, one of
+` + config.KindNames() + `;
+without one the name is the kind. "aliases" add short model names for -m to
+the built-in ones. "api_key_env" names the variable its key is read from; a
+key itself in the file is refused. --mcp and --mcp-url replace the file's
+"mcp" list.`,
 		Example: `  agcore config
   agcore config --provider deepseek
   agcore config --json | jq -r .provider`,

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
-	"github.com/agcore/agcore/cmd/agcore/internal/demo"
+	"github.com/agcore/agcore/provider/demo"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/tool/fstool"
 )
@@ -61,7 +61,10 @@ func (a *app) demo(cmd *cobra.Command, _ []string) error {
 	if err := s.Check(); err != nil {
 		return a.failEarly(s, "invalid_request", exit(ExitUsage, "%v", err))
 	}
-	opts := a.turnOptions(s)
+	opts, err := a.turnOptions(s)
+	if err != nil {
+		return a.failEarly(s, "invalid_request", err)
+	}
 	return a.oneTurn(cmd.Context(), s, opts, sessionSpec{}, demoPrompt, textNotes{
 		before: func(rt *runtime, _ string) string {
 			return fmt.Sprintf("agcore demo · model: %s\n  tools %s on %s · store %s\n\n> %s\n\n",

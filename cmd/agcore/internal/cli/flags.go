@@ -16,9 +16,9 @@ import (
 // config.Resolve from the flags the user actually set.
 
 func addProviderFlags(fs *pflag.FlagSet) {
-	fs.String("provider", "", "model provider: openai, deepseek, anthropic, gemini, ollama, compatible, demo (offline), or a provider named in the config file [$AGCORE_PROVIDER]")
+	fs.String("provider", "", providerFlagHelp())
 	fs.StringP("model", "m", "", "model id sent to the provider, or an alias (sonnet, 4o, ...: agcore models lists them) [$AGCORE_MODEL]")
-	fs.String("base-url", "", "API base URL: OpenAI-style requests go to {base}/chat/completions, Anthropic's to {base}/v1/messages [$OPENAI_BASE_URL, $DEEPSEEK_BASE_URL, $ANTHROPIC_BASE_URL]")
+	fs.String("base-url", "", baseURLFlagHelp())
 	fs.Int("context-window", 0, "the model's context window in tokens, for models the catalog does not know [$AGCORE_CONTEXT_WINDOW]")
 	fs.Int("retries", config.DefaultRetries, "retries of a failed model call (rate limits, overload, server and network errors); 0 disables [$AGCORE_RETRIES]")
 	fs.String("timeout", config.DefaultTimeout.String(), "the longest one turn may take, the tool loop included; 0 for no limit [$AGCORE_TIMEOUT]")

@@ -11,27 +11,6 @@ import (
 	"github.com/agcore/agcore/cmd/agcore/internal/render"
 )
 
-const providerHelp = `Providers (--provider, or AGCORE_PROVIDER; when unset, the maker of the -m model
-or the first key set):
-  openai      OPENAI_API_KEY, OPENAI_BASE_URL (default https://api.openai.com/v1)
-  openai-responses  the same, through OpenAI's Responses API ({base}/responses)
-  anthropic   ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (default https://api.anthropic.com)
-  gemini      GEMINI_API_KEY (or GOOGLE_API_KEY), GOOGLE_GEMINI_BASE_URL
-              (default https://generativelanguage.googleapis.com)
-  deepseek    DEEPSEEK_API_KEY, DEEPSEEK_BASE_URL (default https://api.deepseek.com)
-  ollama      no key; http://localhost:11434/v1
-  vllm        http://localhost:8000/v1 (VLLM_API_KEY if the server wants one); -m NAME
-  openrouter  OPENROUTER_API_KEY; -m vendor/model
-  groq        GROQ_API_KEY; -m NAME
-  xai         XAI_API_KEY; -m NAME
-  qwen        DASHSCOPE_API_KEY; -m NAME
-  moonshot    MOONSHOT_API_KEY; -m NAME
-  compatible  any OpenAI-compatible server (LM Studio, llama.cpp, ...): --base-url or
-              OPENAI_BASE_URL, and -m; OPENAI_API_KEY if it wants a key
-  demo        offline: the scripted demo model of agcore demo, no key
-Keys are read from the environment only, and never printed, logged or stored.
-agcore models lists the known models and the aliases -m accepts (sonnet, 4o, ...).`
-
 const jsonHelp = `With --json, stdout carries one JSON event a line:
   {"type":"start","session":"ID","model":"NAME"}
   {"type":"thinking_delta","text":"..."}
@@ -91,7 +70,10 @@ func (a *app) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return a.failEarly(s, "invalid_request", err)
 	}
-	opts := a.turnOptions(s)
+	opts, err := a.turnOptions(s)
+	if err != nil {
+		return a.failEarly(s, "invalid_request", err)
+	}
 	if isTerminal(a.env.Stdin) && isTerminal(a.env.Stderr) {
 		asker := &lineAsker{w: a.env.Stderr, r: a.env.Stdin}
 		opts.ask = asker.ask

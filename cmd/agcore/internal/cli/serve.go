@@ -17,8 +17,8 @@ import (
 
 	"github.com/agcore/agcore/approval"
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
-	"github.com/agcore/agcore/cmd/agcore/internal/demo"
 	"github.com/agcore/agcore/middleware"
+	"github.com/agcore/agcore/provider/demo"
 	"github.com/agcore/agcore/serve"
 	"github.com/agcore/agcore/serve/a2aserve"
 	"github.com/agcore/agcore/serve/host"
@@ -120,7 +120,10 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 	if s.Yes {
 		approver = nil // --yes: the command's own approver, which approves every call
 	}
-	opts := a.serveOptions(s)
+	opts, err := a.serveOptions(s)
+	if err != nil {
+		return err
+	}
 	opts.approver = approver
 	main, err := a.build(ctx, s, opts)
 	if err != nil {
@@ -228,19 +231,22 @@ func (a *app) buildNamed(ctx context.Context, cmd *cobra.Command, name string, a
 	if err != nil {
 		return nil, exit(ExitUsage, "agent %q of the config file: %v", name, err)
 	}
-	opts := a.serveOptions(s)
+	opts, err := a.serveOptions(s)
+	if err != nil {
+		return nil, exit(ExitUsage, "agent %q of the config file: %v", name, err)
+	}
 	opts.name, opts.shared, opts.approver = name, main, approver
 	return a.build(ctx, s, opts)
 }
 
 // serveOptions are turnOptions without the demo model's reading pace:
 // the server's clients show the stream themselves.
-func (a *app) serveOptions(s *config.Settings) buildOptions {
-	o := a.turnOptions(s)
+func (a *app) serveOptions(s *config.Settings) (buildOptions, error) {
+	o, err := a.turnOptions(s)
 	if m, ok := o.adapter.(*demo.Model); ok {
 		m.Delay = 0
 	}
-	return o
+	return o, err
 }
 
 // serveTokens reads the bearer tokens: $AGCORE_SERVE_TOKENS

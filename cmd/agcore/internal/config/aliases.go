@@ -10,8 +10,8 @@ import (
 // BuiltinAliases are the short model names every user has: `-m sonnet`,
 // `-m 4o`. The config file's "aliases" add to them and may replace them.
 var BuiltinAliases = map[string]string{
-	"sonnet":  "claude-sonnet-4-5",
-	"opus":    "claude-opus-4-5",
+	"sonnet":  "claude-sonnet-4-6",
+	"opus":    "claude-opus-4-8",
 	"haiku":   "claude-haiku-4-5",
 	"4o":      "gpt-4o",
 	"4o-mini": "gpt-4o-mini",

@@ -63,7 +63,7 @@ func TestAliasesDurationsAndTheModelsProvider(t *testing.T) {
 	// A model names its maker when no provider is named, over the key
 	// detection order.
 	s, err = resolve(t, map[string]string{"model": "sonnet"}, map[string]string{"OPENAI_API_KEY": "o", "ANTHROPIC_API_KEY": "a"}, "")
-	if err != nil || s.Provider != "anthropic" || s.Model != "claude-sonnet-4-5" {
+	if err != nil || s.Provider != "anthropic" || s.Model != "claude-sonnet-4-6" {
 		t.Errorf("-m sonnet: provider %q model %q, %v", s.Provider, s.Model, err)
 	}
 	// A named provider wins over the model's maker.

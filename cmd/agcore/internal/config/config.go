@@ -48,7 +48,7 @@ var CompactModes = []string{"auto", "summarize", "off"}
 //	{
 //	  "provider": "anthropic",
 //	  "providers": {
-//	    "anthropic": {"model": "claude-sonnet-4-5"},
+//	    "anthropic": {"model": "claude-sonnet-4-6"},
 //	    "gpu": {"type": "vllm", "base_url": "http://gpu:8000/v1", "model": "qwen3", "api_key_env": "GPU_KEY"}
 //	  },
 //	  "tools": ["read_file", "list_dir", "grep"],
@@ -115,8 +115,9 @@ type ServeConfig struct {
 
 // ProviderConfig configures one named provider of the config file.
 type ProviderConfig struct {
-	// Type is the provider kind (openai, anthropic, deepseek, ollama,
-	// compatible); empty means the provider's name is its kind.
+	// Type is the provider kind, a name of the provider registry (openai,
+	// anthropic, deepseek, ollama, vllm, compatible, ...); empty means the
+	// provider's name is its kind.
 	Type    string `json:"type,omitempty"`
 	Model   string `json:"model,omitempty"`
 	BaseURL string `json:"base_url,omitempty"`
@@ -496,7 +497,7 @@ func (r *resolver) provider(f File) error {
 		return &SetupError{Settings: s, Reason: fmt.Sprintf("provider %q needs a base URL: --base-url URL or %s (an OpenAI-compatible server, usually ending in /v1)", s.Provider, orName(kind.BaseEnv, "the config file's base_url"))}
 	case s.Model == "":
 		return &SetupError{Settings: s, Reason: fmt.Sprintf("provider %q needs a model: --model NAME or AGCORE_MODEL", s.Provider)}
-	case kind.KeyRequired && s.APIKey == "" && s.BaseURL == kind.DefaultBase:
+	case kind.KeyRequired && s.APIKey == "" && kind.Official(s.BaseURL):
 		env := s.KeyEnv
 		if kind.AltKeyEnv != "" && pc.APIKeyEnv == "" {
 			env += " (or " + kind.AltKeyEnv + ")"

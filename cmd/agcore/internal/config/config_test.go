@@ -205,4 +205,12 @@ func TestSetupHelpNamesEveryProvider(t *testing.T) {
 			t.Errorf("the setup help lacks %q", want)
 		}
 	}
+	// Every provider of the registry, with its key and base-URL variables.
+	for _, k := range Kinds {
+		for _, want := range []string{"\n  " + k.Name + " ", k.KeyEnv, k.AltKeyEnv, k.BaseEnv} {
+			if k.Wire != "demo" && !strings.Contains(help, want) {
+				t.Errorf("the setup help lacks %q for %s:\n%s", want, k.Name, help)
+			}
+		}
+	}
 }

@@ -1,10 +1,3 @@
-// Package demo is the scripted demo model behind `agcore demo`: an
-// llm.Model that needs no network and no key, and drives a real session
-// with the real tools. It is not a language model: it follows a fixed plan
-// (list the directory, read a few of its files in parallel, summarize what
-// they say), and every step is computed from the request it receives — the
-// files it reads are the ones the listing showed, and the summary is made
-// from the text the tools returned.
 package demo
 
 import (

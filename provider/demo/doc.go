@@ -1,0 +1,20 @@
+// Package demo is the scripted demo model: an [llm.Model] that needs no
+// network and no key, behind `agcore demo`, `--provider demo` of the agcore
+// command and of the Temporal worker (agcore-temporal), and the "demo"
+// entry of package provider/registry.
+//
+// It drives a real session with the real file tools, but it is not a
+// language model: it follows a fixed plan (list the directory, read a few
+// of its files in parallel, summarize what they say), and every step is
+// computed from the request it receives — the files it reads are the ones
+// the listing showed, and the summary is made from the text the tools
+// returned. A request that does not offer list_dir and read_file (the
+// names of package tool/fstool) gets one text answer saying so.
+//
+//	m := &demo.Model{}                          // streams at once
+//	m := &demo.Model{Delay: 30 * time.Millisecond} // at a readable pace
+//
+// This package imports only llm, compact (its token estimator, for the
+// usage it reports) and the standard library; it must never import an
+// adapter, the agent or the CLI.
+package demo
