@@ -76,6 +76,9 @@ instead of running it twice.`,
 			if err != nil {
 				return err
 			}
+			if rdb != nil {
+				defer rdb.Close()
+			}
 			cl, err := c.dial(ctx, slog.LevelWarn)
 			if err != nil {
 				return err
@@ -89,13 +92,9 @@ instead of running it twice.`,
 
 			approveCmd := approveCommand(cmd, &c, sessionID, turnID)
 			var streamed atomic.Bool
-			ended := make(chan struct{}) // closed once the turn has ended
-			var wg sync.WaitGroup
+			var follow func(ended <-chan struct{})
 			if rdb != nil && !asJSON {
-				defer rdb.Close()
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				follow = func(ended <-chan struct{}) {
 					p := &livePrinter{out: os.Stdout, errw: os.Stderr}
 					_ = agtemporal.Follow(ctx, rdb, agtemporal.StreamKey(wr.GetID()), ended, func(ev agtemporal.LiveEvent) bool {
 						if p.event(ev) {
@@ -103,26 +102,15 @@ instead of running it twice.`,
 						}
 						return true
 					})
-				}()
+				}
 			}
-			actx, stopAnnouncing := context.WithCancel(ctx)
-			wg.Add(1)
-			go func() { // announce the calls waiting for approval
-				defer wg.Done()
-				announce(actx, time.Second, func(ctx context.Context) ([]agtemporal.PendingApproval, error) {
+			var res agtemporal.TurnResult
+			err = awaitTurn(ctx, func() error { return wr.Get(ctx, &res) },
+				func(ctx context.Context) ([]agtemporal.PendingApproval, error) {
 					return agtemporal.Pending(ctx, cl, wr.GetID())
 				}, func(a agtemporal.PendingApproval) {
 					fmt.Fprintf(os.Stderr, "\n%s %s waits for approval: %s %s (or --deny)\n", a.Tool, a.Input, approveCmd, a.CallID)
-				})
-			}()
-			var res agtemporal.TurnResult
-			err = wr.Get(ctx, &res)
-			// Nothing is waited for once the turn has ended: the announcer
-			// stops at once, the live output is read to its end without
-			// blocking.
-			stopAnnouncing()
-			close(ended)
-			wg.Wait()
+				}, follow)
 			if err != nil {
 				return fmt.Errorf("turn %s: %w", turnID, err)
 			}
@@ -133,6 +121,9 @@ instead of running it twice.`,
 				fmt.Print(res.Text)
 			}
 			fmt.Println()
+			if res.FinishReason == llm.FinishMaxSteps {
+				fmt.Fprintf(os.Stderr, "the turn reached its limit of %d model calls: the last calls were not run\n", res.Steps)
+			}
 			fmt.Fprintf(os.Stderr, "stored turn %s in session %s (%d model calls, %d input + %d output tokens)\n",
 				turnID, sessionID, res.Steps, res.Usage.InputTokens, res.Usage.OutputTokens)
 			return nil
@@ -196,6 +187,27 @@ func refuseLocalFlags(cmd *cobra.Command) error {
 			err = usageError{fmt.Errorf("--%s is %s, not a setting of a durable run", f.Name, where)}
 		}
 	})
+	return err
+}
+
+// awaitTurn waits for the turn's end (get returns), meanwhile announcing
+// the calls that wait for approval and, with follow, showing the live
+// output. Nothing is waited for once get has returned: the announcer
+// stops at once, a query in flight included, and follow reads the output
+// to its end without blocking.
+func awaitTurn(ctx context.Context, get func() error, pending func(context.Context) ([]agtemporal.PendingApproval, error),
+	report func(agtemporal.PendingApproval), follow func(ended <-chan struct{})) error {
+	var wg sync.WaitGroup
+	ended := make(chan struct{})
+	if follow != nil {
+		wg.Go(func() { follow(ended) })
+	}
+	actx, stopAnnouncing := context.WithCancel(ctx)
+	wg.Go(func() { announce(actx, time.Second, pending, report) })
+	err := get()
+	stopAnnouncing()
+	close(ended)
+	wg.Wait()
 	return err
 }
 
