@@ -95,8 +95,8 @@ func (a *app) withTemporal(run *cobra.Command) *cobra.Command {
 		durable[f.name] = true
 	}
 	run.Example += `
-  agcore run --temporal 127.0.0.1:7233 --redis redis://127.0.0.1:6379/0 --session work "Tidy the notes in docs/"
-  agcore run --temporal 127.0.0.1:7233 --session work --turn TURN "Tidy the notes in docs/"   # attach to that turn`
+  agcore run --temporal 127.0.0.1:7233 --redis redis://127.0.0.1:6379/0 --session work --turn tidy-1 "Tidy the notes in docs/"
+  agcore run --temporal 127.0.0.1:7233 --session work --turn tidy-1 "Tidy the notes in docs/"   # attach to that turn`
 	local := run.RunE
 	run.RunE = func(cmd *cobra.Command, args []string) error {
 		if addr, _ := cmd.Flags().GetString("temporal"); addr == "" {
