@@ -89,6 +89,50 @@ func (p *agcoreProc) kill() {
 	}
 }
 
+// stop sends sig to agcore alone (not its group) and checks that agcore
+// and its agcore-temporal child both end.
+func (p *agcoreProc) stop(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	pid := p.cmd.Process.Pid
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var children []string // of every thread of agcore
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		children = append(children, strings.Fields(string(b))...)
+	}
+	if len(children) != 1 {
+		t.Fatalf("agcore has children %v, want its agcore-temporal", children)
+	}
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("agcore did not end after %s\n%s", sig, p.errw)
+	}
+	for deadline := time.Now().Add(15 * time.Second); exists(children[0]); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("agcore-temporal (pid %s) outlived agcore stopped with %s", children[0], sig)
+		}
+	}
+}
+
+// exists reports whether the process pid exists and has not exited (a
+// zombie has).
+func exists(pid string) bool {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
 // wait waits for the command to end and returns its exit status.
 func (p *agcoreProc) wait(t *testing.T, what string) int {
 	t.Helper()
@@ -181,6 +225,7 @@ func TestE2EReadmeDurableRunCompletesAToolTurn(t *testing.T) {
 	if turns, _ := w.turns(t, sessionID); turns != 1 {
 		t.Fatalf("the session holds %d turns", turns)
 	}
+	worker.stop(t, syscall.SIGINT) // as Ctrl-C: agcore-temporal stops too
 }
 
 // TestE2EPrintedApproveCommandRuns: the approve command `agcore run
@@ -192,7 +237,7 @@ func TestE2EPrintedApproveCommandRuns(t *testing.T) {
 		sseReply("Writing.", fakeCall{"call_w", "write_file", `{"path":"note.txt","content":"durable"}`}),
 		sseReply("Written."))
 	root := t.TempDir()
-	agcoreWorker(t, w, "--task-queue", "notes", "--root", root, "--tools", "write_file")
+	worker := agcoreWorker(t, w, "--task-queue", "notes", "--root", root, "--tools", "write_file")
 	run := startAgcore(t, "run", "--temporal", w.addr, "--task-queue", "notes", "--session", uniqueSession("approve"), "write a note")
 	line := regexp.MustCompile(`waits for approval: (.*) \(or --deny\)`)
 	var printed string
@@ -221,6 +266,7 @@ func TestE2EPrintedApproveCommandRuns(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(root, "note.txt")); err != nil || string(b) != "durable" {
 		t.Fatalf("note.txt: %q, %v", b, err)
 	}
+	worker.stop(t, syscall.SIGTERM)
 }
 
 // TestE2EDurableRunSurvivesAKilledWorker: `agcore run --temporal` with
