@@ -119,10 +119,7 @@ func FunctionInvocation(cfg ToolLoop) Middleware {
 // agent that offers different tools on each run makes one per run (it is
 // cheap: no goroutine, nothing to close).
 func NewToolLoop(next llm.Model, cfg ToolLoop) llm.Model {
-	l := &toolLoop{next: next, maxSteps: cfg.MaxSteps, approver: cfg.Approver, tools: cfg.Tools}
-	if l.maxSteps <= 0 {
-		l.maxSteps = DefaultMaxSteps
-	}
+	l := &toolLoop{next: next, maxSteps: StepLimit(cfg.MaxSteps), approver: cfg.Approver, tools: cfg.Tools}
 	l.inv = cfg.Invoker
 	l.inv.Middleware = append(slices.Clip(cfg.Invoker.Middleware), l.approve)
 	return l
@@ -304,15 +301,16 @@ func (t *turn) step(ctx context.Context, resp *llm.Response) ([]llm.Message, boo
 	if len(calls) == 0 {
 		return nil, true, nil
 	}
+	end, why, stop := StopBeforeTools(t.steps, t.l.maxSteps, resp.FinishReason)
 	switch {
-	case resp.FinishReason == llm.FinishLength:
-		return t.notRun(calls, "the answer was cut off by the output token limit"), true, nil
+	case stop && end == llm.FinishLength:
+		return t.notRun(calls, why), true, nil
 	case t.declaredOnly(calls):
 		t.finish = llm.FinishToolUse
 		return nil, true, nil
-	case t.steps >= t.l.maxSteps:
-		t.finish = llm.FinishMaxSteps
-		return t.notRun(calls, fmt.Sprintf("the tool loop reached its limit of %d model calls", t.l.maxSteps)), true, nil
+	case stop:
+		t.finish = end
+		return t.notRun(calls, why), true, nil
 	}
 	results, err := t.l.inv.Invoke(ctx, t.l.lookup, calls)
 	if err != nil {
@@ -330,10 +328,9 @@ func (t *turn) add(m llm.Message) {
 
 // notRun answers each call with an error result saying why it did not run.
 func (t *turn) notRun(calls []llm.ToolUse, why string) []llm.Message {
-	out := make([]llm.Message, len(calls))
-	for i, c := range calls {
-		out[i] = llm.ToolResultText(c.ID, fmt.Sprintf("tool %q was not run: %s", c.Name, why), true)
-		t.add(out[i])
+	out := NotRun(calls, why)
+	for _, m := range out {
+		t.add(m)
 	}
 	return out
 }

@@ -148,18 +148,8 @@ func TestE2ECommandRunStreamsAndWaitsForApproval(t *testing.T) {
 // agcore-temporal next to agcore.
 func TestE2EAgcoreCommandRunsDurableTurns(t *testing.T) {
 	w, _ := newWorld(t, sseReply("Recorded, durably.", fakeCall{"c1", "record", `{"text":"via-agcore"}`}), sseReply("Done via agcore."))
+	agcore := agcoreBinary(t) // agcore-temporal is beside it
 	dir := t.TempDir()
-	agcore := filepath.Join(dir, "agcore")
-	if out, err := exec.Command("go", "build", "-C", "..", "-o", agcore, "./cmd/agcore").CombinedOutput(); err != nil {
-		t.Fatalf("building agcore: %v\n%s", err, out)
-	}
-	b, err := os.ReadFile(agcoreTemporal(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "agcore-temporal"), b, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	env := append(os.Environ(), "OPENAI_API_KEY=test-key", "AGCORE_TEMPORAL_BIN=", "AGCORE_HOME="+dir)
 	worker := exec.Command(agcore, "worker", "--temporal", w.addr, "--provider", "compatible", "--model", "fake",
 		"--base-url", w.fake.URL, "--store", "sqlite:"+w.db, "--tools", "none", "--test-record", w.record)

@@ -33,7 +33,8 @@
 //	approval: park, Query, Update, timer
 //	fan out the batch's tool calls    ──────► Tool "tool-N-CALLID", one per call, parallel
 //	collect the results in call order
-//	loop until no tool call
+//	loop until no tool call, or the
+//	step limit (middleware's rules)
 //	                                  ──────► Persist "persist-TURNID": session.Store.Append
 //
 // The workflow is its own loop over agcore's pieces (llm messages and
@@ -42,7 +43,12 @@
 // calls models and tools directly, through goroutines, locks and
 // middleware that expect a real clock, and each of those would need a
 // workflow binding; the loop here is about a hundred lines whose every
-// effect is visibly an activity. The adapter, the tools and the store are
+// effect is visibly an activity. Its rules are the in-process loop's, from
+// one place (middleware.StepLimit, StopBeforeTools, NotRun): the same step
+// limit (DefaultMaxSteps, 20), and at the limit, or after an answer cut off
+// by the output limit, the calls are answered without running and the turn
+// ends, stored, with llm.FinishMaxSteps (or FinishLength) in
+// TurnResult.FinishReason. The adapter, the tools and the store are
 // resolved on the worker from names ([Options]: Models by name, Tools by
 // name); a workflow's input and history carry data only, never code or
 // keys.
@@ -95,7 +101,8 @@
 // it arrives to a side channel, [Live]: [RedisLive] appends to a Redis
 // stream per turn (key [StreamKey](workflow id)), each event tagged with
 // the step and the activity attempt; a retried call first publishes a
-// reset. [Watch] reads a stream and [Transcript] keeps, per step, only the
+// reset. [Watch] reads a stream ([Follow] until the turn has ended, then
+// to its end without waiting) and [Transcript] keeps, per step, only the
 // newest attempt's text, so a reader drops the partial text of a failed
 // attempt. Live output is best effort and can be off (Options.Live nil).
 //

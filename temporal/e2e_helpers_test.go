@@ -62,6 +62,9 @@ func TestMain(m *testing.M) {
 	if binary.path != "" {
 		os.RemoveAll(filepath.Dir(binary.path))
 	}
+	if agcoreBin.dir != "" {
+		os.RemoveAll(agcoreBin.dir)
+	}
 	if code == 0 {
 		if err := goleak.Find(goleak.IgnoreTopFunction("internal/poll.runtime_pollWait")); err != nil {
 			fmt.Fprintln(os.Stderr, "goroutines leaked:", err)

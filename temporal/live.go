@@ -98,6 +98,76 @@ func Watch(ctx context.Context, rdb redis.UniversalClient, stream string, poll t
 	}
 }
 
+// Follow reads a turn's live output from the beginning, calling fn with
+// each event in order, until fn returns false, ctx ends, or done is
+// closed: then it reads what the stream still holds, without waiting, and
+// returns. A read blocked on the stream when done closes is woken at once
+// (through a key of this call's own, removed on return), so a caller that
+// closes done when the turn has ended loses no event and waits for
+// nothing.
+func Follow(ctx context.Context, rdb *redis.Client, stream string, done <-chan struct{}, fn func(LiveEvent) bool) error {
+	wake := fmt.Sprintf("%s:wake:%d", stream, time.Now().UnixNano())
+	defer rdb.Del(context.WithoutCancel(ctx), wake)
+	woken := make(chan struct{})
+	go func() {
+		defer close(woken)
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+		// Wakes the blocked read; the key expires if the Del is missed.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		pipe := rdb.Pipeline()
+		pipe.XAdd(wctx, &redis.XAddArgs{Stream: wake, Values: map[string]any{"kind": "wake"}})
+		pipe.Expire(wctx, wake, time.Minute)
+		_, _ = pipe.Exec(wctx)
+	}()
+	defer func() { <-woken }()
+	last, ended := "0", false
+	for {
+		if !ended {
+			select {
+			case <-done:
+				ended = true
+			case <-ctx.Done():
+				return ctx.Err()
+			default:
+			}
+		}
+		args := &redis.XReadArgs{Streams: []string{stream, wake, last, "0"}, Block: time.Minute, Count: 256}
+		if ended {
+			args = &redis.XReadArgs{Streams: []string{stream, last}, Block: -1, Count: 256}
+		}
+		res, err := rdb.XRead(context.WithoutCancel(ctx), args).Result()
+		if errors.Is(err, redis.Nil) {
+			if ended {
+				return nil
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("agtemporal: reading live output: %w", err)
+		}
+		got := 0
+		for _, s := range res {
+			if s.Stream != stream {
+				continue // woken: done is closed or ctx has ended
+			}
+			for _, msg := range s.Messages {
+				last = msg.ID
+				got++
+				if !fn(decodeLive(msg.Values)) {
+					return nil
+				}
+			}
+		}
+		if ended && got == 0 {
+			return nil
+		}
+	}
+}
+
 func decodeLive(v map[string]any) LiveEvent {
 	str := func(k string) string { s, _ := v[k].(string); return s }
 	step, _ := strconv.Atoi(str("step"))

@@ -44,10 +44,6 @@ const (
 // waiting on (the update's validator rejects it).
 var ErrUnknownCall = errors.New("agtemporal: no pending approval with this call id")
 
-// ErrMaxSteps ends a turn whose model kept calling tools for MaxSteps
-// model calls.
-var ErrMaxSteps = errors.New("agtemporal: the turn reached its step limit")
-
 // TurnInput is one turn as a workflow runs it. Everything in it is data:
 // the model and the tools are names the worker resolves ([Worker]).
 type TurnInput struct {
@@ -67,7 +63,10 @@ type TurnInput struct {
 	// Tools names the worker's tools offered to the model, in this order;
 	// nil offers every tool the worker has.
 	Tools []string
-	// MaxSteps is the most model calls of the turn (0: 16).
+	// MaxSteps is the most model calls of the turn (0: DefaultMaxSteps).
+	// The calls of the last one are answered without running (error
+	// results saying so) and the turn ends with llm.FinishMaxSteps, as
+	// in the in-process tool loop.
 	MaxSteps int
 	// MaxTokens caps each model call's output (0: the adapter's default).
 	MaxTokens int
@@ -120,6 +119,10 @@ type TurnResult struct {
 	TurnID string
 	// Text is the final assistant message's text.
 	Text string
+	// FinishReason is why the turn ended: the last model call's reason,
+	// or llm.FinishMaxSteps at the step limit, or llm.FinishLength when
+	// an answer with tool calls was cut off (its calls were not run).
+	FinishReason llm.FinishReason
 	// Transcript holds every message the turn added: each assistant
 	// message and the tool results answering it.
 	Transcript []llm.Message

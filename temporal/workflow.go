@@ -14,12 +14,13 @@ import (
 
 	"github.com/agcore/agcore/compact"
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/session"
 )
 
 // DefaultMaxSteps is the most model calls of a turn when TurnInput.MaxSteps
-// is 0.
-const DefaultMaxSteps = 16
+// is 0: the in-process tool loop's ([middleware.DefaultMaxSteps]).
+const DefaultMaxSteps = middleware.DefaultMaxSteps
 
 // turn is the state of one running turn workflow. Every field is rebuilt
 // identically when the workflow replays.
@@ -106,15 +107,13 @@ func (t *turn) run(ctx workflow.Context) (*TurnResult, error) {
 	}
 
 	policy := t.policy(ctx)
-	maxSteps := t.in.MaxSteps
-	if maxSteps <= 0 {
-		maxSteps = DefaultMaxSteps
-	}
+	// The tool loop's rules are the in-process loop's (middleware): the
+	// same step limit, and at the limit, or after an answer cut off by the
+	// output limit, the calls are answered without running and the turn
+	// ends (and is stored) with that finish reason.
+	maxSteps := middleware.StepLimit(t.in.MaxSteps)
 	res := &TurnResult{TurnID: t.in.TurnID}
 	for step := 1; ; step++ {
-		if step > maxSteps {
-			return nil, temporal.NewNonRetryableApplicationError(ErrMaxSteps.Error(), "agcore.MaxSteps", nil)
-		}
 		msgs := make([]llm.Message, 0, len(base)+len(res.Transcript))
 		msgs = append(append(msgs, base...), res.Transcript...)
 		req := &llm.Request{Messages: msgs, Tools: defs, MaxTokens: t.in.MaxTokens}
@@ -134,9 +133,14 @@ func (t *turn) run(ctx workflow.Context) (*TurnResult, error) {
 		res.Steps = step
 		res.Usage.Add(resp.Usage)
 		res.Transcript = append(res.Transcript, resp.Message)
+		res.Text, res.FinishReason = resp.Message.Text(), resp.FinishReason
 		uses := resp.Message.ToolUses()
 		if len(uses) == 0 {
-			res.Text = resp.Message.Text()
+			break
+		}
+		if end, why, stop := middleware.StopBeforeTools(step, maxSteps, resp.FinishReason); stop {
+			res.FinishReason = end
+			res.Transcript = append(res.Transcript, middleware.NotRun(uses, why)...)
 			break
 		}
 		results, err := t.runTools(ctx, step, uses)

@@ -116,9 +116,9 @@ needs approval waits (for days if need be) for "approve".
 Start a dev server (temporal server start-dev), then a worker, then turns:
 
   agcore-temporal worker --provider openai --store sqlite:./agcore.db --redis redis://127.0.0.1:6379/0
-  agcore-temporal run --session work --redis redis://127.0.0.1:6379/0 "Summarize README.md"
-  agcore-temporal approve --session work --turn TURN          # list pending calls
-  agcore-temporal approve --session work --turn TURN CALL_ID  # approve one (--deny to deny)`,
+  agcore-temporal run --session work --turn sum-1 --redis redis://127.0.0.1:6379/0 "Summarize README.md"
+  agcore-temporal approve --session work --turn sum-1          # list pending calls
+  agcore-temporal approve --session work --turn sum-1 call_1   # approve one (--deny to deny)`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

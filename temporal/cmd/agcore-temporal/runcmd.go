@@ -76,6 +76,9 @@ instead of running it twice.`,
 			if err != nil {
 				return err
 			}
+			if rdb != nil {
+				defer rdb.Close()
+			}
 			cl, err := c.dial(ctx, slog.LevelWarn)
 			if err != nil {
 				return err
@@ -87,61 +90,27 @@ instead of running it twice.`,
 			}
 			fmt.Fprintf(os.Stderr, "turn %s of session %s (workflow %s)\n", turnID, sessionID, wr.GetID())
 
-			var done atomic.Bool
-			var wg sync.WaitGroup
+			approveCmd := approveCommand(cmd, &c, sessionID, turnID)
 			var streamed atomic.Bool
-			wctx, cancel := context.WithCancel(ctx)
-			defer cancel()
+			var follow func(ended <-chan struct{})
 			if rdb != nil && !asJSON {
-				defer rdb.Close()
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					var tr agtemporal.Transcript
-					_ = agtemporal.Watch(wctx, rdb, agtemporal.StreamKey(wr.GetID()), 200*time.Millisecond, done.Load, func(ev agtemporal.LiveEvent) bool {
-						if tr.Add(ev) {
-							fmt.Fprintln(os.Stderr, "\n[the model call was retried: the text above is void]")
-						}
-						switch ev.Kind {
-						case agtemporal.LiveText:
+				follow = func(ended <-chan struct{}) {
+					p := &livePrinter{out: os.Stdout, errw: os.Stderr}
+					_ = agtemporal.Follow(ctx, rdb, agtemporal.StreamKey(wr.GetID()), ended, func(ev agtemporal.LiveEvent) bool {
+						if p.event(ev) {
 							streamed.Store(true)
-							fmt.Print(ev.Text)
-						case agtemporal.LiveToolCall:
-							fmt.Fprintf(os.Stderr, "\n→ %s (%s)\n", ev.Text, ev.CallID)
 						}
 						return true
 					})
-				}()
-			}
-			wg.Add(1)
-			go func() { // announce the calls waiting for approval
-				defer wg.Done()
-				seen := map[string]bool{}
-				for !done.Load() {
-					select {
-					case <-wctx.Done():
-						return
-					case <-time.After(time.Second):
-					}
-					p, err := agtemporal.Pending(wctx, cl, wr.GetID())
-					if err != nil {
-						continue
-					}
-					for _, a := range p {
-						if !seen[a.CallID] {
-							seen[a.CallID] = true
-							fmt.Fprintf(os.Stderr, "\n%s %s waits for approval: agcore approve --session %s --turn %s %s (or --deny)\n", a.Tool, a.Input, sessionID, turnID, a.CallID)
-						}
-					}
 				}
-			}()
-			var res agtemporal.TurnResult
-			err = wr.Get(ctx, &res)
-			done.Store(true)
-			if err != nil {
-				cancel()
 			}
-			wg.Wait()
+			var res agtemporal.TurnResult
+			err = awaitTurn(ctx, func() error { return wr.Get(ctx, &res) },
+				func(ctx context.Context) ([]agtemporal.PendingApproval, error) {
+					return agtemporal.Pending(ctx, cl, wr.GetID())
+				}, func(a agtemporal.PendingApproval) {
+					fmt.Fprintf(os.Stderr, "\n%s %s waits for approval: %s %s (or --deny)\n", a.Tool, a.Input, approveCmd, a.CallID)
+				}, follow)
 			if err != nil {
 				return fmt.Errorf("turn %s: %w", turnID, err)
 			}
@@ -152,6 +121,9 @@ instead of running it twice.`,
 				fmt.Print(res.Text)
 			}
 			fmt.Println()
+			if res.FinishReason == llm.FinishMaxSteps {
+				fmt.Fprintf(os.Stderr, "the turn reached its limit of %d model calls: the last calls were not run\n", res.Steps)
+			}
 			fmt.Fprintf(os.Stderr, "stored turn %s in session %s (%d model calls, %d input + %d output tokens)\n",
 				turnID, sessionID, res.Steps, res.Usage.InputTokens, res.Usage.OutputTokens)
 			return nil
@@ -164,7 +136,7 @@ instead of running it twice.`,
 	fs.StringVarP(&model, "model", "m", "", "model registered on the workers (default: the workers' own)")
 	fs.StringVar(&instr, "instructions", "", "system instructions of the turn")
 	fs.StringVar(&toolsCS, "tools", "", "the workers' tools to offer, comma-separated (default all; none: no tools)")
-	fs.IntVar(&maxSteps, "max-steps", 0, "most model calls of the turn (default 16)")
+	fs.IntVar(&maxSteps, "max-steps", 0, "most model calls of the turn; the calls of the last one are not run (default 20, as agcore run)")
 	fs.IntVar(&maxTokens, "max-tokens", 0, "cap of each model call's output")
 	fs.DurationVar(&approvalTimeout, "approval-timeout", 0, "deny a call still waiting for approval after this long (0: wait forever)")
 	fs.BoolVar(&asJSON, "json", false, "print the turn's result as JSON")
@@ -184,8 +156,9 @@ instead of running it twice.`,
 var localFlags = map[string]string{
 	"provider": "the worker's (agcore worker --provider)", "base-url": "the worker's (agcore worker --base-url)",
 	"store": "the worker's (agcore worker --store)", "root": "the worker's (agcore worker --root)",
-	"mcp": "not available to durable runs", "mcp-url": "not available to durable runs",
-	"config": "not read by durable runs", "context-window": "not available to durable runs",
+	"mcp": "the worker's (agcore worker --mcp)", "mcp-url": "the worker's (agcore worker --mcp-url)",
+	"max-result-bytes": "the worker's (agcore worker --max-result-bytes)",
+	"config":           "not read by durable runs", "context-window": "not available to durable runs",
 	"compact": "not available to durable runs", "retries": "Temporal's (retries follow the workflow's retry policy)",
 	"idle-timeout": "not available to durable runs", "otel": "not available to durable runs",
 	"timeout": "not available to durable runs", "log": "not available to durable runs",
@@ -215,4 +188,135 @@ func refuseLocalFlags(cmd *cobra.Command) error {
 		}
 	})
 	return err
+}
+
+// awaitTurn waits for the turn's end (get returns), meanwhile announcing
+// the calls that wait for approval and, with follow, showing the live
+// output. Nothing is waited for once get has returned: the announcer
+// stops at once, a query in flight included, and follow reads the output
+// to its end without blocking.
+func awaitTurn(ctx context.Context, get func() error, pending func(context.Context) ([]agtemporal.PendingApproval, error),
+	report func(agtemporal.PendingApproval), follow func(ended <-chan struct{})) error {
+	var wg sync.WaitGroup
+	ended := make(chan struct{})
+	if follow != nil {
+		wg.Go(func() { follow(ended) })
+	}
+	actx, stopAnnouncing := context.WithCancel(ctx)
+	wg.Go(func() { announce(actx, time.Second, pending, report) })
+	err := get()
+	stopAnnouncing()
+	close(ended)
+	wg.Wait()
+	return err
+}
+
+// announce calls pending every period until ctx ends, and report once
+// each call it returns. It returns as soon as ctx ends, a query in flight
+// included.
+func announce(ctx context.Context, period time.Duration, pending func(context.Context) ([]agtemporal.PendingApproval, error), report func(agtemporal.PendingApproval)) {
+	seen := map[string]bool{}
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		p, err := pending(ctx)
+		if err != nil || ctx.Err() != nil {
+			continue
+		}
+		for _, a := range p {
+			if !seen[a.CallID] {
+				seen[a.CallID] = true
+				report(a)
+			}
+		}
+	}
+}
+
+// approveCommand is the approve command line, to run as printed, that
+// decides the calls of this turn: the same program (agcore when run
+// through agcore run --temporal), the Temporal server, and the namespace,
+// task queue and blob store when they are not the defaults.
+func approveCommand(cmd *cobra.Command, c *common, sessionID, turnID string) string {
+	prog := "agcore-temporal"
+	if os.Getenv(viaAgcoreEnv) != "" {
+		prog = "agcore"
+	}
+	args := []string{prog, "approve", "--temporal", c.address}
+	if c.namespace != "default" {
+		args = append(args, "--namespace", c.namespace)
+	}
+	if c.queue != agtemporal.DefaultTaskQueue {
+		args = append(args, "--task-queue", c.queue)
+	}
+	if cmd.Flags().Changed("blobs") && c.blobs != "" {
+		args = append(args, "--blobs", c.blobs)
+	}
+	args = append(args, "--session", sessionID, "--turn", turnID)
+	for i, a := range args {
+		args[i] = shellQuote(a)
+	}
+	return strings.Join(args, " ")
+}
+
+// viaAgcoreEnv is set by the agcore command when it runs this one, so
+// that the commands printed name agcore.
+const viaAgcoreEnv = "AGCORE_VIA_AGCORE"
+
+// shellQuote quotes s for a POSIX shell when it holds anything but
+// letters, digits and ./:@=+,_-.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("./:@=+,_-", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// livePrinter shows a turn's live output as agcore run shows a turn: the
+// answer text on out, each model call's text on a line of its own (a
+// tool call or the next call's text ends the current line), tool calls
+// and retries on errw.
+type livePrinter struct {
+	out, errw io.Writer
+	tr        agtemporal.Transcript
+	step      int
+	mid       bool // out's last byte is not a newline
+}
+
+// event shows one event and reports whether it printed answer text.
+func (p *livePrinter) event(ev agtemporal.LiveEvent) bool {
+	if p.tr.Add(ev) {
+		p.endLine()
+		fmt.Fprintln(p.errw, "[the model call was retried: the text above is void]")
+	}
+	switch ev.Kind {
+	case agtemporal.LiveText:
+		if ev.Text == "" {
+			return false
+		}
+		if ev.Step != p.step {
+			p.endLine()
+			p.step = ev.Step
+		}
+		fmt.Fprint(p.out, ev.Text)
+		p.mid = !strings.HasSuffix(ev.Text, "\n")
+		return true
+	case agtemporal.LiveToolCall:
+		p.endLine()
+		fmt.Fprintf(p.errw, "  → %s (%s)\n", ev.Text, ev.CallID)
+	}
+	return false
+}
+
+func (p *livePrinter) endLine() {
+	if p.mid {
+		fmt.Fprintln(p.out)
+		p.mid = false
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/mcp"
 	"github.com/agcore/agcore/provider/registry"
 	"github.com/agcore/agcore/tool"
 	"github.com/agcore/agcore/tool/fstool"
@@ -27,6 +28,7 @@ func newWorkerCmd() *cobra.Command {
 		root, tools, testRecord, pauseMarker string
 		maxResult                            int
 		pause                                time.Duration
+		mcpCmds, mcpURLs                     []string
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -35,8 +37,13 @@ func newWorkerCmd() *cobra.Command {
 tool call and session append is a Temporal activity. The adapter is built here
 from --provider and --model (the key from the provider's variable, e.g.
 OPENAI_API_KEY, as the agcore command reads it); the tools are the built-in
-file tools confined to --root. Run as many workers as you like: a turn whose
-worker dies goes on on another.`,
+file tools confined to --root and the tools of the MCP servers given with
+--mcp and --mcp-url (as agcore run's, named mcp__SERVER__TOOL). Run as many
+workers as you like, with the same tools: a turn whose worker dies goes on
+on another.`,
+		Example: `  agcore-temporal worker --provider openai --store sqlite:./agcore.db --redis redis://127.0.0.1:6379/0
+  agcore-temporal worker --provider anthropic --root ./project --max-result-bytes -1 --blobs ./blobs
+  agcore-temporal worker --provider demo --store memory: --mcp 'npx -y @modelcontextprotocol/server-everything'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -75,14 +82,25 @@ worker dies goes on on another.`,
 				if tools != "" {
 					names = strings.Split(tools, ",")
 				}
+				// read_file's cap follows --max-result-bytes, so that a
+				// larger (or no) limit reads whole files.
+				fo := fstool.Options{MaxReadBytes: maxResult}
 				if len(names) == 0 {
-					ts, err = fstool.New(root, fstool.Options{})
+					ts, err = fstool.New(root, fo)
 				} else {
-					ts, err = fstool.ByName(root, names, fstool.Options{})
+					ts, err = fstool.ByName(root, names, fo)
 				}
 				if err != nil {
 					return usageError{err}
 				}
+			}
+			if len(mcpCmds)+len(mcpURLs) > 0 {
+				group, err := connectMCP(ctx, mcpCmds, mcpURLs)
+				if err != nil {
+					return err
+				}
+				defer group.Close()
+				ts = append(ts, group.Tools()...)
 			}
 			if testRecord != "" {
 				ts = append(ts, recordTool(testRecord))
@@ -128,7 +146,9 @@ worker dies goes on on another.`,
 	fs.StringVar(&store, "store", "", "session store: sqlite:PATH, file:DIR, memory:, postgres://…, redis://… (default $AGCORE_HOME/agcore.db)")
 	fs.StringVar(&root, "root", ".", "directory the file tools are confined to")
 	fs.StringVar(&tools, "tools", "", "file tools offered, comma-separated (default all: read_file,list_dir,grep,write_file; none: no tools)")
-	fs.IntVar(&maxResult, "max-result-bytes", 0, "cut longer tool results (0: 64 KiB; negative: no limit)")
+	fs.IntVar(&maxResult, "max-result-bytes", 0, "cut longer tool results, read_file's included (0: 64 KiB; negative: no limit)")
+	fs.StringArrayVar(&mcpCmds, "mcp", nil, "an MCP server started over stdio, as a command line; its tools are offered too, as mcp__SERVER__TOOL (repeatable)")
+	fs.StringArrayVar(&mcpURLs, "mcp-url", nil, "an MCP server reached over streamable HTTP; its tools are offered as mcp__SERVER__TOOL (repeatable)")
 	fs.StringVar(&testRecord, "test-record", "", "tests: add a record tool appending its text to this file")
 	fs.DurationVar(&pause, "test-persist-pause", 0, "tests: pause this long after each session append")
 	fs.StringVar(&pauseMarker, "test-persist-marker", os.DevNull, "tests: file written when the pause starts")
@@ -136,6 +156,32 @@ worker dies goes on on another.`,
 		_ = fs.MarkHidden(h)
 	}
 	return cmd
+}
+
+// mcpStartTimeout bounds the start of the MCP servers, as agcore's.
+const mcpStartTimeout = 2 * time.Minute
+
+// connectMCP starts and connects the MCP servers of --mcp (command lines,
+// run in the working directory) and --mcp-url, as agcore run does.
+func connectMCP(ctx context.Context, cmds, urls []string) (*mcp.Group, error) {
+	var servers []mcp.Server
+	for _, line := range cmds {
+		s, err := mcp.ParseCommand(line)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--mcp %q: %v", line, err)}
+		}
+		servers = append(servers, s)
+	}
+	for _, u := range urls {
+		servers = append(servers, mcp.Server{URL: u})
+	}
+	cctx, cancel := context.WithTimeout(ctx, mcpStartTimeout)
+	defer cancel()
+	g, err := mcp.ConnectAll(cctx, servers)
+	if err != nil {
+		return nil, fmt.Errorf("MCP: %w", err)
+	}
+	return g, nil
 }
 
 type recordIn struct {

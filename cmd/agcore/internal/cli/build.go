@@ -165,7 +165,7 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 
 	var tools []tool.Tool
 	if len(s.Tools) > 0 {
-		tools, err = fstool.ByName(s.Root, s.Tools, fstool.Options{AllowSecrets: s.AllowSecrets, AllowHint: "--allow-secret"})
+		tools, err = fstool.ByName(s.Root, s.Tools, fstool.Options{AllowSecrets: s.AllowSecrets, AllowHint: "--allow-secret", MaxReadBytes: s.MaxResultBytes})
 		if err != nil {
 			return nil, exit(ExitUsage, "--tools/--root: %v", err)
 		}
@@ -256,6 +256,8 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		Logger:       logger,
 		Providers:    []agent.ContextProvider{&metaRecorder{meta: sessionMeta{Model: s.Model, Provider: s.Provider}}},
 		Telemetry:    tel,
+
+		MaxResultBytes: s.MaxResultBytes, // and read_file's cap above
 	})
 	if err != nil {
 		return nil, exit(ExitUsage, "%v", err)

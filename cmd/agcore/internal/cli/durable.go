@@ -56,13 +56,59 @@ call ids it approves them (or denies them with --deny).`,
 	}
 }
 
-// withTemporal adds --temporal to run: with it, the turn is submitted to
-// Temporal by agcore-temporal run, given the flags set on the command line.
+// durableFlags are the flags of agcore-temporal run that a local run has
+// no use for: run defines them so that agcore run --temporal takes every
+// flag agcore-temporal run does, and refuses them without --temporal.
+// (TestE2EAgcoreRunTakesEveryDurableFlag, in the temporal module, checks
+// that the two commands agree.)
+var durableFlags = []struct{ name, kind, help string }{
+	{"redis", "string", "Redis URL the answer streams through as the worker writes it [$AGCORE_REDIS]"},
+	{"blobs", "string", "claim-check store of payloads over 256 KiB, a directory or a redis:// URL, the workers' own [$AGCORE_BLOBS]"},
+	{"turn", "string", "the turn's id (default: a new one); the same --session and --turn attach to that turn instead of running it again"},
+	{"namespace", "string", `Temporal namespace (default "default")`},
+	{"task-queue", "string", `task queue of the workers (default "agcore")`},
+	{"instructions", "string", "the same as --system"},
+	{"max-tokens", "int", "cap of each model call's output"},
+	{"approval-timeout", "duration", "deny a call still waiting for approval after this long (default: wait forever)"},
+	{"model-heartbeat", "duration", "heartbeat timeout of a model call (default 20s)"},
+	{"persist-timeout", "duration", "timeout of the session append (default 1m)"},
+	{"tool-timeout", "duration", "timeout of one tool call (default 10m)"},
+}
+
+// withTemporal adds --temporal and the durable flags to run: with
+// --temporal, the turn is submitted to Temporal by agcore-temporal run,
+// given the flags set on the command line.
 func (a *app) withTemporal(run *cobra.Command) *cobra.Command {
-	run.Flags().String("temporal", "", "run the turn durably on the Temporal server at HOST:PORT (with agcore-temporal; see agcore worker)")
+	fs := run.Flags()
+	fs.String("temporal", "", "run the turn durably on the Temporal server at HOST:PORT (with agcore-temporal; see agcore worker); the flags marked durable go with it")
+	durable := map[string]bool{}
+	for _, f := range durableFlags {
+		help := "durable (with --temporal): " + f.help
+		switch f.kind {
+		case "int":
+			fs.Int(f.name, 0, help)
+		case "duration":
+			fs.Duration(f.name, 0, help)
+		default:
+			fs.String(f.name, "", help)
+		}
+		durable[f.name] = true
+	}
+	run.Example += `
+  agcore run --temporal 127.0.0.1:7233 --redis redis://127.0.0.1:6379/0 --session work --turn tidy-1 "Tidy the notes in docs/"
+  agcore run --temporal 127.0.0.1:7233 --session work --turn tidy-1 "Tidy the notes in docs/"   # attach to that turn`
 	local := run.RunE
 	run.RunE = func(cmd *cobra.Command, args []string) error {
 		if addr, _ := cmd.Flags().GetString("temporal"); addr == "" {
+			var err error
+			cmd.Flags().Visit(func(f *pflag.Flag) {
+				if durable[f.Name] && err == nil {
+					err = exit(ExitUsage, "--%s is a setting of durable runs: give --temporal HOST:PORT with it (see agcore run --help)", f.Name)
+				}
+			})
+			if err != nil {
+				return err
+			}
 			return local(cmd, args)
 		}
 		var fwd []string
@@ -73,7 +119,11 @@ func (a *app) withTemporal(run *cobra.Command) *cobra.Command {
 				}
 				return
 			}
-			fwd = append(fwd, "--"+f.Name+"="+f.Value.String())
+			v := f.Value.String()
+			if f.Name == "tools" && v == "" {
+				v = "none" // agcore's "no tools"; agcore-temporal's empty means all
+			}
+			fwd = append(fwd, "--"+f.Name+"="+v)
 		})
 		if len(args) > 0 {
 			fwd = append(fwd, "--")
@@ -114,8 +164,14 @@ func (a *app) execTemporal(ctx context.Context, sub string, args []string) error
 	}
 	c := exec.CommandContext(ctx, bin, append([]string{sub}, args...)...)
 	c.Stdin, c.Stdout, c.Stderr = a.env.Stdin, a.env.Stdout, a.env.Stderr
+	// The commands it prints (approve) name agcore.
+	c.Env = append(os.Environ(), "AGCORE_VIA_AGCORE=1")
+	// Stopping agcore (SIGINT, SIGTERM: they cancel ctx) stops the child
+	// with an interrupt, and SIGKILL after WaitDelay; a killed agcore takes
+	// it along where the system allows (childAttr).
 	c.Cancel = func() error { return c.Process.Signal(os.Interrupt) }
 	c.WaitDelay = 10 * time.Second
+	c.SysProcAttr = childAttr()
 	err = c.Run()
 	var ee *exec.ExitError
 	switch {

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agcore/agcore/cmd/agcore/internal/config"
+	"github.com/agcore/agcore/middleware"
 )
 
 // fakeTemporal writes an agcore-temporal stand-in that prints its
@@ -69,5 +72,37 @@ func TestDurableCommandsNameTheInstallWhenMissing(t *testing.T) {
 	code, _, errOut = runDurable(t, "", "worker")
 	if code != ExitFailed || !strings.Contains(errOut, temporalInstall) {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestRunTakesTheDurableFlags: the flags of agcore-temporal run that a
+// local run has no use for (the README's --redis, --turn, --blobs, ...)
+// are forwarded with --temporal and refused without it; no tools is
+// agcore-temporal's "none".
+func TestRunTakesTheDurableFlags(t *testing.T) {
+	bin := fakeTemporal(t)
+	code, out, errOut := runDurable(t, bin, "run", "--temporal", "127.0.0.1:7233", "--redis", "redis://127.0.0.1:6379/0",
+		"--turn", "t1", "--blobs", "/tmp/blobs", "--task-queue", "q", "--approval-timeout", "1h", "--tools", "", "--session", "s", "hi")
+	want := "run\n--approval-timeout=1h0m0s\n--blobs=/tmp/blobs\n--redis=redis://127.0.0.1:6379/0\n--session=s\n--task-queue=q\n--temporal=127.0.0.1:7233\n--tools=none\n--turn=t1\n--\nhi\n"
+	if code != 0 || out != want {
+		t.Fatalf("exit %d, ran with\n%s(stderr %q), want\n%s", code, out, errOut, want)
+	}
+	for _, f := range durableFlags {
+		v := "1"
+		if f.kind == "duration" {
+			v = "1s"
+		}
+		code, out, errOut := runDurable(t, bin, "run", "--"+f.name+"="+v, "hi")
+		if code != ExitUsage || out != "" || !strings.Contains(errOut, "--"+f.name+" is a setting of durable runs") {
+			t.Errorf("a local run with --%s: exit %d, stdout %q, stderr %q", f.name, code, out, errOut)
+		}
+	}
+}
+
+// TestDefaultStepLimitIsTheToolLoops: agcore run's --max-steps default is
+// the tool loop's, which the durable workflow uses too.
+func TestDefaultStepLimitIsTheToolLoops(t *testing.T) {
+	if config.DefaultMaxSteps != middleware.DefaultMaxSteps {
+		t.Fatalf("--max-steps defaults to %d, the tool loop to %d", config.DefaultMaxSteps, middleware.DefaultMaxSteps)
 	}
 }

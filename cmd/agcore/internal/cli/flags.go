@@ -33,6 +33,7 @@ func addAgentFlags(fs *pflag.FlagSet) {
 	fs.StringArray("mcp-url", nil, "an MCP server reached over streamable HTTP; its tools are offered as mcp__SERVER__TOOL (repeatable)")
 	fs.BoolP("yes", "y", false, "approve tools that need approval (write_file) without asking")
 	fs.Int("max-steps", config.DefaultMaxSteps, "most model calls in one turn's tool loop [$AGCORE_MAX_STEPS]")
+	fs.Int("max-result-bytes", 0, "cut longer tool results, read_file's included (0: 64 KiB; negative: no limit) [$AGCORE_MAX_RESULT_BYTES]")
 	fs.String("system", "", "the agent's instructions [$AGCORE_SYSTEM]")
 	fs.String("compact", config.DefaultCompact, "compression when a request would exceed the input budget: auto (microcompact, then drop the oldest groups; no model call), summarize (adds an LLM summary), off [$AGCORE_COMPACT]")
 }

@@ -185,6 +185,10 @@ type Settings struct {
 	// Alias is the alias the model was given as ("" when none).
 	Alias string
 
+	// MaxResultBytes cuts longer tool results, read_file's included (0:
+	// the tools' defaults, 64 KiB; negative: no limit).
+	MaxResultBytes int
+
 	// Sources says where each setting came from: "flag --x", "env X",
 	// "file", "default", "detected from X".
 	Sources map[string]string
@@ -320,6 +324,11 @@ func Resolve(in Input) (*Settings, error) {
 	}
 	if s.MaxSteps == 0 {
 		return nil, errors.New("--max-steps must be at least 1")
+	}
+	if v := r.str("max_result_bytes", "max-result-bytes", []string{"AGCORE_MAX_RESULT_BYTES"}, "", "0"); v != "0" {
+		if s.MaxResultBytes, err = strconv.Atoi(strings.TrimSpace(v)); err != nil {
+			return nil, fmt.Errorf("max_result_bytes: %q is not an integer (from %s)", v, s.Sources["max_result_bytes"])
+		}
 	}
 	window := f.ContextWindow
 	if pc, ok := f.Providers[s.Provider]; ok && pc.ContextWindow > 0 {
