@@ -263,3 +263,7 @@ func newAgent(t testing.TB, model llm.Model, cfg agent.Config) *agent.Agent {
 	}
 	return a
 }
+
+func (s *fakeStore) LoadView(ctx context.Context, id string) (*session.Session, error) {
+	return s.Load(ctx, id)
+}

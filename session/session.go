@@ -22,6 +22,24 @@ type Session struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 
+	// Owner is the principal the session belongs to ("" for single-user
+	// use), set by the append that created it and never changed; see
+	// [Scoped].
+	Owner string
+	// Title is a short label from the session's first user message.
+	Title string
+	// Model is the model that answered the session's last turn.
+	Model string
+	// Compaction is the view the session's last compressed request was
+	// built on: requests send Compaction.Messages in place of the
+	// history's first Compaction.Upto messages; nil when no request was
+	// compressed. It is stored atomically with the turn that made it.
+	Compaction *Compaction
+	// Base is the number of history messages before Messages[0]: 0 when
+	// the whole history was loaded (Load), Compaction.Upto when only the
+	// view was (LoadView).
+	Base int
+
 	// hashes holds the content hashes of Messages known so far (see
 	// TouchRequest and SetMessageHashes); shared with clones.
 	hashes *hashIndex
@@ -61,21 +79,63 @@ type Turn struct {
 	Prefix PrefixStats
 	Hashes []uint64
 	Time   time.Time
+	// Owner is the principal appending. The append that creates the
+	// session makes it the session's owner; an append to a session of
+	// another owner fails with [ErrOwner] and stores nothing.
+	Owner string
+	// Model is the model that answered the turn (the session's Model
+	// after it); "" leaves the session's as it was.
+	Model string
+	// Compaction, when non-nil, replaces the session's compaction view,
+	// atomically with the turn. Its Upto counts messages of the history
+	// after this turn's messages are appended.
+	Compaction *Compaction
 }
 
-// Info is a session's summary, as List returns it.
+// Compaction is a stored view of a session's history for building
+// requests: Messages replace the history's first Upto messages. The whole
+// history stays stored and readable (Load); a turn needs only the view and
+// the messages after Upto (LoadView).
+type Compaction struct {
+	Upto     int           `json:"upto"`
+	Messages []llm.Message `json:"messages"`
+}
+
+// View returns the request view of s: the compaction's messages followed
+// by the history after it. s must hold the messages from Base on, and
+// Base must not be past the compaction's Upto.
+func (s *Session) View() []llm.Message {
+	if s.Compaction == nil {
+		return s.Messages
+	}
+	rest := s.Messages[max(0, s.Compaction.Upto-s.Base):]
+	out := make([]llm.Message, 0, len(s.Compaction.Messages)+len(rest))
+	return append(append(out, s.Compaction.Messages...), rest...)
+}
+
+// Info is a session's summary, as List returns it: its metadata, kept on
+// every append, so a listing reads no messages.
 type Info struct {
 	ID        string    `json:"id"`
+	Owner     string    `json:"owner,omitempty"`
+	Title     string    `json:"title,omitempty"`
+	Model     string    `json:"model,omitempty"`
 	Messages  int       `json:"messages"`
 	Turns     int       `json:"turns"`
+	Usage     llm.Usage `json:"usage"`
+	CostUSD   float64   `json:"cost_usd"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // ListOptions pages through sessions, newest UpdatedAt first (ties by ID).
+// A listing holds only the sessions of Owner ("" for single-user use),
+// unless AnyOwner is set.
 type ListOptions struct {
-	Limit  int    // most sessions to return; 0 means 100
-	Cursor string // from the previous Page.Next; empty for the first page
+	Limit    int    // most sessions to return; 0 means 100
+	Cursor   string // from the previous Page.Next; empty for the first page
+	Owner    string // whose sessions to list
+	AnyOwner bool   // list every owner's sessions (administration)
 }
 
 // Page is one page of a session listing.
@@ -89,8 +149,13 @@ type Page struct {
 type Store interface {
 	// Create makes an empty session; ErrExists if id is taken.
 	Create(ctx context.Context, id string) (*Session, error)
-	// Load returns the session; ErrNotFound if there is none.
+	// Load returns the session with its whole history; ErrNotFound if
+	// there is none.
 	Load(ctx context.Context, id string) (*Session, error)
+	// LoadView returns the session with the messages a turn needs: those
+	// from its compaction's Upto on (Base = Upto), or all of them when it
+	// has no compaction; ErrNotFound if there is none.
+	LoadView(ctx context.Context, id string) (*Session, error)
 	// Append adds a turn atomically: after a crash either all of its
 	// messages are stored or none. It creates the session if it does not
 	// exist. An already stored turn ID makes it a no-op.
@@ -106,6 +171,10 @@ var (
 	ErrNotFound  = errors.New("session: not found")
 	ErrExists    = errors.New("session: already exists")
 	ErrInvalidID = errors.New("session: invalid id")
+	// ErrOwner means an append named another owner than the session's:
+	// nothing was stored. Callers outside the store answer it as they
+	// answer ErrNotFound, so a session's existence is not revealed.
+	ErrOwner = errors.New("session: belongs to another owner")
 	// ErrUnavailable means the store's server could not be reached, or the
 	// connection broke, and the store's own retries did not get through:
 	// an Append that returns it may or may not have stored its turn, and

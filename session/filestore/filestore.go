@@ -612,3 +612,13 @@ func check(ctx context.Context, id string) error {
 	}
 	return ctx.Err()
 }
+
+// LoadView returns the session with the messages a turn needs (see
+// session.Store). For now it loads the whole history and keeps the view.
+func (s *Store) LoadView(ctx context.Context, id string) (*session.Session, error) {
+	sess, err := s.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return stored.View(sess), nil
+}

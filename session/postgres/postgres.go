@@ -489,3 +489,13 @@ func decodeHashes(b []byte) ([]uint64, error) {
 	}
 	return h, nil
 }
+
+// LoadView returns the session with the messages a turn needs (see
+// session.Store). For now it loads the whole history and keeps the view.
+func (s *Store) LoadView(ctx context.Context, id string) (*session.Session, error) {
+	sess, err := s.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return stored.View(sess), nil
+}

@@ -49,3 +49,8 @@ func (e Empty) Delete(ctx context.Context, id string) error {
 	}
 	return fmt.Errorf("%s: delete %q: %w", e.Name, id, session.ErrNotFound)
 }
+
+// LoadView is Load.
+func (e Empty) LoadView(ctx context.Context, id string) (*session.Session, error) {
+	return e.Load(ctx, id)
+}
