@@ -231,6 +231,11 @@ type RunOptions struct {
 	// Session.ID when the agent has a Store and the session an ID. The
 	// caller must not use it while the run is in progress.
 	Session *session.Session
+	// Store, when not nil, is the store the run loads its session from and
+	// appends its turn to, instead of Config.Store: a server gives each
+	// request's runs session.Scoped(Config.Store, owner), so a run never
+	// continues another owner's session and its turn carries the owner.
+	Store session.Store
 	// Instructions, when not empty, replace the agent's instructions for
 	// this run. Providers' instructions still
 	// follow them.

@@ -185,8 +185,8 @@ func (r *run) openSession(ctx context.Context) error {
 	switch {
 	case opts.Session != nil:
 		r.sess = opts.Session.Clone()
-	case a.cfg.Store != nil:
-		s, err := a.cfg.Store.Load(ctx, opts.SessionID)
+	case r.store() != nil:
+		s, err := r.store().Load(ctx, opts.SessionID)
 		if errors.Is(err, session.ErrNotFound) {
 			s, err = &session.Session{ID: opts.SessionID}, nil
 		}
@@ -201,6 +201,15 @@ func (r *run) openSession(ctx context.Context) error {
 	r.stateBefore = maps.Clone(r.sess.State)
 	r.unlock = unlock
 	return nil
+}
+
+// store returns the run's session store: RunOptions.Store, else
+// Config.Store.
+func (r *run) store() session.Store {
+	if r.opts.Store != nil {
+		return r.opts.Store
+	}
+	return r.agent.cfg.Store
 }
 
 // dropSystem returns msgs without system-role messages (msgs itself when

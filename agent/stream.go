@@ -240,12 +240,13 @@ func (r *run) persist(ctx context.Context, resp *Response) error {
 		Prefix:   r.sess.Prefix,
 		Hashes:   r.sess.Hashes,
 		Time:     a.now(),
+		Model:    resp.Model,
 	}
 	if resp.CostKnown {
 		turn.CostUSD = resp.CostUSD
 	}
-	if a.cfg.Store != nil && r.sess.ID != "" {
-		if err := a.cfg.Store.Append(ctx, r.sess.ID, turn); err != nil {
+	if st := r.store(); st != nil && r.sess.ID != "" {
+		if err := st.Append(ctx, r.sess.ID, turn); err != nil {
 			perr := &PersistError{SessionID: r.sess.ID, RunID: r.id, Err: err}
 			a.report(ctx, "agent: turn not persisted", perr, slog.String("run_id", r.id), slog.String("session", r.sess.ID))
 			return perr

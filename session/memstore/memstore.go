@@ -3,6 +3,7 @@ package memstore
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,6 +26,35 @@ type record struct {
 	messages []llm.Message // decoded from the storage JSON, so normalized as a durable store would
 	hashes   []uint64      // session.StoredMessageHash of each message's storage JSON
 	turnIDs  map[string]struct{}
+	meta     meta
+}
+
+// meta is the session metadata of issue 22 this store keeps until the
+// stores' shared implementation (session/internal/stored) does:
+// owner, title and model.
+type meta struct{ owner, title, model string }
+
+func (m meta) session(s *session.Session) *session.Session {
+	s.Owner, s.Title, s.Model = m.owner, m.title, m.model
+	return s
+}
+
+func (m meta) info(i session.Info) session.Info {
+	i.Owner, i.Title, i.Model = m.owner, m.title, m.model
+	return i
+}
+
+// titleOf is the text of the first user message of msgs, cut to 80 runes.
+func titleOf(msgs []llm.Message) string {
+	for _, m := range msgs {
+		if t := strings.Join(strings.Fields(m.Text()), " "); m.Role == llm.RoleUser && t != "" {
+			if r := []rune(t); len(r) > 80 {
+				t = string(r[:79]) + "…"
+			}
+			return t
+		}
+	}
+	return ""
 }
 
 var _ session.Store = (*Store)(nil)
@@ -63,7 +93,7 @@ func (s *Store) Load(ctx context.Context, id string) (*session.Session, error) {
 		s.mu.RUnlock()
 		return nil, fmt.Errorf("memstore: load %q: %w", id, session.ErrNotFound)
 	}
-	sess := r.totals.Session(id, nil)
+	sess := r.meta.session(r.totals.Session(id, nil))
 	n := len(r.messages)
 	msgs, hashes := r.messages[:n:n], r.hashes[:n:n]
 	s.mu.RUnlock()
@@ -95,11 +125,20 @@ func (s *Store) Append(ctx context.Context, id string, turn session.Turn) error 
 	defer s.mu.Unlock()
 	r, ok := s.sessions[id]
 	if !ok {
-		r = &record{turnIDs: map[string]struct{}{}}
+		r = &record{turnIDs: map[string]struct{}{}, meta: meta{owner: turn.Owner}}
 		s.sessions[id] = r
+	}
+	if r.meta.owner != turn.Owner {
+		return fmt.Errorf("memstore: append to %q: %w", id, session.ErrOwner)
 	}
 	if _, dup := r.turnIDs[tr.ID]; dup {
 		return nil
+	}
+	if r.meta.title == "" {
+		r.meta.title = titleOf(msgs)
+	}
+	if turn.Model != "" {
+		r.meta.model = turn.Model
 	}
 	r.turnIDs[tr.ID] = struct{}{}
 	r.messages = append(r.messages, msgs...)
@@ -117,7 +156,9 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (session.Pag
 	s.mu.RLock()
 	infos := make([]session.Info, 0, len(s.sessions))
 	for id, r := range s.sessions {
-		infos = append(infos, r.totals.Info(id))
+		if opts.AnyOwner || r.meta.owner == opts.Owner {
+			infos = append(infos, r.meta.info(r.totals.Info(id)))
+		}
 	}
 	s.mu.RUnlock()
 	page, err := stored.Page(infos, opts)
