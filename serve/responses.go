@@ -90,7 +90,7 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 	}
 	defer end()
 	principal, _ := host.PrincipalFrom(ctx)
-	conv, pos, unlock, apiErr := h.place(ctx, a, principal, &req, opts)
+	conv, pos, unlock, apiErr := h.place(ctx, a, &req, opts)
 	if apiErr != nil {
 		writeError(w, apiErr)
 		return
@@ -201,25 +201,10 @@ func parseResponseID(id string) (sess string, turn int, ok bool) {
 	return rest[:i], n, true
 }
 
-// sessionFor returns the session id of a principal's conversation: the
-// conversation's own id for the local principal, else namespaced by the
-// principal, so that one token never reaches another's sessions.
-func sessionFor(principal, conv string) string {
-	if principal == LocalPrincipal || principal == "" {
-		return conv
-	}
-	return principal + "." + conv
-}
-
-// owns reports whether a session id belongs to principal's namespace.
-func owns(principal, sid string) bool {
-	return principal == LocalPrincipal || principal == "" || strings.HasPrefix(sid, principal+".")
-}
-
 // place decides the turn's session from previous_response_id,
 // conversation and store, locks it for the turn, and sets opts. It returns
 // the conversation id to echo.
-func (h *Handler) place(ctx context.Context, a host.Agent, principal string, req *responsesRequest, opts *agent.RunOptions) (conv string, pos position, unlock func(), apiErr *apiError) {
+func (h *Handler) place(ctx context.Context, a host.Agent, req *responsesRequest, opts *agent.RunOptions) (conv string, pos position, unlock func(), apiErr *apiError) {
 	unlock = func() {}
 	store := req.Store == nil || *req.Store
 	if len(bytes.TrimSpace(req.Conversation)) > 0 && string(bytes.TrimSpace(req.Conversation)) != "null" {
@@ -230,7 +215,7 @@ func (h *Handler) place(ctx context.Context, a host.Agent, principal string, req
 			}
 			conv = ref.ID
 		}
-		if err := session.ValidateID(sessionFor(principal, conv)); err != nil {
+		if err := session.ValidateID(host.SessionName(ctx, conv)); err != nil {
 			return "", pos, unlock, invalid("conversation", "%v", err)
 		}
 		if req.PreviousResponseID != "" {
@@ -248,22 +233,24 @@ func (h *Handler) place(ctx context.Context, a host.Agent, principal string, req
 	case req.PreviousResponseID != "":
 		var ok bool
 		sid, want, ok = parseResponseID(req.PreviousResponseID)
-		if !ok || !owns(principal, sid) {
+		if !ok {
 			return "", pos, unlock, previousNotFound(req.PreviousResponseID)
 		}
 	case conv != "":
-		sid = sessionFor(principal, conv)
+		sid = host.SessionName(ctx, conv)
 	default:
 		if !store {
 			return conv, position{}, unlock, nil
 		}
-		sid = sessionFor(principal, session.NewID())
+		sid = session.NewID()
 	}
+	// The principal's view of the store: another's session is not found.
+	sessions := host.Sessions(ctx, a.Store)
 	unlock, err := h.locks.lock(ctx, sid)
 	if err != nil {
 		return "", pos, func() {}, turnError(ctx, err)
 	}
-	sess, err := a.Store.Load(ctx, sid)
+	sess, err := sessions.Load(ctx, sid)
 	switch {
 	case errors.Is(err, session.ErrNotFound):
 		sess = &session.Session{ID: sid}
@@ -288,7 +275,7 @@ func (h *Handler) place(ctx context.Context, a host.Agent, principal string, req
 		opts.Session = c
 		return conv, position{}, unlock, nil
 	}
-	opts.SessionID = sid
+	opts.SessionID, opts.Store = sid, sessions
 	return conv, position{stored: true, session: sid, turn: sess.Turns + 1}, unlock, nil
 }
 
@@ -299,16 +286,32 @@ func previousNotFound(id string) *apiError {
 
 // getResponse serves GET /v1/responses/{id} for the responses this
 // process completed recently (a bounded cache), to the principal that
-// made them.
+// made them, while their session is the principal's (not deleted).
 func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
 	principal, _ := host.PrincipalFrom(r.Context())
 	obj, ok := h.recent.get(r.PathValue("id"), principal)
+	if ok {
+		ok = h.visible(r.Context(), obj)
+	}
 	if !ok {
 		writeError(w, &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "response_not_found",
 			Message: "no such response (only recent responses of this server are kept)"})
 		return
 	}
 	writeJSON(w, http.StatusOK, obj)
+}
+
+// visible reports whether the session of a stored response is the
+// request's principal's (host.Sessions), so that a response is read as its
+// session is.
+func (h *Handler) visible(ctx context.Context, obj *responseObject) bool {
+	a, ok := h.opts.Agents.Get(obj.Model)
+	sid, _, idOK := parseResponseID(obj.ID)
+	if !ok || !idOK || a.Store == nil {
+		return false
+	}
+	_, err := host.Sessions(ctx, a.Store).LoadView(ctx, sid)
+	return err == nil
 }
 
 // inputMessages converts the input: a string (one user message) or a list

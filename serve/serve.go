@@ -32,8 +32,9 @@ const DefaultFlushInterval = 2 * time.Millisecond
 const DefaultDrainGrace = 2 * time.Second
 
 // LocalPrincipal is the principal of every request to a handler configured
-// without tokens (which the CLI only binds to loopback).
-const LocalPrincipal = "local"
+// without tokens (which the CLI only binds to loopback); its sessions have
+// the single-user owner "" (host.Owner).
+const LocalPrincipal = host.LocalPrincipal
 
 // ErrDraining is the cause of the turns Drain cancelled at its deadline,
 // and of refusals of new turns once draining began.
@@ -161,7 +162,8 @@ func New(opts Options) (*Handler, error) {
 		case name == LocalPrincipal:
 			return nil, fmt.Errorf("serve: token name %q is reserved for servers without tokens", name)
 		case session.ValidateID(name) != nil || strings.Contains(name, ".") || len(name) > 64:
-			// The name prefixes its sessions' ids (NAME.conversation).
+			// The name owns its sessions and prefixes the ids of its named
+			// conversations (NAME.conversation, host.SessionName).
 			return nil, fmt.Errorf("serve: token name %q: use at most 64 of A-Z a-z 0-9 _ -", name)
 		}
 		h.tokens = append(h.tokens, token{name: name, sum: sha256.Sum256([]byte(secret))})

@@ -74,7 +74,8 @@ type sessionJSON struct {
 
 const titleRunes = 80
 
-// title is the session's first user text, cut to titleRunes.
+// title is the session's first user text, cut to titleRunes: the title of
+// a session stored without one.
 func title(s *session.Session) string {
 	for _, m := range s.Messages {
 		if m.Role != llm.RoleUser {
@@ -92,14 +93,32 @@ func title(s *session.Session) string {
 	return ""
 }
 
+// summary is the summary of session s of agent a. Model is the session's
+// own (the model that answered its last turn), empty when the store kept
+// none.
 func summary(a host.Agent, s *session.Session) sessionJSON {
+	t := s.Title
+	if t == "" && s.Base == 0 {
+		t = title(s)
+	}
 	return sessionJSON{
-		ID: s.ID, Agent: a.Name, Title: title(s), Model: modelName(a),
-		Turns: s.Turns, Messages: len(s.Messages), Usage: s.Usage, Tokens: s.Usage.Total(),
+		ID: s.ID, Agent: a.Name, Title: t, Model: s.Model,
+		Turns: s.Turns, Messages: s.Base + len(s.Messages), Usage: s.Usage, Tokens: s.Usage.Total(),
 		CostUSD: s.CostUSD, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 	}
 }
 
+// infoSummary is the summary of a listed session, from its metadata alone.
+func infoSummary(a host.Agent, i session.Info) sessionJSON {
+	return sessionJSON{
+		ID: i.ID, Agent: a.Name, Title: i.Title, Model: i.Model,
+		Turns: i.Turns, Messages: i.Messages, Usage: i.Usage, Tokens: i.Usage.Total(),
+		CostUSD: i.CostUSD, CreatedAt: i.CreatedAt, UpdatedAt: i.UpdatedAt,
+	}
+}
+
+// sessions lists the principal's sessions, from the store's metadata (no
+// session is loaded).
 func (h *handler) sessions(w http.ResponseWriter, r *http.Request) {
 	a, ok := h.agentOf(w, r.URL.Query().Get("agent"))
 	if !ok {
@@ -110,48 +129,43 @@ func (h *handler) sessions(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"sessions": out})
 		return
 	}
-	page, err := a.Store.List(r.Context(), session.ListOptions{Limit: h.opts.ListLimit, Cursor: r.URL.Query().Get("cursor")})
+	page, err := host.Sessions(r.Context(), a.Store).List(r.Context(), session.ListOptions{Limit: h.opts.ListLimit, Cursor: r.URL.Query().Get("cursor")})
 	if err != nil {
 		h.storeError(w, r, err)
 		return
 	}
 	for _, info := range page.Sessions {
-		s, err := a.Store.Load(r.Context(), info.ID)
-		if err != nil { // deleted since the listing, or unreadable: list what we know
-			out = append(out, sessionJSON{ID: info.ID, Agent: a.Name, Model: modelName(a), Turns: info.Turns,
-				Messages: info.Messages, CreatedAt: info.CreatedAt, UpdatedAt: info.UpdatedAt})
-			continue
-		}
-		out = append(out, summary(a, s))
+		out = append(out, infoSummary(a, info))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"sessions": out, "next": page.Next})
 }
 
-// loadFor resolves the agent and session id of a /api/sessions/{id}
-// request, answering errors itself.
-func (h *handler) loadFor(w http.ResponseWriter, r *http.Request) (host.Agent, string, bool) {
+// loadFor resolves the agent, its sessions as the request's principal sees
+// them (host.Sessions) and the session id of a /api/sessions/{id} request,
+// answering errors itself.
+func (h *handler) loadFor(w http.ResponseWriter, r *http.Request) (host.Agent, session.Store, string, bool) {
 	a, ok := h.agentOf(w, r.URL.Query().Get("agent"))
 	if !ok {
-		return a, "", false
+		return a, nil, "", false
 	}
 	id := r.PathValue("id")
 	if err := session.ValidateID(id); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid session id")
-		return a, "", false
+		return a, nil, "", false
 	}
 	if a.Store == nil {
 		writeError(w, http.StatusNotFound, "agent "+quote(a.Name)+" keeps no sessions")
-		return a, "", false
+		return a, nil, "", false
 	}
-	return a, id, true
+	return a, host.Sessions(r.Context(), a.Store), id, true
 }
 
 func (h *handler) getSession(w http.ResponseWriter, r *http.Request) {
-	a, id, ok := h.loadFor(w, r)
+	a, sessions, id, ok := h.loadFor(w, r)
 	if !ok {
 		return
 	}
-	s, err := a.Store.Load(r.Context(), id)
+	s, err := sessions.Load(r.Context(), id)
 	if err != nil {
 		h.storeError(w, r, err)
 		return
@@ -162,11 +176,11 @@ func (h *handler) getSession(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) deleteSession(w http.ResponseWriter, r *http.Request) {
-	a, id, ok := h.loadFor(w, r)
+	_, sessions, id, ok := h.loadFor(w, r)
 	if !ok {
 		return
 	}
-	if err := a.Store.Delete(r.Context(), id); err != nil {
+	if err := sessions.Delete(r.Context(), id); err != nil {
 		h.storeError(w, r, err)
 		return
 	}
@@ -242,12 +256,9 @@ func (h *handler) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req, ok := h.broker.Get(id)
-	if !ok {
+	if !ok || req.Owner.Principal != principal(r) {
+		// Another principal's call is answered as one that does not exist.
 		writeError(w, http.StatusNotFound, "no pending call "+quote(id))
-		return
-	}
-	if req.Owner.Principal != principal(r) {
-		writeError(w, http.StatusForbidden, "only who started the turn may decide its calls")
 		return
 	}
 	err := h.broker.Decide(id, middleware.Decision{Approved: *body.Approved, Reason: body.Reason})

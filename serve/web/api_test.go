@@ -23,6 +23,7 @@ func storeTurn(t *testing.T, f *fixture, id, user, answer string) {
 		Usage:    llm.Usage{InputTokens: 10, OutputTokens: 5},
 		CostUSD:  0.25,
 		Time:     time.Now(),
+		Model:    "stored-model-7",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -38,11 +39,11 @@ func TestRoutes(t *testing.T) {
 		want       []string // substrings of the body
 	}{
 		{"agents", "/api/agents", 200, []string{`"name":"helper"`, `"model":"scripted-1"`, `"sessions":true`, `"default":true`, `"name":"plain"`, `"sessions":false`}},
-		{"sessions", "/api/sessions?agent=helper", 200, []string{`"id":"s-1"`, `"title":"What is the weather?"`, `"turns":1`, `"tokens":15`, `"cost_usd":0.25`, `"model":"scripted-1"`}},
+		{"sessions", "/api/sessions?agent=helper", 200, []string{`"id":"s-1"`, `"title":"What is the weather?"`, `"turns":1`, `"tokens":15`, `"cost_usd":0.25`, `"model":"stored-model-7"`}},
 		{"sessions of the default agent", "/api/sessions", 200, []string{`"id":"s-1"`}},
 		{"sessions of an agent without a store", "/api/sessions?agent=plain", 200, []string{`"sessions":[]`}},
 		{"sessions of an unknown agent", "/api/sessions?agent=nobody", 404, []string{`{"error":{"message":"no agent named \"nobody\""}}`}},
-		{"one session", "/api/sessions/s-1?agent=helper", 200, []string{`"items":[{"type":"user","text":"What is   the\nweather?"},{"type":"text","text":"Sunny."}]`, `"turns":1`}},
+		{"one session", "/api/sessions/s-1?agent=helper", 200, []string{`"items":[{"type":"user","text":"What is   the\nweather?"},{"type":"text","text":"Sunny."}]`, `"turns":1`, `"model":"stored-model-7"`}},
 		{"a missing session", "/api/sessions/s-2?agent=helper", 404, []string{`"no such session"`}},
 		{"an invalid session id", "/api/sessions/a%20b", 400, []string{`"invalid session id"`}},
 		{"no approvals", "/api/approvals", 200, []string{`{"approvals":[]}`}},

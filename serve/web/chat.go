@@ -12,6 +12,7 @@ import (
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/approval"
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/serve/host"
 	"github.com/agcore/agcore/session"
 )
 
@@ -115,12 +116,23 @@ func (h *handler) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, `"message" is empty`)
 		return
 	}
+	// The principal's view of the agent's sessions: the turn loads and
+	// appends through it. A session id names one of the principal's
+	// sessions (404 for any other, whether it exists or not); a new chat
+	// gets a new id.
+	sessions := host.Sessions(r.Context(), a.Store)
 	sid := req.Session
-	if sid == "" {
+	switch {
+	case sid == "":
 		sid = session.NewID()
-	} else if session.ValidateID(sid) != nil {
+	case session.ValidateID(sid) != nil:
 		writeError(w, http.StatusBadRequest, "invalid session id")
 		return
+	case sessions != nil:
+		if _, err := sessions.LoadView(r.Context(), sid); err != nil {
+			h.storeError(w, r, err)
+			return
+		}
 	}
 	run := session.NewID() // names this turn's approvals: "RUN/CALL"
 
@@ -146,7 +158,7 @@ func (h *handler) chat(w http.ResponseWriter, r *http.Request) {
 
 	model := modelName(a)
 	q.push(item{Type: "session", Session: sid, Agent: a.Name, Model: model, Run: run})
-	stream := a.Agent.RunStream(ctx, []llm.Message{llm.UserText(req.Message)}, &agent.RunOptions{SessionID: sid})
+	stream := a.Agent.RunStream(ctx, []llm.Message{llm.UserText(req.Message)}, &agent.RunOptions{SessionID: sid, Store: sessions})
 	for u, err := range stream.Updates() {
 		if err != nil {
 			q.push(item{Type: "error", Message: errorText(err)})
@@ -163,7 +175,7 @@ func (h *handler) chat(w http.ResponseWriter, r *http.Request) {
 			usage := *u.Usage
 			q.push(item{Type: "usage", Usage: &usage})
 		case agent.UpdateFinish:
-			q.push(h.finish(r.Context(), a.Store, u.Response))
+			q.push(h.finish(r.Context(), sessions, u.Response))
 		}
 	}
 }
@@ -182,7 +194,7 @@ func (h *handler) finish(ctx context.Context, store session.Store, resp *agent.R
 		return ev
 	}
 	if store != nil && resp.SessionID != "" {
-		if s, err := store.Load(ctx, resp.SessionID); err == nil {
+		if s, err := store.LoadView(ctx, resp.SessionID); err == nil {
 			su, sc := s.Usage, s.CostUSD
 			ev.SessionUsage, ev.SessionCost, ev.SessionTurns = &su, &sc, s.Turns
 		}

@@ -160,8 +160,9 @@ func TestApproval(t *testing.T) {
 				t.Fatalf("bob sees %v", list)
 			}
 			path := "/api/approvals/" + ap.ID
-			decode(t, f.do(t, context.Background(), "POST", path, "bob", map[string]any{"approved": true}), 403)
-			decode(t, f.do(t, context.Background(), "POST", path, "", map[string]any{"approved": true}), 403)
+			// Another principal's call is answered as one that does not exist.
+			decode(t, f.do(t, context.Background(), "POST", path, "bob", map[string]any{"approved": true}), 404)
+			decode(t, f.do(t, context.Background(), "POST", path, "", map[string]any{"approved": true}), 404)
 			decode(t, f.do(t, context.Background(), "POST", path+"x", "alice", map[string]any{"approved": true}), 404)
 			decode(t, f.do(t, context.Background(), "POST", path, "alice", map[string]any{"reason": "no decision"}), 400)
 			decode(t, f.do(t, context.Background(), "POST", path, "alice", map[string]any{"approved": tt.approve, "reason": "denied by alice"}), 200)

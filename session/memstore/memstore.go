@@ -157,7 +157,9 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (session.Pag
 	infos := make([]session.Info, 0, len(s.sessions))
 	for id, r := range s.sessions {
 		if opts.AnyOwner || r.meta.owner == opts.Owner {
-			infos = append(infos, r.meta.info(r.totals.Info(id)))
+			info := r.meta.info(r.totals.Info(id))
+			info.Usage, info.CostUSD = r.totals.Usage, r.totals.CostUSD
+			infos = append(infos, info)
 		}
 	}
 	s.mu.RUnlock()
