@@ -155,8 +155,10 @@ func answer(task *a2a.Task) string {
 	return b.String()
 }
 
-// sessionLen returns how many messages session id holds (0 if none).
-func (f *fixture) sessionLen(id string) int {
+// sessionLen returns the length of the session of principal's context
+// contextID: the context id in the principal's namespace.
+func (f *fixture) sessionLen(principal, contextID string) int {
+	id := a2aserve.SessionID(host.SessionName(host.WithPrincipal(context.Background(), principal), contextID))
 	s, err := f.store.Load(context.Background(), id)
 	if errors.Is(err, session.ErrNotFound) {
 		return 0
@@ -250,7 +252,7 @@ func TestSendAndGet(t *testing.T) {
 	}
 	meta, _ := task.Metadata[a2aserve.MetadataKey].(map[string]any)
 	usage, _ := meta["usage"].(map[string]any)
-	if usage["input_tokens"] != float64(12) || usage["output_tokens"] != float64(3) || meta["session_id"] != task.ContextID {
+	if usage["input_tokens"] != float64(12) || usage["output_tokens"] != float64(3) || meta["session_id"] != "alice."+task.ContextID {
 		t.Fatalf("task metadata = %v", task.Metadata)
 	}
 	got, err := c.GetTask(bounded(t), &a2a.TaskQueryParams{ID: task.ID})
@@ -260,7 +262,7 @@ func TestSendAndGet(t *testing.T) {
 	if got.Status.State != a2a.TaskStateCompleted || answer(got) != "Hello there." {
 		t.Fatalf("tasks/get = %s / %q", got.Status.State, answer(got))
 	}
-	if n := f.sessionLen(task.ContextID); n != 2 {
+	if n := f.sessionLen("alice", task.ContextID); n != 2 {
 		t.Fatalf("the session holds %d messages, want 2", n)
 	}
 	if _, err := c.GetTask(bounded(t), &a2a.TaskQueryParams{ID: "nope"}); err == nil {
@@ -357,7 +359,7 @@ func TestCancel(t *testing.T) {
 			if err != nil || got.Status.State != a2a.TaskStateCanceled {
 				t.Fatalf("tasks/get = %v, %v", got, err)
 			}
-			if n := f.sessionLen(a2aserve.SessionID(contextID)); n != 0 {
+			if n := f.sessionLen("alice", contextID); n != 0 {
 				t.Fatalf("a cancelled turn stored %d messages", n)
 			}
 			if f.ran.Load() != 0 || len(f.broker.Pending(nil)) != 0 {

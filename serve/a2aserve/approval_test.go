@@ -11,7 +11,6 @@ import (
 
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
-	"github.com/agcore/agcore/serve/a2aserve"
 )
 
 // parked sends a message whose turn calls delete_file and returns the task,
@@ -77,7 +76,7 @@ func TestApproval(t *testing.T) {
 			if !strings.Contains(string(b), tt.told) {
 				t.Fatalf("the model was told %s, want %q in it", b, tt.told)
 			}
-			if n := f.sessionLen(a2aserve.SessionID(task.ContextID)); n != 4 {
+			if n := f.sessionLen("alice", task.ContextID); n != 4 {
 				t.Fatalf("the session holds %d messages, want 4 (user, call, result, answer)", n)
 			}
 		})
@@ -192,8 +191,8 @@ func TestContextContinuity(t *testing.T) {
 			if got := strings.Join(texts, "|"); !strings.Contains(got, "first question|First answer.|second question") {
 				t.Fatalf("the second request held %q", got)
 			}
-			if n := f.sessionLen(a2aserve.SessionID(contextID)); n != 4 {
-				t.Fatalf("session %s holds %d messages", a2aserve.SessionID(contextID), n)
+			if n := f.sessionLen("alice", contextID); n != 4 {
+				t.Fatalf("session of %s holds %d messages", contextID, n)
 			}
 		})
 	}
@@ -206,7 +205,7 @@ func TestApprovalTimedOut(t *testing.T) {
 	f := newFixture(t, llmtest.Reply(llmtest.Call("c1", "delete_file", `{"path":"x"}`)), llmtest.Text("I could not delete x."))
 	f.broker.Timeout = 20 * time.Millisecond
 	task, _ := parked(t, f, "alice")
-	waitFor(t, func() bool { return f.sessionLen(a2aserve.SessionID(task.ContextID)) == 4 }) // the turn is over and stored
+	waitFor(t, func() bool { return f.sessionLen("alice", task.ContextID) == 4 }) // the turn is over and stored
 	got := send(t, f.client("alice"), followUp(task.ID, a2a.TextPart{Text: "well?"}))
 	if got.Status.State != a2a.TaskStateCompleted || answer(got) != "I could not delete x." || f.ran.Load() != 0 {
 		t.Fatalf("after the timeout: %s %q, ran %d", got.Status.State, answer(got), f.ran.Load())
@@ -228,7 +227,7 @@ func TestRejectedAndFailed(t *testing.T) {
 	if got.Status.State != a2a.TaskStateFailed || !strings.Contains(got.Status.Message.Parts[0].(a2a.TextPart).Text, "the model is down") {
 		t.Fatalf("a failed turn: %s %+v", got.Status.State, got.Status.Message)
 	}
-	if n := f.sessionLen(a2aserve.SessionID(got.ContextID)); n != 0 {
+	if n := f.sessionLen("alice", got.ContextID); n != 0 {
 		t.Fatalf("a failed turn stored %d messages", n)
 	}
 }

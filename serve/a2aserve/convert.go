@@ -25,9 +25,12 @@ import (
 // "run_id" and "finish_reason".
 const MetadataKey = "agcore"
 
-// SessionID returns the agcore session id an A2A context id maps to: the
-// context id itself when session.ValidateID accepts it (the UUIDs the SDK
-// makes are accepted), else "a2a-" and 32 hex digits of its SHA-256.
+// SessionID returns the agcore session id an A2A context name maps to: the
+// name itself when session.ValidateID accepts it (the UUIDs the SDK makes
+// are accepted), else "a2a-" and 32 hex digits of its SHA-256. A task's
+// context name is its context id in the namespace of the request's
+// principal, host.SessionName(ctx, contextID): the context id itself on a
+// server without tokens, "PRINCIPAL.contextID" with them.
 func SessionID(contextID string) string {
 	if session.ValidateID(contextID) == nil {
 		return contextID

@@ -32,11 +32,20 @@
 //   - A task is one agent turn (one agent.Run). The task id is the run's
 //     approval owner (approval.Owner.Run) and the principal of the request
 //     that started it (host.PrincipalFrom) owns it.
-//   - The context id is the agcore session ([SessionID]): tasks sharing a
-//     context id continue one session, so each turn sees the previous
-//     ones. A context id that session.ValidateID accepts (the SDK's UUIDs
-//     are) is the session id itself; any other is mapped to "a2a-" and 32
-//     hex digits of its SHA-256. Without a context id the SDK makes one.
+//   - The context id names an agcore session of the principal
+//     ([SessionID]): tasks of one principal sharing a context id continue
+//     one session, so each turn sees the previous ones. The context id is
+//     taken in the principal's namespace (host.SessionName: the id itself
+//     without tokens, "PRINCIPAL.id" with them); a name that
+//     session.ValidateID accepts (the SDK's UUIDs are) is the session id
+//     itself, any other is mapped to "a2a-" and 32 hex digits of its
+//     SHA-256. Without a context id the SDK makes one. The turn loads and
+//     appends through host.Sessions, the server's one authorization
+//     point, so the session belongs to the principal.
+//   - A context id is not a capability: the context id of another
+//     principal's session, sent by anyone else, names a session of the
+//     sender's own (a new one the first time), and reveals nothing of the
+//     other: no history, no error that tells it exists.
 //   - The message's parts become one user message: text parts as text,
 //     data parts as their JSON, file parts as images (image/* types) or
 //     files, inline or by URL.
@@ -96,8 +105,6 @@
 //     session has nothing of it.
 //   - Push notifications, the authenticated extended card, and the gRPC and
 //     HTTP+JSON transports are not offered.
-//   - A context id is a capability: any principal that knows one continues
-//     that session. Tasks, not sessions, are checked against principals.
 //   - a2a-go v0.3.3 forgets an execution that ended input-required a moment
 //     after its client has the final event; a decision or cancellation that
 //     arrives in that window is retried for up to two seconds.

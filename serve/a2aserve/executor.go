@@ -139,7 +139,7 @@ func (e *executor) start(ctx context.Context, rc *a2asrv.RequestContext, q event
 	principal, _ := host.PrincipalFrom(ctx)
 	r := &run{
 		task:      rc.TaskID,
-		session:   SessionID(rc.ContextID),
+		session:   SessionID(host.SessionName(ctx, rc.ContextID)),
 		principal: principal,
 		box:       mailbox{wake: make(chan struct{}, 1)},
 		done:      make(chan struct{}),
@@ -158,7 +158,10 @@ func (e *executor) start(ctx context.Context, rc *a2asrv.RequestContext, q event
 		e.end(r)
 		return err
 	}
-	go drive(runCtx, r, e.agent.Agent, msgs, &agent.RunOptions{SessionID: r.session})
+	// The turn loads and appends through the principal's view of the
+	// store (host.Sessions), the server's one authorization point.
+	opts := &agent.RunOptions{SessionID: r.session, Store: host.Sessions(ctx, e.agent.Store)}
+	go drive(runCtx, r, e.agent.Agent, msgs, opts)
 	return e.follow(ctx, rc, q, r)
 }
 
