@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -110,6 +111,8 @@ type Handler struct {
 	turns    sync.WaitGroup
 	cancels  map[*turnCancel]struct{}
 
+	patterns []string // the patterns of mux, in order
+
 	locks  sessionLocks    // Responses turns, one at a time per session
 	recent recentResponses // for GET /v1/responses/{id}
 }
@@ -182,27 +185,46 @@ func New(opts Options) (*Handler, error) {
 
 func (h *Handler) routes() {
 	m := http.NewServeMux()
-	m.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeText(w, http.StatusOK, "ok\n") })
-	m.HandleFunc("GET /readyz", h.ready)
-	m.HandleFunc("GET /v1/models", h.models)
-	m.HandleFunc("GET /v1/models/{model}", h.model)
-	m.HandleFunc("POST /v1/chat/completions", h.chat)
-	m.HandleFunc("POST /v1/responses", h.responses)
-	m.HandleFunc("GET /v1/responses/{id}", h.getResponse)
-	m.HandleFunc("GET /v1/approvals", h.listApprovals)
-	m.HandleFunc("POST /v1/approvals/{id...}", h.decideApproval)
-	m.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+	handle := func(pattern string, fn http.Handler) {
+		m.Handle(pattern, fn)
+		h.patterns = append(h.patterns, pattern)
+	}
+	handle("GET /healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { writeText(w, http.StatusOK, "ok\n") }))
+	handle("GET /readyz", http.HandlerFunc(h.ready))
+	handle("GET /v1/models", http.HandlerFunc(h.models))
+	handle("GET /v1/models/{model}", http.HandlerFunc(h.model))
+	handle("POST /v1/chat/completions", http.HandlerFunc(h.chat))
+	handle("POST /v1/responses", http.HandlerFunc(h.responses))
+	handle("GET /v1/responses/{id}", http.HandlerFunc(h.getResponse))
+	handle("GET /v1/approvals", http.HandlerFunc(h.listApprovals))
+	handle("POST /v1/approvals/{id...}", http.HandlerFunc(h.decideApproval))
+	handle("/v1/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "unknown_url",
 			Message: fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path)})
-	})
+	}))
 	if h.opts.A2A != nil {
-		m.Handle("/a2a/", h.opts.A2A)
-		m.Handle("/.well-known/agent-card.json", h.opts.A2A)
+		handle("/a2a/", h.opts.A2A)
+		handle("/.well-known/agent-card.json", h.opts.A2A)
 	}
 	if h.opts.Web != nil {
-		m.Handle("/", h.opts.Web)
+		handle("/", h.opts.Web)
 	}
 	h.mux = m
+}
+
+// Routes returns the route patterns the handler serves (net/http's
+// ServeMux patterns, "GET /v1/models"), in order, followed by those of the
+// A2A and web handlers it mounts when they list theirs with a Routes
+// method of this signature (a2aserve's and web's do). It documents the
+// server, and lets a test check that every route is covered.
+func (h *Handler) Routes() []string {
+	out := slices.Clone(h.patterns)
+	for _, sub := range []http.Handler{h.opts.A2A, h.opts.Web} {
+		if r, ok := sub.(interface{ Routes() []string }); ok {
+			out = append(out, r.Routes()...)
+		}
+	}
+	return out
 }
 
 // ServeHTTP serves a request: access log, CORS and origin check,

@@ -156,6 +156,28 @@ type handler struct {
 	mux  *http.ServeMux
 }
 
+// Methods are the JSON-RPC methods of a2a-go v0.3.3's handler, which
+// POST /a2a/{agent} dispatches: those the package offers (message/send,
+// message/stream, tasks/get, tasks/cancel, tasks/resubscribe) and those
+// it refuses (push notification configs, the extended card).
+var Methods = []string{
+	"message/send", "message/stream", "tasks/get", "tasks/cancel", "tasks/resubscribe",
+	"tasks/pushNotificationConfig/get", "tasks/pushNotificationConfig/set",
+	"tasks/pushNotificationConfig/list", "tasks/pushNotificationConfig/delete",
+	"agent/getAuthenticatedExtendedCard",
+}
+
+// Routes returns the handler's routes in the form of net/http's ServeMux
+// patterns, the JSON-RPC endpoint once per method ("POST /a2a/{agent}
+// tasks/get"); package serve lists them with its own.
+func (h *handler) Routes() []string {
+	out := []string{"GET " + WellKnownCardPath, "GET /a2a/{agent}" + WellKnownCardPath}
+	for _, m := range Methods {
+		out = append(out, "POST /a2a/{agent} "+m)
+	}
+	return out
+}
+
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
 // flusher makes a ResponseWriter whose Flush is reached through Unwrap

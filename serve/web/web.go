@@ -65,6 +65,18 @@ type handler struct {
 	opts   Options
 	log    *slog.Logger
 	mux    *http.ServeMux
+	routes []string // the patterns of mux
+}
+
+// Routes returns the route patterns the handler serves, in the form of
+// net/http's ServeMux ("GET /api/sessions"); package serve lists them
+// with its own.
+func (h *handler) Routes() []string { return slices.Clone(h.routes) }
+
+// handle registers fn for pattern and records the pattern.
+func (h *handler) handle(pattern string, fn http.HandlerFunc) {
+	h.mux.HandleFunc(pattern, fn)
+	h.routes = append(h.routes, pattern)
 }
 
 // New returns the handler serving the web page at "/" and its JSON API
@@ -99,7 +111,7 @@ func New(set *host.Set, broker *approval.Broker, opts Options) (http.Handler, er
 		return nil, err
 	}
 	files := http.FileServerFS(root)
-	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	h.handle("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -111,14 +123,14 @@ func New(set *host.Set, broker *approval.Broker, opts Options) (http.Handler, er
 		}
 		files.ServeHTTP(w, r)
 	})
-	h.mux.HandleFunc("GET /api/agents", h.agents)
-	h.mux.HandleFunc("GET /api/sessions", h.sessions)
-	h.mux.HandleFunc("GET /api/sessions/{id}", h.getSession)
-	h.mux.HandleFunc("DELETE /api/sessions/{id}", h.deleteSession)
-	h.mux.HandleFunc("POST /api/chat", h.chat)
-	h.mux.HandleFunc("GET /api/approvals", h.approvals)
-	h.mux.HandleFunc("POST /api/approvals/{id...}", h.decide)
-	h.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+	h.handle("GET /api/agents", h.agents)
+	h.handle("GET /api/sessions", h.sessions)
+	h.handle("GET /api/sessions/{id}", h.getSession)
+	h.handle("DELETE /api/sessions/{id}", h.deleteSession)
+	h.handle("POST /api/chat", h.chat)
+	h.handle("GET /api/approvals", h.approvals)
+	h.handle("POST /api/approvals/{id...}", h.decide)
+	h.handle("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such API route: "+r.Method+" "+r.URL.Path)
 	})
 	return h, nil
