@@ -467,3 +467,30 @@ func mapsEqual(a, b map[string]int) bool {
 	}
 	return true
 }
+
+// TestOwnersOlderResponseIDs: a conversation an older server stored in
+// alice's namespace, with no owner (resp_alice.notes_1), is still hers:
+// continued by its response id and by its name, never by bob.
+func TestOwnersOlderResponseIDs(t *testing.T) {
+	e := newOwnersEnv(t)
+	err := e.store.Append(context.Background(), "alice.notes", session.Turn{ID: "older",
+		Messages: []llm.Message{llm.UserText("ALICESECRET older"), llm.AssistantText("noted")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, body := e.call("token-b", "POST", "/v1/responses", map[string]any{"model": "echo", "input": "BOBTEXT", "previous_response_id": "resp_alice.notes_1"})
+	if st != 404 || strings.Contains(body, "ALICESECRET") {
+		t.Fatalf("bob continues alice's older conversation: %d %s", st, body)
+	}
+	st, body = e.call("token-a", "POST", "/v1/responses", map[string]any{"model": "echo", "input": "ALICESECRET again", "previous_response_id": "resp_alice.notes_1"})
+	if st != 200 || jsonOf(t, body)["id"] != "resp_alice.notes_2" || !strings.Contains(body, "history: ALICESECRET older|ALICESECRET again") {
+		t.Fatalf("alice continues her older conversation: %d %s", st, body)
+	}
+	st, body = e.call("token-a", "POST", "/v1/responses", map[string]any{"model": "echo", "input": "ALICESECRET more", "conversation": "notes"})
+	if st != 200 || jsonOf(t, body)["id"] != "resp_alice.notes_3" {
+		t.Fatalf("alice continues it by name: %d %s", st, body)
+	}
+	if st, body = e.call("token-a", "GET", "/v1/responses/resp_alice.notes_3", nil); st != 200 {
+		t.Fatalf("alice reads her response: %d %s", st, body)
+	}
+}
