@@ -11,7 +11,7 @@
 //	GET  /v1/models/{model}      one of them
 //	POST /v1/chat/completions    Chat Completions: a stateless turn
 //	POST /v1/responses           Responses: a turn of a stored conversation
-//	GET  /v1/responses/{id}      a response this process completed recently
+//	GET  /v1/responses/{id}      a response this process completed recently, while its session is the caller's
 //	GET  /v1/approvals           agcore's extension: calls waiting for the caller's approval
 //	POST /v1/approvals/{id}      {"approved": true|false, "reason": "..."}
 //	GET  /healthz                liveness: 200 while the process serves
@@ -67,14 +67,16 @@
 //     id that is no stored turn is 404 previous_response_not_found;
 //   - conversation ("ID" or {"id": "ID"}): the session ID itself, made on
 //     first use, each turn continuing its latest (on a server with tokens
-//     the session is PRINCIPAL.ID: each principal has its own
-//     conversations, and a principal never reaches another's sessions or
-//     responses);
+//     the session is PRINCIPAL.ID, host.SessionName: each principal names
+//     its own conversations);
 //   - "store": false: the turn sees the history of previous_response_id or
 //     conversation, but nothing is stored, and its random id cannot be
 //     continued.
 //
-// Turns of one session are run one at a time. "instructions" (and the text
+// A response id of a session that is not the principal's is answered as
+// one that does not exist (404 previous_response_not_found, or
+// response_not_found for GET), never 409. Turns of one session are run one
+// at a time. "instructions" (and the text
 // of system and developer input items) replace the agent's instructions
 // for the turn; "input" is a string or a list of items: messages (input_text,
 // output_text, input_image parts), function_call and function_call_output
@@ -95,6 +97,29 @@
 // response.function_call_arguments.done), and response.completed with the
 // usage (response.incomplete when the output limit cut the answer,
 // response.failed with an error).
+//
+// # Owners
+//
+// A session belongs to a principal: the name of the token whose turn
+// created it, or the single user ("", host.Owner) on a server without
+// tokens, whose principal is LocalPrincipal. Every entry point reaches
+// sessions through one authorization point, host.Sessions (a
+// session.Scoped store), and runs its turns with it
+// (agent.RunOptions.Store), so each stored turn carries its owner and the
+// store refuses an append to another's session atomically. A principal
+// lists only its own sessions and never reads, continues, forks or
+// deletes another's: the Responses endpoint answers another's response
+// id as one that does not exist; the web page's API answers 404 for
+// another's session id (for reading, deleting and chatting alike, as for
+// an id that does not exist); an A2A context id names a session in the
+// sender's namespace, so another principal's context id starts a new
+// session of the sender's and reveals nothing (serve/a2aserve). Tasks and
+// approvals are the principal's that started them. Chat Completions
+// stores nothing and touches no session. Sessions an older server stored
+// without an owner stay the single user's, except those of a principal's
+// namespace (the Responses conversations PRINCIPAL.ID and their response
+// ids), which stay that principal's. Handler.Routes lists every route;
+// a test covers each.
 //
 // # Errors
 //

@@ -24,19 +24,22 @@
 //	                                  {"deleted": id}; 404 when there is no such session
 //	POST   /api/chat                  body {"agent", "session", "message"}: one turn, as an event stream
 //	GET    /api/approvals             {"approvals":[APPROVAL]}: calls waiting, of this principal's turns
-//	POST   /api/approvals/{id}        body {"approved": bool, "reason": string}; 403 unless the
-//	                                  principal started the turn, 404 for an id not waiting
+//	POST   /api/approvals/{id}        body {"approved": bool, "reason": string}; 404 for an id not
+//	                                  waiting or of a turn another principal started
 //
-// SESSION is {id, agent, title (the first user text), model (the agent's),
-// turns, messages, usage, tokens, cost_usd, created_at, updated_at}; its
-// tokens and cost are summed over the stored turns. Listing loads each
-// listed session to read them. APPROVAL is {id, tool_call_id, tool, input,
-// agent, session, since}.
+// SESSION is {id, agent, title (the first user text), model (the session's
+// own: the model that answered its last turn; absent when the store kept
+// none), turns, messages, usage, tokens, cost_usd, created_at,
+// updated_at}; its tokens and cost are summed over the stored turns.
+// Listing reads the stores' session metadata (session.Info) only, no
+// session. APPROVAL is {id, tool_call_id, tool, input, agent, session,
+// since}.
 //
 // # The chat stream
 //
 // POST /api/chat runs one turn on the session named by "session" (empty:
-// a new one, session.NewID) and answers with text/event-stream. Each event
+// a new one, session.NewID; a session that is not the principal's, or does
+// not exist, is 404) and answers with text/event-stream. Each event
 // is "event: TYPE" and "data: ITEM", ITEM being a JSON object whose "type"
 // is TYPE:
 //
@@ -90,9 +93,11 @@
 // sends it as "Authorization: Bearer" on its API calls; the handler itself
 // authenticates nobody and trusts host.PrincipalFrom.
 //
-// Principals share sessions: every caller that may reach the API lists,
-// reads, continues and deletes every session of the agents (the session
-// stores keep no owner). Only approvals are tied to a principal. The chat
+// Sessions belong to principals: every route reaches them through
+// host.Sessions, so a principal lists, reads, continues and deletes its
+// own sessions only, and another's id is answered as one that does not
+// exist (404). Approvals are tied to the principal that started the turn.
+// The chat
 // stream needs a ResponseWriter that can flush (http.NewResponseController):
 // middleware wrapping the handler must pass Flush through or implement
 // Unwrap. A server on a loopback address without tokens should also check
