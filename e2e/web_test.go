@@ -85,7 +85,7 @@ func webServer(t *testing.T, model llm.Model, store session.Store, tools ...tool
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := host.NewSet(host.Agent{Name: "helper", Description: "A scripted test agent", Agent: a, Store: store, Model: "scripted-1"})
+	set, err := host.NewSet(host.Agent{Name: "helper", Description: "A scripted test agent", Agent: a, Store: store, Model: "agents-current-model"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,11 +283,14 @@ func TestWebPage(t *testing.T) {
 	poll[bool](t, ctx, "the session in the list", `document.querySelectorAll('#sessions .session').length === 1 && document.querySelector('#sessions .session-title').textContent === 'Please delete notes.txt' && document.querySelector('#sessions .session-meta').textContent.includes('1 turn')`)
 	screenshot(t, ctx, "turn.png")
 
-	page, err := store.List(context.Background(), session.ListOptions{})
-	if err != nil || len(page.Sessions) != 1 {
+	// The session is the principal's (host.Sessions), and the sidebar
+	// labels it with its own model, not the agent's.
+	page, err := store.List(context.Background(), session.ListOptions{Owner: "e2e"})
+	if err != nil || len(page.Sessions) != 1 || page.Sessions[0].Model != "scripted-1" {
 		t.Fatalf("stored sessions %+v, %v", page, err)
 	}
 	sid := page.Sessions[0].ID
+	poll[bool](t, ctx, "the session's own model in the list", fmt.Sprintf(`document.querySelector('#sessions .session-meta').textContent.startsWith(%q)`, page.Sessions[0].Model+" · "))
 
 	// After a reload, the token is remembered and the session reopens from
 	// the list with its transcript.
