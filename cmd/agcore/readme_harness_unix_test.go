@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/agcore/agcore/internal/testenv"
 )
 
@@ -207,6 +209,28 @@ func (h *harness) helpTree(t *testing.T) *helpTree {
 			queue = append(queue, strings.TrimSpace(path+" "+s))
 		}
 	}
+	forwarded := map[string]string{}
+	ht.forwarded = func(t *testing.T, path string) string {
+		t.Helper()
+		if !h.temporalReady(t) {
+			t.SkipNow() // reported missing (a failure under CI)
+		}
+		ht.mu.Lock()
+		defer ht.mu.Unlock()
+		if text, ok := forwarded[path]; ok {
+			return text
+		}
+		// agcore worker --help, with agcore-temporal on PATH: the help
+		// a user sees (agcore-temporal worker's).
+		cmd := exec.Command(binary, append(strings.Fields(path), "--help")...)
+		cmd.Dir, cmd.Env = h.home, h.envFor(h.home)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("agcore %s --help: %v\n%s", path, err, out)
+		}
+		forwarded[path] = string(out)
+		return string(out)
+	}
 	return ht
 }
 
@@ -227,6 +251,15 @@ type needs struct {
 	// waiting is the --session and --turn of a durable turn that waits
 	// for approval, which agcore approve lines decide (and a worker).
 	waiting []string
+	// worker: the lines submit durable turns to the harness's Temporal
+	// server and start no worker; the harness starts one, with redis
+	// (the --redis of the lines) for the live output.
+	worker bool
+	redis  string
+	// live are the live-output streams (temporal's StreamKey) of the
+	// turns the lines name, by Redis URL: cleared before the group, so
+	// that a stream an earlier run left is not read as this one's.
+	live map[string][]string
 }
 
 var addrRe = regexp.MustCompile(`(?:localhost|127\.0\.0\.1|0\.0\.0\.0):(\d+)`)
@@ -234,7 +267,9 @@ var addrRe = regexp.MustCompile(`(?:localhost|127\.0\.0\.1|0\.0\.0\.0):(\d+)`)
 func (h *harness) needsOf(g docGroup) needs {
 	var n needs
 	set := map[int]bool{}
-	ownServe, ownTemporal := false, false
+	ownServe, ownTemporal, ownWorker := false, false, false
+	submitted := map[string]bool{} // session/turn of the durable runs so far
+	var redisURLs, turns []string
 	for _, l := range g.lines {
 		if l.skip != "" || l.ref {
 			continue
@@ -256,12 +291,29 @@ func (h *harness) needsOf(g docGroup) needs {
 		case k.durable:
 			set[7233] = true
 			n.temporal = n.temporal || !ownTemporal
-			ws := words(l.text)
-			if len(ws) > 1 && ws[1] == "approve" && !ownTemporal {
-				session, turn := flagValue(ws, "--session"), flagValue(ws, "--turn")
-				if session != "" && turn != "" && !placeholder.MatchString(turn) {
-					n.waiting = []string{session, turn}
+			ws := words(withoutComment(l.text))
+			ownWorker = ownWorker || k.worker
+			if u := flagValue(ws, "--redis"); strings.HasPrefix(u, "redis://") && !contains(redisURLs, u) {
+				redisURLs = append(redisURLs, u)
+			}
+			session, turn := flagValue(ws, "--session"), flagValue(ws, "--turn")
+			if session == "" || turn == "" || placeholder.MatchString(session) || placeholder.MatchString(turn) {
+				break
+			}
+			if !contains(turns, session+"/"+turn) {
+				turns = append(turns, session+"/"+turn)
+			}
+			if k.submit {
+				submitted[session+"/"+turn] = true
+				if !ownWorker && !ownTemporal {
+					n.worker = true
+					if n.redis == "" {
+						n.redis = flagValue(ws, "--redis")
+					}
 				}
+			}
+			if len(ws) > 1 && ws[1] == "approve" && !ownTemporal && !submitted[session+"/"+turn] {
+				n.waiting = []string{session, turn}
 			}
 		}
 		if !k.serve && (strings.Contains(l.text, "localhost:8080") || strings.Contains(l.text, "127.0.0.1:8080")) && !ownServe {
@@ -274,6 +326,16 @@ func (h *harness) needsOf(g docGroup) needs {
 		}
 	}
 	sort.Ints(n.ports)
+	for _, u := range redisURLs {
+		for _, st := range turns {
+			if n.live == nil {
+				n.live = map[string][]string{}
+			}
+			session, turn, _ := strings.Cut(st, "/")
+			// temporal.StreamKey(temporal.TurnWorkflowID(session, turn))
+			n.live[u] = append(n.live[u], "agcore:stream:agcore-turn/"+session+"/"+turn)
+		}
+	}
 	return n
 }
 
@@ -290,7 +352,7 @@ func flagValue(ws []string, name string) string {
 	return ""
 }
 
-func contains(ps []int, p int) bool {
+func contains[T comparable](ps []T, p T) bool {
 	for _, q := range ps {
 		if q == p {
 			return true
@@ -304,13 +366,14 @@ type lineKind struct {
 	serve, worker, temporalServer bool // long-running: started, exercised, stopped
 	chat                          bool // reads prompts from stdin: given one
 	durable                       bool // needs a Temporal server
+	submit                        bool // submits a durable turn (agcore run --temporal)
 	goCmd                         bool // compiles: a longer timeout
 	tools                         []string
 }
 
 func kindOf(text string) lineKind {
 	var k lineKind
-	segs := segments(words(text))
+	segs := segments(words(withoutComment(text)))
 	for _, s := range segs {
 		if len(s) == 0 {
 			continue
@@ -333,6 +396,7 @@ func kindOf(text string) lineKind {
 			for _, w := range s {
 				if w == "--temporal" || strings.HasPrefix(w, "--temporal=") {
 					k.durable = true
+					k.submit = k.submit || len(s) > 1 && s[1] == "run"
 				}
 			}
 		case "temporal":
@@ -397,6 +461,9 @@ func (h *harness) runGroup(t *testing.T, g docGroup, ht *helpTree) {
 			daemons[i].stop(t)
 		}
 	}()
+	if n.live != nil && os.Getenv("AGCORE_TEST_REDIS") != "" {
+		clearLive(t, n.live)
+	}
 	if n.temporal {
 		if !h.temporalReady(t) {
 			return
@@ -408,12 +475,18 @@ func (h *harness) runGroup(t *testing.T, g docGroup, ht *helpTree) {
 			return
 		}
 	}
-	if n.waiting != nil {
-		w := startDaemon(t, "agcore worker (for the commands below)", "agcore worker --provider openai", env, dir)
+	if n.worker || n.waiting != nil {
+		line := "agcore worker --provider openai"
+		if n.redis != "" {
+			line += " --redis " + n.redis
+		}
+		w := startDaemon(t, "agcore worker (for the commands below)", line, env, dir)
 		if !w.waitOutput(t, 30*time.Second) {
 			return
 		}
 		daemons = append(daemons, w)
+	}
+	if n.waiting != nil {
 		run := startDaemon(t, "a durable turn that waits for approval", fmt.Sprintf("agcore-temporal run --session %s --turn %s %q", n.waiting[0], n.waiting[1], approvalPrompt), env, dir)
 		run.exitOK = true // decided by the lines below, or interrupted
 		if !run.waitText(t, "waits for approval", 60*time.Second) {
@@ -429,7 +502,14 @@ func (h *harness) runGroup(t *testing.T, g docGroup, ht *helpTree) {
 		daemons = append(daemons, d)
 	}
 
-	for _, l := range g.lines {
+	// Durable runs that wait while the group's approve lines decide their
+	// calls (as in another terminal): they end after those lines.
+	type waitingRun struct {
+		l docLine
+		d *daemon
+	}
+	var waitingRuns []waitingRun
+	for i, l := range g.lines {
 		t.Run(lineName(l), func(t *testing.T) {
 			switch {
 			case l.skip != "":
@@ -464,10 +544,98 @@ func (h *harness) runGroup(t *testing.T, g docGroup, ht *helpTree) {
 				} else {
 					d.stop(t)
 				}
+			case k.submit:
+				// A durable run: it may wait for approval, so it runs in
+				// the background (as in a terminal of its own).
+				d := startDaemon(t, l.text, fmt.Sprintf("[ -f %[1]q ] && . %[1]q\n%[2]s", state, l.text), env, dir)
+				d.exitOK = true // finishRun checks its status
+				daemons = append(daemons, d)
+				if !decidedBelow(g.lines[i+1:], l.text) {
+					h.finishRun(t, d, 0, env, dir, state)
+				} else if d.waitText(t, "waits for approval", 60*time.Second) {
+					waitingRuns = append(waitingRuns, waitingRun{l, d})
+				}
 			default:
 				h.runLine(t, l.text, k, env, dir, state)
 			}
 		})
+	}
+	for _, r := range waitingRuns {
+		t.Run(lineName(r.l)+" (ends once decided)", func(t *testing.T) {
+			// The calls announced so far were the lines' to decide.
+			h.finishRun(t, r.d, len(announceRe.FindAllString(r.d.out.String(), -1)), env, dir, state)
+		})
+	}
+}
+
+// decidedBelow reports whether an agcore approve line among lines names
+// the turn the durable run line submits: the run waits for it.
+func decidedBelow(lines []docLine, run string) bool {
+	session, turn, ok := durableTurn(run)
+	if !ok {
+		return false
+	}
+	for _, l := range lines {
+		ws := words(withoutComment(l.text))
+		if l.skip == "" && len(ws) > 1 && ws[0] == "agcore" && ws[1] == "approve" && flagValue(ws, "--session") == session && flagValue(ws, "--turn") == turn {
+			return true
+		}
+	}
+	return false
+}
+
+// announceRe matches a durable run's announcement of a call that waits
+// for approval, with the command line that decides it.
+var announceRe = regexp.MustCompile(`waits for approval: (.*) \(or --deny\)`)
+
+// finishRun waits for a durable run to end with status 0. A call it
+// announces as waiting for approval, past the first handled ones, is
+// approved as the announcement says: the harness runs the command line
+// printed, as the user would in another terminal.
+func (h *harness) finishRun(t *testing.T, d *daemon, handled int, env []string, dir, state string) {
+	t.Helper()
+	within := 90 * time.Second
+	deadline := time.Now().Add(within)
+	for {
+		ms := announceRe.FindAllStringSubmatch(d.out.String(), -1)
+		for ; handled < len(ms); handled++ {
+			t.Logf("%s announced a call waiting for approval; running, as printed: %s", d.name, ms[handled][1])
+			h.runLine(t, ms[handled][1], lineKind{}, env, dir, state)
+		}
+		select {
+		case <-d.done:
+			if d.err != nil {
+				t.Errorf("failed (%v)\n$ %s\n%s", d.err, d.name, tail(d.out.String()))
+			}
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			d.kill()
+			t.Errorf("did not finish within %s\n$ %s\n%s", within, d.name, tail(d.out.String()))
+			return
+		}
+	}
+}
+
+// clearLive deletes the live-output streams keys names, by Redis URL
+// (only those keys: the database may be shared).
+func clearLive(t *testing.T, keys map[string][]string) {
+	t.Helper()
+	for u, ks := range keys {
+		opt, err := redis.ParseURL(u)
+		if err != nil {
+			t.Errorf("clearing the live output of %v: %v", ks, err)
+			continue
+		}
+		rdb := redis.NewClient(opt)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err = rdb.Del(ctx, ks...).Err()
+		cancel()
+		rdb.Close()
+		if err != nil {
+			t.Errorf("clearing the live output %v at %s: %v", ks, u, err)
+		}
 	}
 }
 
@@ -791,8 +959,17 @@ func exerciseServe(t *testing.T, addr, token string) {
 }
 
 // approvalPrompt is the prompt of the turn the harness starts for agcore
-// approve's examples: the fake model answers it with a write_file call.
+// approve's examples.
 const approvalPrompt = "Write notes.md (a call that waits for approval)"
+
+// approvalCalls are the prompts the fake model answers with a write_file
+// call (which waits for approval), when write_file is offered: the
+// harness's own turn for agcore approve's examples, and the documented
+// durable turns.
+var approvalCalls = map[string]call{
+	approvalPrompt:            {id: "call_1", name: "write_file", args: `{"path":"notes.md","content":"notes"}`},
+	"Tidy the notes in docs/": {id: "call_1", name: "write_file", args: `{"path":"docs/notes.md","content":"# Notes\n\n- One.\n- Two.\n"}`},
+}
 
 // fakeProviders answers every provider's wire format with a short answer:
 // Chat Completions, the Responses API, Anthropic Messages and Gemini, each
@@ -809,13 +986,27 @@ func fakeProviders(t *testing.T) http.Handler {
 				Role    string `json:"role"`
 				Content any    `json:"content"`
 			} `json:"messages"`
+			Tools []struct {
+				Function struct {
+					Name string `json:"name"`
+				} `json:"function"`
+			} `json:"tools"`
 		}
 		json.Unmarshal(raw, &body)
-		// The turn the harness starts for agcore approve's examples
-		// calls write_file, which waits for approval.
-		if n := len(body.Messages); n > 0 && body.Messages[n-1].Role == "user" && strings.Contains(fmt.Sprint(body.Messages[n-1].Content), approvalPrompt) {
-			openaiReply(turn{calls: []call{{id: "call_1", name: "write_file", args: `{"path":"notes.md","content":"notes"}`}}, in: 12, out: 8})(w, r)
-			return
+		// The turns of approvalCalls call write_file, which waits for
+		// approval; once it is decided (the last message is its
+		// result), the answer is text.
+		offered := false
+		for _, tl := range body.Tools {
+			offered = offered || tl.Function.Name == "write_file"
+		}
+		if n := len(body.Messages); n > 0 && offered && body.Messages[n-1].Role == "user" {
+			for prompt, c := range approvalCalls {
+				if strings.Contains(fmt.Sprint(body.Messages[n-1].Content), prompt) {
+					openaiReply(turn{calls: []call{c}, in: 12, out: 8})(w, r)
+					return
+				}
+			}
 		}
 		p := r.URL.Path
 		switch {

@@ -35,7 +35,9 @@ import (
 //     synopsis): checked as references;
 //   - every line of every command's Examples, walking the command tree
 //     through `agcore help ...`; each runs on its own, in a project
-//     directory of its own.
+//     directory of its own, but an example that submits the same durable
+//     turn as the one before it (--session and --turn: it attaches to that
+//     turn) runs after it, in the same environment.
 //
 // Exclusions are explicit: an HTML comment `<!-- readme-test: skip: REASON -->`
 // on the line before a fenced block excludes the block, and the table
@@ -52,7 +54,15 @@ import (
 // address (Ollama's and vLLM's default ports) are fakes listening there.
 // Long-running commands (agcore serve, agcore worker, temporal server
 // start-dev) are started, waited for, exercised, and stopped with SIGINT,
-// and must exit cleanly.
+// and must exit cleanly. A durable run (agcore run --temporal) runs in the
+// background, as in a terminal of its own: when agcore approve lines
+// below it name its turn, they run once it waits for approval; otherwise
+// a call it announces is approved with the command line it printed; it
+// must then exit 0. A group that submits durable turns and starts no
+// worker gets one (agcore worker --provider openai), and the live-output
+// streams in Redis of the turns a group names are cleared before it runs.
+// README blocks run in the clone, but a block that starts a worker runs
+// in a project directory (the worker's file tools write there).
 
 // excluded lists documented lines that are not run, with the reason. Keep
 // it short: a line that can run here should.
@@ -61,8 +71,6 @@ var excluded = map[string]string{
 	"go install github.com/agcore/agcore/temporal/cmd/agcore-temporal@latest":                  "installs the published agcore-temporal from the module proxy; the harness builds it from temporal/ and puts it on PATH instead",
 	"cd bench && go run ./cmd/benchtable":                                                      "the peer benchmark table takes 3-5 minutes; .ci/run runs the bench module's quick test",
 	`eval "$(.ci/openai-node-setup.sh)"`:                                                       "CI's own setup step; .ci/run runs it before the tests",
-	"agcore approve --session work --turn TURN":                                                "TURN stands for the id of a turn that waits on a call, and the run above waits on none (the fake model calls no tool); agcore approve's --help examples run against a turn that waits on call_1",
-	"agcore approve --session work --turn TURN call_1":                                         "TURN stands for the id of a turn that waits on a call, and the run above waits on none (the fake model calls no tool); agcore approve's --help examples run against a turn that waits on call_1",
 	"agcore worker --temporal temporal.internal:7233 --task-queue agents --provider anthropic": "names a Temporal server on another host (temporal.internal); the example before it runs a worker against the local one",
 }
 
@@ -106,8 +114,17 @@ func TestDocumentedCommands(t *testing.T) {
 	help := h.helpTree(t)
 	groups := readmeGroups(string(readme))
 	for _, path := range help.paths() {
+		prev := ""
 		for _, ex := range help.nodes[path].examples {
-			groups = append(groups, docGroup{name: strings.TrimSpace("help/agcore " + path), lines: []docLine{{text: ex, skip: excluded[ex]}}})
+			l := docLine{text: ex, skip: excluded[ex]}
+			if prev != "" && attaches(prev, ex) {
+				// It attaches to the turn the example before it runs:
+				// they run in order, in one environment.
+				groups[len(groups)-1].lines = append(groups[len(groups)-1].lines, l)
+			} else {
+				groups = append(groups, docGroup{name: strings.TrimSpace("help/agcore " + path), lines: []docLine{l}})
+			}
+			prev = ex
 		}
 	}
 	var skipped []string
@@ -158,6 +175,11 @@ func readmeGroups(readme string) []docGroup {
 			for _, c := range shellCommands(body, start+1) {
 				c.skip = firstNonEmpty(skipNext, excluded[withoutComment(c.text)], excludedByRule(withoutComment(c.text)))
 				g.lines = append(g.lines, c)
+				if c.skip == "" && kindOf(c.text).worker {
+					// Its file tools work in --root (.), and the turns
+					// may write: not in the clone.
+					g.inRepo = false
+				}
 			}
 			groups = append(groups, g)
 		case "":
@@ -493,6 +515,9 @@ type helpNode struct {
 type helpTree struct {
 	mu    sync.Mutex
 	nodes map[string]*helpNode
+	// forwarded is the help of the agcore-temporal command an agcore
+	// command runs (agcore worker --help, with agcore-temporal on PATH).
+	forwarded func(t *testing.T, path string) string
 }
 
 func (ht *helpTree) paths() []string {
@@ -538,25 +563,39 @@ func parseHelp(text string) *helpNode {
 }
 
 // checkReference checks that a reference to a command (a synopsis line or
-// an inline mention) names a command that exists, with flags it has.
+// an inline mention) names a command that exists, with flags it has. The
+// word after a flag that takes a value is its value (--max-result-bytes
+// -1). The flags of a command that runs agcore-temporal with its own
+// arguments (agcore worker, agcore approve) are agcore-temporal's.
 func checkReference(t *testing.T, ht *helpTree, text string) {
 	t.Helper()
 	ws := words(text)
 	path := ""
 	node := ht.nodes[""]
-	for _, w := range ws[1:] {
-		w = strings.Trim(w, "[]")
+	flags := node.text
+	for i := 1; i < len(ws); i++ {
+		w := strings.Trim(ws[i], "[]")
 		switch {
 		case w == "" || w == "flags" || placeholder.MatchString(w):
 		case strings.HasPrefix(w, "-"):
-			name := strings.SplitN(w, "=", 2)[0]
-			if !regexp.MustCompile(`(?m)(^|[\s,])` + regexp.QuoteMeta(name) + `\b`).MatchString(node.text) {
-				t.Errorf("%q: agcore %s has no flag %s (see agcore help %s)", text, path, name, path)
+			name, _, inline := strings.Cut(w, "=")
+			found, value := flagSpec(flags, name)
+			if !found && !regexp.MustCompile(`(?m)(^|[\s,])`+regexp.QuoteMeta(name)+`\b`).MatchString(flags) {
+				t.Errorf("%q: agcore %s has no flag %s (see agcore %s --help)", text, path, name, path)
+			}
+			if value && !inline {
+				i++ // its value, whatever it looks like
 			}
 		default:
 			next := strings.TrimSpace(path + " " + w)
 			if n, ok := ht.nodes[next]; ok {
-				node, path = n, next
+				node, path, flags = n, next, n.text
+				if forwardRe.MatchString(n.text) {
+					if ht.forwarded == nil {
+						t.Fatalf("%q: agcore %s runs agcore-temporal, whose help is not available here", text, next)
+					}
+					flags = ht.forwarded(t, next)
+				}
 				continue
 			}
 			if len(node.subs) > 0 {
@@ -565,6 +604,50 @@ func checkReference(t *testing.T, ht *helpTree, text string) {
 			}
 		}
 	}
+}
+
+// forwardRe matches the help of an agcore command that runs an
+// agcore-temporal command with the same arguments (worker, approve).
+var forwardRe = regexp.MustCompile(`runs agcore-temporal \w+ with the same arguments`)
+
+// flagSpec finds flag name (--long or -s) in the Flags section of a help
+// text, and whether it takes a value ("--tools string", not "--deny").
+func flagSpec(help, name string) (found, value bool) {
+	var re *regexp.Regexp
+	if strings.HasPrefix(name, "--") {
+		re = regexp.MustCompile(`(?m)^\s+(?:-\w, )?` + regexp.QuoteMeta(name) + `(?: (\S+))?(?:\s{2,}|$)`)
+	} else {
+		re = regexp.MustCompile(`(?m)^\s+` + regexp.QuoteMeta(name) + `, --[\w-]+(?: (\S+))?(?:\s{2,}|$)`)
+	}
+	m := re.FindStringSubmatch(help)
+	if m == nil {
+		return false, false
+	}
+	return true, m[1] != ""
+}
+
+// durableTurn is the --session and --turn of a line that submits a
+// durable turn (agcore run --temporal), if it names both.
+func durableTurn(text string) (session, turn string, ok bool) {
+	for _, s := range segments(words(withoutComment(text))) {
+		if len(s) < 2 || s[0] != "agcore" || s[1] != "run" || flagValue(s, "--temporal") == "" {
+			continue
+		}
+		session, turn = flagValue(s, "--session"), flagValue(s, "--turn")
+		if session != "" && turn != "" && !placeholder.MatchString(session) && !placeholder.MatchString(turn) {
+			return session, turn, true
+		}
+	}
+	return "", "", false
+}
+
+// attaches reports whether a --help example submits the same durable turn
+// as the example before it: it attaches to that turn, so the two run in
+// order in one environment.
+func attaches(prev, ex string) bool {
+	s1, t1, ok1 := durableTurn(prev)
+	s2, t2, ok2 := durableTurn(ex)
+	return ok1 && ok2 && s1 == s2 && t1 == t2
 }
 
 // The extraction finds what the README shows, as a reader would copy it.
@@ -604,5 +687,20 @@ func TestDocumentedCommandsExtraction(t *testing.T) {
 	}
 	if got := withoutComment(`go install x@latest   # next to agcore`); got != "go install x@latest" {
 		t.Errorf("withoutComment: %q", got)
+	}
+	workerHelp := "Flags:\n      --blobs string           claim-check store\n  -h, --help   help\n      --deny   deny\n      --max-result-bytes int   cut\n  -m, --model string   model id\n"
+	for name, want := range map[string][2]bool{"--blobs": {true, true}, "--deny": {true, false}, "--max-result-bytes": {true, true}, "-m": {true, true}, "--model": {true, true}, "-1": {false, false}, "--max": {false, false}} {
+		if found, value := flagSpec(workerHelp, name); found != want[0] || value != want[1] {
+			t.Errorf("flagSpec(%s) = %v, %v; want %v, %v", name, found, value, want[0], want[1])
+		}
+	}
+	ht.nodes["worker"] = &helpNode{text: "worker runs agcore-temporal worker with the same arguments: …\n\nFlags:\n  -h, --help   help for worker\n"}
+	ht.forwarded = func(*testing.T, string) string { return workerHelp }
+	checkReference(t, ht, "agcore worker --max-result-bytes -1 --blobs DIR -m x")
+	if got := attaches(`agcore run --temporal 127.0.0.1:7233 --session work --turn t1 "Hi"`, `agcore run --temporal 127.0.0.1:7233 --session work --turn t1 "Hi"   # attach`); !got {
+		t.Error("a run of the same --session and --turn does not attach")
+	}
+	if attaches(`agcore approve --session work --turn t1`, `agcore approve --session work --turn t1 call_1`) {
+		t.Error("approve examples attach")
 	}
 }
