@@ -123,6 +123,12 @@ func (mc Microcompact) forIncremental() Strategy {
 	if mc.Step <= 0 {
 		mc.Step = 1
 	}
+	if mc.MinFree == 0 {
+		// Incremental compresses only a view that no longer fits, whose
+		// results cleared earlier stay cleared: whatever is left to
+		// clear is worth clearing before anything is dropped.
+		mc.MinFree = -1
+	}
 	return mc
 }
 

@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -25,6 +26,9 @@ type record struct {
 	messages []llm.Message // decoded from the storage JSON, so normalized as a durable store would
 	hashes   []uint64      // session.StoredMessageHash of each message's storage JSON
 	turnIDs  map[string]struct{}
+	// compaction is the last turn's compaction view (decoded from its
+	// storage JSON); nil when none was stored.
+	compaction *session.Compaction
 }
 
 var _ session.Store = (*Store)(nil)
@@ -66,8 +70,12 @@ func (s *Store) Load(ctx context.Context, id string) (*session.Session, error) {
 	sess := r.totals.Session(id, nil)
 	n := len(r.messages)
 	msgs, hashes := r.messages[:n:n], r.hashes[:n:n]
+	comp := r.compaction
 	s.mu.RUnlock()
 
+	if comp != nil {
+		sess.Compaction = &session.Compaction{Upto: comp.Upto, Messages: stored.CloneMessages(comp.Messages)}
+	}
 	sess.Messages = stored.CloneMessages(msgs)
 	sess.SetMessageHashes(msgs, hashes)
 	return sess, nil
@@ -91,6 +99,20 @@ func (s *Store) Append(ctx context.Context, id string, turn session.Turn) error 
 		return fmt.Errorf("memstore: append to %q: %w", id, err)
 	}
 	hashes := stored.Hashes(tr.Messages)
+	var comp *session.Compaction
+	if c := turn.Compaction; c != nil {
+		raws := make([]json.RawMessage, len(c.Messages))
+		for i := range c.Messages {
+			if raws[i], err = json.Marshal(c.Messages[i]); err != nil {
+				return fmt.Errorf("memstore: append to %q: compaction message %d: %w", id, i, err)
+			}
+		}
+		cm, err := stored.DecodeMessages(raws)
+		if err != nil {
+			return fmt.Errorf("memstore: append to %q: %w", id, err)
+		}
+		comp = &session.Compaction{Upto: c.Upto, Messages: cm}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.sessions[id]
@@ -105,6 +127,9 @@ func (s *Store) Append(ctx context.Context, id string, turn session.Turn) error 
 	r.messages = append(r.messages, msgs...)
 	r.hashes = append(r.hashes, hashes...)
 	r.totals.Add(tr)
+	if comp != nil {
+		r.compaction = comp
+	}
 	return nil
 }
 
