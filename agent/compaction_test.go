@@ -37,7 +37,7 @@ func (m *scriptModel) Info() llm.ModelInfo { return m.info }
 
 func (m *scriptModel) Generate(_ context.Context, req *llm.Request) (*llm.Response, error) {
 	data, err := json.Marshal(struct {
-		Messages []llm.Message       `json:"messages"`
+		Messages []llm.Message        `json:"messages"`
 		Tools    []llm.ToolDefinition `json:"tools"`
 	}{req.Messages, req.Tools})
 	if err != nil {
