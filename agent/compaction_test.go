@@ -206,3 +206,66 @@ func testCompactionAcrossProcesses(t *testing.T, info llm.ModelInfo) {
 		}
 	}
 }
+
+// TestCompactionLongSession plays 200 turns of the script through an
+// agent over a store, with the default policy and with the naive
+// baseline (drop the oldest whole turns until the request fits), and
+// checks that the default shares at least as much of its input with the
+// previous request while keeping at least as much of the conversation
+// (the mean fraction of the turns' questions still in a request, from the
+// first compressed request on).
+func TestCompactionLongSession(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("200 turns: runs without -short and -race")
+	}
+	t.Parallel()
+	const turns = 200
+	info := llm.ModelInfo{Provider: "sim", Name: "sim", ContextWindow: 24000}
+	play := func(strategy compact.Strategy) (cacheshare.Result, float64) {
+		m := &scriptModel{info: info}
+		a := scriptAgent(t, m, memstore.New(), &compact.Policy{Strategy: strategy})
+		for turn := 1; turn <= turns; turn++ {
+			m.turn = turn
+			resp, err := a.Run(context.Background(), []llm.Message{llm.UserText(cacheshare.Question(turn))}, &agent.RunOptions{SessionID: "s"})
+			if err != nil {
+				t.Fatalf("turn %d: %v", turn, err)
+			}
+			if err := resp.PersistErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		meter := &cacheshare.Meter{Budget: info.InputBudget()}
+		keptSum, keptN := 0.0, 0
+		for i, req := range m.sent {
+			meter.Add(fmt.Sprintf("turn %d", i/2+1), cacheshare.Request{Messages: req.Messages, Tools: req.Tools})
+			if meter.Result().Compactions == 0 {
+				continue
+			}
+			present := map[string]bool{}
+			for _, msg := range req.Messages {
+				if msg.Role == llm.RoleUser {
+					present[msg.Text()] = true
+				}
+			}
+			kept := 0
+			for turn := 1; turn <= i/2+1; turn++ {
+				if present[cacheshare.Question(turn)] {
+					kept++
+				}
+			}
+			keptSum += float64(kept) / float64(i/2+1)
+			keptN++
+		}
+		return meter.Result(), keptSum / float64(max(keptN, 1))
+	}
+	def, defKept := play(nil)
+	naive, naiveKept := play(cacheshare.DropOldestTurns{})
+	for _, v := range append(def.Violations, naive.Violations...) {
+		t.Error(v)
+	}
+	t.Logf("%d turns: default share %.3f (%d breaks, kept %.3f); naive drop-oldest share %.3f (%d breaks, kept %.3f)",
+		turns, def.Share(), def.Compactions, defKept, naive.Share(), naive.Compactions, naiveKept)
+	if def.Share() < naive.Share() || defKept < naiveKept {
+		t.Errorf("the default shares %.3f and keeps %.3f; the naive baseline %.3f and %.3f", def.Share(), defKept, naive.Share(), naiveKept)
+	}
+}
