@@ -34,7 +34,9 @@ const placeholderPrefix = "[tool result cleared to save context: "
 // reuses its last result until it no longer fits, a step only leaves up to
 // Step-1 more messages to send afresh at the next compression, so there a
 // Microcompact whose Step is left at zero uses 1: it clears every result
-// before the last KeepRecent messages.
+// before the last KeepRecent messages; and one whose MinFree is left at
+// zero clears any amount (Incremental compresses a view that no longer
+// fits, whose earlier results are already cleared).
 //
 // The zero value uses the defaults. A Microcompact is stateless and safe
 // for concurrent use.
