@@ -20,8 +20,11 @@
 //     messages and tools (or replace the messages gathered so far). A
 //     provider that fails is skipped, logged and reported to OnError. The
 //     request is one system message (the agent's instructions, then the
-//     providers', blank-line separated), the session's stored history, the
-//     providers' messages and the caller's messages; every other
+//     providers', blank-line separated), the session's view of its history
+//     (Store.LoadView: its stored compaction, what the last compressed
+//     request sent, then the messages after it; the whole history when
+//     nothing was compressed), the providers' messages and the caller's
+//     messages; every other
 //     system-role message (from providers, callers or an in-memory
 //     session's history) is dropped: per-run instructions go through
 //     RunOptions.Instructions. The tools are the agent's, then the run's,
@@ -36,7 +39,13 @@
 //     run id.
 //  3. Post-invocation. When the stream ends, each provider's Invoked is
 //     called, then the caller's messages and the turn's transcript are
-//     appended to the session as one atomic turn keyed by the run id.
+//     appended to the session as one atomic turn keyed by the run id,
+//     with, when the turn's last request was compressed, what it sent
+//     (Turn.Compaction, see session.Session.NextCompaction): the next
+//     turn, in this process or any other over the store, starts from that
+//     view and sends what one long-lived agent would. What the budget
+//     policy's strategy remembers during a run (compact.State) belongs to
+//     the run. The stored history stays whole (Store.Load).
 //     Persistence errors never break the stream; they are logged, sent to
 //     OnError and returned by [Response.PersistErr].
 //

@@ -31,6 +31,16 @@ type run struct {
 	inv         *Invocation
 	req         *llm.Request
 	model       llm.Model // this run's pipeline: the tool loop with the run's tools over the agent's
+
+	// What the run's compaction needs (runs with a session): the
+	// request's leading instructions (0 or 1 message), the context
+	// providers' messages, and the last model request before and after
+	// the budget policy (a run's steps are sequential).
+	head     int
+	provided []llm.Message
+	state    *compact.State
+	lastIn   *llm.Request
+	lastSent *llm.Request
 }
 
 // prepare is the pre-invocation phase: it takes the session, asks the
@@ -77,15 +87,19 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 
 	var history []llm.Message
 	if r.sess != nil {
-		// The agent never stores a system message, but a caller's
-		// in-memory session may hold one: there is one system message.
-		history = dropSystem(r.sess.Messages)
+		// The session's view: its compaction's messages (what the last
+		// compressed request sent), then the history after it. The agent
+		// never stores a system message, but a caller's in-memory session
+		// may hold one: there is one system message.
+		history = r.sess.RequestHistory()
 	}
 	providerMsgs = dropSystem(providerMsgs)
 	full := make([]llm.Message, 0, 1+len(history)+len(providerMsgs)+len(r.input))
 	if len(instructions) > 0 {
 		full = append(full, llm.SystemText(strings.Join(instructions, "\n\n")))
+		r.head = 1
 	}
+	r.provided = providerMsgs
 	full = append(full, history...)
 	full = append(full, providerMsgs...)
 	full = append(full, r.input...)
@@ -105,9 +119,13 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 	// compression.
 	var next llm.Model = a.model
 	if r.sess != nil {
-		next = &recorder{Model: next, run: r}
+		next = compact.Guard(a.policy)(&recorder{Model: next, run: r})
+		next = &stepRecorder{Model: next, run: r}
+		r.state = &compact.State{}
+	} else {
+		next = compact.Guard(a.policy)(next)
 	}
-	r.model = middleware.NewToolLoop(compact.Guard(a.policy)(next), middleware.ToolLoop{
+	r.model = middleware.NewToolLoop(next, middleware.ToolLoop{
 		Tools:    tools,
 		MaxSteps: a.cfg.MaxSteps,
 		Invoker:  a.inv,
@@ -138,6 +156,7 @@ type recorder struct {
 }
 
 func (rc *recorder) touch(ctx context.Context, req *llm.Request) {
+	rc.run.lastSent = req
 	if rc.done {
 		return
 	}
@@ -157,6 +176,80 @@ func (rc *recorder) Generate(ctx context.Context, req *llm.Request) (*llm.Respon
 func (rc *recorder) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
 	rc.touch(ctx, req)
 	return rc.Model.Stream(ctx, req)
+}
+
+// stepRecorder keeps the last request of a run's tool loop as it enters
+// the budget policy (what recorder keeps is what left it).
+type stepRecorder struct {
+	llm.Model
+	run *run
+}
+
+func (sr *stepRecorder) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	sr.run.lastIn = req
+	return sr.Model.Generate(ctx, req)
+}
+
+func (sr *stepRecorder) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	sr.run.lastIn = req
+	return sr.Model.Stream(ctx, req)
+}
+
+// compaction returns the compaction the run leaves (see
+// session.Session.NextCompaction), built from its last model request as
+// it entered and left the budget policy; nil when that request was sent
+// as it was, or when it cannot be expressed as a view of the history
+// (a compression changed the instructions or a context provider's
+// messages, or the loop's transcript is not what the turn stores).
+func (r *run) compaction(transcript []llm.Message) *session.Compaction {
+	in, sent := r.lastIn, r.lastSent
+	if in == nil || sent == nil || in == sent || len(in.Messages) < len(r.req.Messages) {
+		return nil
+	}
+	steps := in.Messages[len(r.req.Messages):] // the transcript before the last request
+	if len(steps) > len(transcript) {
+		return nil
+	}
+	for i := range steps {
+		if !steps[i].Equal(transcript[i]) {
+			return nil
+		}
+	}
+	msgs := sent.Messages
+	if r.head > 0 {
+		if len(msgs) == 0 || !msgs[0].Equal(r.req.Messages[0]) {
+			return nil
+		}
+		msgs = msgs[r.head:]
+	}
+	if n := len(r.provided); n > 0 {
+		at := -1
+		for i := len(msgs) - n; i >= 0 && at < 0; i-- {
+			if sameRun(msgs[i:i+n], r.provided) {
+				at = i
+			}
+		}
+		if at < 0 {
+			return nil
+		}
+		msgs = append(msgs[:at:at], msgs[at+n:]...)
+	}
+	turn := make([]llm.Message, 0, len(r.input)+len(steps))
+	turn = append(append(turn, r.input...), steps...)
+	return r.sess.NextCompaction(msgs, turn)
+}
+
+// sameRun reports whether a and b hold equal messages.
+func sameRun(a, b []llm.Message) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].Equal(b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // openSession resolves the run's session, waits for earlier runs on it to
@@ -186,7 +279,8 @@ func (r *run) openSession(ctx context.Context) error {
 	case opts.Session != nil:
 		r.sess = opts.Session.Clone()
 	case r.store() != nil:
-		s, err := r.store().Load(ctx, opts.SessionID)
+		// The view is enough: the compaction and the messages after it.
+		s, err := r.store().LoadView(ctx, opts.SessionID)
 		if errors.Is(err, session.ErrNotFound) {
 			s, err = &session.Session{ID: opts.SessionID}, nil
 		}

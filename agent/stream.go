@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync/atomic"
 
+	"github.com/agcore/agcore/compact"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/session"
 )
@@ -120,7 +121,14 @@ func (s *Stream) run(yield func(Update, error) bool) {
 
 	conv := converter{agent: a.cfg.Name, runID: r.id}
 	var final *llm.Response
-	for ev, err := range r.model.Stream(ctx, r.req) {
+	mctx := ctx
+	if r.state != nil {
+		// What the budget policy's strategy remembers within the run
+		// (compact.Incremental) belongs to the run: the run starts from
+		// the session's stored view, not from a process's memory.
+		mctx = compact.WithState(ctx, r.state)
+	}
+	for ev, err := range r.model.Stream(mctx, r.req) {
 		if err != nil {
 			over = true
 			s.fail(ctx, r, err)
@@ -241,6 +249,9 @@ func (r *run) persist(ctx context.Context, resp *Response) error {
 		Hashes:   r.sess.Hashes,
 		Time:     a.now(),
 		Model:    resp.Model,
+		// What the last request sent, when it was compressed: the next
+		// turn, in any process, continues from it.
+		Compaction: r.compaction(resp.Messages),
 	}
 	if resp.CostKnown {
 		turn.CostUSD = resp.CostUSD

@@ -108,11 +108,34 @@
 // prefix that stays byte-identical between compressions, so most requests
 // hit the cache (in the 200-turn test session on a 32k budget, 92% of
 // requests extend the previous one with Incremental, 79% to 87% without).
+//
+// # Compaction across processes
+//
+// What [Incremental] remembers (the input it last compressed and what it
+// sent) is kept, for a request whose context carries a [State]
+// ([WithState]), in that State instead of the Incremental's per-process
+// memory. The agent gives every run with a session a fresh State and
+// starts the run from the view its session stored with the last
+// compressed turn (session.Compaction: the messages the last compressed
+// request sent, in place of the history before a boundary); the run
+// returns the view its own last request sent, stored atomically with the
+// turn. So the next turn, in this process or another (a new `agcore run`
+// per turn, a replica of agcore serve, a Temporal worker), sends exactly
+// what one long-lived process would, and a compression works on that
+// view (the previous result plus the new messages), never on the whole
+// history afresh. Package conversation keeps the view as its history;
+// a bare [Guard] without a State (a stateless server resent the whole
+// history each time) uses the Incremental's own memory, with the same
+// results.
+//
 // BenchmarkCacheShare and examples/cacheshare measure the share of input
 // tokens a prompt cache could serve on a 24k-token window: with the
 // default, about 0.91 over 30 turns and 0.90 over 200, against 0.67 and
 // 0.60 for dropping the oldest turns to fit, while keeping more of the
-// conversation. A strategy
+// conversation. The same session run as 30 separate `agcore run`
+// processes over one SQLite store scores the same (cmd/agcore's
+// TestCompactionAcrossProcesses: 0.90), where every process compressing
+// the whole history afresh scored 0.77. A strategy
 // that removed the exact minimum would keep a little more context but pay
 // full price for the whole conversation on every request. [Report.KeptPrefix]
 // and [Report.BreaksPrefix] tell how much of the input a compression kept;

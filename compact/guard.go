@@ -30,10 +30,11 @@ import (
 // is not compressed again. What the tool loop records, and the agent
 // persists, is the full transcript: only what is sent shrinks.
 //
-// The default strategy ([Incremental]) keeps what it remembers per
-// conversation (told apart by the messages up to the first user message)
-// and extends a previous result only when its next input starts with
-// exactly the previous input, so one guard serves any number of
+// The default strategy ([Incremental]) keeps what it remembers in the
+// [State] a request's context carries (the agent gives each run one), or
+// else per conversation (told apart by the messages up to the first user
+// message), and extends a previous result only when its next input starts
+// with exactly the previous input, so one guard serves any number of
 // conversations, concurrently.
 func Guard(p *Policy) func(llm.Model) llm.Model {
 	if p == nil {

@@ -27,9 +27,10 @@ type incrementalTuner interface {
 // the result it sent. When the next input is that input plus new messages,
 // it sends the previous result plus the new messages, unchanged, for as
 // long as that fits the budget, so each request extends the last one byte
-// for byte. Only when it no longer fits does it run the strategy on the
-// whole history again, aiming at LowWater of the budget so that the
-// conversation can grow for a while before the next compression.
+// for byte. Only when it no longer fits does it run the strategy again, on
+// that view (the previous result and the new messages), aiming at LowWater
+// of the budget so that the conversation can grow for a while before the
+// next compression.
 //
 // The strategies of this package know when Incremental runs them and cut
 // for it: a [Pipeline] passes this on to its members, and a [Microcompact]
@@ -45,12 +46,20 @@ type incrementalTuner interface {
 // once every (1−LowWater)×budget tokens of growth instead of on every
 // request.
 //
-// Conversations are told apart by their messages up to the first user
-// message, and a result is extended only when the new input starts with
-// exactly the previous input. An Incremental is safe for concurrent use
-// by many conversations; use it through a pointer.
+// What Incremental remembers lives, for a conversation whose requests
+// carry a [State] in their context ([WithState]), in that State: an agent
+// gives each run one, so that what a run compressed is stored with its
+// session and the next run, in any process, starts from that view (see
+// [State]). Without one, Incremental remembers in its own memory, per
+// process: conversations are then told apart by their messages up to the
+// first user message, and a result is extended only when the new input
+// starts with exactly the previous input. Either way, a compression that
+// follows an extended result works on that result plus the new messages
+// (the view that was being sent), not on the whole history, so both ways
+// send the same requests. An Incremental is safe for concurrent use by
+// many conversations; use it through a pointer.
 type Incremental struct {
-	// Strategy compresses the whole history when needed. Required.
+	// Strategy compresses the view when needed. Required.
 	Strategy Strategy
 	// LowWater is the share of the budget a fresh compression aims for
 	// (default [DefaultLowWater]); if the strategy cannot reach it, the
@@ -90,24 +99,39 @@ func (c *Incremental) CompressReport(ctx context.Context, msgs []llm.Message, bu
 		out, rep := unchanged(name, msgs, total)
 		return out, rep, nil
 	}
-	key := conversationKey(msgs)
-	c.mu.Lock()
-	prev := c.convs[key]
-	c.mu.Unlock()
+	st := StateFrom(ctx)
+	var key uint64
+	var prev *incremental
+	if st != nil {
+		prev = st.get()
+	} else {
+		key = conversationKey(msgs)
+		c.mu.Lock()
+		prev = c.convs[key]
+		c.mu.Unlock()
+	}
+	remember := func(e *incremental) {
+		if st != nil {
+			st.set(e)
+		} else {
+			c.remember(key, e)
+		}
+	}
 
 	var h maphash.Hash
 	h.SetSeed(hashSeed)
+	input, kept := msgs, len(msgs)
 	if prev != nil && len(msgs) >= prev.inputLen {
 		for i := range prev.inputLen {
 			hashMessage(&h, &msgs[i])
 		}
 		if h.Sum64() == prev.inputHash {
 			cand := append(append(make([]llm.Message, 0, len(prev.output)+len(msgs)-prev.inputLen), prev.output...), msgs[prev.inputLen:]...)
+			for i := prev.inputLen; i < len(msgs); i++ {
+				hashMessage(&h, &msgs[i])
+			}
 			if n := counter.CountMessages(cand); n <= budget && ValidatePairing(cand) == nil {
-				for i := prev.inputLen; i < len(msgs); i++ {
-					hashMessage(&h, &msgs[i])
-				}
-				c.remember(key, &incremental{inputLen: len(msgs), inputHash: h.Sum64(), output: cand, kept: prev.kept})
+				remember(&incremental{inputLen: len(msgs), inputHash: h.Sum64(), output: cand, kept: prev.kept})
 				return cand, Report{
 					Strategy: name, TokensBefore: total, TokensAfter: n,
 					MessagesBefore: len(msgs), MessagesAfter: len(cand),
@@ -115,8 +139,20 @@ func (c *Incremental) CompressReport(ctx context.Context, msgs []llm.Message, bu
 					Detail: fmt.Sprintf("extended the previous result by %d messages", len(msgs)-prev.inputLen),
 				}, nil
 			}
+			// The view no longer fits: compress it, the previous result
+			// and the new messages, rather than the whole history.
+			input, kept = cand, prev.kept
+		} else {
+			h.Reset()
+			h.SetSeed(hashSeed)
+			for i := range msgs {
+				hashMessage(&h, &msgs[i])
+			}
 		}
-		h.Reset()
+	} else {
+		for i := range msgs {
+			hashMessage(&h, &msgs[i])
+		}
 	}
 
 	if c.Strategy == nil {
@@ -130,20 +166,19 @@ func (c *Incremental) CompressReport(ctx context.Context, msgs []llm.Message, bu
 	if low <= 0 || low > 1 {
 		low = DefaultLowWater
 	}
-	out, rep, err := Apply(ctx, strategy, msgs, max(1, int(float64(budget)*low)), counter)
+	out, rep, err := Apply(ctx, strategy, input, max(1, int(float64(budget)*low)), counter)
 	if err != nil || rep.TokensAfter > budget {
 		if ctx.Err() != nil {
 			return nil, Report{Strategy: name}, ctx.Err()
 		}
-		out, rep, err = Apply(ctx, strategy, msgs, budget, counter)
+		out, rep, err = Apply(ctx, strategy, input, budget, counter)
 	}
 	if err != nil {
 		return out, rep, err
 	}
-	for i := range msgs {
-		hashMessage(&h, &msgs[i])
-	}
-	c.remember(key, &incremental{inputLen: len(msgs), inputHash: h.Sum64(), output: out, kept: rep.KeptPrefix})
+	rep.TokensBefore, rep.MessagesBefore = total, len(msgs)
+	rep.KeptPrefix = min(rep.KeptPrefix, kept)
+	remember(&incremental{inputLen: len(msgs), inputHash: h.Sum64(), output: out, kept: rep.KeptPrefix})
 	return out, rep, nil
 }
 
@@ -156,7 +191,8 @@ func (c *Incremental) remember(key uint64, st *incremental) {
 	c.convs[key] = st
 }
 
-// Forget drops what c remembers, so the next call compresses afresh.
+// Forget drops what c remembers in its own memory, so the next call
+// without a [State] compresses afresh.
 func (c *Incremental) Forget() {
 	c.mu.Lock()
 	defer c.mu.Unlock()

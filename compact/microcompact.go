@@ -34,7 +34,9 @@ const placeholderPrefix = "[tool result cleared to save context: "
 // reuses its last result until it no longer fits, a step only leaves up to
 // Step-1 more messages to send afresh at the next compression, so there a
 // Microcompact whose Step is left at zero uses 1: it clears every result
-// before the last KeepRecent messages.
+// before the last KeepRecent messages; and one whose MinFree is left at
+// zero clears any amount (Incremental compresses a view that no longer
+// fits, whose earlier results are already cleared).
 //
 // The zero value uses the defaults. A Microcompact is stateless and safe
 // for concurrent use.
@@ -122,6 +124,12 @@ func (mc Microcompact) CompressReport(ctx context.Context, msgs []llm.Message, b
 func (mc Microcompact) forIncremental() Strategy {
 	if mc.Step <= 0 {
 		mc.Step = 1
+	}
+	if mc.MinFree == 0 {
+		// Incremental compresses only a view that no longer fits, whose
+		// results cleared earlier stay cleared: whatever is left to
+		// clear is worth clearing before anything is dropped.
+		mc.MinFree = -1
 	}
 	return mc
 }

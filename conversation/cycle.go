@@ -30,8 +30,12 @@ type Config struct {
 	ToolLoop middleware.ToolLoop
 	// Compaction, when set, keeps each request inside the model's input
 	// budget, the agent's way ([compact.Policy.Fit]: partial results, a
-	// circuit breaker, a hard refusal over the context window). A
-	// compressed history is adopted only when the call succeeds.
+	// circuit breaker, a hard refusal over the context window). The
+	// history keeps the view: after a successful call it is what the
+	// call's last request sent (compressed, when it was; a compression
+	// at any step of SubmitWithTools' loop included), then the messages
+	// that followed, so the next call extends the last request byte for
+	// byte. A compressed history is adopted only when the call succeeds.
 	Compaction *compact.Policy
 	// Tracker sums the usage and cost of every successful call, recorded
 	// under Name and priced with the model's
@@ -100,7 +104,7 @@ func (c *Cycle) Messages() []llm.Message {
 // on failure nothing changes. A response asking for tool calls leaves them
 // to the caller (push their results with PushMessage).
 func (c *Cycle) Submit(ctx context.Context, prompt string, tools []llm.ToolDefinition) (*llm.Response, error) {
-	return c.submit(ctx, c.model, prompt, tools)
+	return c.submit(ctx, c.model, prompt, tools, nil)
 }
 
 // SubmitWithTools is Submit through the tool loop: while the model asks for
@@ -111,13 +115,20 @@ func (c *Cycle) SubmitWithTools(ctx context.Context, prompt string, tools []tool
 	loopCfg := c.cfg.ToolLoop
 	loopCfg.Tools = tool.Merge(tools, loopCfg.Tools)
 	var inner llm.Model = c.model
+	var last *lastRequest
 	if c.cfg.Compaction != nil {
-		inner = compact.Guard(c.cfg.Compaction)(inner) // every step of the loop inside the budget
+		last = &lastRequest{Model: inner}
+		inner = compact.Guard(c.cfg.Compaction)(last) // every step of the loop inside the budget
 	}
-	return c.submit(ctx, middleware.NewToolLoop(inner, loopCfg), prompt, tool.Definitions(loopCfg.Tools))
+	return c.submit(ctx, middleware.NewToolLoop(inner, loopCfg), prompt, tool.Definitions(loopCfg.Tools), last)
 }
 
-func (c *Cycle) submit(ctx context.Context, m llm.Model, prompt string, tools []llm.ToolDefinition) (*llm.Response, error) {
+func (c *Cycle) submit(ctx context.Context, m llm.Model, prompt string, tools []llm.ToolDefinition, last *lastRequest) (*llm.Response, error) {
+	if c.cfg.Compaction != nil {
+		// What the policy's strategy remembers belongs to this call: the
+		// history is the view the last call sent.
+		ctx = compact.WithState(ctx, &compact.State{})
+	}
 	// Appending never changes c.messages' visible length, so a failure
 	// below leaves the history as it was.
 	req, err := c.fit(ctx, c.request(append(c.messages, llm.UserText(prompt)), tools))
@@ -129,8 +140,37 @@ func (c *Cycle) submit(ctx context.Context, m llm.Model, prompt string, tools []
 		return nil, err
 	}
 	c.messages = append(req.Messages, resp.Messages()...)
+	if last != nil && last.req != nil {
+		// The history is the view the last step of the loop sent (a
+		// compression inside the loop included), then what followed it.
+		tr := resp.Messages()
+		k := len(tr)
+		for k > 0 && tr[k-1].Role != llm.RoleAssistant {
+			k--
+		}
+		if k > 0 {
+			c.messages = append(slices.Clip(last.req.Messages), tr[k-1:]...)
+		}
+	}
 	c.record(resp)
 	return resp, nil
+}
+
+// lastRequest keeps the last request a tool loop's step sent, below the
+// budget policy.
+type lastRequest struct {
+	llm.Model
+	req *llm.Request
+}
+
+func (l *lastRequest) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	l.req = req
+	return l.Model.Generate(ctx, req)
+}
+
+func (l *lastRequest) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	l.req = req
+	return l.Model.Stream(ctx, req)
 }
 
 // SubmitMessages sends msgs, not the history, in one model call and
@@ -213,6 +253,9 @@ func (c *Cycle) request(msgs []llm.Message, tools []llm.ToolDefinition) *llm.Req
 func (c *Cycle) fit(ctx context.Context, req *llm.Request) (*llm.Request, error) {
 	if c.cfg.Compaction == nil {
 		return req, nil
+	}
+	if compact.StateFrom(ctx) == nil {
+		ctx = compact.WithState(ctx, &compact.State{}) // the history is the last view sent
 	}
 	return c.cfg.Compaction.Fit(ctx, req, c.base.Info())
 }

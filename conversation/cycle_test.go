@@ -289,6 +289,18 @@ func (d *dropOldest) Compress(_ context.Context, msgs []llm.Message, _ int, _ co
 	return msgs[len(msgs)-1:], nil
 }
 
+// fromLastUser keeps the messages from the last user message on.
+type fromLastUser struct{}
+
+func (fromLastUser) Compress(_ context.Context, msgs []llm.Message, _ int, _ compact.TokenCounter) ([]llm.Message, error) {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == llm.RoleUser {
+			return msgs[i:], nil
+		}
+	}
+	return msgs, nil
+}
+
 func TestCompaction(t *testing.T) {
 	t.Parallel()
 	t.Run("over the budget the request is compressed and adopted after success", func(t *testing.T) {
@@ -304,6 +316,26 @@ func TestCompaction(t *testing.T) {
 		}
 		if got := texts(c.Messages()); !reflect.DeepEqual(got, []string{"user:new", "assistant:ok"}) {
 			t.Errorf("history %q, want the compressed one plus the answer", got)
+		}
+	})
+	t.Run("a compression inside the tool loop becomes the history", func(t *testing.T) {
+		m := llmtest.New(llmtest.Reply(llmtest.Call("call_1", "weather", `{"city":"Paris"}`)), llmtest.Text("Sunny.")).Verify(t)
+		weather := tool.MustFunc("weather", "Weather in a city", func(_ context.Context, in weatherIn) (string, error) {
+			return "sunny in " + in.City, nil
+		})
+		// Budget 20: the first step (16) fits, the second (30) does not.
+		c := conversation.New(m, conversation.Config{Compaction: &compact.Policy{Strategy: fromLastUser{}, Counter: counter{}, Budget: 20}}).
+			WithMessages([]llm.Message{llm.UserText("0123456789"), llm.AssistantText("old")})
+		if _, err := c.SubmitWithTools(context.Background(), "new", []tool.Tool{weather}); err != nil {
+			t.Fatal(err)
+		}
+		sent := texts(m.Requests()[1].Messages)
+		if want := []string{"user:new", "assistant:[call_1 weather]", "tool_result:sunny in Paris[call_1]"}; !reflect.DeepEqual(sent, want) {
+			t.Fatalf("second request %q, want %q", sent, want)
+		}
+		want := append(sent, "assistant:Sunny.")
+		if got := texts(c.Messages()); !reflect.DeepEqual(got, want) {
+			t.Errorf("history %q, want what the last step sent and its answer %q", got, want)
 		}
 	})
 	t.Run("a compressed history is not adopted when the call fails", func(t *testing.T) {

@@ -35,6 +35,11 @@ func (s *Session) Apply(t Turn) {
 		s.Prefix = t.Prefix
 		s.Hashes = append([]uint64(nil), t.Hashes...)
 	}
+	if t.Compaction != nil {
+		c := *t.Compaction
+		c.Messages = append([]llm.Message(nil), c.Messages...)
+		s.Compaction = &c
+	}
 	if !t.Time.IsZero() {
 		s.UpdatedAt = t.Time
 		if s.CreatedAt.IsZero() {

@@ -79,7 +79,13 @@ type PrepareInput struct {
 // history, the providers' additions, the tools offered and the model's
 // limits.
 type PrepareResult struct {
-	History      []llm.Message
+	// History holds the session's stored messages from Base on: those
+	// after its compaction (the view a turn needs), or all of them.
+	History []llm.Message
+	// Compaction is the session's compaction view (nil when none); Base
+	// the number of stored messages before History[0].
+	Compaction   *session.Compaction
+	Base         int
 	Instructions string
 	Messages     []llm.Message
 	State        map[string]json.RawMessage
@@ -156,14 +162,14 @@ func (a *activities) Prepare(ctx context.Context, in PrepareInput) (*PrepareResu
 	if a.opts.Store == nil {
 		return nil, temporal.NewNonRetryableApplicationError("this worker has no session store", "agcore.NoStore", nil)
 	}
-	sess, err := a.opts.Store.Load(ctx, in.SessionID)
+	sess, err := a.opts.Store.LoadView(ctx, in.SessionID)
 	switch {
 	case errors.Is(err, session.ErrNotFound):
 		sess = &session.Session{ID: in.SessionID}
 	case err != nil:
 		return nil, err
 	}
-	out.History = sess.Messages
+	out.History, out.Compaction, out.Base = sess.Messages, sess.Compaction, sess.Base
 	if len(a.opts.Providers) == 0 {
 		return out, nil
 	}

@@ -94,11 +94,16 @@ func (t *turn) run(ctx workflow.Context) (*TurnResult, error) {
 	t.specs, t.info = prep.Tools, prep.Info
 
 	instructions := joinNonEmpty(t.in.Instructions, prep.Instructions)
+	// The session's view: its compaction (what the last compressed
+	// request sent), then the history after it.
+	view := &session.Session{Messages: prep.History, Compaction: prep.Compaction, Base: prep.Base}
 	var base []llm.Message
+	head := 0
 	if instructions != "" {
 		base = append(base, llm.SystemText(instructions))
+		head = 1
 	}
-	base = append(base, prep.History...)
+	base = append(base, view.RequestHistory()...)
 	base = append(base, prep.Messages...)
 	base = append(base, t.in.Messages...)
 	defs := make([]llm.ToolDefinition, len(t.specs))
@@ -107,6 +112,11 @@ func (t *turn) run(ctx workflow.Context) (*TurnResult, error) {
 	}
 
 	policy := t.policy(ctx)
+	// What the policy's strategy remembers belongs to this turn, which
+	// starts from the stored view (compact.State), never to the worker.
+	fitCtx := compact.WithState(context.Background(), &compact.State{})
+	var lastIn, lastSent *llm.Request
+	lastSteps := 0 // the transcript's length before the last request
 	// The tool loop's rules are the in-process loop's (middleware): the
 	// same step limit, and at the limit, or after an answer cut off by the
 	// output limit, the calls are answered without running and the turn
@@ -122,10 +132,11 @@ func (t *turn) run(ctx workflow.Context) (*TurnResult, error) {
 		// workflowcheck reports it for reflect.DeepEqual over maps (a
 		// bool, whatever the iteration order) and for logging into a
 		// discarding handler: false positives, reviewed.
-		fitted, err := policy.Fit(context.Background(), req, t.info) //workflowcheck:ignore
+		fitted, err := policy.Fit(fitCtx, req, t.info) //workflowcheck:ignore
 		if err != nil {
 			return nil, temporal.NewNonRetryableApplicationError(err.Error(), "agcore.Budget", err)
 		}
+		lastIn, lastSent, lastSteps = req, fitted, len(res.Transcript)
 		resp, err := t.callModel(ctx, step, fitted)
 		if err != nil {
 			return nil, err
@@ -159,12 +170,56 @@ func (t *turn) run(ctx workflow.Context) (*TurnResult, error) {
 	})
 	err = workflow.ExecuteActivity(sctx, activityPersist, PersistInput{SessionID: t.in.SessionID, Turn: session.Turn{
 		ID: t.in.TurnID, Messages: turnMsgs, Usage: res.Usage, State: prep.State, Time: workflow.Now(ctx).UTC(),
+		// What the last request sent, when it was compressed: the next
+		// turn continues from it, on any worker.
+		Compaction: nextCompaction(view, lastIn, lastSent, head, prep.Messages,
+			append(append([]llm.Message(nil), t.in.Messages...), res.Transcript[:lastSteps]...)),
 	}}).Get(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
 	res.Stored = true
 	return res, nil
+}
+
+// nextCompaction returns the compaction a turn leaves (see
+// session.Session.NextCompaction): nil when its last request went out as
+// it was, or when what was sent cannot be expressed as a view of the
+// history (a compression changed the instructions or the providers'
+// messages). head is the number of leading instruction messages,
+// provided the providers' messages, turn the turn's messages before the
+// last request.
+func nextCompaction(view *session.Session, in, sent *llm.Request, head int, provided, turn []llm.Message) *session.Compaction {
+	if in == nil || sent == nil || in == sent {
+		return nil
+	}
+	msgs := sent.Messages
+	if head > 0 {
+		if len(msgs) < head || !msgs[0].Equal(in.Messages[0]) {
+			return nil
+		}
+		msgs = msgs[head:]
+	}
+	if n := len(provided); n > 0 {
+		at := -1
+		for i := len(msgs) - n; i >= 0 && at < 0; i-- {
+			same := true
+			for j := range n {
+				if !msgs[i+j].Equal(provided[j]) {
+					same = false
+					break
+				}
+			}
+			if same {
+				at = i
+			}
+		}
+		if at < 0 {
+			return nil
+		}
+		msgs = append(msgs[:at:at], msgs[at+n:]...)
+	}
+	return view.NextCompaction(msgs, turn)
 }
 
 // policy is the turn's budget policy: the default pipeline (old tool

@@ -43,6 +43,7 @@
 package cacheshare
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -51,6 +52,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/agcore/agcore/compact"
@@ -126,16 +128,17 @@ func Run(ctx context.Context, name string, s compact.Strategy, turns int) (Resul
 	res := Result{Name: name, Turns: turns, Budget: Info.InputBudget()}
 	sys := llm.SystemText(SystemPrompt)
 	hist := []llm.Message{sys}
-	toolTokens := counter.CountTools(Tools)
-	base := counter.CountMessages(nil)
 	r := rand.New(rand.NewPCG(2024, 11))
-	var prev *llm.Request
 	var userTurns []string // the user message of each turn so far
 	call := 0
 	compressedYet := false
 	var keptSum float64
 	keptN := 0
 
+	meter := &Meter{Counter: counter}
+	if s != nil {
+		meter.Budget = res.Budget
+	}
 	send := func(turn int) error {
 		req := &llm.Request{Messages: hist, Tools: Tools}
 		rec.last = nil
@@ -143,19 +146,10 @@ func Run(ctx context.Context, name string, s compact.Strategy, turns int) (Resul
 			return fmt.Errorf("turn %d: %w", turn, err)
 		}
 		got := rec.last
-		res.Requests++
+		meter.Add(fmt.Sprintf("turn %d", turn), Request{Messages: got.Messages, Tools: got.Tools})
 		msgs := got.Messages
-		n := counter.CountMessages(msgs) + toolTokens
-		res.Tokens += n
-		res.MaxTokens = max(res.MaxTokens, n)
 		violate := func(format string, args ...any) {
-			res.Violations = append(res.Violations, fmt.Sprintf("turn %d request %d: ", turn, res.Requests)+fmt.Sprintf(format, args...))
-		}
-		if s != nil && n > res.Budget {
-			violate("%d tokens over the budget of %d", n, res.Budget)
-		}
-		if err := compact.ValidatePairing(msgs); err != nil {
-			violate("%v", err)
+			meter.res.Violations = append(meter.res.Violations, fmt.Sprintf("turn %d request %d: ", turn, meter.res.Requests)+fmt.Sprintf(format, args...))
 		}
 		if len(msgs) == 0 || !reflect.DeepEqual(msgs[0], sys) {
 			violate("the system prompt changed")
@@ -163,22 +157,6 @@ func Run(ctx context.Context, name string, s compact.Strategy, turns int) (Resul
 		if !reflect.DeepEqual(got.Tools, Tools) {
 			violate("the tool definitions changed")
 		}
-		if prev != nil {
-			k := 0
-			for k < len(prev.Messages) && k < len(msgs) && reflect.DeepEqual(prev.Messages[k], msgs[k]) {
-				k++
-			}
-			shared := 0
-			if reflect.DeepEqual(prev.Tools, got.Tools) {
-				shared = toolTokens
-				shared += counter.CountMessages(msgs[:k]) - base
-			}
-			res.Shared += shared
-			if k < len(prev.Messages) {
-				res.Compactions++
-			}
-		}
-		prev = got
 		if len(msgs) != len(hist) || !reflect.DeepEqual(msgs, hist) {
 			res.Compressed++
 			compressedYet = true
@@ -226,11 +204,100 @@ func Run(ctx context.Context, name string, s compact.Strategy, turns int) (Resul
 		}
 		hist = append(hist, llm.AssistantText(answer(r, turn)))
 	}
+	m := meter.Result()
+	res.Requests, res.Tokens, res.Shared, res.Compactions = m.Requests, m.Tokens, m.Shared, m.Compactions
+	res.MaxTokens, res.Violations = m.MaxTokens, m.Violations
 	res.Kept = 1
 	if keptN > 0 {
 		res.Kept = keptSum / float64(keptN)
 	}
 	return res, nil
+}
+
+// Request is one request as a [Meter] sees it: its messages (the system
+// message first) and tool definitions, and optionally their bytes as sent.
+type Request struct {
+	Messages []llm.Message
+	Tools    []llm.ToolDefinition
+	// Wire, when set, holds each message's bytes as it was sent, and
+	// WireTools the tool definitions' bytes: a message then repeats the
+	// previous request's when its bytes are equal (the provider's view);
+	// otherwise when it is deeply equal.
+	Wire      [][]byte
+	WireTools []byte
+}
+
+// Meter measures a sequence of requests the way [Run] does (see the
+// package documentation): the input tokens, the tokens of each request's
+// prefix shared with the previous request, the requests that did not
+// extend the previous one, the largest request, and the invariants (no
+// request over Budget, every tool call paired with its result). It is
+// how a test measures requests recorded anywhere (an agent's, a real
+// binary's) with the same definitions as the replay.
+type Meter struct {
+	// Counter counts tokens; nil means compact.Estimator.
+	Counter compact.TokenCounter
+	// Budget is the most input tokens a request may hold; 0 checks none.
+	Budget int
+
+	res  Result
+	prev *Request
+}
+
+// Add measures the next request; label names it in violations.
+func (m *Meter) Add(label string, req Request) {
+	counter := m.Counter
+	if counter == nil {
+		counter = compact.Estimator{}
+	}
+	toolTokens := counter.CountTools(req.Tools)
+	base := counter.CountMessages(nil)
+	msgs := req.Messages
+	m.res.Requests++
+	n := counter.CountMessages(msgs) + toolTokens
+	m.res.Tokens += n
+	m.res.MaxTokens = max(m.res.MaxTokens, n)
+	violate := func(format string, args ...any) {
+		m.res.Violations = append(m.res.Violations, fmt.Sprintf("%s request %d: ", label, m.res.Requests)+fmt.Sprintf(format, args...))
+	}
+	if m.Budget > 0 && n > m.Budget {
+		violate("%d tokens over the budget of %d", n, m.Budget)
+	}
+	if err := compact.ValidatePairing(msgs); err != nil {
+		violate("%v", err)
+	}
+	if prev := m.prev; prev != nil {
+		same := func(k int) bool {
+			if req.Wire != nil && prev.Wire != nil {
+				return bytes.Equal(prev.Wire[k], req.Wire[k])
+			}
+			return reflect.DeepEqual(prev.Messages[k], msgs[k])
+		}
+		k := 0
+		for k < len(prev.Messages) && k < len(msgs) && same(k) {
+			k++
+		}
+		toolsSame := reflect.DeepEqual(prev.Tools, req.Tools)
+		if req.WireTools != nil && prev.WireTools != nil {
+			toolsSame = bytes.Equal(prev.WireTools, req.WireTools)
+		}
+		if toolsSame {
+			m.res.Shared += toolTokens + counter.CountMessages(msgs[:k]) - base
+		}
+		if k < len(prev.Messages) {
+			m.res.Compactions++
+		}
+	}
+	m.prev = &req
+}
+
+// Result returns what was measured so far (Requests, Tokens, Shared,
+// Compactions, MaxTokens, Budget, Violations).
+func (m *Meter) Result() Result {
+	r := m.res
+	r.Budget = m.Budget
+	r.Violations = slices.Clone(r.Violations)
+	return r
 }
 
 // recorder is the model at the bottom of the chain: it keeps the last
@@ -300,7 +367,11 @@ func words(r *rand.Rand, vocab []string, n int) string {
 
 // fileText generates the content of path: Go-like source of 1.3 to 3.5 KB,
 // the same for the same path.
-func fileText(path string) string {
+func fileText(path string) string { return sourceText(path, 1280, 3328) }
+
+// sourceText generates Go-like source for path of lo to hi bytes (about),
+// the same for the same arguments.
+func sourceText(path string, lo, hi int) string {
 	var seed uint64
 	for _, c := range path {
 		seed = seed*131 + uint64(c)
@@ -309,7 +380,7 @@ func fileText(path string) string {
 	var sb strings.Builder
 	pkg := path[:strings.IndexByte(path, '/')]
 	fmt.Fprintf(&sb, "package %s\n\nimport (\n\t\"context\"\n\t\"fmt\"\n)\n\n", pkg)
-	size := 1280 + r.IntN(2048)
+	size := lo + r.IntN(hi-lo)
 	for fn := 0; sb.Len() < size; fn++ {
 		a, b := idents[r.IntN(len(idents))], idents[r.IntN(len(idents))]
 		fmt.Fprintf(&sb, "// %s%d %s.\nfunc %s%d(ctx context.Context, %s int) (int, error) {\n", topics[r.IntN(len(topics))], fn, words(r, prose, 6+r.IntN(8)), strings.ToUpper(a[:1])+a[1:], fn, b)

@@ -2,8 +2,8 @@ package memstore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -26,35 +26,9 @@ type record struct {
 	messages []llm.Message // decoded from the storage JSON, so normalized as a durable store would
 	hashes   []uint64      // session.StoredMessageHash of each message's storage JSON
 	turnIDs  map[string]struct{}
-	meta     meta
-}
-
-// meta is the session metadata of issue 22 this store keeps until the
-// stores' shared implementation (session/internal/stored) does:
-// owner, title and model.
-type meta struct{ owner, title, model string }
-
-func (m meta) session(s *session.Session) *session.Session {
-	s.Owner, s.Title, s.Model = m.owner, m.title, m.model
-	return s
-}
-
-func (m meta) info(i session.Info) session.Info {
-	i.Owner, i.Title, i.Model = m.owner, m.title, m.model
-	return i
-}
-
-// titleOf is the text of the first user message of msgs, cut to 80 runes.
-func titleOf(msgs []llm.Message) string {
-	for _, m := range msgs {
-		if t := strings.Join(strings.Fields(m.Text()), " "); m.Role == llm.RoleUser && t != "" {
-			if r := []rune(t); len(r) > 80 {
-				t = string(r[:79]) + "…"
-			}
-			return t
-		}
-	}
-	return ""
+	// compaction is the last turn's compaction view (decoded from its
+	// storage JSON); nil when none was stored.
+	compaction *session.Compaction
 }
 
 var _ session.Store = (*Store)(nil)
@@ -93,11 +67,15 @@ func (s *Store) Load(ctx context.Context, id string) (*session.Session, error) {
 		s.mu.RUnlock()
 		return nil, fmt.Errorf("memstore: load %q: %w", id, session.ErrNotFound)
 	}
-	sess := r.meta.session(r.totals.Session(id, nil))
+	sess := r.totals.Session(id, nil)
 	n := len(r.messages)
 	msgs, hashes := r.messages[:n:n], r.hashes[:n:n]
+	comp := r.compaction
 	s.mu.RUnlock()
 
+	if comp != nil {
+		sess.Compaction = &session.Compaction{Upto: comp.Upto, Messages: stored.CloneMessages(comp.Messages)}
+	}
 	sess.Messages = stored.CloneMessages(msgs)
 	sess.SetMessageHashes(msgs, hashes)
 	return sess, nil
@@ -121,29 +99,37 @@ func (s *Store) Append(ctx context.Context, id string, turn session.Turn) error 
 		return fmt.Errorf("memstore: append to %q: %w", id, err)
 	}
 	hashes := stored.Hashes(tr.Messages)
+	var comp *session.Compaction
+	if c := turn.Compaction; c != nil {
+		raws := make([]json.RawMessage, len(c.Messages))
+		for i := range c.Messages {
+			if raws[i], err = json.Marshal(c.Messages[i]); err != nil {
+				return fmt.Errorf("memstore: append to %q: compaction message %d: %w", id, i, err)
+			}
+		}
+		cm, err := stored.DecodeMessages(raws)
+		if err != nil {
+			return fmt.Errorf("memstore: append to %q: %w", id, err)
+		}
+		comp = &session.Compaction{Upto: c.Upto, Messages: cm}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.sessions[id]
 	if !ok {
-		r = &record{turnIDs: map[string]struct{}{}, meta: meta{owner: turn.Owner}}
+		r = &record{turnIDs: map[string]struct{}{}}
 		s.sessions[id] = r
-	}
-	if r.meta.owner != turn.Owner {
-		return fmt.Errorf("memstore: append to %q: %w", id, session.ErrOwner)
 	}
 	if _, dup := r.turnIDs[tr.ID]; dup {
 		return nil
-	}
-	if r.meta.title == "" {
-		r.meta.title = titleOf(msgs)
-	}
-	if turn.Model != "" {
-		r.meta.model = turn.Model
 	}
 	r.turnIDs[tr.ID] = struct{}{}
 	r.messages = append(r.messages, msgs...)
 	r.hashes = append(r.hashes, hashes...)
 	r.totals.Add(tr)
+	if comp != nil {
+		r.compaction = comp
+	}
 	return nil
 }
 
@@ -156,11 +142,7 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (session.Pag
 	s.mu.RLock()
 	infos := make([]session.Info, 0, len(s.sessions))
 	for id, r := range s.sessions {
-		if opts.AnyOwner || r.meta.owner == opts.Owner {
-			info := r.meta.info(r.totals.Info(id))
-			info.Usage, info.CostUSD = r.totals.Usage, r.totals.CostUSD
-			infos = append(infos, info)
-		}
+		infos = append(infos, r.totals.Info(id))
 	}
 	s.mu.RUnlock()
 	page, err := stored.Page(infos, opts)
