@@ -240,6 +240,7 @@ func (r *run) persist(ctx context.Context, resp *Response) error {
 		Prefix:   r.sess.Prefix,
 		Hashes:   r.sess.Hashes,
 		Time:     a.now(),
+		Model:    resp.Model,
 	}
 	if resp.CostKnown {
 		turn.CostUSD = resp.CostUSD

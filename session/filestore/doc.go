@@ -79,8 +79,8 @@
 // Append costs one write and one fsync (plus the small summary file).
 // Load reads and decodes the whole log; LoadView reads and scans the whole
 // log too (one file) but decodes only the messages after the compaction's
-// upto. Load and hashes each message's storage
-// JSON for the request-hash statistic ([session.Session.SetMessageHashes]),
+// upto. Each load hashes the storage JSON of the messages it returns
+// for the request-hash statistic ([session.Session.SetMessageHashes]),
 // which spares the agent encoding the history again. List reads the
 // directory and one small summary file per session, so it is linear in the
 // number of sessions; use the sqlite store for many thousands of sessions.
