@@ -117,6 +117,9 @@ func (a *app) openSessions(cmd *cobra.Command, toRead bool) (*openedStore, error
 	return openStore(cmd.Context(), s.Store, s.Home, slog.New(slog.DiscardHandler), toRead)
 }
 
+// listPage is the most sessions sessions list asks a store for at once.
+const listPage = 1000
+
 func (a *app) sessionsList(cmd *cobra.Command, _ []string) error {
 	limit, _ := cmd.Flags().GetInt("limit")
 	cursor, _ := cmd.Flags().GetString("cursor")
@@ -129,13 +132,15 @@ func (a *app) sessionsList(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	defer st.Close()
-	// Only the stored metadata is read, a page at a time.
+	// Only the stored metadata is read, a page at a time: pages of
+	// listPage sessions, as few as the listing needs (a store that reads
+	// every summary for each page, the file store, reads them once).
 	var all []session.Info
 	next := ""
 	for {
-		opts := session.ListOptions{Cursor: cursor, AnyOwner: anyOwner}
+		opts := session.ListOptions{Cursor: cursor, AnyOwner: anyOwner, Limit: listPage}
 		if limit > 0 {
-			opts.Limit = limit - len(all)
+			opts.Limit = min(limit-len(all), listPage)
 		}
 		page, err := st.List(cmd.Context(), opts)
 		if err != nil {
