@@ -162,7 +162,11 @@ func (s *Session) TouchRequest(msgs []llm.Message) error {
 // message of a request that is at position i of s.Messages and equal to
 // msgs[i] ([llm.Message.Equal]) then costs [Session.TouchRequest] no
 // encoding. Stores call it on the sessions they return from Load, with the
-// hashes of the storage JSON they read ([StoredMessageHash]). What s knew
+// hashes of the storage JSON they read ([StoredMessageHash]). A session
+// loaded as a view (LoadView, Base > 0) is given the hashes of the
+// messages it holds, by their position in s.Messages, not in the whole
+// history; the compaction's messages a request sends before them are
+// hashed by TouchRequest like any message it does not know. What s knew
 // of its messages before is forgotten (clones made before keep it). It
 // panics if the slices differ in length.
 func (s *Session) SetMessageHashes(msgs []llm.Message, hashes []uint64) {

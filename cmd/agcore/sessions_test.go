@@ -33,10 +33,10 @@ func TestSessionsListContinueAndPrefixes(t *testing.T) {
 
 	var listed struct {
 		Sessions []struct {
-			ID, Title, Model, Provider string
-			Turns                      int
-			Usage                      map[string]int
-			CostUSD                    float64 `json:"cost_usd"`
+			ID, Title, Model string
+			Turns            int
+			Usage            map[string]int
+			CostUSD          float64 `json:"cost_usd"`
 		}
 	}
 	if err := json.Unmarshal([]byte(c.ok("sessions", "list", "--json").stdout), &listed); err != nil {
@@ -46,9 +46,9 @@ func TestSessionsListContinueAndPrefixes(t *testing.T) {
 		t.Fatalf("sessions: %+v", listed.Sessions)
 	}
 	first, second := listed.Sessions[0], listed.Sessions[1]
-	if first.ID != "travel-2026" || first.Turns != 2 || first.Model != "gpt-4o-mini" || first.Provider != "openai" ||
+	if first.ID != "travel-2026" || first.Turns != 2 || first.Model != "gpt-4o-mini" ||
 		first.Usage["input_tokens"] != 220 || first.Usage["output_tokens"] != 18 || first.CostUSD <= 0 ||
-		first.Title != "What is the capital of France? Answer in one wo…" {
+		first.Title != "What is the capital of France? Answer in one word please, thanks" {
 		t.Errorf("newest session: %+v", first)
 	}
 	if second.ID != "colours" || second.Turns != 2 || second.Title != "What colour is the sky?" {
@@ -57,7 +57,8 @@ func TestSessionsListContinueAndPrefixes(t *testing.T) {
 	text := c.ok("sessions", "list").stdout
 	lines := strings.Split(strings.TrimSpace(text), "\n")
 	if len(lines) != 3 || !strings.HasPrefix(lines[0], "ID") || !strings.Contains(lines[0], "TITLE") || !strings.Contains(lines[0], "COST") ||
-		!strings.HasPrefix(lines[1], "travel-2026") || !strings.Contains(lines[1], "gpt-4o-mini") || !strings.Contains(lines[1], "238") {
+		!strings.HasPrefix(lines[1], "travel-2026") || !strings.Contains(lines[1], "gpt-4o-mini") || !strings.Contains(lines[1], "238") ||
+		!strings.Contains(lines[1], "What is the capital of France? Answer in one wo…") {
 		t.Errorf("sessions list:\n%s", text)
 	}
 
@@ -151,5 +152,94 @@ func TestSessionIDsRandomFirst(t *testing.T) {
 	}
 	if r := c.ok("sessions", "show", fresh[:6]); !strings.Contains(r.stdout, "session "+fresh) {
 		t.Errorf("sessions show %s:\n%s", fresh[:6], r.stdout)
+	}
+}
+
+// sessions list -n N prints the N newest sessions from the stored
+// metadata and, when more are left, the --cursor of the next page; the
+// pages together are the whole listing, and --json carries each
+// session's metadata and the next cursor.
+func TestSessionsListPages(t *testing.T) {
+	t.Parallel()
+	srv := newFake(t)
+	c := newCLI(t).openai(srv, "sk-test")
+	var want []string // newest first
+	for i := range 5 {
+		srv.add(openaiReply(turn{text: "ok", in: 10 * (i + 1), out: i + 1}))
+		id := "s" + string(rune('a'+i))
+		c.ok("run", "--tools", "", "--session", id, "Prompt number "+id+"\nsecond line")
+		want = append([]string{id}, want...)
+	}
+	type info struct {
+		ID, Title, Model string
+		Turns, Messages  int
+		Usage            map[string]int
+		CostUSD          float64 `json:"cost_usd"`
+		CreatedAt        string  `json:"created_at"`
+		UpdatedAt        string  `json:"updated_at"`
+	}
+	var listed struct {
+		Sessions []info
+		Next     string
+	}
+	var got []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		if pages > 5 {
+			t.Fatal("the listing never ends")
+		}
+		args := []string{"sessions", "list", "--json", "-n", "2"}
+		if cursor != "" {
+			args = append(args, "--cursor", cursor)
+		}
+		listed.Sessions, listed.Next = nil, ""
+		if err := json.Unmarshal([]byte(c.ok(args...).stdout), &listed); err != nil {
+			t.Fatal(err)
+		}
+		if len(listed.Sessions) > 2 {
+			t.Fatalf("-n 2 printed %d sessions", len(listed.Sessions))
+		}
+		for _, s := range listed.Sessions {
+			got = append(got, s.ID)
+			n := int(s.ID[1]-'a') + 1
+			if s.Title != "Prompt number "+s.ID || s.Model != "gpt-4o-mini" || s.Turns != 1 || s.Messages != 2 ||
+				s.Usage["input_tokens"] != 10*n || s.Usage["output_tokens"] != n || s.CostUSD <= 0 || s.CreatedAt == "" || s.UpdatedAt == "" {
+				t.Errorf("listed %+v", s)
+			}
+		}
+		if cursor = listed.Next; cursor == "" {
+			break
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("pages of 2 listed %v, want %v", got, want)
+	}
+	// The table: a page, and on stderr the command for the next one.
+	r := c.ok("sessions", "list", "-n", "3")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[1], "se ") || !strings.Contains(lines[1], "Prompt number se") || !strings.Contains(lines[1], "gpt-4o-mini") {
+		t.Errorf("sessions list -n 3:\n%s", r.stdout)
+	}
+	m := regexp.MustCompile(`more: agcore sessions list -n 3 --cursor (\S+)`).FindStringSubmatch(r.stderr)
+	if m == nil {
+		t.Fatalf("no next page on stderr: %q", r.stderr)
+	}
+	r = c.ok("sessions", "list", "-n", "3", "--cursor", m[1])
+	lines = strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[1], "sb ") || !strings.HasPrefix(lines[2], "sa ") || r.stderr != "" {
+		t.Errorf("the second page:\n%s\n%s", r.stdout, r.stderr)
+	}
+	// -n 0 (the default) lists them all.
+	if r := c.ok("sessions", "list", "-n", "0"); strings.Count(r.stdout, "\n") != 6 {
+		t.Errorf("sessions list -n 0:\n%s", r.stdout)
+	}
+	for _, args := range [][]string{{"-n", "-1"}, {"--cursor", "garbage!"}} {
+		if r := c.run("", append([]string{"sessions", "list"}, args...)...); r.code != 2 {
+			t.Errorf("sessions list %v: exit %d, %q", args, r.code, r.stderr)
+		}
+	}
+	// sessions show still prints the whole history.
+	if r := c.ok("sessions", "show", "sc"); !strings.Contains(r.stdout, "Prompt number sc\nsecond line") {
+		t.Errorf("sessions show sc:\n%s", r.stdout)
 	}
 }

@@ -11,11 +11,19 @@
 // The first line of a log is its header; every further line is one whole
 // turn:
 //
-//	{"agcore_session":1,"id":"X","created_at":"2026-01-05T14:30:12.123456789Z"}
-//	{"turn":"run-1","time":"2026-01-05T14:30:15Z","messages":[{"type":"user","content":[...]},...],"usage":{"input_tokens":120,"output_tokens":30},"cost_usd":0.0021,"state":{"memory":{"n":1}},"state_del":["old"],"prefix":{"requests":1,"prefix_stable":0,"last_divergence":-1,"keep":0,"hashes":[...]}}
+//	{"agcore_session":2,"id":"X","created_at":"2026-01-05T14:30:12.123456789Z","owner":"alice"}
+//	{"turn":"run-1","time":"2026-01-05T14:30:15Z","messages":[{"type":"user","content":[...]},...],"usage":{"input_tokens":120,"output_tokens":30},"cost_usd":0.0021,"state":{"memory":{"n":1}},"state_del":["old"],"prefix":{"requests":1,"prefix_stable":0,"last_divergence":-1,"keep":0,"hashes":[...]},"model":"gpt-4o","title":"Plan a trip","compaction":{"upto":40,"messages":[...]}}
 //
 // Messages are in their storage JSON (see package llm). "usage", "cost_usd",
-// "state", "state_del" and "prefix" are left out when empty. "state" sets
+// "state", "state_del", "prefix", "model", "title" and "compaction" are
+// left out when empty. The header's "owner" is the principal of the
+// creating append (left out for the single-user owner ""); an append of
+// another owner fails with session.ErrOwner. "title" is the title the
+// turn's messages give (the session's is its first turn's that has one),
+// "model" the model that answered, "compaction" the compaction view that
+// replaces the session's from this turn on. Logs of format 1 (written
+// before issue 22: no owner, model, title or compaction) are read, their
+// titles derived from their messages, and continued. "state" sets
 // keys of the state bag, "state_del" deletes them. "prefix" replaces the
 // request-hash statistic; because the hashes are cumulative prefix hashes,
 // it stores only the hashes after the first "keep" ones of the previous
@@ -50,8 +58,10 @@
 // SIGKILL test cannot see one, as the kernel's page cache outlives the
 // process.
 //
-// The .meta.json file records the summary List shows together with the log
-// size it describes; it is written after the log and never fsync'd, and
+// The .meta.json file records the summary List shows (owner, title, model,
+// turns, messages, usage, cost, times) together with the log size it
+// describes, and its own version "v" (a summary of another version is
+// rebuilt); it is written after the log and never fsync'd, and
 // List rebuilds it from the log whenever the sizes disagree, so it can be
 // stale or missing after a crash but never wrong.
 //
@@ -67,8 +77,10 @@
 // # Cost
 //
 // Append costs one write and one fsync (plus the small summary file).
-// Load reads and decodes the whole log, and hashes each message's storage
-// JSON for the request-hash statistic ([session.Session.SetMessageHashes]),
+// Load reads and decodes the whole log; LoadView reads and scans the whole
+// log too (one file) but decodes only the messages after the compaction's
+// upto. Each load hashes the storage JSON of the messages it returns
+// for the request-hash statistic ([session.Session.SetMessageHashes]),
 // which spares the agent encoding the history again. List reads the
 // directory and one small summary file per session, so it is linear in the
 // number of sessions; use the sqlite store for many thousands of sessions.

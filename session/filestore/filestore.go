@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/session/internal/stored"
 )
@@ -183,7 +184,7 @@ func (s *Store) Create(ctx context.Context, id string) (*session.Session, error)
 		return nil, fmt.Errorf("filestore: create %q: %w", id, err)
 	}
 	now := time.Now().UTC().Round(0)
-	hdr := encodeHeader(id, now)
+	hdr := encodeHeader(id, now, "")
 	if err := s.createLog(id, hdr); err != nil {
 		e.log = nil
 		return nil, fmt.Errorf("filestore: create %q: %w", id, err)
@@ -199,6 +200,17 @@ func (s *Store) Create(ctx context.Context, id string) (*session.Session, error)
 // is left out (and reported once in the log); a corrupt log is an error
 // wrapping ErrCorrupt.
 func (s *Store) Load(ctx context.Context, id string) (*session.Session, error) {
+	return s.load(ctx, id, false)
+}
+
+// LoadView returns the session with the messages from its compaction's
+// Upto on (see session.Store). It reads and scans the whole log (a log is
+// one file), but decodes only those messages.
+func (s *Store) LoadView(ctx context.Context, id string) (*session.Session, error) {
+	return s.load(ctx, id, true)
+}
+
+func (s *Store) load(ctx context.Context, id string, view bool) (*session.Session, error) {
 	if err := check(ctx, id); err != nil {
 		return nil, err
 	}
@@ -216,13 +228,19 @@ func (s *Store) Load(ctx context.Context, id string) (*session.Session, error) {
 		t.Add(tr)
 		raws = append(raws, tr.Messages...)
 	}
+	from := t.From(view)
+	raws = raws[from:]
 	msgs, err := stored.DecodeMessages(raws)
 	if err != nil {
 		return nil, fmt.Errorf("filestore: load %q: %w: %v", id, ErrCorrupt, err)
 	}
 	// The session carries its messages' content hashes, checked against a
 	// copy of the messages the caller cannot reach.
-	sess := t.Session(id, stored.CloneMessages(msgs))
+	sess, err := t.ViewSession(id, stored.CloneMessages(msgs), from)
+	if err != nil {
+		return nil, fmt.Errorf("filestore: load %q: %w: %v", id, ErrCorrupt, err)
+	}
+	sess.Owner = p.owner
 	sess.SetMessageHashes(msgs, stored.Hashes(raws))
 	return sess, nil
 }
@@ -245,7 +263,7 @@ func (s *Store) scan(e *entry, id string) (*parsedLog, error) {
 		return nil, err
 	}
 	st := &logState{valid: p.valid, size: int64(len(data)), turnIDs: make(map[string]struct{}, len(p.turns)), warnedAt: -1}
-	t := stored.Totals{Created: p.created, Updated: p.created}
+	t := stored.Totals{Created: p.created, Updated: p.created, Owner: p.owner}
 	for _, tr := range p.turns {
 		st.turnIDs[tr.ID] = struct{}{}
 		t.Add(tr)
@@ -311,8 +329,12 @@ func (s *Store) Append(ctx context.Context, id string, turn session.Turn) error 
 	if st == nil {
 		return s.appendNew(e, id, tr)
 	}
-	if _, dup := st.turnIDs[tr.ID]; dup {
+	if _, dup := st.turnIDs[tr.ID]; dup && st.info.Owner == tr.Owner {
 		return nil
+	}
+	t := totalsOf(st.info)
+	if err := t.Check(tr, true); err != nil {
+		return fmt.Errorf("filestore: append to %q: %w", id, err)
 	}
 	line, err := encodeTurn(tr, st.hashes)
 	if err != nil {
@@ -326,7 +348,6 @@ func (s *Store) Append(ctx context.Context, id string, turn session.Turn) error 
 	st.size = st.valid
 	st.turnIDs[tr.ID] = struct{}{}
 	st.warnedAt = -1
-	t := stored.Totals{Created: st.info.CreatedAt, Updated: st.info.UpdatedAt, Turns: st.info.Turns, Messages: st.info.Messages}
 	t.Add(tr)
 	st.info = t.Info(id)
 	if tr.Prefix != nil {
@@ -336,19 +357,28 @@ func (s *Store) Append(ctx context.Context, id string, turn session.Turn) error 
 	return nil
 }
 
+// totalsOf is the totals Append adds a turn to: a session's summary.
+func totalsOf(info session.Info) stored.Totals {
+	return stored.Totals{Created: info.CreatedAt, Updated: info.UpdatedAt, Turns: info.Turns, Messages: info.Messages,
+		Usage: info.Usage, CostUSD: info.CostUSD, Owner: info.Owner, Title: info.Title, Model: info.Model}
+}
+
 // appendNew creates the session's log holding its first turn.
 func (s *Store) appendNew(e *entry, id string, tr *stored.Turn) error {
+	var t stored.Totals
+	if err := t.Check(tr, false); err != nil {
+		return fmt.Errorf("filestore: append to %q: %w", id, err)
+	}
 	line, err := encodeTurn(tr, nil)
 	if err != nil {
 		return fmt.Errorf("filestore: append to %q: %w", id, err)
 	}
-	hdr := encodeHeader(id, tr.Time)
+	hdr := encodeHeader(id, tr.Time, tr.Owner)
 	data := append(hdr, line...)
 	if err := s.createLog(id, data); err != nil {
 		e.log = nil
 		return fmt.Errorf("filestore: append to %q: %w", id, err)
 	}
-	var t stored.Totals
 	t.Add(tr)
 	st := &logState{valid: int64(len(data)), size: int64(len(data)), turnIDs: map[string]struct{}{tr.ID: {}},
 		info: t.Info(id), warnedAt: -1}
@@ -520,14 +550,25 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (session.Pag
 	return page, nil
 }
 
+// metaVersion is the "v" of the summary files this package writes; one of
+// another version (the releases before issue 22 wrote none) is rebuilt
+// from its log.
+const metaVersion = 2
+
 // meta is the summary file of a session: a cache of what List shows,
 // valid only while the log has exactly Size bytes.
 type meta struct {
+	V         int       `json:"v"`
 	Size      int64     `json:"size"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 	Turns     int       `json:"turns"`
 	Messages  int       `json:"messages"`
+	Owner     string    `json:"owner,omitempty"`
+	Title     string    `json:"title,omitempty"`
+	Model     string    `json:"model,omitempty"`
+	Usage     llm.Usage `json:"usage"`
+	CostUSD   float64   `json:"cost_usd,omitempty"`
 }
 
 // info returns the session's summary from its summary file when that
@@ -542,9 +583,9 @@ func (s *Store) info(id string) (session.Info, error) {
 	}
 	if data, err := s.fs.ReadFile(metaName(id)); err == nil {
 		var m meta
-		if json.Unmarshal(data, &m) == nil && m.Size == fi.Size() && !m.CreatedAt.IsZero() {
-			return session.Info{ID: id, Messages: m.Messages, Turns: m.Turns,
-				CreatedAt: m.CreatedAt.UTC(), UpdatedAt: m.UpdatedAt.UTC()}, nil
+		if json.Unmarshal(data, &m) == nil && m.V == metaVersion && m.Size == fi.Size() && !m.CreatedAt.IsZero() {
+			return session.Info{ID: id, Owner: m.Owner, Title: m.Title, Model: m.Model, Messages: m.Messages, Turns: m.Turns,
+				Usage: m.Usage, CostUSD: m.CostUSD, CreatedAt: m.CreatedAt.UTC(), UpdatedAt: m.UpdatedAt.UTC()}, nil
 		}
 	}
 	e := s.lock(id)
@@ -564,8 +605,9 @@ func (s *Store) info(id string) (session.Info, error) {
 // file over it). It is a cache, so a failure is only logged, and it is not
 // fsync'd.
 func (s *Store) writeMeta(id string, st *logState) {
-	data, err := json.Marshal(meta{Size: st.size, CreatedAt: st.info.CreatedAt, UpdatedAt: st.info.UpdatedAt,
-		Turns: st.info.Turns, Messages: st.info.Messages})
+	i := st.info
+	data, err := json.Marshal(meta{V: metaVersion, Size: st.size, CreatedAt: i.CreatedAt, UpdatedAt: i.UpdatedAt,
+		Turns: i.Turns, Messages: i.Messages, Owner: i.Owner, Title: i.Title, Model: i.Model, Usage: i.Usage, CostUSD: i.CostUSD})
 	if err == nil {
 		var tmp string
 		var f file
@@ -611,14 +653,4 @@ func check(ctx context.Context, id string) error {
 		return fmt.Errorf("filestore: %w", err)
 	}
 	return ctx.Err()
-}
-
-// LoadView returns the session with the messages a turn needs (see
-// session.Store). For now it loads the whole history and keeps the view.
-func (s *Store) LoadView(ctx context.Context, id string) (*session.Session, error) {
-	sess, err := s.Load(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return stored.View(sess), nil
 }

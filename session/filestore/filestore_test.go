@@ -58,3 +58,11 @@ func (h countingHandler) Handle(context.Context, slog.Record) error {
 }
 func (h countingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h countingHandler) WithGroup(string) slog.Handler      { return h }
+
+func BenchmarkList(b *testing.B) {
+	sessiontest.BenchList(b, func(b *testing.B) session.Store { return open(b, b.TempDir()) })
+}
+
+func BenchmarkLoadView(b *testing.B) {
+	sessiontest.BenchLoadView(b, func(b *testing.B) session.Store { return open(b, b.TempDir()) })
+}

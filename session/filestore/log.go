@@ -13,8 +13,13 @@ import (
 	"github.com/agcore/agcore/session/internal/stored"
 )
 
-// formatVersion is the "agcore_session" value of the header line.
-const formatVersion = 1
+// formatVersion is the "agcore_session" value of the header line this
+// package writes. Version 2 (issue 22) added the header's "owner" and the
+// turn lines' "model", "title" and "compaction"; a log of version 1 (the
+// releases before) is read as it is, its title derived from its first
+// prompt, and continued (its new lines carry the new fields, its header
+// stays: its owner is "").
+const formatVersion = 2
 
 // ErrCorrupt is returned (wrapped) when a session log holds something that
 // a crash cannot explain: a bad header, or a bad line followed by good ones.
@@ -25,6 +30,7 @@ type header struct {
 	Version   int       `json:"agcore_session"`
 	ID        string    `json:"id"`
 	CreatedAt time.Time `json:"created_at"`
+	Owner     string    `json:"owner,omitempty"` // the principal of the creating append
 }
 
 // turnLine is one turn as a log line.
@@ -37,6 +43,9 @@ type turnLine struct {
 	State    map[string]json.RawMessage `json:"state,omitempty"`
 	StateDel []string                   `json:"state_del,omitempty"`
 	Prefix   *prefixLine                `json:"prefix,omitempty"`
+	Model    string                     `json:"model,omitempty"`
+	Title    string                     `json:"title,omitempty"`      // stored.Title of the messages
+	Compact  json.RawMessage            `json:"compaction,omitempty"` // the new compaction view: {"upto":N,"messages":[...]}
 }
 
 // prefixLine is a turn's request-hash statistic: the new hash list is the
@@ -47,8 +56,8 @@ type prefixLine struct {
 	Hashes []uint64 `json:"hashes"`
 }
 
-func encodeHeader(id string, created time.Time) []byte {
-	data, err := json.Marshal(header{Version: formatVersion, ID: id, CreatedAt: created})
+func encodeHeader(id string, created time.Time, owner string) []byte {
+	data, err := json.Marshal(header{Version: formatVersion, ID: id, CreatedAt: created, Owner: owner})
 	if err != nil {
 		panic(err) // cannot happen: a valid id and a time always encode
 	}
@@ -65,6 +74,9 @@ func encodeTurn(tr *stored.Turn, prev []uint64) ([]byte, error) {
 		CostUSD:  tr.CostUSD,
 		State:    tr.Set,
 		StateDel: tr.Del,
+		Model:    tr.Model,
+		Title:    tr.Title,
+		Compact:  tr.Compaction,
 	}
 	if tr.Usage != (llm.Usage{}) {
 		tl.Usage = &tr.Usage
@@ -85,8 +97,9 @@ func encodeTurn(tr *stored.Turn, prev []uint64) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// toStored returns the turn a line holds; prev is the hash list before it.
-func (tl *turnLine) toStored(prev []uint64) (*stored.Turn, error) {
+// toStored returns the turn a line holds; prev is the hash list before it,
+// owner the log's.
+func (tl *turnLine) toStored(prev []uint64, owner string) (*stored.Turn, error) {
 	tr := &stored.Turn{
 		ID:       tl.Turn,
 		Time:     tl.Time.UTC(),
@@ -94,6 +107,18 @@ func (tl *turnLine) toStored(prev []uint64) (*stored.Turn, error) {
 		CostUSD:  tl.CostUSD,
 		Set:      tl.State,
 		Del:      tl.StateDel,
+		Owner:    owner,
+		Model:    tl.Model,
+		Title:    tl.Title,
+	}
+	if tl.Compact != nil {
+		var c struct {
+			Upto *int `json:"upto"`
+		}
+		if err := json.Unmarshal(tl.Compact, &c); err != nil || c.Upto == nil {
+			return nil, fmt.Errorf("turn %q: bad compaction", tl.Turn)
+		}
+		tr.Compaction, tr.Upto = tl.Compact, *c.Upto
 	}
 	if tl.Usage != nil {
 		tr.Usage = *tl.Usage
@@ -122,6 +147,7 @@ func decodeTurnLine(line []byte, tl *turnLine) bool {
 // parsedLog is a session log read back.
 type parsedLog struct {
 	created  time.Time
+	owner    string
 	turns    []*stored.Turn // in order, duplicates (which Append never writes) skipped
 	valid    int64          // bytes of the header and the whole turn lines
 	torn     int64          // bytes after valid: a torn last line to drop
@@ -140,13 +166,13 @@ func parseLog(id string, data []byte) (*parsedLog, error) {
 	if err := json.Unmarshal(data[:nl], &h); err != nil {
 		return nil, fmt.Errorf("%w: %q: header: %v", ErrCorrupt, id, err)
 	}
-	if h.Version != formatVersion {
-		return nil, fmt.Errorf("%w: %q: format version %d, this build reads %d", ErrCorrupt, id, h.Version, formatVersion)
+	if h.Version < 1 || h.Version > formatVersion {
+		return nil, fmt.Errorf("%w: %q: format version %d, this build reads 1 to %d", ErrCorrupt, id, h.Version, formatVersion)
 	}
 	if h.ID != id || h.CreatedAt.IsZero() {
 		return nil, fmt.Errorf("%w: %q: header names session %q created %v", ErrCorrupt, id, h.ID, h.CreatedAt)
 	}
-	p := &parsedLog{created: h.CreatedAt.UTC()}
+	p := &parsedLog{created: h.CreatedAt.UTC(), owner: h.Owner}
 
 	// Split into lines; a last line without its newline is never whole.
 	var lines [][]byte
@@ -174,6 +200,7 @@ func parseLog(id string, data []byte) (*parsedLog, error) {
 
 	seen := make(map[string]struct{}, len(lines))
 	var hashes []uint64
+	titled := false
 	valid := nl + 1
 	for i := range lines {
 		if !ok[i] {
@@ -188,10 +215,18 @@ func parseLog(id string, data []byte) (*parsedLog, error) {
 			continue
 		}
 		seen[tl.Turn] = struct{}{}
-		tr, err := tl.toStored(hashes)
+		tr, err := tl.toStored(hashes, h.Owner)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %q: %v", ErrCorrupt, id, err)
 		}
+		if !titled && tr.Title == "" {
+			// A line of version 1 has no title: derive it, until the
+			// session has one.
+			if tr.Title, err = stored.TitleOfStored(tr.Messages); err != nil {
+				return nil, fmt.Errorf("%w: %q: %v", ErrCorrupt, id, err)
+			}
+		}
+		titled = titled || tr.Title != ""
 		if tr.Prefix != nil {
 			hashes = tr.Prefix.Hashes
 		}

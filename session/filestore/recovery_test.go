@@ -161,7 +161,7 @@ func TestCorruptLogIsAnError(t *testing.T) {
 			return l
 		}},
 		{"future format", func(l [][]byte) [][]byte {
-			l[0] = bytes.Replace(l[0], []byte(`"agcore_session":1`), []byte(`"agcore_session":99`), 1)
+			l[0] = bytes.Replace(l[0], []byte(`"agcore_session":2`), []byte(`"agcore_session":99`), 1)
 			return l
 		}},
 		{"empty file", func([][]byte) [][]byte { return nil }},
@@ -265,7 +265,7 @@ func TestFileFormat(t *testing.T) {
 	}
 	var hdr map[string]any
 	json.Unmarshal([]byte(lines[0]), &hdr)
-	if hdr["agcore_session"] != 1.0 || hdr["id"] != "fmt" || hdr["created_at"] == nil {
+	if hdr["agcore_session"] != 2.0 || hdr["id"] != "fmt" || hdr["created_at"] == nil {
 		t.Errorf("header = %s", lines[0])
 	}
 	for _, want := range []string{`"turn":"run-1"`, `"messages":[{"type":"user","content":[{"type":"text","text":"hi"}]}]`,

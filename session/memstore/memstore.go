@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -26,9 +25,7 @@ type record struct {
 	messages []llm.Message // decoded from the storage JSON, so normalized as a durable store would
 	hashes   []uint64      // session.StoredMessageHash of each message's storage JSON
 	turnIDs  map[string]struct{}
-	// compaction is the last turn's compaction view (decoded from its
-	// storage JSON); nil when none was stored.
-	compaction *session.Compaction
+	view     *session.Compaction // decoded totals.Compaction; never changed (replaced whole)
 }
 
 var _ session.Store = (*Store)(nil)
@@ -58,6 +55,17 @@ func (s *Store) Create(ctx context.Context, id string) (*session.Session, error)
 
 // Load returns a copy of the session; ErrNotFound if there is none.
 func (s *Store) Load(ctx context.Context, id string) (*session.Session, error) {
+	return s.load(ctx, id, false)
+}
+
+// LoadView returns a copy of the session holding only the messages from
+// its compaction's Upto on (see session.Store); ErrNotFound if there is
+// none.
+func (s *Store) LoadView(ctx context.Context, id string) (*session.Session, error) {
+	return s.load(ctx, id, true)
+}
+
+func (s *Store) load(ctx context.Context, id string, view bool) (*session.Session, error) {
 	if err := check(ctx, id); err != nil {
 		return nil, err
 	}
@@ -68,16 +76,21 @@ func (s *Store) Load(ctx context.Context, id string) (*session.Session, error) {
 		return nil, fmt.Errorf("memstore: load %q: %w", id, session.ErrNotFound)
 	}
 	sess := r.totals.Session(id, nil)
+	from := r.totals.From(view)
 	n := len(r.messages)
-	msgs, hashes := r.messages[:n:n], r.hashes[:n:n]
-	comp := r.compaction
+	msgs, hashes := r.messages[from:n:n], r.hashes[from:n:n]
+	c := r.view
 	s.mu.RUnlock()
 
-	if comp != nil {
-		sess.Compaction = &session.Compaction{Upto: comp.Upto, Messages: stored.CloneMessages(comp.Messages)}
-	}
 	sess.Messages = stored.CloneMessages(msgs)
 	sess.SetMessageHashes(msgs, hashes)
+	sess.Base = from
+	if c != nil {
+		sess.Compaction = &session.Compaction{Upto: c.Upto, Messages: stored.CloneMessages(c.Messages)}
+		if sess.Compaction.Messages == nil {
+			sess.Compaction.Messages = []llm.Message{}
+		}
+	}
 	return sess, nil
 }
 
@@ -99,37 +112,31 @@ func (s *Store) Append(ctx context.Context, id string, turn session.Turn) error 
 		return fmt.Errorf("memstore: append to %q: %w", id, err)
 	}
 	hashes := stored.Hashes(tr.Messages)
-	var comp *session.Compaction
-	if c := turn.Compaction; c != nil {
-		raws := make([]json.RawMessage, len(c.Messages))
-		for i := range c.Messages {
-			if raws[i], err = json.Marshal(c.Messages[i]); err != nil {
-				return fmt.Errorf("memstore: append to %q: compaction message %d: %w", id, i, err)
-			}
-		}
-		cm, err := stored.DecodeMessages(raws)
-		if err != nil {
-			return fmt.Errorf("memstore: append to %q: %w", id, err)
-		}
-		comp = &session.Compaction{Upto: c.Upto, Messages: cm}
+	view, err := stored.DecodeCompaction(tr.Compaction)
+	if err != nil {
+		return fmt.Errorf("memstore: append to %q: %w", id, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.sessions[id]
-	if !ok {
+	if ok {
+		if _, dup := r.turnIDs[tr.ID]; dup && r.totals.Owner == tr.Owner {
+			return nil
+		}
+	} else {
 		r = &record{turnIDs: map[string]struct{}{}}
-		s.sessions[id] = r
 	}
-	if _, dup := r.turnIDs[tr.ID]; dup {
-		return nil
+	if err := r.totals.Check(tr, ok); err != nil {
+		return fmt.Errorf("memstore: append to %q: %w", id, err)
 	}
+	s.sessions[id] = r
 	r.turnIDs[tr.ID] = struct{}{}
+	if view != nil {
+		r.view = view
+	}
 	r.messages = append(r.messages, msgs...)
 	r.hashes = append(r.hashes, hashes...)
 	r.totals.Add(tr)
-	if comp != nil {
-		r.compaction = comp
-	}
 	return nil
 }
 
@@ -171,14 +178,4 @@ func check(ctx context.Context, id string) error {
 		return fmt.Errorf("memstore: %w", err)
 	}
 	return ctx.Err()
-}
-
-// LoadView returns the session with the messages a turn needs (see
-// session.Store). For now it loads the whole history and keeps the view.
-func (s *Store) LoadView(ctx context.Context, id string) (*session.Session, error) {
-	sess, err := s.Load(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return stored.View(sess), nil
 }

@@ -20,3 +20,11 @@ func BenchmarkStoreAppend(b *testing.B) {
 func BenchmarkSessionLoad(b *testing.B) {
 	sessiontest.BenchLoad(b, func(*testing.B) session.Store { return memstore.New() })
 }
+
+func BenchmarkList(b *testing.B) {
+	sessiontest.BenchList(b, func(b *testing.B) session.Store { return memstore.New() })
+}
+
+func BenchmarkLoadView(b *testing.B) {
+	sessiontest.BenchLoadView(b, func(b *testing.B) session.Store { return memstore.New() })
+}

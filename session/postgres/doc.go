@@ -36,19 +36,32 @@
 // holding an advisory lock (pg_advisory_xact_lock) keyed by the schema's
 // name, so processes that start at once migrate it once. Migrations only
 // add; a database whose schema is newer than this code is refused with
-// [ErrSchemaTooNew]. Version 1:
+// [ErrSchemaTooNew]. Version 2:
 //
 //	agcore_sessions (id text PRIMARY KEY, created_at, updated_at bigint (Unix ns, UTC),
 //	                 turns, messages integer, usage text (JSON llm.Usage),
 //	                 cost_usd double precision, prefix text (JSON session.PrefixStats),
 //	                 hashes bytea (little-endian uint64s),
-//	                 incarnation bigint (random, drawn when the row is made))
-//	                 index (updated_at DESC, id DESC) for List
+//	                 incarnation bigint (random, drawn when the row is made),
+//	                 owner text (the creating append's principal; '' before version 2),
+//	                 title text (stored.Title of the first prompt; NULL until derived),
+//	                 model text, compaction bytea (JSON {"upto","messages"}; NULL: none),
+//	                 upto integer (the compaction's))
+//	                 index (updated_at DESC, id DESC) for List of every owner,
+//	                 (owner, updated_at DESC, id DESC) for List of one,
+//	                 (id) WHERE title IS NULL for the title backfill
 //	agcore_turns    (session_id, seq) PRIMARY KEY, UNIQUE (session_id, turn_id),
 //	                 time bigint, messages integer, usage text, cost_usd
 //	agcore_messages (session_id, seq) PRIMARY KEY, turn_seq, json bytea
 //	                 (the message's storage JSON, byte for byte)
 //	agcore_state    (session_id, key) PRIMARY KEY, value text (JSON)
+//
+// Version 1 (the releases before issue 22) is version 2 without owner,
+// title, model, compaction and upto; Open migrates it and derives the
+// titles of its sessions from their first prompt. The owner check
+// (session.ErrOwner) is made under the session row's lock, in the append's
+// transaction. List reads only agcore_sessions rows; LoadView reads the
+// messages WHERE seq >= upto.
 //
 // Ids use the "C" collation, so the listing order is the byte order every
 // store uses. Loads read in one repeatable-read transaction and hand over

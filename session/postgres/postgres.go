@@ -85,6 +85,9 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error
 	if err := migrate(ctx, pool); err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", unavailable(err))
 	}
+	if err := backfillTitles(ctx, pool); err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", unavailable(err))
+	}
 	return s, nil
 }
 
@@ -113,7 +116,7 @@ func (s *Store) Create(ctx context.Context, id string) (*session.Session, error)
 	}
 	now := time.Now().UTC().Round(0)
 	tag, err := s.pool.Exec(ctx,
-		`INSERT INTO agcore_sessions (id, created_at, updated_at, incarnation) VALUES ($1, $2, $2, $3) ON CONFLICT (id) DO NOTHING`,
+		`INSERT INTO agcore_sessions (id, created_at, updated_at, incarnation, title) VALUES ($1, $2, $2, $3, '') ON CONFLICT (id) DO NOTHING`,
 		id, now.UnixNano(), newIncarnation())
 	if err != nil {
 		return nil, fmt.Errorf("postgres: create %q: %w", id, unavailable(err))
@@ -133,14 +136,28 @@ func (s *Store) Load(ctx context.Context, id string) (*session.Session, error) {
 	if err := check(ctx, id); err != nil {
 		return nil, err
 	}
-	sess, err := s.load(ctx, id)
+	sess, err := s.load(ctx, id, false)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: load %q: %w", id, unavailable(err))
 	}
 	return sess, nil
 }
 
-func (s *Store) load(ctx context.Context, id string) (*session.Session, error) {
+// LoadView reads the session as Load does, but only the messages from its
+// compaction's Upto on (WHERE seq >= upto), with Base set to Upto; see
+// session.Store.
+func (s *Store) LoadView(ctx context.Context, id string) (*session.Session, error) {
+	if err := check(ctx, id); err != nil {
+		return nil, err
+	}
+	sess, err := s.load(ctx, id, true)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: load %q: %w", id, unavailable(err))
+	}
+	return sess, nil
+}
+
+func (s *Store) load(ctx context.Context, id string, view bool) (*session.Session, error) {
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return nil, err
@@ -154,9 +171,11 @@ func (s *Store) load(ctx context.Context, id string) (*session.Session, error) {
 		hashes           []byte
 		inc              int64
 	)
-	err = tx.QueryRow(ctx, `SELECT created_at, updated_at, turns, messages, usage, cost_usd, prefix, hashes, incarnation
+	err = tx.QueryRow(ctx, `SELECT created_at, updated_at, turns, messages, usage, cost_usd, prefix, hashes, incarnation,
+		owner, coalesce(title, ''), model, compaction, upto
 		FROM agcore_sessions WHERE id = $1`, id).
-		Scan(&created, &updated, &t.Turns, &t.Messages, &usage, &t.CostUSD, &prefix, &hashes, &inc)
+		Scan(&created, &updated, &t.Turns, &t.Messages, &usage, &t.CostUSD, &prefix, &hashes, &inc,
+			&t.Owner, &t.Title, &t.Model, &t.Compaction, &t.Upto)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, session.ErrNotFound
 	}
@@ -175,15 +194,16 @@ func (s *Store) load(ctx context.Context, id string) (*session.Session, error) {
 			return nil, err
 		}
 	}
-	base, baseHashes, baseBytes := s.cache.Get(id, inc)
-	if len(base) > t.Messages { // the cache read a later state than this transaction sees
-		base, baseHashes, baseBytes = base[:t.Messages], baseHashes[:t.Messages], 0
+	from := t.From(view)
+	base, baseHashes, baseBytes := s.cache.GetFrom(id, inc, from)
+	if n := t.Messages - from; len(base) > n { // the cache read a later state than this transaction sees
+		base, baseHashes, baseBytes = base[:n], baseHashes[:n], 0
 	}
 	var raws []json.RawMessage
 	var moreBytes int64
-	if len(base) < t.Messages {
-		raws = make([]json.RawMessage, 0, t.Messages-len(base))
-		rows, err := tx.Query(ctx, `SELECT json FROM agcore_messages WHERE session_id = $1 AND seq >= $2 ORDER BY seq`, id, len(base))
+	if from+len(base) < t.Messages {
+		raws = make([]json.RawMessage, 0, t.Messages-from-len(base))
+		rows, err := tx.Query(ctx, `SELECT json FROM agcore_messages WHERE session_id = $1 AND seq >= $2 ORDER BY seq`, id, from+len(base))
 		if err != nil {
 			return nil, err
 		}
@@ -217,15 +237,18 @@ func (s *Store) load(ctx context.Context, id string) (*session.Session, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if len(base)+len(raws) != t.Messages {
-		return nil, fmt.Errorf("%d messages stored, %d counted", len(base)+len(raws), t.Messages)
+	if from+len(base)+len(raws) != t.Messages {
+		return nil, fmt.Errorf("%d messages stored, %d counted", from+len(base)+len(raws), t.Messages)
 	}
 	more, err := stored.DecodeMessages(raws)
 	if err != nil {
 		return nil, err
 	}
-	msgs, msgHashes := s.cache.Put(id, inc, base, baseHashes, baseBytes, more, stored.Hashes(raws), moreBytes)
-	sess := t.Session(id, stored.CloneMessages(msgs))
+	msgs, msgHashes := s.cache.PutFrom(id, inc, from, base, baseHashes, baseBytes, more, stored.Hashes(raws), moreBytes)
+	sess, err := t.ViewSession(id, stored.CloneMessages(msgs), from)
+	if err != nil {
+		return nil, err
+	}
 	sess.SetMessageHashes(msgs, msgHashes)
 	return sess, nil
 }
@@ -290,7 +313,8 @@ func dupTurn(err error) bool {
 // for a retry. A statement the server refused for any other reason is not
 // retried.
 func retryable(err error) bool {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	var r refused
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &r) {
 		return false
 	}
 	var pgErr *pgconn.PgError
@@ -304,6 +328,12 @@ func retryable(err error) bool {
 	}
 	return true // not the server's answer: the connection broke
 }
+
+// refused is an append the store itself refused (another owner's
+// session, a compaction past the messages): never retried.
+type refused struct{ error }
+
+func (r refused) Unwrap() error { return r.error }
 
 func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) (err error) {
 	tx, err := s.pool.Begin(ctx)
@@ -329,19 +359,24 @@ func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) (err e
 		dup              bool
 	)
 	first := &pgx.Batch{}
-	first.Queue(`INSERT INTO agcore_sessions (id, created_at, updated_at, incarnation) VALUES ($1, $2, $2, $3)
-		ON CONFLICT (id) DO NOTHING`, id, tnano, newIncarnation())
-	first.Queue(`SELECT created_at, updated_at, turns, messages, usage, cost_usd
+	// A new row belongs to the appending owner, so the owner check below
+	// passes for it and refuses an existing session of another.
+	first.Queue(`INSERT INTO agcore_sessions (id, created_at, updated_at, incarnation, owner, title) VALUES ($1, $2, $2, $3, $4, '')
+		ON CONFLICT (id) DO NOTHING`, id, tnano, newIncarnation(), tr.Owner)
+	first.Queue(`SELECT created_at, updated_at, turns, messages, usage, cost_usd, owner, coalesce(title, ''), model
 		FROM agcore_sessions WHERE id = $1 FOR UPDATE`, id).QueryRow(func(row pgx.Row) error {
-		return row.Scan(&created, &updated, &t.Turns, &t.Messages, &usage, &t.CostUSD)
+		return row.Scan(&created, &updated, &t.Turns, &t.Messages, &usage, &t.CostUSD, &t.Owner, &t.Title, &t.Model)
 	})
 	first.Queue(`SELECT EXISTS (SELECT 1 FROM agcore_turns WHERE session_id = $1 AND turn_id = $2)`,
 		id, tr.ID).QueryRow(func(row pgx.Row) error { return row.Scan(&dup) })
 	if err := tx.SendBatch(ctx, first).Close(); err != nil {
 		return err
 	}
-	if dup {
+	if dup && t.Owner == tr.Owner {
 		return tx.Rollback(ctx) // already stored: a retry
+	}
+	if err := t.Check(tr, true); err != nil {
+		return refused{err}
 	}
 	t.Created, t.Updated = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
 	if err := json.Unmarshal([]byte(usage), &t.Usage); err != nil {
@@ -391,11 +426,19 @@ func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) (err e
 		ps := string(p)
 		prefix, hashes = &ps, encodeHashes(tr.Prefix.Hashes)
 	}
+	var compaction []byte // NULL unless this turn replaces the view
+	if tr.Compaction != nil {
+		compaction = tr.Compaction
+	}
 	b.Queue(`UPDATE agcore_sessions SET updated_at = $2, turns = $3, messages = $4, usage = $5, cost_usd = $6,
 		prefix = CASE WHEN $7::text IS NULL THEN prefix ELSE $7 END,
-		hashes = CASE WHEN $7::text IS NULL THEN hashes ELSE $8 END
+		hashes = CASE WHEN $7::text IS NULL THEN hashes ELSE $8 END,
+		owner = $9, title = $10, model = $11,
+		compaction = CASE WHEN $12::bytea IS NULL THEN compaction ELSE $12 END,
+		upto = CASE WHEN $12::bytea IS NULL THEN upto ELSE $13 END
 		WHERE id = $1`,
-		id, t.Updated.UnixNano(), t.Turns, t.Messages, string(totalUsage), t.CostUSD, prefix, hashes)
+		id, t.Updated.UnixNano(), t.Turns, t.Messages, string(totalUsage), t.CostUSD, prefix, hashes,
+		t.Owner, t.Title, t.Model, compaction, tr.Upto)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return err
 	}
@@ -403,22 +446,31 @@ func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) (err e
 }
 
 // List returns one page of session summaries, newest UpdatedAt first, ties
-// by ID descending, from the index on (updated_at, id).
+// by ID descending, from the index on (owner, updated_at, id) (or on
+// (updated_at, id) for every owner). It reads the sessions rows only.
 func (s *Store) List(ctx context.Context, opts session.ListOptions) (session.Page, error) {
 	cur, err := stored.ParseCursor(opts.Cursor)
 	if err != nil {
 		return session.Page{}, fmt.Errorf("postgres: list: %w", unavailable(err))
 	}
 	limit := stored.Limit(opts)
-	var rows pgx.Rows
-	if opts.Cursor == "" {
-		rows, err = s.pool.Query(ctx, `SELECT id, messages, turns, created_at, updated_at FROM agcore_sessions
-			ORDER BY updated_at DESC, id DESC LIMIT $1`, limit+1)
-	} else {
-		rows, err = s.pool.Query(ctx, `SELECT id, messages, turns, created_at, updated_at FROM agcore_sessions
-			WHERE (updated_at, id) < ($1, $2) ORDER BY updated_at DESC, id DESC LIMIT $3`,
-			cur.Updated.UnixNano(), cur.ID, limit+1)
+	q := `SELECT id, messages, turns, created_at, updated_at, owner, coalesce(title, ''), model, usage, cost_usd FROM agcore_sessions`
+	var where []string
+	var args []any
+	if !opts.AnyOwner {
+		args = append(args, opts.Owner)
+		where = append(where, fmt.Sprintf(`owner = $%d`, len(args)))
 	}
+	if opts.Cursor != "" {
+		args = append(args, cur.Updated.UnixNano(), cur.ID)
+		where = append(where, fmt.Sprintf(`(updated_at, id) < ($%d, $%d)`, len(args)-1, len(args)))
+	}
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, ` AND `)
+	}
+	args = append(args, limit+1)
+	q += fmt.Sprintf(` ORDER BY updated_at DESC, id DESC LIMIT $%d`, len(args))
+	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
 		return session.Page{}, fmt.Errorf("postgres: list: %w", unavailable(err))
 	}
@@ -427,8 +479,13 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (session.Pag
 	for rows.Next() {
 		var info session.Info
 		var created, updated int64
-		if err := rows.Scan(&info.ID, &info.Messages, &info.Turns, &created, &updated); err != nil {
+		var usage string
+		if err := rows.Scan(&info.ID, &info.Messages, &info.Turns, &created, &updated,
+			&info.Owner, &info.Title, &info.Model, &usage, &info.CostUSD); err != nil {
 			return session.Page{}, fmt.Errorf("postgres: list: %w", unavailable(err))
+		}
+		if err := json.Unmarshal([]byte(usage), &info.Usage); err != nil {
+			return session.Page{}, fmt.Errorf("postgres: list: stored usage of %q: %w", info.ID, err)
 		}
 		info.CreatedAt, info.UpdatedAt = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
 		page.Sessions = append(page.Sessions, info)
@@ -488,14 +545,4 @@ func decodeHashes(b []byte) ([]uint64, error) {
 		h[i] = binary.LittleEndian.Uint64(b[8*i:])
 	}
 	return h, nil
-}
-
-// LoadView returns the session with the messages a turn needs (see
-// session.Store). For now it loads the whole history and keeps the view.
-func (s *Store) LoadView(ctx context.Context, id string) (*session.Session, error) {
-	sess, err := s.Load(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return stored.View(sess), nil
 }

@@ -2,12 +2,15 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agcore/agcore/session/internal/stored"
 )
 
 // migrations upgrade the schema one version at a time: migrations[i] takes
@@ -54,11 +57,28 @@ var migrations = [][]string{
 			PRIMARY KEY (session_id, key)
 		)`,
 	},
+	// 2 (issue 22, stores): what a session keeps beside its messages, so
+	// that a listing reads no message and a turn reads only its view:
+	// the owner (the principal of the creating append; '' for sessions
+	// made before), the title (NULL until derived: backfillTitles derives
+	// it from the first user message of sessions made before), the model
+	// of the last turn, and the compaction view (its storage JSON and its
+	// upto). Listings by owner use agcore_sessions_by_owner.
+	{
+		`ALTER TABLE agcore_sessions
+			ADD COLUMN owner text COLLATE "C" NOT NULL DEFAULT '',
+			ADD COLUMN title text,
+			ADD COLUMN model text NOT NULL DEFAULT '',
+			ADD COLUMN compaction bytea, -- JSON {"upto":N,"messages":[...]}; NULL: none
+			ADD COLUMN upto integer NOT NULL DEFAULT 0`,
+		`CREATE INDEX agcore_sessions_by_owner ON agcore_sessions (owner, updated_at DESC, id DESC)`,
+		`CREATE INDEX agcore_sessions_untitled ON agcore_sessions (id) WHERE title IS NULL`,
+	},
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // ErrSchemaTooNew is returned (wrapped) by Open when the database holds a
 // schema written by a newer agcore than this one.
@@ -123,4 +143,57 @@ func schemaVersion(ctx context.Context, q interface {
 		return 0, nil
 	}
 	return v, err
+}
+
+// backfillTitles derives the title of the sessions stored before titles
+// were kept (title IS NULL, found through the partial index
+// agcore_sessions_untitled, so a database with none costs one index
+// lookup): the stored.Title of their first user message with text. Each
+// session is updated on its own, only if still untitled, so processes
+// opening the store at once agree.
+func backfillTitles(ctx context.Context, pool *pgxpool.Pool) error {
+	for {
+		rows, err := pool.Query(ctx, `SELECT id FROM agcore_sessions WHERE title IS NULL LIMIT 256`)
+		if err != nil {
+			return err
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		for _, id := range ids {
+			title, err := storedTitle(ctx, pool, id)
+			if err != nil {
+				return fmt.Errorf("deriving the title of session %q: %w", id, err)
+			}
+			if _, err := pool.Exec(ctx, `UPDATE agcore_sessions SET title = $2 WHERE id = $1 AND title IS NULL`, id, title); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// storedTitle reads session id's messages in order until one has a
+// title.
+func storedTitle(ctx context.Context, pool *pgxpool.Pool, id string) (string, error) {
+	const batch = 16
+	for from := 0; ; from += batch {
+		rows, err := pool.Query(ctx, `SELECT json FROM agcore_messages WHERE session_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3`, id, from, batch)
+		if err != nil {
+			return "", err
+		}
+		raws, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (json.RawMessage, error) {
+			return json.RawMessage(append([]byte(nil), r.RawValues()[0]...)), nil
+		})
+		if err != nil {
+			return "", err
+		}
+		title, err := stored.TitleOfStored(raws)
+		if err != nil || title != "" || len(raws) < batch {
+			return title, err
+		}
+	}
 }

@@ -299,3 +299,14 @@ func BenchmarkFloorCommit(b *testing.B) {
 func BenchmarkSessionLoadUncached(b *testing.B) {
 	sessiontest.BenchLoad(b, func(b *testing.B) session.Store { return open(b, newSchema(b), postgres.WithCacheBytes(0)) })
 }
+
+func BenchmarkList(b *testing.B) {
+	sessiontest.BenchList(b, func(b *testing.B) session.Store { return open(b, newSchema(b)) })
+}
+
+// BenchmarkLoadView loads cold (no cache), as a new process does.
+func BenchmarkLoadView(b *testing.B) {
+	sessiontest.BenchLoadView(b, func(b *testing.B) session.Store {
+		return open(b, newSchema(b), postgres.WithCacheBytes(0))
+	})
+}

@@ -11,13 +11,20 @@
 //
 //	PREFIX s:ID    hash: inc (incarnation), created, updated (Unix ns), turns,
 //	               messages, usage (JSON llm.Usage), cost, prefix (JSON
-//	               session.PrefixStats), hashes (little-endian uint64s)
+//	               session.PrefixStats), hashes (little-endian uint64s),
+//	               owner, title, model, compaction (JSON {"upto","messages"})
+//	               and upto (the compaction's; absent without one)
 //	PREFIX m:ID    list: each message's storage JSON, in order
 //	PREFIX t:ID    hash: turn id -> turn number (the stored turn ids)
 //	PREFIX st:ID   hash: the state bag
-//	PREFIX index   hash: ID -> "updated created turns messages", for List
+//	PREFIX index   hash: ID -> the session's metadata as JSON (updated,
+//	               created, turns, messages, owner, title, model, usage,
+//	               cost), for List
 //	PREFIX version the key layout's version; a newer one is refused
-//	               ([ErrLayoutTooNew])
+//	               ([ErrLayoutTooNew]), an older one migrated on Open
+//	               (version 1's index entries "updated created turns
+//	               messages" become JSON, titles derived from the first
+//	               prompt)
 //
 // The store needs one Redis server (or a primary with replicas), not a
 // cluster: a session's keys and the index are used in one script.
@@ -46,8 +53,14 @@
 // memory (WithCacheBytes), by incarnation: the next Load of such a session
 // reads only the list's tail from what the store holds.
 //
-// List reads the whole index, in time proportional to the number of
-// sessions.
+// LoadView reads the totals and the list from the compaction's upto on
+// (LRANGE upto -1), never the messages the view replaces.
+//
+// A session belongs to the owner of the append that made it; the append
+// script refuses another owner's turn (session.ErrOwner), atomically.
+//
+// List reads the whole index (metadata only, no message), in time
+// proportional to the number of sessions, and keeps the requested owner's.
 //
 // Imported, the package registers "redis://…" and "rediss://…" with
 // session.Open (see session.Register); session/stores imports every

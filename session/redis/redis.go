@@ -14,6 +14,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/agcore/agcore/internal/redact"
+	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/session/internal/stored"
 )
@@ -112,8 +113,11 @@ func unavailable(err error) error {
 }
 
 // LayoutVersion is the version of the key layout this package writes,
-// recorded under PREFIX "version".
-const LayoutVersion = 1
+// recorded under PREFIX "version". Version 2 (issue 22) added the owner,
+// title, model and compaction fields of a session's totals and made the
+// index's entries JSON with the session's metadata; Open migrates the
+// index entries of version 1 (see migrate).
+const LayoutVersion = 2
 
 // ErrLayoutTooNew is returned (wrapped) by Open when the keys were written
 // by a newer agcore than this one.
@@ -131,7 +135,89 @@ func (s *Store) checkVersion(ctx context.Context) error {
 	if v > LayoutVersion {
 		return fmt.Errorf("%w: version %d, this agcore knows up to %d; upgrade agcore", ErrLayoutTooNew, v, LayoutVersion)
 	}
+	if v < LayoutVersion {
+		return s.migrate(ctx)
+	}
 	return nil
+}
+
+// migrateEntryScript replaces a version 1 index entry, if it is still the
+// one the migration read, and records the session's title.
+// KEYS: index, totals. ARGV: id, old entry, new entry, title.
+var migrateEntryScript = goredis.NewScript(`
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HSET', KEYS[2], 'title', ARGV[4]) end
+return 1`)
+
+// setVersionScript raises the layout version to ARGV[1], never lowering it.
+var setVersionScript = goredis.NewScript(`
+local v = tonumber(redis.call('GET', KEYS[1]) or '0')
+if v < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
+return 1`)
+
+// migrate takes the keys of layout version 1 (the releases before issue
+// 22) forward: each index entry ("updated created turns messages")
+// becomes the JSON entry of version 2, with the session's usage and cost
+// from its totals and its title derived from its first user message
+// (also recorded in the totals); its owner is the single-user owner "".
+// Each entry is replaced by a script only if it is still the one read, so
+// stores opening at once, and appends of this version meanwhile, agree;
+// the version is raised last. Entries a process of the previous version
+// writes after that are still read (parseIndex reads both forms).
+func (s *Store) migrate(ctx context.Context) error {
+	index := s.prefix + "index"
+	all, err := s.rdb.HGetAll(ctx, index).Result()
+	if err != nil {
+		return err
+	}
+	for id, v := range all {
+		if strings.HasPrefix(v, "{") || session.ValidateID(id) != nil {
+			continue
+		}
+		info, err := parseIndex(id, v)
+		if err != nil {
+			return err
+		}
+		k := s.keys(id)
+		vals, err := s.rdb.HMGet(ctx, k[0], "usage", "cost").Result()
+		if err != nil {
+			return err
+		}
+		if u, ok := vals[0].(string); ok {
+			_ = json.Unmarshal([]byte(u), &info.Usage)
+		}
+		if c, ok := vals[1].(string); ok {
+			info.CostUSD, _ = strconv.ParseFloat(c, 64)
+		}
+		if info.Title, err = s.storedTitle(ctx, k[1]); err != nil {
+			return fmt.Errorf("deriving the title of session %q: %w", id, err)
+		}
+		if err := migrateEntryScript.Run(ctx, s.rdb, []string{index, k[0]}, id, v, indexValue(info), info.Title).Err(); err != nil {
+			return err
+		}
+	}
+	return setVersionScript.Run(ctx, s.rdb, []string{s.prefix + "version"}, LayoutVersion).Err()
+}
+
+// storedTitle reads the messages list at key in order until a message has
+// a title.
+func (s *Store) storedTitle(ctx context.Context, key string) (string, error) {
+	const batch = 16
+	for from := int64(0); ; from += batch {
+		vals, err := s.rdb.LRange(ctx, key, from, from+batch-1).Result()
+		if err != nil {
+			return "", err
+		}
+		raws := make([]json.RawMessage, len(vals))
+		for i, v := range vals {
+			raws[i] = json.RawMessage(v)
+		}
+		title, err := stored.TitleOfStored(raws)
+		if err != nil || title != "" || len(vals) < batch {
+			return title, err
+		}
+	}
 }
 
 // The keys of session id.
@@ -141,7 +227,7 @@ func (s *Store) keys(id string) []string {
 		s.prefix + "m:" + id,  // list: the messages' storage JSON
 		s.prefix + "t:" + id,  // hash: turn id -> turn number
 		s.prefix + "st:" + id, // hash: the state bag
-		s.prefix + "index",    // hash: session id -> "updated created turns messages"
+		s.prefix + "index",    // hash: session id -> its metadata (indexEntry JSON)
 	}
 }
 
@@ -156,13 +242,54 @@ func newIncarnation() string {
 	return strconv.FormatUint(rand.Uint64()|1, 36)
 }
 
-func indexValue(updated, created int64, turns, messages int) string {
-	return fmt.Sprintf("%d %d %d %d", updated, created, turns, messages)
+// indexEntry is a session's entry in the index: its listing metadata.
+type indexEntry struct {
+	Updated  int64     `json:"u"`
+	Created  int64     `json:"c"`
+	Turns    int       `json:"n"`
+	Messages int       `json:"m"`
+	Owner    string    `json:"o,omitempty"`
+	Title    string    `json:"t,omitempty"`
+	Model    string    `json:"model,omitempty"`
+	Usage    llm.Usage `json:"usage"`
+	CostUSD  float64   `json:"cost,omitempty"`
+}
+
+// indexValue is info's index entry.
+func indexValue(info session.Info) string {
+	data, err := json.Marshal(indexEntry{Updated: info.UpdatedAt.UnixNano(), Created: info.CreatedAt.UnixNano(),
+		Turns: info.Turns, Messages: info.Messages, Owner: info.Owner, Title: info.Title, Model: info.Model,
+		Usage: info.Usage, CostUSD: info.CostUSD})
+	if err != nil {
+		panic(err) // cannot happen: strings and numbers always encode
+	}
+	return string(data)
+}
+
+// parseIndex reads session id's index entry: JSON (layout version 2), or
+// "updated created turns messages" (version 1, which a process of the
+// previous version may still write).
+func parseIndex(id, v string) (session.Info, error) {
+	if strings.HasPrefix(v, "{") {
+		var e indexEntry
+		if err := json.Unmarshal([]byte(v), &e); err != nil {
+			return session.Info{}, fmt.Errorf("index entry of %q: %w", id, err)
+		}
+		return session.Info{ID: id, Owner: e.Owner, Title: e.Title, Model: e.Model, Messages: e.Messages, Turns: e.Turns,
+			Usage: e.Usage, CostUSD: e.CostUSD, CreatedAt: time.Unix(0, e.Created).UTC(), UpdatedAt: time.Unix(0, e.Updated).UTC()}, nil
+	}
+	var updated, created int64
+	var turns, msgs int
+	if _, err := fmt.Sscanf(v, "%d %d %d %d", &updated, &created, &turns, &msgs); err != nil {
+		return session.Info{}, fmt.Errorf("index entry of %q: %w", id, err)
+	}
+	return session.Info{ID: id, Messages: msgs, Turns: turns,
+		CreatedAt: time.Unix(0, created).UTC(), UpdatedAt: time.Unix(0, updated).UTC()}, nil
 }
 
 var createScript = goredis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'inc', ARGV[1], 'created', ARGV[2], 'updated', ARGV[2], 'turns', 0, 'messages', 0, 'usage', '{}', 'cost', '0')
+redis.call('HSET', KEYS[1], 'inc', ARGV[1], 'created', ARGV[2], 'updated', ARGV[2], 'turns', 0, 'messages', 0, 'usage', '{}', 'cost', '0', 'title', '')
 redis.call('HSET', KEYS[5], ARGV[3], ARGV[4])
 return 1`)
 
@@ -173,7 +300,7 @@ func (s *Store) Create(ctx context.Context, id string) (*session.Session, error)
 	}
 	now := time.Now().UTC().Round(0)
 	n, err := createScript.Run(ctx, s.rdb, s.keys(id), newIncarnation(), now.UnixNano(), id,
-		indexValue(now.UnixNano(), now.UnixNano(), 0, 0)).Int()
+		indexValue(session.Info{CreatedAt: now, UpdatedAt: now})).Int()
 	if err != nil {
 		return nil, fmt.Errorf("redis: create %q: %w", id, unavailable(err))
 	}
@@ -186,14 +313,24 @@ func (s *Store) Create(ctx context.Context, id string) (*session.Session, error)
 	return sess, nil
 }
 
-var totalsFields = []string{"inc", "created", "updated", "turns", "messages", "usage", "cost", "prefix", "hashes"}
+// totalsFields are the fields of a session's totals hash Load reads, in
+// the order parseTotals takes them; appendFields those Append reads (not
+// the request-hash statistic nor the compaction view, which it replaces
+// or keeps).
+var (
+	totalsFields = []string{"inc", "created", "updated", "turns", "messages", "usage", "cost", "owner", "title", "model", "upto",
+		"prefix", "hashes", "compaction"}
+	appendFields = totalsFields[:11]
+)
 
-// parseTotals decodes the totals hash's fields (in totalsFields order);
-// ok is false when the session does not exist.
+// parseTotals decodes the totals hash's fields (in totalsFields order, as
+// many as vals holds); ok is false when the session does not exist.
 func parseTotals(vals []any) (t stored.Totals, inc string, ok bool, err error) {
 	str := func(i int) string {
-		if v, ok := vals[i].(string); ok {
-			return v
+		if i < len(vals) {
+			if v, ok := vals[i].(string); ok {
+				return v
+			}
 		}
 		return ""
 	}
@@ -214,13 +351,22 @@ func parseTotals(vals []any) (t stored.Totals, inc string, ok bool, err error) {
 	if err := json.Unmarshal([]byte(str(5)), &t.Usage); err != nil {
 		return t, "", false, fmt.Errorf("stored usage: %w", err)
 	}
-	if p := str(7); p != "" {
+	t.Owner, t.Title, t.Model = str(7), str(8), str(9)
+	if u := str(10); u != "" {
+		if t.Upto, err = strconv.Atoi(u); err != nil {
+			return t, "", false, fmt.Errorf("stored compaction upto: %w", err)
+		}
+	}
+	if p := str(11); p != "" {
 		if err := json.Unmarshal([]byte(p), &t.Prefix); err != nil {
 			return t, "", false, fmt.Errorf("stored prefix statistic: %w", err)
 		}
-		if t.Hashes, err = decodeHashes([]byte(str(8))); err != nil {
+		if t.Hashes, err = decodeHashes([]byte(str(12))); err != nil {
 			return t, "", false, err
 		}
+	}
+	if c := str(13); c != "" {
+		t.Compaction = []byte(c)
 	}
 	return t, inc, true, nil
 }
@@ -229,35 +375,55 @@ func parseTotals(vals []any) (t stored.Totals, inc string, ok bool, err error) {
 // without anything between its commands, so it sees whole turns only;
 // ErrNotFound if there is none.
 func (s *Store) Load(ctx context.Context, id string) (*session.Session, error) {
+	return s.loadErr(ctx, id, false)
+}
+
+// LoadView reads the session as Load does, but only the messages from its
+// compaction's Upto on (LRANGE from upto), with Base set to Upto; see
+// session.Store.
+func (s *Store) LoadView(ctx context.Context, id string) (*session.Session, error) {
+	return s.loadErr(ctx, id, true)
+}
+
+func (s *Store) loadErr(ctx context.Context, id string, view bool) (*session.Session, error) {
 	if err := check(ctx, id); err != nil {
 		return nil, err
 	}
-	sess, err := s.load(ctx, id)
+	sess, err := s.load(ctx, id, view)
 	if err != nil {
 		return nil, fmt.Errorf("redis: load %q: %w", id, unavailable(err))
 	}
 	return sess, nil
 }
 
-func (s *Store) load(ctx context.Context, id string) (*session.Session, error) {
+func (s *Store) load(ctx context.Context, id string, view bool) (*session.Session, error) {
 	k := s.keys(id)
-	// The incarnation first, to know what the cache may serve; the MULTI
-	// block then checks it is still the one whose messages it reads.
-	incNow, err := s.rdb.HGet(ctx, k[0], "inc").Result()
-	if errors.Is(err, goredis.Nil) {
-		return nil, session.ErrNotFound
-	}
+	// The incarnation (and for a view its upto) first, to know what the
+	// cache may serve and where to start reading; the MULTI block then
+	// checks they are still the ones whose messages it reads.
+	pre, err := s.rdb.HMGet(ctx, k[0], "inc", "upto").Result()
 	if err != nil {
 		return nil, err
 	}
+	incNow, ok := pre[0].(string)
+	if !ok {
+		return nil, session.ErrNotFound
+	}
+	uptoNow, _ := pre[1].(string)
+	from := 0
+	if view && uptoNow != "" {
+		if from, err = strconv.Atoi(uptoNow); err != nil {
+			return nil, fmt.Errorf("stored compaction upto: %w", err)
+		}
+	}
 	inc := incarnationKey(incNow)
-	base, baseHashes, baseBytes := s.cache.Get(id, inc)
+	base, baseHashes, baseBytes := s.cache.GetFrom(id, inc, from)
 	var tot *goredis.SliceCmd
 	var msgs *goredis.StringSliceCmd
 	var state *goredis.MapStringStringCmd
 	if _, err := s.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 		tot = p.HMGet(ctx, k[0], totalsFields...)
-		msgs = p.LRange(ctx, k[1], int64(len(base)), -1)
+		msgs = p.LRange(ctx, k[1], int64(from+len(base)), -1)
 		state = p.HGetAll(ctx, k[3])
 		return nil
 	}); err != nil {
@@ -270,9 +436,15 @@ func (s *Store) load(ctx context.Context, id string) (*session.Session, error) {
 	if !ok {
 		return nil, session.ErrNotFound
 	}
-	if incRead != incNow { // deleted and made again in between: read it whole
-		s.cache.Drop(id)
-		return s.load(ctx, id)
+	if uptoRead, _ := tot.Val()[10].(string); incRead != incNow || view && uptoRead != uptoNow {
+		// Deleted and made again, or compacted, in between: read again.
+		if incRead != incNow {
+			s.cache.Drop(id)
+		}
+		return s.load(ctx, id, view)
+	}
+	if from > t.Messages {
+		return nil, fmt.Errorf("stored compaction upto %d is past the %d messages", from, t.Messages)
 	}
 	for key, v := range state.Val() {
 		if t.State == nil {
@@ -281,11 +453,11 @@ func (s *Store) load(ctx context.Context, id string) (*session.Session, error) {
 		t.State[key] = json.RawMessage(v)
 	}
 	vals := msgs.Val()
-	if len(base) > t.Messages { // the cache read a later state than this
-		base, baseHashes, baseBytes = base[:t.Messages], baseHashes[:t.Messages], 0
+	if n := t.Messages - from; len(base) > n { // the cache read a later state than this
+		base, baseHashes, baseBytes = base[:n], baseHashes[:n], 0
 	}
-	if len(base)+len(vals) != t.Messages {
-		return nil, fmt.Errorf("%d messages stored, %d counted", len(base)+len(vals), t.Messages)
+	if from+len(base)+len(vals) != t.Messages {
+		return nil, fmt.Errorf("%d messages stored, %d counted", from+len(base)+len(vals), t.Messages)
 	}
 	raws := make([]json.RawMessage, len(vals))
 	var moreBytes int64
@@ -297,8 +469,11 @@ func (s *Store) load(ctx context.Context, id string) (*session.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	all, hashes := s.cache.Put(id, inc, base, baseHashes, baseBytes, more, stored.Hashes(raws), moreBytes)
-	sess := t.Session(id, stored.CloneMessages(all))
+	all, hashes := s.cache.PutFrom(id, inc, from, base, baseHashes, baseBytes, more, stored.Hashes(raws), moreBytes)
+	sess, err := t.ViewSession(id, stored.CloneMessages(all), from)
+	if err != nil {
+		return nil, err
+	}
 	sess.SetMessageHashes(all, hashes)
 	return sess, nil
 }
@@ -313,30 +488,38 @@ func incarnationKey(inc string) int64 {
 }
 
 // appendScript applies one turn, all or nothing, if the session is still
-// at the version the caller read (its incarnation and turn count) and the
-// turn is not already stored. It returns 1 when it stored the turn, 0 when
-// the turn was already stored, -1 when the session moved on.
+// at the version the caller read (its incarnation and turn count), belongs
+// to the appending owner, and the turn is not already stored. It returns 1
+// when it stored the turn, 0 when the turn was already stored, -1 when the
+// session moved on, -2 when the session is another owner's.
 //
 // KEYS: totals, messages, turns, state, index.
 // ARGV: turn id, expected inc (empty for a new session), expected turns,
 // inc, created, updated, turns, messages, usage, cost, prefix flag
-// ('1' to replace), prefix, hashes, session id, index value, nset, ndel,
+// ('1' to replace), prefix, hashes, session id, index value, owner, title,
+// model, compaction flag ('1' to replace), compaction, upto, nset, ndel,
 // then nset key/value pairs, ndel keys, and the messages.
 var appendScript = goredis.NewScript(`
-if redis.call('HEXISTS', KEYS[3], ARGV[1]) == 1 then return 0 end
 local inc = redis.call('HGET', KEYS[1], 'inc')
 if inc == false then inc = '' end
+if inc ~= '' then
+	local owner = redis.call('HGET', KEYS[1], 'owner')
+	if owner == false then owner = '' end
+	if owner ~= ARGV[16] then return -2 end
+end
+if redis.call('HEXISTS', KEYS[3], ARGV[1]) == 1 then return 0 end
 if inc ~= ARGV[2] then return -1 end
 local turns = redis.call('HGET', KEYS[1], 'turns')
 if turns == false then turns = '0' end
 if turns ~= ARGV[3] then return -1 end
 redis.call('HSET', KEYS[1], 'inc', ARGV[4], 'created', ARGV[5], 'updated', ARGV[6], 'turns', ARGV[7],
-	'messages', ARGV[8], 'usage', ARGV[9], 'cost', ARGV[10])
+	'messages', ARGV[8], 'usage', ARGV[9], 'cost', ARGV[10], 'owner', ARGV[16], 'title', ARGV[17], 'model', ARGV[18])
 if ARGV[11] == '1' then redis.call('HSET', KEYS[1], 'prefix', ARGV[12], 'hashes', ARGV[13]) end
+if ARGV[19] == '1' then redis.call('HSET', KEYS[1], 'compaction', ARGV[20], 'upto', ARGV[21]) end
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
 redis.call('HSET', KEYS[5], ARGV[14], ARGV[15])
-local nset, ndel = tonumber(ARGV[16]), tonumber(ARGV[17])
-local i = 18
+local nset, ndel = tonumber(ARGV[22]), tonumber(ARGV[23])
+local i = 24
 for _ = 1, nset do redis.call('HSET', KEYS[4], ARGV[i], ARGV[i+1]); i = i + 2 end
 for _ = 1, ndel do redis.call('HDEL', KEYS[4], ARGV[i]); i = i + 1 end
 local n = #ARGV
@@ -354,7 +537,8 @@ return 1`)
 // so concurrent appends to one session are applied one at a time, each
 // whole. A turn ID the session already holds makes it a no-op, checked in
 // the script, so a command the client resends after a lost connection
-// never stores a turn twice.
+// never stores a turn twice. An append to another owner's session fails
+// with session.ErrOwner, checked in the script too.
 func (s *Store) Append(ctx context.Context, id string, turn session.Turn) error {
 	if err := session.ValidateID(id); err != nil {
 		return fmt.Errorf("redis: append: %w", err)
@@ -387,18 +571,20 @@ func (s *Store) appendOnce(ctx context.Context, id string, tr *stored.Turn) (don
 	var tot *goredis.SliceCmd
 	var dup *goredis.BoolCmd
 	if _, err := s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
-		tot = p.HMGet(ctx, k[0], totalsFields[:7]...)
+		tot = p.HMGet(ctx, k[0], appendFields...)
 		dup = p.HExists(ctx, k[2], tr.ID)
 		return nil
 	}); err != nil {
 		return false, err
 	}
-	if dup.Val() {
+	t, inc, ok, err := parseTotals(tot.Val())
+	if err != nil {
+		return false, err
+	}
+	if dup.Val() && ok && t.Owner == tr.Owner {
 		return true, nil
 	}
-	vals := append(tot.Val(), nil, nil) // no prefix: Append neither needs nor changes it unless replacing
-	t, inc, ok, err := parseTotals(vals)
-	if err != nil {
+	if err := t.Check(tr, ok); err != nil {
 		return false, err
 	}
 	expInc, newInc := inc, inc
@@ -419,11 +605,15 @@ func (s *Store) appendOnce(ctx context.Context, id string, tr *stored.Turn) (don
 		}
 		flag, prefix, hashes = "1", string(p), string(encodeHashes(tr.Prefix.Hashes))
 	}
-	args := make([]any, 0, 17+2*len(tr.Set)+len(tr.Del)+len(tr.Messages))
+	cflag, compaction := "0", ""
+	if tr.Compaction != nil {
+		cflag, compaction = "1", string(tr.Compaction)
+	}
+	args := make([]any, 0, 23+2*len(tr.Set)+len(tr.Del)+len(tr.Messages))
 	args = append(args, tr.ID, expInc, strconv.Itoa(expTurns), newInc,
 		t.Created.UnixNano(), t.Updated.UnixNano(), t.Turns, t.Messages, string(usage),
 		strconv.FormatFloat(t.CostUSD, 'g', -1, 64), flag, prefix, hashes,
-		id, indexValue(t.Updated.UnixNano(), t.Created.UnixNano(), t.Turns, t.Messages),
+		id, indexValue(t.Info(id)), t.Owner, t.Title, t.Model, cflag, compaction, tr.Upto,
 		len(tr.Set), len(tr.Del))
 	for key, v := range tr.Set {
 		args = append(args, key, string(v))
@@ -438,12 +628,16 @@ func (s *Store) appendOnce(ctx context.Context, id string, tr *stored.Turn) (don
 	if err != nil {
 		return false, err
 	}
+	if n == -2 {
+		return false, fmt.Errorf("%w", session.ErrOwner)
+	}
 	return n >= 0, nil
 }
 
 // List returns one page of session summaries, newest UpdatedAt first, ties
-// by ID descending. It reads the whole index (one hash), so it costs time
-// in proportion to the number of sessions.
+// by ID descending. It reads the whole index (one hash of every session's
+// metadata, no message), so it costs time in proportion to the number of
+// sessions.
 func (s *Store) List(ctx context.Context, opts session.ListOptions) (session.Page, error) {
 	if _, err := stored.ParseCursor(opts.Cursor); err != nil {
 		return session.Page{}, fmt.Errorf("redis: list: %w", unavailable(err))
@@ -454,13 +648,13 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (session.Pag
 	}
 	infos := make([]session.Info, 0, len(all))
 	for id, v := range all {
-		var updated, created int64
-		var turns, msgs int
-		if _, err := fmt.Sscanf(v, "%d %d %d %d", &updated, &created, &turns, &msgs); err != nil {
-			return session.Page{}, fmt.Errorf("redis: list: index entry of %q: %w", id, err)
+		info, err := parseIndex(id, v)
+		if err != nil {
+			return session.Page{}, fmt.Errorf("redis: list: %w", err)
 		}
-		infos = append(infos, session.Info{ID: id, Messages: msgs, Turns: turns,
-			CreatedAt: time.Unix(0, created).UTC(), UpdatedAt: time.Unix(0, updated).UTC()})
+		if stored.Listed(info.Owner, opts) {
+			infos = append(infos, info)
+		}
 	}
 	page, err := stored.Page(infos, opts)
 	if err != nil {
@@ -509,14 +703,4 @@ func decodeHashes(b []byte) ([]uint64, error) {
 		h[i] = binary.LittleEndian.Uint64(b[8*i:])
 	}
 	return h, nil
-}
-
-// LoadView returns the session with the messages a turn needs (see
-// session.Store). For now it loads the whole history and keeps the view.
-func (s *Store) LoadView(ctx context.Context, id string) (*session.Session, error) {
-	sess, err := s.Load(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return stored.View(sess), nil
 }

@@ -211,3 +211,14 @@ func BenchmarkFloorSet(b *testing.B) {
 func BenchmarkSessionLoadUncached(b *testing.B) {
 	sessiontest.BenchLoad(b, func(b *testing.B) session.Store { return open(b, newPrefix(b), redis.WithCacheBytes(0)) })
 }
+
+func BenchmarkList(b *testing.B) {
+	sessiontest.BenchList(b, func(b *testing.B) session.Store { return open(b, newPrefix(b)) })
+}
+
+// BenchmarkLoadView loads cold (no cache), as a new process does.
+func BenchmarkLoadView(b *testing.B) {
+	sessiontest.BenchLoadView(b, func(b *testing.B) session.Store {
+		return open(b, newPrefix(b), redis.WithCacheBytes(0))
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/session"
 )
 
@@ -133,4 +134,112 @@ func BenchAppendConcurrent(b *testing.B, writers int, newStore func(b *testing.B
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "turns/s")
+}
+
+// ListSessions and ListMessages are the shape of the store BenchList
+// lists: ListSessions sessions of ListMessages messages each.
+const (
+	ListSessions = 1_000
+	ListMessages = 100
+)
+
+// BenchList measures listing every session of a store holding
+// ListSessions sessions of ListMessages messages (one turn each), in pages
+// of ListSessions as `agcore sessions list` asks for them: the wall
+// time per listing (ns/op), its allocations (B/op) and, where the platform
+// tells it, the CPU time ("cpu-ns/op"). A store that reads only the
+// sessions' metadata lists in time and memory independent of the
+// messages. newStore is called once; filling the store is not timed.
+func BenchList(b *testing.B, newStore func(b *testing.B) session.Store) {
+	s := newStore(b)
+	ctx := b.Context()
+	for i := range ListSessions {
+		tag := fmt.Sprintf("s%04d", i)
+		if err := s.Append(ctx, tag, session.Turn{ID: "t", Model: "bench-model", Messages: Conversation(tag, ListMessages)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	cpu0, cpuOK := cpuTime()
+	lists := 0
+	for b.Loop() {
+		lists++
+		n := 0
+		for cursor := ""; ; {
+			page, err := s.List(ctx, session.ListOptions{Cursor: cursor, Limit: ListSessions})
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += len(page.Sessions)
+			if cursor = page.Next; cursor == "" {
+				break
+			}
+		}
+		if n != ListSessions {
+			b.Fatalf("listed %d sessions, want %d", n, ListSessions)
+		}
+	}
+	if cpu1, ok := cpuTime(); cpuOK && ok && lists > 0 {
+		b.ReportMetric(float64(cpu1-cpu0)/float64(lists), "cpu-ns/op")
+	}
+}
+
+// ViewUpto is where the compaction of the session BenchLoadView loads
+// ends: near the end of its LoadMessages messages.
+const ViewUpto = LoadMessages - 100
+
+// BenchLoadView measures LoadView of a session of LoadMessages messages
+// (1,000 turns of 10) whose compaction view (two messages) replaces its
+// first ViewUpto, against Load of the same session: it reports LoadView's
+// wall time (ns/op) and allocations, Load's wall time as "load-ns" and
+// their ratio as "load/view". Give it a store that keeps nothing decoded
+// between loads (a cold turn, as in a new process), or the figures measure
+// the store's cache. newStore is called once; filling is not timed.
+func BenchLoadView(b *testing.B, newStore func(b *testing.B) session.Store) {
+	s := newStore(b)
+	ctx := b.Context()
+	const perTurn = 10
+	for i := range LoadMessages / perTurn {
+		tag := fmt.Sprintf("t%d", i)
+		tr := session.Turn{ID: tag, Messages: Conversation(tag, perTurn)}
+		if (i+1)*perTurn == ViewUpto+perTurn {
+			tr.Compaction = &session.Compaction{Upto: ViewUpto, Messages: []llm.Message{
+				llm.UserText("Summary of the conversation so far: weather questions for many cities."),
+				llm.AssistantText("Understood."),
+			}}
+		}
+		if err := s.Append(ctx, "big", tr); err != nil {
+			b.Fatal(err)
+		}
+	}
+	const loads = 5
+	start := time.Now()
+	for range loads {
+		sess, err := s.Load(ctx, "big")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(sess.Messages) != LoadMessages {
+			b.Fatalf("Load: %d messages, want %d", len(sess.Messages), LoadMessages)
+		}
+	}
+	loadNs := float64(time.Since(start).Nanoseconds()) / loads
+	b.ReportAllocs()
+	views := 0
+	start = time.Now()
+	for b.Loop() {
+		views++
+		sess, err := s.LoadView(ctx, "big")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if sess.Base != ViewUpto || len(sess.Messages) != LoadMessages-ViewUpto {
+			b.Fatalf("LoadView: base %d, %d messages", sess.Base, len(sess.Messages))
+		}
+	}
+	if views > 0 {
+		viewNs := float64(time.Since(start).Nanoseconds()) / float64(views)
+		b.ReportMetric(loadNs, "load-ns")
+		b.ReportMetric(loadNs/viewNs, "load/view")
+	}
 }

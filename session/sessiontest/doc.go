@@ -21,7 +21,14 @@
 // bag, request-hash statistics), defensive copies, the content hashes a
 // store hands over with the messages it loads (when it hands over any:
 // [session.Session.KnownMessageHash] must agree with [session.MessageHash]),
-// and concurrent appends.
+// concurrent appends, owners (an append to another owner's session fails
+// with session.ErrOwner and stores nothing; session.Scoped hides other
+// owners' sessions from Load, LoadView, Delete and List; listing pages by
+// owner), the metadata kept on append (title, model, tokens, cost, turns,
+// times, as List and Load return them), and compaction views (LoadView
+// returns the view and the messages after its Upto, with Base; a view is
+// replaced with its turn, atomically, and never by a refused or retried
+// turn).
 //
 // [Crash] checks a durable store against SIGKILL: a child process appends
 // in a loop and is killed at random moments; after each kill the store must
@@ -30,9 +37,11 @@
 // missing fsync; agcore's stores prove that with power-loss tests of their
 // own.
 //
-// [BenchAppend] and [BenchLoad] measure a store the same way for every
-// implementation: the p50 and p99 latency of appending a 10-message turn,
-// and the time to load a 10,000-message session.
+// [BenchAppend], [BenchLoad], [BenchList] and [BenchLoadView] measure a
+// store the same way for every implementation: the p50 and p99 latency of
+// appending a 10-message turn, the time to load a 10,000-message session,
+// to list 1,000 sessions of 100 messages, and to load the view of a
+// 10,000-message session compacted near its end (against Load).
 //
 // [EveryBlockKind] and [Conversation] are the messages the suite uses,
 // exported for a store's own tests.

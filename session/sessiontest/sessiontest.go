@@ -46,6 +46,12 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"CancelledContext", testCancelled},
 		{"ConcurrentAppends", testConcurrent},
 		{"ConcurrentDuplicateAppends", testConcurrentDuplicates},
+		{"OwnerAppend", testOwnerAppend},
+		{"OwnerScoped", testOwnerScoped},
+		{"OwnerPaging", testOwnerPaging},
+		{"Metadata", testMetadata},
+		{"LoadView", testLoadView},
+		{"CompactionAtomic", testCompactionAtomic},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

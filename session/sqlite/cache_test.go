@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/session"
@@ -193,18 +194,13 @@ func TestConcurrentLoadsAndAppends(t *testing.T) {
 func TestMigrationFromVersion1(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "s.db")
-	s, err := sqlite.Open(t.Context(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	appendTurn(t, s, "old", "1", sessiontest.Conversation("old", 4))
-	s.Close()
 	db := rawDB(t, path)
-	for _, stmt := range []string{`ALTER TABLE sessions DROP COLUMN incarnation`, `PRAGMA user_version = 1`} {
+	for _, stmt := range schemaV1 {
 		if _, err := db.Exec(stmt); err != nil {
 			t.Fatal(err)
 		}
 	}
+	oldSession(t, db, "old", false, time.Now(), sessiontest.Conversation("old", 4))
 	db.Close()
 
 	a, b := open(t, path), open(t, path)

@@ -25,15 +25,21 @@
 //
 // The schema is versioned with PRAGMA user_version and upgraded on Open by
 // an ordered list of migrations, each in its own transaction; a database
-// newer than this code is refused. Version 2:
+// newer than this code is refused. Version 3:
 //
 //	sessions (id TEXT PRIMARY KEY, created_at, updated_at INTEGER (Unix ns, UTC),
 //	          turns, messages INTEGER, usage TEXT (JSON llm.Usage), cost_usd REAL,
 //	          prefix TEXT (JSON session.PrefixStats, NULL when untracked),
 //	          hashes BLOB (little-endian uint64s),
 //	          incarnation INTEGER (random, drawn when the row is made; 0 for
-//	          sessions made under version 1))
-//	          index (updated_at DESC, id DESC) for List
+//	          sessions made under version 1),
+//	          owner TEXT (the creating append's principal; '' before version 3),
+//	          title TEXT (stored.Title of the first prompt; NULL until derived),
+//	          model TEXT, compaction TEXT (JSON {"upto","messages"}; NULL: none),
+//	          upto INTEGER (the compaction's))
+//	          index (updated_at DESC, id DESC) for List of every owner,
+//	          (owner, updated_at DESC, id DESC) for List of one,
+//	          (id) WHERE title IS NULL for the title backfill
 //	turns    (session_id, seq) PRIMARY KEY, UNIQUE (session_id, turn_id),
 //	          time INTEGER, messages INTEGER, usage TEXT, cost_usd REAL
 //	messages (session_id, seq) PRIMARY KEY, turn_seq INTEGER, json TEXT
@@ -42,8 +48,13 @@
 //
 // Session totals live in the sessions row and are updated in the same
 // transaction as the turn, so they cannot disagree with the turns. The
-// unique (session_id, turn_id) makes Append idempotent. Version 1 is
-// version 2 without the incarnation column.
+// unique (session_id, turn_id) makes Append idempotent; the owner check
+// (session.ErrOwner) is made in the same transaction. Version 1 is
+// version 2 without the incarnation column, version 2 version 3 without
+// owner, title, model, compaction and upto: a writable Open of such a
+// database migrates it and derives the titles of its sessions from their
+// first prompt. List reads only sessions rows; LoadView reads the messages
+// WHERE seq >= upto.
 //
 // # Loading
 //

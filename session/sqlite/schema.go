@@ -3,7 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"errors"
 	"fmt"
+
+	"github.com/agcore/agcore/session/internal/stored"
 )
 
 // migrations upgrade the schema one version at a time: migrations[i] takes
@@ -55,11 +59,27 @@ var migrations = [][]string{
 	{
 		`ALTER TABLE sessions ADD COLUMN incarnation INTEGER NOT NULL DEFAULT 0`,
 	},
+	// 3 (issue 22, stores): what a session keeps beside its messages, so
+	// that a listing reads no message and a turn reads only its view:
+	// the owner (the principal of the creating append; '' for sessions
+	// made before), the title (NULL until derived: backfillTitles derives
+	// it from the first user message of sessions made before), the model
+	// of the last turn, and the compaction view (its storage JSON and its
+	// upto). Listings by owner use sessions_by_owner.
+	{
+		`ALTER TABLE sessions ADD COLUMN owner TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE sessions ADD COLUMN title TEXT`,
+		`ALTER TABLE sessions ADD COLUMN model TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE sessions ADD COLUMN compaction TEXT`, // JSON {"upto":N,"messages":[...]}; NULL: none
+		`ALTER TABLE sessions ADD COLUMN upto INTEGER NOT NULL DEFAULT 0`,
+		`CREATE INDEX sessions_by_owner ON sessions (owner, updated_at DESC, id DESC)`,
+		`CREATE INDEX sessions_untitled ON sessions (id) WHERE title IS NULL`,
+	},
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrate brings the database up to SchemaVersion, one transaction per
 // version, and refuses a database newer than that.
@@ -104,4 +124,71 @@ func migrateOne(ctx context.Context, db *sql.DB) (done bool, err error) {
 		return false, err
 	}
 	return false, tx.Commit()
+}
+
+// backfillTitles derives the title of the sessions stored before titles
+// were kept (title IS NULL, found through the partial index
+// sessions_untitled, so a database with none costs one index lookup): the
+// stored.Title of their first user message with text. Each session is
+// updated in its own short transaction, only if still untitled, so
+// processes opening the database at once agree and writers wait little.
+func backfillTitles(ctx context.Context, db *sql.DB) error {
+	for {
+		rows, err := db.QueryContext(ctx, `SELECT id FROM sessions WHERE title IS NULL LIMIT 256`)
+		if err != nil {
+			return err
+		}
+		var ids []string
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		for _, id := range ids {
+			title, err := storedTitle(ctx, db, id)
+			if err != nil {
+				return fmt.Errorf("deriving the title of session %q: %w", id, err)
+			}
+			if _, err := db.ExecContext(ctx, `UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL`, title, id); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// storedTitle reads session id's messages in order until one has a
+// title.
+func storedTitle(ctx context.Context, db *sql.DB, id string) (string, error) {
+	const batch = 16
+	for from := 0; ; from += batch {
+		rows, err := db.QueryContext(ctx, `SELECT json FROM messages WHERE session_id = ? AND seq >= ? ORDER BY seq LIMIT ?`, id, from, batch)
+		if err != nil {
+			return "", err
+		}
+		var raws []json.RawMessage
+		for rows.Next() {
+			var raw []byte
+			if err := rows.Scan(&raw); err != nil {
+				rows.Close()
+				return "", err
+			}
+			raws = append(raws, raw)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return "", err
+		}
+		title, err := stored.TitleOfStored(raws)
+		if err != nil || title != "" || len(raws) < batch {
+			return title, err
+		}
+	}
 }

@@ -36,10 +36,11 @@ type Store struct {
 
 // The statements Load runs on the readers and Append on the writer.
 const (
-	qTotals = `SELECT created_at, updated_at, turns, messages, usage, cost_usd, prefix, hashes, incarnation FROM sessions WHERE id = ?`
-	// Append needs neither the prefix statistic nor the hashes, which it
-	// replaces or keeps.
-	qAppendTotals = `SELECT created_at, updated_at, turns, messages, usage, cost_usd FROM sessions WHERE id = ?`
+	qTotals = `SELECT created_at, updated_at, turns, messages, usage, cost_usd, prefix, hashes, incarnation,
+			 owner, coalesce(title, ''), model, compaction, upto FROM sessions WHERE id = ?`
+	// Append needs neither the prefix statistic, the hashes nor the
+	// compaction, which it replaces or keeps.
+	qAppendTotals = `SELECT created_at, updated_at, turns, messages, usage, cost_usd, owner, coalesce(title, ''), model FROM sessions WHERE id = ?`
 	qMessages     = `SELECT json FROM messages WHERE session_id = ? AND seq >= ? ORDER BY seq`
 	qState        = `SELECT key, value FROM state WHERE session_id = ?`
 	qTurnExists   = `SELECT 1 FROM turns WHERE session_id = ? AND turn_id = ?`
@@ -48,10 +49,12 @@ const (
 	qDeleteState  = `DELETE FROM state WHERE session_id = ? AND key = ?`
 	qSetState     = `INSERT INTO state (session_id, key, value) VALUES (?, ?, ?)
 			 ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value`
-	qInsertSession = `INSERT INTO sessions (id, created_at, updated_at, turns, messages, usage, cost_usd, prefix, hashes, incarnation)
-			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	qInsertSession = `INSERT INTO sessions (id, created_at, updated_at, turns, messages, usage, cost_usd, prefix, hashes, incarnation,
+			 owner, title, model, compaction, upto)
+			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qUpdateSession = `UPDATE sessions SET updated_at = ?, turns = ?, messages = ?, usage = ?, cost_usd = ?,
-			 prefix = coalesce(?, prefix), hashes = CASE WHEN ? IS NULL THEN hashes ELSE ? END
+			 prefix = coalesce(?, prefix), hashes = CASE WHEN ? IS NULL THEN hashes ELSE ? END,
+			 title = ?, model = ?, compaction = coalesce(?, compaction), upto = CASE WHEN ? IS NULL THEN upto ELSE ? END
 			 WHERE id = ?`
 )
 
@@ -173,6 +176,10 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
 	}
+	if err := backfillTitles(ctx, w); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
+	}
 	if s.rs, err = prepare(ctx, r, readQueries); err == nil {
 		s.ws, err = prepare(ctx, w, writeQueries)
 	}
@@ -260,7 +267,7 @@ func (s *Store) Create(ctx context.Context, id string) (*session.Session, error)
 	}
 	now := time.Now().UTC().Round(0)
 	res, err := s.w.ExecContext(ctx,
-		`INSERT INTO sessions (id, created_at, updated_at, incarnation) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		`INSERT INTO sessions (id, created_at, updated_at, incarnation, title) VALUES (?, ?, ?, ?, '') ON CONFLICT (id) DO NOTHING`,
 		id, now.UnixNano(), now.UnixNano(), newIncarnation())
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: create %q: %w", id, err)
@@ -279,7 +286,18 @@ func (s *Store) Create(ctx context.Context, id string) (*session.Session, error)
 // Load reads the session in one read transaction, so it sees whole turns
 // only; ErrNotFound if there is none. Of a session it loaded before (and
 // still holds, see WithCacheBytes) it reads only the rows appended since.
-func (s *Store) Load(ctx context.Context, id string) (_ *session.Session, err error) {
+func (s *Store) Load(ctx context.Context, id string) (*session.Session, error) {
+	return s.load(ctx, id, false)
+}
+
+// LoadView reads the session as Load does, but only the messages from its
+// compaction's Upto on (WHERE seq >= upto), with Base set to Upto; see
+// session.Store.
+func (s *Store) LoadView(ctx context.Context, id string) (*session.Session, error) {
+	return s.load(ctx, id, true)
+}
+
+func (s *Store) load(ctx context.Context, id string, view bool) (_ *session.Session, err error) {
 	if err := check(ctx, id); err != nil {
 		return nil, err
 	}
@@ -293,15 +311,16 @@ func (s *Store) Load(ctx context.Context, id string) (_ *session.Session, err er
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
 	}
-	base, baseHashes, baseBytes := s.cache.Get(id, inc)
-	if len(base) > t.Messages { // the cache read a later state than this transaction sees
-		base, baseHashes, baseBytes = base[:t.Messages], baseHashes[:t.Messages], 0
+	from := t.From(view)
+	base, baseHashes, baseBytes := s.cache.GetFrom(id, inc, from)
+	if n := t.Messages - from; len(base) > n { // the cache read a later state than this transaction sees
+		base, baseHashes, baseBytes = base[:n], baseHashes[:n], 0
 	}
 	var raws []json.RawMessage
 	var moreBytes int64
-	if len(base) < t.Messages {
-		raws = make([]json.RawMessage, 0, t.Messages-len(base))
-		rows, err := tx.StmtContext(ctx, s.rs[qMessages]).QueryContext(ctx, id, len(base))
+	if from+len(base) < t.Messages {
+		raws = make([]json.RawMessage, 0, t.Messages-from-len(base))
+		rows, err := tx.StmtContext(ctx, s.rs[qMessages]).QueryContext(ctx, id, from+len(base))
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
 		}
@@ -336,15 +355,18 @@ func (s *Store) Load(ctx context.Context, id string) (_ *session.Session, err er
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
 	}
-	if len(base)+len(raws) != t.Messages {
-		return nil, fmt.Errorf("sqlite: load %q: %d messages stored, %d counted", id, len(base)+len(raws), t.Messages)
+	if from+len(base)+len(raws) != t.Messages {
+		return nil, fmt.Errorf("sqlite: load %q: %d messages stored, %d counted", id, from+len(base)+len(raws), t.Messages)
 	}
 	more, err := stored.DecodeMessages(raws)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
 	}
-	msgs, hashes := s.cache.Put(id, inc, base, baseHashes, baseBytes, more, stored.Hashes(raws), moreBytes)
-	sess := t.Session(id, stored.CloneMessages(msgs))
+	msgs, hashes := s.cache.PutFrom(id, inc, from, base, baseHashes, baseBytes, more, stored.Hashes(raws), moreBytes)
+	sess, err := t.ViewSession(id, stored.CloneMessages(msgs), from)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load %q: %w", id, err)
+	}
 	sess.SetMessageHashes(msgs, hashes)
 	return sess, nil
 }
@@ -358,10 +380,12 @@ func loadTotals(ctx context.Context, q *sql.Stmt, id string) (*stored.Totals, in
 		prefix           sql.NullString
 		hashes           []byte
 		incarnation      int64
+		compaction       []byte
 		t                stored.Totals
 	)
 	err := q.QueryRowContext(ctx, id).
-		Scan(&created, &updated, &t.Turns, &t.Messages, &usage, &t.CostUSD, &prefix, &hashes, &incarnation)
+		Scan(&created, &updated, &t.Turns, &t.Messages, &usage, &t.CostUSD, &prefix, &hashes, &incarnation,
+			&t.Owner, &t.Title, &t.Model, &compaction, &t.Upto)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, 0, session.ErrNotFound
 	}
@@ -370,6 +394,9 @@ func loadTotals(ctx context.Context, q *sql.Stmt, id string) (*stored.Totals, in
 	}
 	t.Created = time.Unix(0, created).UTC()
 	t.Updated = time.Unix(0, updated).UTC()
+	if compaction != nil {
+		t.Compaction = compaction
+	}
 	if err := json.Unmarshal([]byte(usage), &t.Usage); err != nil {
 		return nil, 0, fmt.Errorf("stored usage: %w", err)
 	}
@@ -393,7 +420,7 @@ func appendTotals(ctx context.Context, q *sql.Stmt, id string) (*stored.Totals, 
 		usage            string
 		t                stored.Totals
 	)
-	err := q.QueryRowContext(ctx, id).Scan(&created, &updated, &t.Turns, &t.Messages, &usage, &t.CostUSD)
+	err := q.QueryRowContext(ctx, id).Scan(&created, &updated, &t.Turns, &t.Messages, &usage, &t.CostUSD, &t.Owner, &t.Title, &t.Model)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, session.ErrNotFound
 	}
@@ -446,19 +473,24 @@ func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) (err e
 		}
 	}()
 	stmt := func(q string) *sql.Stmt { return tx.StmtContext(ctx, s.ws[q]) }
-	var dup int
-	switch err := stmt(qTurnExists).QueryRowContext(ctx, id, tr.ID).Scan(&dup); {
-	case err == nil:
-		return tx.Rollback() // already stored: a retry
-	case !errors.Is(err, sql.ErrNoRows):
-		return err
-	}
 	t, err := appendTotals(ctx, stmt(qAppendTotals), id)
 	isNew := errors.Is(err, session.ErrNotFound)
 	if isNew {
 		t, err = &stored.Totals{}, nil
 	}
 	if err != nil {
+		return err
+	}
+	if !isNew && t.Owner == tr.Owner {
+		var dup int
+		switch err := stmt(qTurnExists).QueryRowContext(ctx, id, tr.ID).Scan(&dup); {
+		case err == nil:
+			return tx.Rollback() // already stored: a retry
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+	}
+	if err := t.Check(tr, !isNew); err != nil {
 		return err
 	}
 	turnSeq, firstMsg := t.Turns, t.Messages
@@ -501,12 +533,18 @@ func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) (err e
 		}
 		prefix, hashes = string(p), encodeHashes(tr.Prefix.Hashes)
 	}
+	var compaction, upto any // NULL unless this turn replaces the view
+	if tr.Compaction != nil {
+		compaction, upto = string(tr.Compaction), tr.Upto
+	}
 	if isNew {
 		_, err = stmt(qInsertSession).ExecContext(ctx,
-			id, t.Created.UnixNano(), t.Updated.UnixNano(), t.Turns, t.Messages, string(totalUsage), t.CostUSD, prefix, hashes, newIncarnation())
+			id, t.Created.UnixNano(), t.Updated.UnixNano(), t.Turns, t.Messages, string(totalUsage), t.CostUSD, prefix, hashes, newIncarnation(),
+			t.Owner, t.Title, t.Model, compaction, t.Upto)
 	} else {
 		_, err = stmt(qUpdateSession).ExecContext(ctx,
-			t.Updated.UnixNano(), t.Turns, t.Messages, string(totalUsage), t.CostUSD, prefix, prefix, hashes, id)
+			t.Updated.UnixNano(), t.Turns, t.Messages, string(totalUsage), t.CostUSD, prefix, prefix, hashes,
+			t.Title, t.Model, compaction, upto, upto, id)
 	}
 	if err != nil {
 		return err
@@ -515,24 +553,28 @@ func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) (err e
 }
 
 // List returns one page of session summaries, newest UpdatedAt first, ties
-// by ID descending, from the index on (updated_at, id).
+// by ID descending, from the index on (owner, updated_at, id) (or on
+// (updated_at, id) for every owner). It reads the sessions rows only.
 func (s *Store) List(ctx context.Context, opts session.ListOptions) (session.Page, error) {
 	cur, err := stored.ParseCursor(opts.Cursor)
 	if err != nil {
 		return session.Page{}, fmt.Errorf("sqlite: list: %w", err)
 	}
 	limit := stored.Limit(opts)
-	var rows *sql.Rows
-	if opts.Cursor == "" {
-		rows, err = s.r.QueryContext(ctx,
-			`SELECT id, messages, turns, created_at, updated_at FROM sessions
-			 ORDER BY updated_at DESC, id DESC LIMIT ?`, limit+1)
-	} else {
-		rows, err = s.r.QueryContext(ctx,
-			`SELECT id, messages, turns, created_at, updated_at FROM sessions
-			 WHERE (updated_at, id) < (?, ?)
-			 ORDER BY updated_at DESC, id DESC LIMIT ?`, cur.Updated.UnixNano(), cur.ID, limit+1)
+	q := `SELECT id, messages, turns, created_at, updated_at, owner, coalesce(title, ''), model, usage, cost_usd FROM sessions`
+	var where []string
+	var args []any
+	if !opts.AnyOwner {
+		where, args = append(where, `owner = ?`), append(args, opts.Owner)
 	}
+	if opts.Cursor != "" {
+		where, args = append(where, `(updated_at, id) < (?, ?)`), append(args, cur.Updated.UnixNano(), cur.ID)
+	}
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, ` AND `)
+	}
+	q += ` ORDER BY updated_at DESC, id DESC LIMIT ?`
+	rows, err := s.r.QueryContext(ctx, q, append(args, limit+1)...)
 	if err != nil {
 		return session.Page{}, fmt.Errorf("sqlite: list: %w", err)
 	}
@@ -541,8 +583,13 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) (session.Pag
 	for rows.Next() {
 		var info session.Info
 		var created, updated int64
-		if err := rows.Scan(&info.ID, &info.Messages, &info.Turns, &created, &updated); err != nil {
+		var usage []byte
+		if err := rows.Scan(&info.ID, &info.Messages, &info.Turns, &created, &updated,
+			&info.Owner, &info.Title, &info.Model, &usage, &info.CostUSD); err != nil {
 			return session.Page{}, fmt.Errorf("sqlite: list: %w", err)
+		}
+		if err := json.Unmarshal(usage, &info.Usage); err != nil {
+			return session.Page{}, fmt.Errorf("sqlite: list: stored usage of %q: %w", info.ID, err)
 		}
 		info.CreatedAt, info.UpdatedAt = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
 		page.Sessions = append(page.Sessions, info)
@@ -618,14 +665,4 @@ func check(ctx context.Context, id string) error {
 		return fmt.Errorf("sqlite: %w", err)
 	}
 	return ctx.Err()
-}
-
-// LoadView returns the session with the messages a turn needs (see
-// session.Store). For now it loads the whole history and keeps the view.
-func (s *Store) LoadView(ctx context.Context, id string) (*session.Session, error) {
-	sess, err := s.Load(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return stored.View(sess), nil
 }

@@ -59,3 +59,16 @@ func TestCrashConsistency(t *testing.T) {
 		return sqlite.Open(context.Background(), filepath.Join(dir, "sessions.db"))
 	})
 }
+
+func BenchmarkList(b *testing.B) {
+	sessiontest.BenchList(b, func(b *testing.B) session.Store {
+		return open(b, filepath.Join(b.TempDir(), "sessions.db"))
+	})
+}
+
+// BenchmarkLoadView loads cold (no cache), as a new process does.
+func BenchmarkLoadView(b *testing.B) {
+	sessiontest.BenchLoadView(b, func(b *testing.B) session.Store {
+		return openWith(b, filepath.Join(b.TempDir(), "sessions.db"), sqlite.WithCacheBytes(0))
+	})
+}

@@ -29,11 +29,13 @@ type Cache struct {
 	entries map[string]*cached
 }
 
-// cached is one session's decoded messages. Its slices are only appended
-// to (under the cache's lock), so a reader holding a prefix of them (its
-// length and capacity cut) never sees them change.
+// cached is one session's decoded messages from index start on. Its
+// slices are only appended to (under the cache's lock), so a reader
+// holding a part of them (its length and capacity cut) never sees them
+// change.
 type cached struct {
 	incarnation int64
+	start       int // the session index of msgs[0]: 0, or a compaction's Upto (LoadView)
 	msgs        []llm.Message
 	hashes      []uint64 // session.StoredMessageHash of each message's storage JSON
 	bytes       int64    // storage JSON of msgs
@@ -46,35 +48,56 @@ func NewCache(maxBytes int64) *Cache {
 }
 
 // Get returns the messages the cache holds for session id in incarnation
-// inc, and their hashes and size; nothing when it holds none.
+// inc, and their hashes and size; nothing when it holds none. It is
+// GetFrom(id, inc, 0).
 func (c *Cache) Get(id string, inc int64) ([]llm.Message, []uint64, int64) {
+	return c.GetFrom(id, inc, 0)
+}
+
+// GetFrom returns the messages the cache holds for session id in
+// incarnation inc from the session's message index from on, their hashes
+// and (an estimate of) their size; nothing when it holds none from there.
+func (c *Cache) GetFrom(id string, inc int64, from int) ([]llm.Message, []uint64, int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entries[id]
-	if e == nil || e.incarnation != inc {
+	if e == nil || e.incarnation != inc || from < e.start || from > e.start+len(e.msgs) {
 		return nil, nil, 0
 	}
 	c.clock++
 	e.used = c.clock
-	n := len(e.msgs)
-	return e.msgs[:n:n], e.hashes[:n:n], e.bytes
+	lo, n := from-e.start, len(e.msgs)
+	bytes := e.bytes
+	if lo > 0 {
+		bytes = e.bytes * int64(n-lo) / int64(n)
+	}
+	return e.msgs[lo:n:n], e.hashes[lo:n:n], bytes
 }
 
 // Put records that session id in incarnation inc holds base (as Get
 // returned it) followed by more, and returns the whole list and its
-// hashes, both to be read only.
+// hashes, both to be read only. It is PutFrom(id, inc, 0, ...).
 func (c *Cache) Put(id string, inc int64, base []llm.Message, baseHashes []uint64, baseBytes int64,
+	more []llm.Message, moreHashes []uint64, moreBytes int64) ([]llm.Message, []uint64) {
+	return c.PutFrom(id, inc, 0, base, baseHashes, baseBytes, more, moreHashes, moreBytes)
+}
+
+// PutFrom records that session id in incarnation inc holds, from its
+// message index from on, base (as GetFrom returned it) followed by more,
+// and returns the whole list from from on and its hashes, both to be read
+// only.
+func (c *Cache) PutFrom(id string, inc int64, from int, base []llm.Message, baseHashes []uint64, baseBytes int64,
 	more []llm.Message, moreHashes []uint64, moreBytes int64) ([]llm.Message, []uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := len(base) + len(more)
 	e := c.entries[id]
 	switch {
-	case e != nil && e.incarnation == inc && len(e.msgs) >= len(base):
-		// Within an incarnation rows never change, so the entry starts
-		// with base (it is where base came from, perhaps extended since
-		// by another Load): extend it with what it lacks.
-		if have := len(e.msgs) - len(base); have < len(more) {
+	case e != nil && e.incarnation == inc && e.start <= from && e.start+len(e.msgs) >= from+len(base):
+		// Within an incarnation rows never change, so the entry holds
+		// base where it came from (perhaps extended since by another
+		// Load): extend it with what it lacks.
+		if have := e.start + len(e.msgs) - from - len(base); have < len(more) {
 			var added int64
 			if have == 0 {
 				added = moreBytes
@@ -92,6 +115,7 @@ func (c *Cache) Put(id string, inc int64, base []llm.Message, baseHashes []uint6
 		}
 		e = &cached{
 			incarnation: inc,
+			start:       from,
 			msgs:        append(append(make([]llm.Message, 0, n), base...), more...),
 			hashes:      append(append(make([]uint64, 0, n), baseHashes...), moreHashes...),
 			bytes:       baseBytes + moreBytes,
@@ -101,7 +125,8 @@ func (c *Cache) Put(id string, inc int64, base []llm.Message, baseHashes []uint6
 	}
 	c.clock++
 	e.used = c.clock
-	msgs, hashes := e.msgs[:n:n], e.hashes[:n:n]
+	lo := from - e.start
+	msgs, hashes := e.msgs[lo:lo+n:lo+n], e.hashes[lo:lo+n:lo+n]
 	c.evict()
 	return msgs, hashes
 }

@@ -40,6 +40,14 @@ type Turn struct {
 	Set      map[string]json.RawMessage // state keys set, values compact JSON
 	Del      []string                   // state keys deleted, sorted
 	Prefix   *Prefix                    // nil when the turn leaves the statistic as it was
+	Owner    string                     // the appending principal (session.Turn.Owner)
+	Model    string                     // "" leaves the session's model as it was
+	Title    string                     // Title of the turn's messages; "" when none has one
+	// Compaction is the storage JSON of the turn's compaction view
+	// (EncodeCompaction), nil when the turn leaves the session's as it
+	// was; Upto is its Upto.
+	Compaction []byte
+	Upto       int
 }
 
 // Prefix is a turn's replacement of the request-hash statistic.
@@ -57,7 +65,8 @@ func EncodeTurn(ctx context.Context, tr session.Turn, now time.Time) (*Turn, err
 	if err := CheckTurnID(tr.ID); err != nil {
 		return nil, err
 	}
-	out := &Turn{ID: tr.ID, Time: tr.Time, Usage: tr.Usage, CostUSD: tr.CostUSD}
+	out := &Turn{ID: tr.ID, Time: tr.Time, Usage: tr.Usage, CostUSD: tr.CostUSD,
+		Owner: tr.Owner, Model: tr.Model, Title: Title(tr.Messages)}
 	if out.Time.IsZero() {
 		out.Time = now
 	}
@@ -90,6 +99,13 @@ func EncodeTurn(ctx context.Context, tr session.Turn, now time.Time) (*Turn, err
 	slices.Sort(out.Del)
 	if tr.Hashes != nil {
 		out.Prefix = &Prefix{PrefixStats: tr.Prefix, Hashes: slices.Clone(tr.Hashes)}
+	}
+	if c := tr.Compaction; c != nil {
+		data, err := EncodeCompaction(c)
+		if err != nil {
+			return nil, fmt.Errorf("session: turn %q: %w", tr.ID, err)
+		}
+		out.Compaction, out.Upto = data, c.Upto
 	}
 	return out, nil
 }
@@ -178,6 +194,30 @@ type Totals struct {
 	State    map[string]json.RawMessage
 	Prefix   session.PrefixStats
 	Hashes   []uint64
+	Owner    string
+	Title    string
+	Model    string
+	// Compaction is the storage JSON of the session's compaction view
+	// (nil when it has none) and Upto its Upto.
+	Compaction []byte
+	Upto       int
+}
+
+// Check reports whether the turn tr may be added to a session with these
+// totals (exists: the session is stored): an existing session's owner
+// must be tr's (else session.ErrOwner), and tr's compaction must not
+// reach past the messages the session holds after tr. A store calls it
+// inside the transaction (or under the lock, or in the script) that adds
+// the turn, after finding tr is not already stored.
+func (t *Totals) Check(tr *Turn, exists bool) error {
+	if exists && t.Owner != tr.Owner {
+		return fmt.Errorf("%w", session.ErrOwner)
+	}
+	if tr.Compaction != nil && tr.Upto > t.Messages+len(tr.Messages) {
+		return fmt.Errorf("session: turn %q: compaction upto %d is past the session's %d messages",
+			tr.ID, tr.Upto, t.Messages+len(tr.Messages))
+	}
+	return nil
 }
 
 // Add adds the turn tr to t. The first turn of a session without a creation
@@ -207,6 +247,18 @@ func (t *Totals) Add(tr *Turn) {
 		t.Prefix = tr.Prefix.PrefixStats
 		t.Hashes = tr.Prefix.Hashes
 	}
+	if t.Turns == 1 {
+		t.Owner = tr.Owner // Check made sure a stored session's owner is tr's
+	}
+	if t.Title == "" {
+		t.Title = tr.Title
+	}
+	if tr.Model != "" {
+		t.Model = tr.Model
+	}
+	if tr.Compaction != nil {
+		t.Compaction, t.Upto = tr.Compaction, tr.Upto
+	}
 }
 
 // Session returns the session id with these totals and messages. It copies
@@ -223,6 +275,9 @@ func (t *Totals) Session(id string, msgs []llm.Message) *session.Session {
 		Turns:     t.Turns,
 		CreatedAt: t.Created,
 		UpdatedAt: t.Updated,
+		Owner:     t.Owner,
+		Title:     t.Title,
+		Model:     t.Model,
 	}
 	for k, v := range t.State {
 		s.State[k] = slices.Clone(v)
@@ -232,7 +287,14 @@ func (t *Totals) Session(id string, msgs []llm.Message) *session.Session {
 
 // Info returns the listing summary of session id.
 func (t *Totals) Info(id string) session.Info {
-	return session.Info{ID: id, Messages: t.Messages, Turns: t.Turns, CreatedAt: t.Created, UpdatedAt: t.Updated}
+	return session.Info{ID: id, Owner: t.Owner, Title: t.Title, Model: t.Model, Messages: t.Messages, Turns: t.Turns,
+		Usage: t.Usage, CostUSD: t.CostUSD, CreatedAt: t.Created, UpdatedAt: t.Updated}
+}
+
+// Listed reports whether a session of owner belongs in the listing opts
+// asks for.
+func Listed(owner string, opts session.ListOptions) bool {
+	return opts.AnyOwner || owner == opts.Owner
 }
 
 // DefaultLimit is the page size of a ListOptions without a positive Limit.
@@ -294,12 +356,14 @@ func NewestFirst(a, b session.Info) int {
 }
 
 // Page sorts infos into the listing order and returns the page opts asks
-// for. It reorders infos.
+// for, holding only the sessions of opts.Owner unless opts.AnyOwner. It
+// reorders infos.
 func Page(infos []session.Info, opts session.ListOptions) (session.Page, error) {
 	cur, err := ParseCursor(opts.Cursor)
 	if err != nil {
 		return session.Page{}, err
 	}
+	infos = slices.DeleteFunc(infos, func(i session.Info) bool { return !Listed(i.Owner, opts) })
 	slices.SortFunc(infos, NewestFirst)
 	start := 0
 	if opts.Cursor != "" {

@@ -39,11 +39,7 @@ func (a *app) completeSessions(cmd *cobra.Command, args []string, prefix string)
 	var out []cobra.Completion
 	for _, info := range infos {
 		if strings.HasPrefix(info.ID, prefix) {
-			desc := ""
-			if ss, err := st.Load(cmd.Context(), info.ID); err == nil {
-				desc = titleOf(ss, 40)
-			}
-			out = append(out, cobra.CompletionWithDesc(info.ID, desc))
+			out = append(out, cobra.CompletionWithDesc(info.ID, clipTitle(info.Title, 40)))
 		}
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/agcore/agcore/agent"
-	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/session"
 )
 
@@ -46,19 +45,11 @@ func metaOf(s *session.Session) sessionMeta {
 	return m
 }
 
-// titleOf is a session's title: its first prompt, on one line, shortened.
-func titleOf(s *session.Session, n int) string {
-	for _, m := range s.Messages {
-		if m.Role != llm.RoleUser {
-			continue
-		}
-		if t := strings.Join(strings.Fields(m.Text()), " "); t != "" {
-			r := []rune(t)
-			if len(r) > n {
-				return string(r[:n-1]) + "…"
-			}
-			return t
-		}
+// clipTitle shortens a stored title (see session.Info) to n runes.
+func clipTitle(t string, n int) string {
+	r := []rune(t)
+	if len(r) > n {
+		return strings.TrimRight(string(r[:n-1]), " ") + "…"
 	}
-	return ""
+	return t
 }

@@ -35,25 +35,41 @@ when it completes.`,
 	addStoreFlags(cmd.PersistentFlags())
 
 	list := &cobra.Command{
-		Use:   "list [--json]",
+		Use:   "list [-n N] [--cursor C] [--json]",
 		Short: "List the sessions, most recently updated first",
-		Long: `List prints one line per session, newest first: its id, title (its first
-prompt, shortened), the model of its last turn, turns, tokens (input and
-output), cost and when it was last updated. A session id can be given to
-the other commands, and to --session, by any unique prefix of it.
+		Long: `List prints one line per session, newest first: its id, title (the first line
+of its first prompt, shortened), the model of its last turn, turns, tokens
+(input and output), cost and when it was last updated. It reads only what the
+store keeps of each session (never its messages), so it is fast on any number
+of sessions. A session id can be given to the other commands, and to
+--session, by any unique prefix of it.
 
-With --json it prints {"sessions":[{"id","title","model","provider","turns",
-"messages","usage":{"input_tokens","output_tokens","cached_input_tokens"},
-"cost_usd","created_at","updated_at"},...]}.
+-n N (--limit N) prints the N newest sessions; 0 (the default) prints them all.
+When more are left, a last line on stderr gives the command that prints the
+next N: the same with --cursor C, C an opaque position in the listing.
+
+With --json it prints {"sessions":[{"id","title","model","turns","messages",
+"usage":{"input_tokens","output_tokens","cached_input_tokens",...},"cost_usd",
+"created_at","updated_at"},...],"next":"C"}; "next" (present only when -n left
+sessions out) is the --cursor of the next page. Empty fields are left out.
+
+Sessions belong to an owner: agcore serve's principals own theirs, the CLI's
+are the single user's (""). List shows the single user's; --all-owners shows
+everyone's, each with its "owner".
 
 Listing never creates or changes a store: a store named with --store that
 does not exist is an error, and a database you cannot write is read.`,
 		Example: `  agcore sessions list
+  agcore sessions list -n 20
+  agcore sessions list -n 20 --cursor MTc2NzYyNzQwMDAwMDAwMDAwMDp3b3Jr
   agcore sessions list --json | jq -r '.sessions[].id'`,
 		Args: cobra.NoArgs,
 		RunE: a.sessionsList,
 	}
 	list.Flags().Bool("json", false, "print JSON")
+	list.Flags().IntP("limit", "n", 0, "print at most `N` sessions, the newest (0: all)")
+	list.Flags().String("cursor", "", "start after the position `C` a previous -n listing printed")
+	list.Flags().Bool("all-owners", false, "list every owner's sessions, not only the single user's")
 
 	show := &cobra.Command{
 		Use:   "show ID [--json]",
@@ -101,54 +117,82 @@ func (a *app) openSessions(cmd *cobra.Command, toRead bool) (*openedStore, error
 	return openStore(cmd.Context(), s.Store, s.Home, slog.New(slog.DiscardHandler), toRead)
 }
 
-// listedSession is one line of sessions list.
-type listedSession struct {
-	ID        string           `json:"id"`
-	Title     string           `json:"title"`
-	Model     string           `json:"model"`
-	Provider  string           `json:"provider"`
-	Turns     int              `json:"turns"`
-	Messages  int              `json:"messages"`
-	Usage     render.UsageJSON `json:"usage"`
-	CostUSD   float64          `json:"cost_usd"`
-	CreatedAt time.Time        `json:"created_at"`
-	UpdatedAt time.Time        `json:"updated_at"`
-}
+// listPage is the most sessions sessions list asks a store for at once.
+const listPage = 1000
 
 func (a *app) sessionsList(cmd *cobra.Command, _ []string) error {
+	limit, _ := cmd.Flags().GetInt("limit")
+	cursor, _ := cmd.Flags().GetString("cursor")
+	anyOwner, _ := cmd.Flags().GetBool("all-owners")
+	if limit < 0 {
+		return exit(ExitUsage, "--limit %d: want 0 (all) or more", limit)
+	}
 	st, err := a.openSessions(cmd, true)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	infos, err := listSessions(cmd.Context(), st)
-	if err != nil {
-		return exit(ExitFailed, "listing sessions in %s: %v", st.Description, err)
-	}
-	all := make([]listedSession, 0, len(infos))
-	for _, info := range infos {
-		l := listedSession{ID: info.ID, Turns: info.Turns, Messages: info.Messages, CreatedAt: info.CreatedAt, UpdatedAt: info.UpdatedAt}
-		if s, err := st.Load(cmd.Context(), info.ID); err == nil {
-			meta := metaOf(s)
-			l.Title, l.Model, l.Provider, l.CostUSD = titleOf(s, 48), meta.Model, meta.Provider, s.CostUSD
-			l.Usage = render.UsageJSON{InputTokens: s.Usage.InputTokens, OutputTokens: s.Usage.OutputTokens, CachedInputTokens: s.Usage.CachedInputTokens}
+	// Only the stored metadata is read, a page at a time: pages of
+	// listPage sessions, as few as the listing needs (a store that reads
+	// every summary for each page, the file store, reads them once).
+	var all []session.Info
+	next := ""
+	for {
+		opts := session.ListOptions{Cursor: cursor, AnyOwner: anyOwner, Limit: listPage}
+		if limit > 0 {
+			opts.Limit = min(limit-len(all), listPage)
 		}
-		all = append(all, l)
+		page, err := st.List(cmd.Context(), opts)
+		if err != nil {
+			if cursor != "" && len(all) == 0 {
+				return exit(ExitUsage, "--cursor %q: %v", cursor, err)
+			}
+			return exit(ExitFailed, "listing sessions in %s: %v", st.Description, err)
+		}
+		all = append(all, page.Sessions...)
+		cursor = page.Next
+		if cursor == "" {
+			break
+		}
+		if limit > 0 && len(all) >= limit {
+			next = cursor
+			break
+		}
+	}
+	if all == nil {
+		all = []session.Info{}
 	}
 	if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
-		return writeJSON(a.env.Stdout, map[string]any{"sessions": all})
+		return writeJSON(a.env.Stdout, struct {
+			Sessions []session.Info `json:"sessions"`
+			Next     string         `json:"next,omitempty"`
+		}{all, next})
 	}
 	if len(all) == 0 {
 		fmt.Fprintf(a.env.Stderr, "no sessions in %s yet\n", st.Description)
 		return nil
 	}
 	tw := tabwriter.NewWriter(a.env.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTITLE\tMODEL\tTURNS\tTOKENS\tCOST\tUPDATED")
+	owners := ""
+	if anyOwner {
+		owners = "OWNER\t"
+	}
+	fmt.Fprintln(tw, "ID\t"+owners+"TITLE\tMODEL\tTURNS\tTOKENS\tCOST\tUPDATED")
 	for _, s := range all {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", s.ID, orDash(s.Title), orDash(s.Model), s.Turns,
+		owner := ""
+		if anyOwner {
+			owner = orDash(s.Owner) + "\t"
+		}
+		fmt.Fprintf(tw, "%s\t%s%s\t%s\t%d\t%s\t%s\t%s\n", s.ID, owner, orDash(clipTitle(s.Title, 48)), orDash(s.Model), s.Turns,
 			render.Thousands(s.Usage.InputTokens+s.Usage.OutputTokens), cost(s.CostUSD), s.UpdatedAt.Local().Format("2006-01-02 15:04"))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if next != "" {
+		fmt.Fprintf(a.env.Stderr, "more: agcore sessions list -n %d --cursor %s\n", limit, next)
+	}
+	return nil
 }
 
 func orDash(s string) string {
