@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agcore/agcore/approval"
 	"github.com/agcore/agcore/llm"
@@ -72,34 +70,13 @@ type sessionJSON struct {
 	Items []item `json:"items,omitempty"`
 }
 
-const titleRunes = 80
-
-// title is the session's first user text, cut to titleRunes: the title of
-// a session stored without one.
-func title(s *session.Session) string {
-	for _, m := range s.Messages {
-		if m.Role != llm.RoleUser {
-			continue
-		}
-		t := strings.Join(strings.Fields(m.Text()), " ")
-		if t == "" {
-			continue
-		}
-		if utf8.RuneCountInString(t) > titleRunes {
-			t = string([]rune(t)[:titleRunes-1]) + "…"
-		}
-		return t
-	}
-	return ""
-}
-
 // summary is the summary of session s of agent a. Model is the session's
 // own (the model that answered its last turn), empty when the store kept
 // none.
 func summary(a host.Agent, s *session.Session) sessionJSON {
 	t := s.Title
 	if t == "" && s.Base == 0 {
-		t = title(s)
+		t = session.Title(s.Messages)
 	}
 	return sessionJSON{
 		ID: s.ID, Agent: a.Name, Title: t, Model: s.Model,

@@ -4,48 +4,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/session"
 )
 
 // TitleRunes is the longest title, in runes, Title makes.
-const TitleRunes = 80
+const TitleRunes = session.TitleRunes
 
-// Title is the one rule every store derives a session's title by: the
-// first line with text of the first user message that has any, its runs
-// of white space made single spaces, cut to TitleRunes runes (the last one
-// an ellipsis when it was longer); "" when no message has one. A session's
-// title is the Title of its first turn that has one, kept on append.
-func Title(msgs []llm.Message) string {
-	for _, m := range msgs {
-		if t := messageTitle(&m); t != "" {
-			return t
-		}
-	}
-	return ""
-}
+// Title is [session.Title], the one rule every store derives a session's
+// title by.
+func Title(msgs []llm.Message) string { return session.Title(msgs) }
 
-func messageTitle(m *llm.Message) string {
-	if m.Role != llm.RoleUser {
-		return ""
-	}
-	text := m.Text()
-	for line := range strings.Lines(text) {
-		t := strings.Join(strings.Fields(line), " ")
-		if t == "" {
-			continue
-		}
-		if utf8.RuneCountInString(t) > TitleRunes {
-			r := []rune(t)
-			t = string(r[:TitleRunes-1]) + "…"
-		}
-		return t
-	}
-	return ""
-}
+func messageTitle(m *llm.Message) string { return session.MessageTitle(m) }
 
 // TitleOfStored is Title of messages in their storage JSON, decoding
 // them one at a time until one has a title: what a store migrating
