@@ -142,7 +142,9 @@ func TestApprovalAcrossReplicas(t *testing.T) {
 	a := replica(t, store, spec)
 	b := replica(t, store, agentSpec{name: "calc", model: &model{}, tools: spec.tools})
 	done := make(chan map[string]any, 1)
-	go func() { done <- decode(t, a.do("POST", "/v1/responses", map[string]any{"model": "calc", "input": "add"})) }()
+	go func() {
+		done <- decode(t, a.do("POST", "/v1/responses", map[string]any{"model": "calc", "input": "add"}))
+	}()
 	var pending []any
 	for deadline := time.Now().Add(10 * time.Second); len(pending) == 0; {
 		if time.Now().After(deadline) {
