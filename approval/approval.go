@@ -70,6 +70,16 @@ type Broker struct {
 	Timeout time.Duration
 	// Now stamps Request.Since; nil means time.Now.
 	Now func() time.Time
+	// Shared, when set, keeps the waiting calls and their decisions where
+	// the other processes of a deployment see them: Pending, Get and
+	// Decide then cover every process's calls, a call is decided once
+	// whichever process decides it, and the process where it waits picks
+	// the decision up within Poll. A call's record lives Lease past its
+	// process's last renewal, so the calls of a process that died stop
+	// being listed and cannot be decided.
+	Shared Shared
+	// Lease and Poll tune Shared; zero means DefaultLease and DefaultPoll.
+	Lease, Poll time.Duration
 
 	mu      sync.Mutex
 	pending map[string]*entry
@@ -104,6 +114,16 @@ func (b *Broker) Approve(ctx context.Context, call tool.Call) (middleware.Decisi
 		return middleware.Decision{}, err
 	}
 	defer b.remove(e.req.ID, e)
+	if b.Shared != nil {
+		if err := b.Shared.Put(ctx, e.req, now().Add(b.lease())); err != nil {
+			return middleware.Decision{}, fmt.Errorf("approval: recording call %q: %w", e.req.ID, err)
+		}
+		defer func() {
+			sctx, cancel := sharedCtx()
+			defer cancel()
+			_ = b.Shared.Remove(sctx, e.req.ID) // else it expires
+		}()
+	}
 	if f, ok := ctx.Value(notifyKey{}).(func(Request)); ok && f != nil {
 		f(e.req)
 	}
@@ -112,6 +132,9 @@ func (b *Broker) Approve(ctx context.Context, call tool.Call) (middleware.Decisi
 		t := time.NewTimer(b.Timeout)
 		defer t.Stop()
 		timeout = t.C
+	}
+	if b.Shared != nil {
+		return b.waitShared(ctx, e, timeout)
 	}
 	select {
 	case d := <-e.decision:
@@ -130,9 +153,12 @@ func (b *Broker) file(e *entry) error {
 		b.pending = make(map[string]*entry)
 	}
 	b.seq++
-	if e.req.Owner.Run != "" {
+	switch {
+	case e.req.Owner.Run != "":
 		e.req.ID = e.req.Owner.Run + "/" + e.req.CallID
-	} else {
+	case b.Shared != nil: // unique across the processes
+		e.req.ID = "approval-" + randomID() + "/" + e.req.CallID
+	default:
 		e.req.ID = fmt.Sprintf("approval-%d/%s", b.seq, e.req.CallID)
 	}
 	if _, taken := b.pending[e.req.ID]; taken {
@@ -152,8 +178,43 @@ func (b *Broker) remove(id string, e *entry) {
 
 // Decide answers the waiting call id with d. It returns ErrUnknown when no
 // call with this id is waiting (a second decision of the same call is
-// ErrUnknown too: the first one won).
+// ErrUnknown too: the first one won). With Shared, the decision is
+// recorded there first, so it holds whichever process decides.
 func (b *Broker) Decide(id string, d middleware.Decision) error {
+	ctx, cancel := sharedCtx()
+	defer cancel()
+	return b.DecideContext(ctx, id, d)
+}
+
+// DecideContext is Decide with a context for the Shared backend.
+func (b *Broker) DecideContext(ctx context.Context, id string, d middleware.Decision) error {
+	if b.Shared != nil {
+		err := b.Shared.Decide(ctx, id, d)
+		switch {
+		case errors.Is(err, ErrUnknown):
+			// Decided already, or not recorded at all (its record expired
+			// while its process lives): only the latter, waiting here, is
+			// decided here, once.
+			if _, decided, derr := b.Shared.Decision(ctx, id); derr != nil || decided {
+				return fmt.Errorf("%w: %q", ErrUnknown, id)
+			}
+		case err != nil:
+			return fmt.Errorf("approval: recording the decision of %q: %w", id, err)
+		default:
+			// Recorded: the waiting process, this one or another, takes
+			// it. Here it is handed over at once.
+			b.mu.Lock()
+			e, ok := b.pending[id]
+			if ok {
+				delete(b.pending, id)
+			}
+			b.mu.Unlock()
+			if ok {
+				e.decision <- d
+			}
+			return nil
+		}
+	}
 	b.mu.Lock()
 	e, ok := b.pending[id]
 	if ok {
@@ -167,28 +228,53 @@ func (b *Broker) Decide(id string, d middleware.Decision) error {
 	return nil
 }
 
-// Get returns the waiting request id.
+// Get returns the waiting request id: one of this process, or with
+// Shared one of any process.
 func (b *Broker) Get(id string) (Request, bool) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	e, ok := b.pending[id]
-	if !ok {
+	b.mu.Unlock()
+	if ok {
+		return e.req, true
+	}
+	if b.Shared == nil {
 		return Request{}, false
 	}
-	return e.req, true
+	ctx, cancel := sharedCtx()
+	defer cancel()
+	req, ok, err := b.Shared.Get(ctx, id)
+	if err != nil || !ok {
+		return Request{}, false
+	}
+	return req, true
 }
 
 // Pending returns the waiting requests that match (all when match is
-// nil), oldest first, ties by id.
+// nil), oldest first, ties by id: this process's and, with Shared, every
+// other process's (if Shared cannot be read, this process's only).
 func (b *Broker) Pending(match func(Request) bool) []Request {
 	b.mu.Lock()
 	out := make([]Request, 0, len(b.pending))
+	seen := make(map[string]bool, len(b.pending))
 	for _, e := range b.pending {
+		seen[e.req.ID] = true
 		if match == nil || match(e.req) {
 			out = append(out, e.req)
 		}
 	}
 	b.mu.Unlock()
+	if b.Shared != nil {
+		ctx, cancel := sharedCtx()
+		all, err := b.Shared.List(ctx)
+		cancel()
+		if err == nil {
+			for _, req := range all {
+				if !seen[req.ID] && (match == nil || match(req)) {
+					out = append(out, req)
+				}
+			}
+		}
+	}
 	slices.SortFunc(out, func(x, y Request) int {
 		if c := x.Since.Compare(y.Since); c != 0 {
 			return c

@@ -9,6 +9,10 @@
 // [WithOwner] (which agent, session and run the call belongs to, and who may
 // decide it) and, to learn that a turn is now waiting, with [WithNotify].
 //
+// Several processes sharing one store (replicas of a server) share their
+// waiting calls through [Broker.Shared]: any of them lists and decides any
+// call, once, and the process where the call waits picks the decision up.
+//
 // Package approval imports only tool and middleware; it never imports agent,
 // HTTP or a store.
 package approval

@@ -11,7 +11,7 @@
 //	GET  /v1/models/{model}      one of them
 //	POST /v1/chat/completions    Chat Completions: a stateless turn
 //	POST /v1/responses           Responses: a turn of a stored conversation
-//	GET  /v1/responses/{id}      a response this process completed recently, while its session is the caller's
+//	GET  /v1/responses/{id}      a stored response (see "Several processes"), while its session is the caller's
 //	GET  /v1/approvals           agcore's extension: calls waiting for the caller's approval
 //	POST /v1/approvals/{id}      {"approved": true|false, "reason": "..."}
 //	GET  /healthz                liveness: 200 while the process serves
@@ -76,7 +76,7 @@
 // A response id of a session that is not the principal's is answered as
 // one that does not exist (404 previous_response_not_found, or
 // response_not_found for GET), never 409. Turns of one session are run one
-// at a time. "instructions" (and the text
+// at a time, also across processes sharing the store. "instructions" (and the text
 // of system and developer input items) replace the agent's instructions
 // for the turn; "input" is a string or a list of items: messages (input_text,
 // output_text, input_image parts), function_call and function_call_output
@@ -144,6 +144,34 @@
 // {"approved": true} runs the call, {"approved": false, "reason": "..."}
 // tells the model it was denied and why. Other principals see nothing and
 // get 404. A client that goes away abandons the call with its turn.
+//
+// # Several processes
+//
+// Servers over one store (replicas behind a load balancer) answer for
+// each other when the agents' store has records (session.RecordsOf; every
+// agcore store has them):
+//
+//   - A stored Responses turn claims its id resp_SESSION_N in the store
+//     before it runs: a record created by compare-and-swap, N being the
+//     session's stored turns + 1, held under a lease (10 s) the process
+//     renews while the turn runs. A second turn of the session, in any
+//     process, waits until the first is over, then reads the session again
+//     and takes the next number, so no two turns ever share an id; the
+//     claim of a process that died lapses with its lease. A turn that
+//     loses its claim (its process stalled past the lease) is cancelled
+//     before it stores anything. A completed turn's record becomes the
+//     response object (output items, usage), which GET /v1/responses/{id}
+//     answers in any process and after a restart, for 30 days, to the
+//     principal that made it; a failed turn frees its id. A process killed
+//     between storing a turn and its response leaves that one id
+//     unanswered by GET; the conversation goes on from the turn.
+//     Without records the ids are numbered in the process, and GET knows
+//     the last 1,024 responses the process completed.
+//   - Give Options.Broker a Shared backend (host.Approvals over the store's
+//     records, as agcore serve does): /v1/approvals lists and decides the
+//     calls waiting in any process, each once, and the waiting process
+//     picks the decision up by polling.
+//   - A2A tasks and their approvals: see package serve/a2aserve.
 //
 // # Security
 //

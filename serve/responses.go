@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/llm"
@@ -96,6 +97,20 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer unlock()
+	released := false
+	if pos.slot != nil {
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		pos.slot.keep(cancel)
+		defer func() { // before unlock: the next turn here finds the id done
+			if !released {
+				if err := pos.slot.release(nil, principal); err != nil {
+					h.log.LogAttrs(ctx, slog.LevelWarn, "freeing a response id", slog.String("id", pos.responseID()), slog.String("error", err.Error()))
+				}
+			}
+		}()
+	}
 
 	obj := &responseObject{Object: "response", CreatedAt: h.now().Unix(), Status: "in_progress", Model: a.Name,
 		Output: []*outputItem{}, Store: pos.stored, ParallelToolCalls: true, ToolChoice: "auto", Tools: []any{},
@@ -156,7 +171,13 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 		}{"max_output_tokens"}
 	}
 	obj.Usage = responseUsageOf(resp.Usage)
-	if pos.stored {
+	switch {
+	case pos.slot != nil:
+		released = true
+		if err := pos.slot.release(obj, principal); err != nil {
+			h.log.LogAttrs(ctx, slog.LevelWarn, "storing a response", slog.String("id", obj.ID), slog.String("error", err.Error()))
+		}
+	case pos.stored:
 		h.recent.put(obj.ID, principal, obj)
 	}
 	if s.sse != nil {
@@ -176,6 +197,7 @@ type position struct {
 	stored  bool
 	session string
 	turn    int
+	slot    *slot // the id's claim in the store; nil without records
 }
 
 // responseID encodes the session and the turn number: resp_SESSION_N. A
@@ -245,38 +267,83 @@ func (h *Handler) place(ctx context.Context, a host.Agent, req *responsesRequest
 		sid = session.NewID()
 	}
 	// The principal's view of the store: another's session is not found.
+	principal, _ := host.PrincipalFrom(ctx)
 	sessions := host.Sessions(ctx, a.Store)
 	unlock, err := h.locks.lock(ctx, sid)
 	if err != nil {
 		return "", pos, func() {}, turnError(ctx, err)
 	}
-	sess, err := sessions.Load(ctx, sid)
-	switch {
-	case errors.Is(err, session.ErrNotFound):
-		sess = &session.Session{ID: sid}
-	case err != nil:
-		unlock()
-		h.log.LogAttrs(ctx, slog.LevelError, "loading a session", slog.String("session", sid), slog.String("error", err.Error()))
-		return "", pos, func() {}, &apiError{Status: http.StatusInternalServerError, Type: typeServer, Code: "store_error", Message: "the conversation could not be loaded"}
-	}
-	if req.PreviousResponseID != "" && want != sess.Turns {
-		unlock()
-		if want > sess.Turns {
-			return "", pos, func() {}, previousNotFound(req.PreviousResponseID)
+	recs, shared := session.RecordsOf(a.Store)
+	var stale *errStale // a completed record at the number the last load gave
+	for {
+		sess, err := sessions.Load(ctx, sid)
+		switch {
+		case errors.Is(err, session.ErrNotFound):
+			sess = &session.Session{ID: sid}
+		case err != nil:
+			unlock()
+			h.log.LogAttrs(ctx, slog.LevelError, "loading a session", slog.String("session", sid), slog.String("error", err.Error()))
+			return "", pos, func() {}, storeError()
 		}
-		latest := position{stored: true, session: sid, turn: sess.Turns}.responseID()
-		return "", pos, func() {}, &apiError{Status: http.StatusConflict, Type: typeInvalidRequest, Param: "previous_response_id", Code: "previous_response_not_latest",
-			Message: fmt.Sprintf("%s is not the latest response of its conversation (%s is): agcore continues a conversation from its latest response only", req.PreviousResponseID, latest)}
+		if req.PreviousResponseID != "" && want != sess.Turns {
+			unlock()
+			if want > sess.Turns {
+				return "", pos, func() {}, previousNotFound(req.PreviousResponseID)
+			}
+			latest := position{stored: true, session: sid, turn: sess.Turns}.responseID()
+			return "", pos, func() {}, &apiError{Status: http.StatusConflict, Type: typeInvalidRequest, Param: "previous_response_id", Code: "previous_response_not_latest",
+				Message: fmt.Sprintf("%s is not the latest response of its conversation (%s is): agcore continues a conversation from its latest response only", req.PreviousResponseID, latest)}
+		}
+		if !store {
+			// The history, without keeping the turn: an in-memory copy with no id.
+			c := sess.Clone()
+			c.ID = ""
+			opts.Session = c
+			return conv, position{}, unlock, nil
+		}
+		opts.SessionID, opts.Store = sid, sessions
+		pos = position{stored: true, session: sid, turn: sess.Turns + 1}
+		if !shared {
+			return conv, pos, unlock, nil
+		}
+		// Claim the id in the store, so no other process gives it to a
+		// turn (see slots.go).
+		var sl *slot
+		if stale != nil && stale.rec.Key == pos.responseID() {
+			sl, err = takeOver(ctx, recs, stale.rec, principal)
+		} else {
+			sl, err = claim(ctx, recs, pos.responseID(), principal)
+		}
+		stale = nil
+		var st errStale
+		switch {
+		case err == nil:
+			pos.slot = sl
+			return conv, pos, unlock, nil
+		case errors.As(err, &st):
+			stale = &st // read the session again: taken over if it still lacks the turn
+			continue
+		case errors.Is(err, errBusy):
+			// Another process's turn of this session: wait for its end.
+			t := time.NewTimer(slotPoll)
+			select {
+			case <-t.C:
+				continue
+			case <-ctx.Done():
+				t.Stop()
+				unlock()
+				return "", pos, func() {}, turnError(ctx, context.Cause(ctx))
+			}
+		default:
+			unlock()
+			h.log.LogAttrs(ctx, slog.LevelError, "claiming a response id", slog.String("session", sid), slog.String("error", err.Error()))
+			return "", pos, func() {}, storeError()
+		}
 	}
-	if !store {
-		// The history, without keeping the turn: an in-memory copy with no id.
-		c := sess.Clone()
-		c.ID = ""
-		opts.Session = c
-		return conv, position{}, unlock, nil
-	}
-	opts.SessionID, opts.Store = sid, sessions
-	return conv, position{stored: true, session: sid, turn: sess.Turns + 1}, unlock, nil
+}
+
+func storeError() *apiError {
+	return &apiError{Status: http.StatusInternalServerError, Type: typeServer, Code: "store_error", Message: "the conversation could not be loaded"}
 }
 
 func previousNotFound(id string) *apiError {
@@ -284,18 +351,32 @@ func previousNotFound(id string) *apiError {
 		Message: fmt.Sprintf("previous response %q not found", id)}
 }
 
-// getResponse serves GET /v1/responses/{id} for the responses this
-// process completed recently (a bounded cache), to the principal that
-// made them, while their session is the principal's (not deleted).
+// getResponse serves GET /v1/responses/{id}, to the principal that made
+// the response: from the store, for an agent whose store has records
+// (any process's responses, kept across restarts), else from the
+// responses this process completed recently (a bounded cache).
 func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
 	principal, _ := host.PrincipalFrom(r.Context())
-	obj, ok := h.recent.get(r.PathValue("id"), principal)
+	id := r.PathValue("id")
+	body, ok, err := h.storedResponse(r.Context(), id, principal)
+	if err != nil {
+		h.log.LogAttrs(r.Context(), slog.LevelError, "reading a response", slog.String("id", id), slog.String("error", err.Error()))
+		writeError(w, &apiError{Status: http.StatusInternalServerError, Type: typeServer, Code: "store_error", Message: "the response could not be read"})
+		return
+	}
+	if ok {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body)
+		return
+	}
+	obj, ok := h.recent.get(id, principal)
 	if ok {
 		ok = h.visible(r.Context(), obj)
 	}
 	if !ok {
 		writeError(w, &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "response_not_found",
-			Message: "no such response (only recent responses of this server are kept)"})
+			Message: "no such response (or it is still in progress)"})
 		return
 	}
 	writeJSON(w, http.StatusOK, obj)

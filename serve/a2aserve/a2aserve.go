@@ -13,6 +13,7 @@ import (
 
 	"github.com/agcore/agcore/approval"
 	"github.com/agcore/agcore/serve/host"
+	"github.com/agcore/agcore/session"
 )
 
 // ProtocolVersion is the A2A protocol version the agent cards declare: the
@@ -112,8 +113,11 @@ func New(set *host.Set, broker *approval.Broker, opts Options) (http.Handler, er
 	}
 	h := &handler{set: set, opts: opts, rpc: make(map[string]http.Handler), mux: http.NewServeMux()}
 	for _, a := range set.All() {
-		store := newTaskStore(opts.MaxTasks)
-		exec := &executor{agent: a, broker: broker, log: opts.Logger.With("agent", a.Name), cancelWait: opts.CancelWait, runs: make(map[a2a.TaskID]*run)}
+		var store tasks = newTaskStore(opts.MaxTasks)
+		if recs, ok := session.RecordsOf(a.Store); ok {
+			store = &recordTasks{recs: recs, agent: a.Name}
+		}
+		exec := &executor{agent: a, broker: broker, tasks: store, log: opts.Logger.With("agent", a.Name), cancelWait: opts.CancelWait, runs: make(map[a2a.TaskID]*run)}
 		rh := a2asrv.NewHandler(exec,
 			a2asrv.WithTaskStore(store),
 			a2asrv.WithCallInterceptor(ownerCheck{store}),

@@ -48,7 +48,14 @@ type fixture struct {
 
 func newFixture(t *testing.T, steps ...llmtest.Step) *fixture {
 	t.Helper()
-	f := &fixture{t: t, model: llmtest.New(steps...).Verify(t), store: memstore.New(), broker: &approval.Broker{}}
+	return newFixtureOn(t, memstore.New(), &approval.Broker{}, steps...)
+}
+
+// newFixtureOn is newFixture over a given store and broker (a replica of
+// a server sharing them).
+func newFixtureOn(t *testing.T, store *memstore.Store, broker *approval.Broker, steps ...llmtest.Step) *fixture {
+	t.Helper()
+	f := &fixture{t: t, model: llmtest.New(steps...).Verify(t), store: store, broker: broker}
 	del := tool.MustFunc("delete_file", "Delete a file.", func(_ context.Context, in struct {
 		Path string `json:"path"`
 	}) (string, error) {

@@ -199,14 +199,19 @@ func TestContextContinuity(t *testing.T) {
 }
 
 // TestApprovalTimedOut: a call nobody decides within the broker's Timeout
-// is denied; the turn ends unfollowed and the task's next message collects
-// its result.
+// is denied; the turn ends unfollowed and writes its end into the stored
+// task itself (tasks/get shows it).
 func TestApprovalTimedOut(t *testing.T) {
 	f := newFixture(t, llmtest.Reply(llmtest.Call("c1", "delete_file", `{"path":"x"}`)), llmtest.Text("I could not delete x."))
 	f.broker.Timeout = 20 * time.Millisecond
 	task, _ := parked(t, f, "alice")
-	waitFor(t, func() bool { return f.sessionLen("alice", task.ContextID) == 4 }) // the turn is over and stored
-	got := send(t, f.client("alice"), followUp(task.ID, a2a.TextPart{Text: "well?"}))
+	c := f.client("alice")
+	var got *a2a.Task
+	waitFor(t, func() bool {
+		var err error
+		got, err = c.GetTask(bounded(t), &a2a.TaskQueryParams{ID: task.ID})
+		return err == nil && got.Status.State.Terminal()
+	})
 	if got.Status.State != a2a.TaskStateCompleted || answer(got) != "I could not delete x." || f.ran.Load() != 0 {
 		t.Fatalf("after the timeout: %s %q, ran %d", got.Status.State, answer(got), f.ran.Load())
 	}

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/a2aproject/a2a-go/a2a"
-	"github.com/a2aproject/a2a-go/a2asrv"
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/approval"
@@ -144,7 +143,7 @@ func parseDecisions(msg *a2a.Message) ([]decision, string) {
 // approvalMessage is the input-required message listing the calls waiting
 // for approval: a text for people and a data part {"approvals": [{
 // "approval_id", "tool", "call_id", "arguments" (the JSON text)}]}.
-func approvalMessage(rc *a2asrv.RequestContext, pending []approval.Request, problem string) *a2a.Message {
+func approvalMessage(rc a2a.TaskInfoProvider, pending []approval.Request, problem string) *a2a.Message {
 	var b strings.Builder
 	if problem != "" {
 		b.WriteString(problem)

@@ -93,16 +93,46 @@
 // A turn waiting for a decision holds its session (a later turn of the
 // same context waits for it) until it is decided, cancelled, or denied by
 // the broker's Timeout; set one. A turn the Timeout denied goes on with
-// nobody following it: its task shows input-required until its next
-// message (any text) collects the result.
+// nobody following it, and writes its end into the stored task.
+//
+// # Tasks in the store, several processes
+//
+// When an agent's session store has records (session.RecordsOf; every
+// agcore store has them), its tasks are kept there, with their owners:
+// every server over the store answers tasks/get, and a restart loses
+// none. A task is written at every change of state; while it works, its
+// streamed answer is written at most every 250 ms. The process running a
+// task's turn holds a lease on it (15 s, renewed): a task that is not
+// over while nobody holds its lease lost its turn with the process that
+// ran it, and reads as failed (the session has nothing of that turn).
+//
+// A message deciding the approvals of a task whose turn runs in another
+// process is taken by any process: the decisions go through the broker,
+// which must share its calls through the same store (approval.Broker's
+// Shared, host.Approvals), and the running process picks them up. The
+// message's response (or stream) is then the task as stored once it rests
+// again (completed, failed, or input-required with the next calls), polled
+// every 250 ms and sent as one task event, not as streamed deltas. A turn
+// whose decision arrives through another process, or another channel (the
+// approvals API, the web page), writes its end into the stored task
+// itself, so tasks/get shows its result.
+//
+// tasks/resubscribe to a task whose execution this process holds streams
+// its events, as the SDK does; otherwise (the turn runs in another
+// process, or its exchange here is over) it sends the stored task at once
+// and again each time it changes, polled every 250 ms, ending when the
+// task rests (terminal or input-required). tasks/cancel reaches only the
+// process running the turn: sent elsewhere, it marks the task canceled
+// while the turn goes on.
 //
 // # Limits
 //
-//   - Tasks live in memory, in a store of this package (at most
-//     Options.MaxTasks; the oldest finished ones are forgotten first): they
-//     do not survive a restart, while sessions do (they are in the agents'
-//     stores). A turn in progress or waiting at a restart is lost; its
-//     session has nothing of it.
+//   - With a store without records (a store of the user's own), tasks live
+//     in memory, in a store of this package (at most Options.MaxTasks; the
+//     oldest finished ones are forgotten first): they do not survive a
+//     restart, and a turn the broker's Timeout denied shows its result
+//     only when the task's next message collects it. A turn in progress or
+//     waiting at a restart is lost; its session has nothing of it.
 //   - Push notifications, the authenticated extended card, and the gRPC and
 //     HTTP+JSON transports are not offered.
 //   - a2a-go v0.3.3 forgets an execution that ended input-required a moment

@@ -29,6 +29,7 @@ import (
 type executor struct {
 	agent      host.Agent
 	broker     *approval.Broker
+	tasks      tasks // the agent's task store
 	log        *slog.Logger
 	cancelWait time.Duration
 
@@ -42,6 +43,7 @@ type run struct {
 	session   string
 	principal string
 	cancel    context.CancelFunc
+	stopLease func() // ends the run's lease in the task store
 	box       mailbox
 	done      chan struct{} // closed once the turn is entirely over
 	canceled  atomic.Bool   // tasks/cancel asked for it
@@ -129,11 +131,16 @@ func (e *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 
 // start begins the turn of a new task and follows it.
 func (e *executor) start(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
+	// The run's lease first: the task must never be stored unfinished
+	// without it (it would read as lost).
+	stopLease := e.tasks.startRun(rc.TaskID)
 	if err := q.Write(ctx, a2a.NewStatusUpdateEvent(rc, a2a.TaskStateSubmitted, nil)); err != nil {
+		stopLease()
 		return err
 	}
 	msgs, err := toLLM(rc.Message)
 	if err != nil {
+		stopLease()
 		return writeFinal(ctx, q, rc, a2a.TaskStateRejected, agentText(rc, err.Error()), nil)
 	}
 	principal, _ := host.PrincipalFrom(ctx)
@@ -141,6 +148,7 @@ func (e *executor) start(ctx context.Context, rc *a2asrv.RequestContext, q event
 		task:      rc.TaskID,
 		session:   SessionID(host.SessionName(ctx, rc.ContextID)),
 		principal: principal,
+		stopLease: stopLease,
 		box:       mailbox{wake: make(chan struct{}, 1)},
 		done:      make(chan struct{}),
 	}
@@ -149,27 +157,35 @@ func (e *executor) start(ctx context.Context, rc *a2asrv.RequestContext, q event
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.cancel = cancel
 	runCtx = approval.WithOwner(runCtx, approval.Owner{Agent: e.agent.Name, Session: r.session, Run: string(r.task), Principal: principal})
-	runCtx = approval.WithNotify(runCtx, func(approval.Request) { r.box.push(signal{kind: sigParked}) })
+	runCtx = approval.WithNotify(runCtx, func(approval.Request) {
+		r.box.push(signal{kind: sigParked})
+		if !r.attached.Load() {
+			go e.persist(r, signal{kind: sigParked})
+		}
+	})
 
 	e.mu.Lock()
 	e.runs[r.task] = r
 	e.mu.Unlock()
 	if err := q.Write(ctx, a2a.NewStatusUpdateEvent(rc, a2a.TaskStateWorking, nil)); err != nil {
 		e.end(r)
+		stopLease()
 		return err
 	}
 	// The turn loads and appends through the principal's view of the
 	// store (host.Sessions), the server's one authorization point.
-	opts := &agent.RunOptions{SessionID: r.session, Store: host.Sessions(ctx, e.agent.Store)}
-	go drive(runCtx, r, e.agent.Agent, msgs, opts)
+	go e.drive(runCtx, r, msgs, &agent.RunOptions{SessionID: r.session, Store: host.Sessions(ctx, e.agent.Store)})
 	return e.follow(ctx, rc, q, r)
 }
 
-// drive runs the turn and reports it to the run's mailbox.
-func drive(ctx context.Context, r *run, a *agent.Agent, msgs []llm.Message, opts *agent.RunOptions) {
+// drive runs the turn and reports it to the run's mailbox. A turn that
+// ends while no Execute follows it (it was decided through another
+// process or channel) writes its end into the stored task itself.
+func (e *executor) drive(ctx context.Context, r *run, msgs []llm.Message, opts *agent.RunOptions) {
 	defer close(r.done)
+	defer r.stopLease()
 	defer r.cancel()
-	stream := a.RunStream(ctx, msgs, opts)
+	stream := e.agent.Agent.RunStream(ctx, msgs, opts)
 	for u, err := range stream.Updates() {
 		if err != nil {
 			break // Wait returns it
@@ -182,11 +198,14 @@ func drive(ctx context.Context, r *run, a *agent.Agent, msgs []llm.Message, opts
 		}
 	}
 	resp, err := stream.Wait() // after persistence: the next turn sees this one
+	last := signal{kind: sigFinish, resp: resp}
 	if err != nil {
-		r.box.push(signal{kind: sigError, err: err})
-		return
+		last = signal{kind: sigError, err: err}
 	}
-	r.box.push(signal{kind: sigFinish, resp: resp})
+	r.box.push(last)
+	if !r.attached.Load() {
+		e.persist(r, last)
+	}
 }
 
 // resume applies the decisions a follow-up message carries to the turn's
@@ -196,7 +215,7 @@ func (e *executor) resume(ctx context.Context, rc *a2asrv.RequestContext, q even
 	r := e.runs[rc.TaskID]
 	e.mu.Unlock()
 	if r == nil {
-		return writeFinal(ctx, q, rc, a2a.TaskStateFailed, agentText(rc, errNoRun.Error()), nil)
+		return e.resumeRemote(ctx, rc, q)
 	}
 	decided, problem := e.decide(ctx, r, rc.Message)
 	if decided == 0 {
@@ -214,25 +233,31 @@ func (e *executor) resume(ctx context.Context, rc *a2asrv.RequestContext, q even
 // calls it decided and, when the message was not understood or named a
 // call it cannot decide, why.
 func (e *executor) decide(ctx context.Context, r *run, msg *a2a.Message) (int, string) {
-	if p, _ := host.PrincipalFrom(ctx); p != r.principal {
+	return e.decideTask(ctx, r.task, r.principal, msg)
+}
+
+// decideTask answers the waiting calls of task, whose turn principal
+// started, as msg says.
+func (e *executor) decideTask(ctx context.Context, task a2a.TaskID, principal string, msg *a2a.Message) (int, string) {
+	if p, _ := host.PrincipalFrom(ctx); p != principal {
 		return 0, "only the principal that started the task may decide its approvals"
 	}
 	decisions, problem := parseDecisions(msg)
 	if len(decisions) == 0 {
 		return 0, problem
 	}
-	pending := e.pending(r)
+	pending := e.pendingOf(task)
 	n := 0
 	for _, d := range decisions {
 		for _, req := range pending {
 			if d.id != "" && d.id != req.ID {
 				continue
 			}
-			err := e.broker.Decide(req.ID, middleware.Decision{Approved: d.approved, Reason: d.reason})
+			err := e.broker.DecideContext(ctx, req.ID, middleware.Decision{Approved: d.approved, Reason: d.reason})
 			switch {
 			case err == nil:
 				n++
-				e.log.Info("a2a: approval decided", "task", r.task, "approval", req.ID, "tool", req.Tool, "approved", d.approved)
+				e.log.Info("a2a: approval decided", "task", task, "approval", req.ID, "tool", req.Tool, "approved", d.approved)
 			case !errors.Is(err, approval.ErrUnknown):
 				return n, err.Error()
 			}
@@ -254,9 +279,13 @@ func hasID(reqs []approval.Request, id string) bool {
 }
 
 // pending returns the run's calls waiting for approval.
-func (e *executor) pending(r *run) []approval.Request {
+func (e *executor) pending(r *run) []approval.Request { return e.pendingOf(r.task) }
+
+// pendingOf returns the calls of task waiting for approval, in this
+// process or (with a shared broker) any other.
+func (e *executor) pendingOf(task a2a.TaskID) []approval.Request {
 	return e.broker.Pending(func(req approval.Request) bool {
-		return req.Owner.Run == string(r.task) && req.Owner.Agent == e.agent.Name
+		return req.Owner.Run == string(task) && req.Owner.Agent == e.agent.Name
 	})
 }
 
@@ -410,7 +439,7 @@ func writeFinal(ctx context.Context, q eventqueue.Queue, rc *a2asrv.RequestConte
 }
 
 // agentText returns an agent message of the task holding text.
-func agentText(rc *a2asrv.RequestContext, text string) *a2a.Message {
+func agentText(rc a2a.TaskInfoProvider, text string) *a2a.Message {
 	return a2a.NewMessageForTask(a2a.MessageRoleAgent, rc, a2a.TextPart{Text: text})
 }
 

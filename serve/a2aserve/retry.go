@@ -24,7 +24,7 @@ import (
 type retrying struct {
 	a2asrv.RequestHandler
 	exec  *executor
-	store *taskStore
+	store tasks
 }
 
 const (

@@ -102,8 +102,18 @@ func (s *taskStore) Get(_ context.Context, id a2a.TaskID) (*a2a.Task, error) {
 	return &t, nil
 }
 
+func (s *taskStore) shared() bool { return false }
+
+// startRun does nothing: tasks in memory die with their runs.
+func (s *taskStore) startRun(a2a.TaskID) func() { return func() {} }
+
+func (s *taskStore) version(ctx context.Context, id a2a.TaskID) (*a2a.Task, int64, error) {
+	t, err := s.Get(ctx, id)
+	return t, 0, err
+}
+
 // owner returns the principal that started task id.
-func (s *taskStore) owner(id a2a.TaskID) (string, bool) {
+func (s *taskStore) owner(_ context.Context, id a2a.TaskID) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, ok := s.tasks[id]
@@ -113,12 +123,12 @@ func (s *taskStore) owner(id a2a.TaskID) (string, bool) {
 	return st.owner, true
 }
 
-var _ a2asrv.TaskStore = (*taskStore)(nil)
+var _ tasks = (*taskStore)(nil)
 
 // ownerCheck is the call interceptor that lets only a task's owner read,
 // cancel, resubscribe to or continue it: to anyone else the task does not
 // exist.
-type ownerCheck struct{ store *taskStore }
+type ownerCheck struct{ store tasks }
 
 // errNotOwner is what another principal is told.
 var errNotOwner = fmt.Errorf("%w (or it belongs to another principal)", a2a.ErrTaskNotFound)
@@ -140,7 +150,7 @@ func (c ownerCheck) Before(ctx context.Context, _ *a2asrv.CallContext, req *a2as
 	if id == "" {
 		return ctx, nil
 	}
-	owner, ok := c.store.owner(id)
+	owner, ok := c.store.owner(ctx, id)
 	if !ok {
 		return ctx, nil // the SDK answers "not found" itself
 	}

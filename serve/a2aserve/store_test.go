@@ -39,7 +39,7 @@ func TestTaskStoreEvictsOldestFinished(t *testing.T) {
 	if err := s.Save(host.WithPrincipal(ctx, "bob"), &a2a.Task{ID: "t1", ContextID: "c"}); err != nil {
 		t.Fatal(err)
 	}
-	if o, ok := s.owner("t1"); !ok || o != "alice" {
+	if o, ok := s.owner(t.Context(), "t1"); !ok || o != "alice" {
 		t.Fatalf("owner = %q, %v", o, ok)
 	}
 	got, _ := s.Get(ctx, "t3")

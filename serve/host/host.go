@@ -5,7 +5,10 @@
 // *Set and an *approval.Broker; package serve mounts them behind one
 // authentication layer, which labels each request with its principal.
 //
-// Package host imports agent and session only.
+// [Approvals] keeps an approval.Broker's waiting calls in a session
+// store's records, so that several servers over one store share them.
+//
+// Package host imports agent, approval and session only.
 package host
 
 import (

@@ -39,6 +39,8 @@ type Store struct {
 
 	mu      sync.Mutex
 	entries map[string]*entry // per-session locks and cached log state
+
+	records records // session.Records (records.go)
 }
 
 // entry serializes the operations on one session and caches what a scan

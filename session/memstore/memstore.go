@@ -16,6 +16,7 @@ import (
 type Store struct {
 	mu       sync.RWMutex
 	sessions map[string]*record
+	records  records // session.Records (records.go)
 }
 
 // record is one stored session. Stored messages are never changed in

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -26,6 +27,8 @@ type Store struct {
 	owned   bool // Close closes the pool
 	retries int
 	cache   *stored.Cache // decoded messages of recently loaded sessions
+	// recordsReady: the records table exists (records.go).
+	recordsReady atomic.Bool
 }
 
 var _ session.Store = (*Store)(nil)

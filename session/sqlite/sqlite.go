@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -32,6 +33,8 @@ type Store struct {
 	// The statements of Load and Append, prepared once: SQLite would
 	// otherwise parse each again on every call.
 	rs, ws map[string]*sql.Stmt
+	// recordsReady: the records table exists (records.go).
+	recordsReady atomic.Bool
 }
 
 // The statements Load runs on the readers and Append on the writer.

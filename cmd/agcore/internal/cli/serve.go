@@ -23,6 +23,7 @@ import (
 	"github.com/agcore/agcore/serve/a2aserve"
 	"github.com/agcore/agcore/serve/host"
 	"github.com/agcore/agcore/serve/web"
+	"github.com/agcore/agcore/session"
 )
 
 // DefaultServeAddr is where agcore serve listens unless told otherwise.
@@ -130,6 +131,11 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	defer main.Close()
+	if recs, ok := session.RecordsOf(main.store); ok {
+		// Calls waiting for approval live in the store too, so that every
+		// server over it lists and decides them.
+		broker.Shared = host.Approvals(recs)
+	}
 	agents := []host.Agent{{Name: "agcore", Agent: main.agent, Store: main.store, Model: s.Model, Description: "the agent agcore run builds"}}
 	for _, name := range slices.Sorted(maps.Keys(file.Agents)) {
 		rt, err := a.buildNamed(ctx, cmd, name, file.Agents[name], main, approver)

@@ -1,0 +1,251 @@
+package a2aserve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2asrv"
+
+	"github.com/agcore/agcore/serve/host"
+	"github.com/agcore/agcore/session"
+)
+
+// Tasks in the store. When an agent's session store has records
+// (session.RecordsOf), its tasks live there instead of in memory, so that
+// every server over the store answers tasks/get, resubscribes and takes
+// the decisions of every task, and a restart loses none:
+//
+//	agcore.a2a.tasks/AGENT/TASK  {"owner": principal, "task": the a2a.Task as JSON}
+//	agcore.a2a.runs/AGENT/TASK   the run's lease: renewed every runLease/3 by
+//	                             the process whose turn works on the task
+//
+// A task that is not over (submitted, working, input-required) while no
+// process holds its run's lease has lost its turn with the process that
+// ran it: it reads as failed.
+const (
+	tasksNamespace = "agcore.a2a.tasks"
+	runsNamespace  = "agcore.a2a.runs"
+	// runLease is how long a task's run is taken to be alive after its
+	// process's last renewal.
+	runLease = 15 * time.Second
+	// taskRetention is how long a task is kept after its last change.
+	taskRetention = 30 * 24 * time.Hour
+	// storePoll is how often a follower of a task another process runs
+	// reads it again.
+	storePoll = 250 * time.Millisecond
+)
+
+// tasks is what the handler needs of a task store.
+type tasks interface {
+	a2asrv.TaskStore
+	// owner returns the principal that started task id.
+	owner(ctx context.Context, id a2a.TaskID) (string, bool)
+	// startRun declares the run of task id alive in this process until
+	// stop is called (then its lease lapses).
+	startRun(id a2a.TaskID) (stop func())
+	// version returns the stored task and its version (0 without
+	// versions), as Get presents it.
+	version(ctx context.Context, id a2a.TaskID) (*a2a.Task, int64, error)
+	// shared reports whether other processes see the tasks.
+	shared() bool
+}
+
+// recordTasks keeps an agent's tasks in a store's records.
+//
+// The SDK saves a task on every event, and a streamed answer is many
+// events (one per batch of deltas), each saving the whole task: a task
+// still working is written at most once per storePoll, the saves between
+// skipped, while every change of state (and so the end of every
+// exchange: terminal, input-required) is written at once. Other
+// processes (and tasks/get) see a working task's streamed answer up to
+// storePoll late.
+type recordTasks struct {
+	recs  session.Records
+	agent string
+
+	mu      sync.Mutex
+	written map[a2a.TaskID]lastWrite // tasks working in this process
+}
+
+// lastWrite is what this process last wrote of a working task.
+type lastWrite struct {
+	owner string
+	state a2a.TaskState
+	at    time.Time
+}
+
+type taskRecord struct {
+	Owner string          `json:"owner"`
+	Task  json.RawMessage `json:"task"`
+}
+
+var _ tasks = (*recordTasks)(nil)
+
+func (s *recordTasks) key(id a2a.TaskID) string { return s.agent + "/" + string(id) }
+
+func (s *recordTasks) shared() bool { return true }
+
+// Save implements a2asrv.TaskStore. The first save of a task records the
+// principal of ctx (the request that started it) as its owner.
+func (s *recordTasks) Save(ctx context.Context, task *a2a.Task) error {
+	if task == nil || task.ID == "" || task.ContextID == "" {
+		return fmt.Errorf("a2aserve: a task needs an id and a context id: %w", a2a.ErrInvalidParams)
+	}
+	state := task.Status.State
+	s.mu.Lock()
+	last, seen := s.written[task.ID]
+	s.mu.Unlock()
+	if seen && state == a2a.TaskStateWorking && last.state == state && time.Since(last.at) < storePoll {
+		return nil // a streamed delta: the next write carries it
+	}
+	data, err := json.Marshal(task)
+	if err != nil {
+		return fmt.Errorf("a2aserve: encoding task %s: %w", task.ID, err)
+	}
+	owner, known := last.owner, seen
+	if !known {
+		owner, known = s.owner(ctx, task.ID)
+	}
+	if !known {
+		owner, _ = host.PrincipalFrom(ctx)
+	}
+	v, err := json.Marshal(taskRecord{Owner: owner, Task: data})
+	if err != nil {
+		return err
+	}
+	if _, err := s.recs.PutRecord(ctx, tasksNamespace, session.Record{Key: s.key(task.ID), Value: v, Expires: time.Now().Add(taskRetention)}); err != nil {
+		return fmt.Errorf("a2aserve: saving task %s: %w", task.ID, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if state == a2a.TaskStateWorking || state == a2a.TaskStateSubmitted {
+		if s.written == nil {
+			s.written = map[a2a.TaskID]lastWrite{}
+		}
+		s.written[task.ID] = lastWrite{owner: owner, state: state, at: time.Now()}
+	} else {
+		delete(s.written, task.ID) // at rest: the next save (a resumed turn) writes at once
+	}
+	return nil
+}
+
+func (s *recordTasks) read(ctx context.Context, id a2a.TaskID) (taskRecord, session.Record, error) {
+	if session.CheckRecord(tasksNamespace, s.key(id)) != nil {
+		return taskRecord{}, session.Record{}, a2a.ErrTaskNotFound
+	}
+	rec, err := s.recs.GetRecord(ctx, tasksNamespace, s.key(id))
+	switch {
+	case errors.Is(err, session.ErrNotFound):
+		return taskRecord{}, rec, a2a.ErrTaskNotFound
+	case err != nil:
+		return taskRecord{}, rec, fmt.Errorf("a2aserve: reading task %s: %w", id, err)
+	}
+	var tr taskRecord
+	if err := json.Unmarshal(rec.Value, &tr); err != nil {
+		return taskRecord{}, rec, fmt.Errorf("a2aserve: decoding task %s: %w", id, err)
+	}
+	return tr, rec, nil
+}
+
+// Get implements a2asrv.TaskStore.
+func (s *recordTasks) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
+	t, _, err := s.version(ctx, id)
+	return t, err
+}
+
+func (s *recordTasks) version(ctx context.Context, id a2a.TaskID) (*a2a.Task, int64, error) {
+	tr, rec, err := s.read(ctx, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	var t a2a.Task
+	if err := json.Unmarshal(tr.Task, &t); err != nil {
+		return nil, 0, fmt.Errorf("a2aserve: decoding task %s: %w", id, err)
+	}
+	if !t.Status.State.Terminal() && !s.alive(ctx, id) {
+		// Its turn died with the process that ran it.
+		msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, &t, a2a.TextPart{Text: "The server running this task stopped; its turn is lost (nothing of it is stored)."})
+		if t.Status.Message != nil {
+			t.History = append(t.History, t.Status.Message)
+		}
+		t.Status = a2a.TaskStatus{State: a2a.TaskStateFailed, Message: msg, Timestamp: t.Status.Timestamp}
+	}
+	return &t, rec.Version, nil
+}
+
+// owner returns the principal that started task id.
+func (s *recordTasks) owner(ctx context.Context, id a2a.TaskID) (string, bool) {
+	tr, _, err := s.read(ctx, id)
+	if err != nil {
+		return "", false
+	}
+	return tr.Owner, true
+}
+
+// alive reports whether a process holds task id's run (or the store
+// cannot tell: a read error counts as alive).
+func (s *recordTasks) alive(ctx context.Context, id a2a.TaskID) bool {
+	_, err := s.recs.GetRecord(ctx, runsNamespace, s.key(id))
+	return !errors.Is(err, session.ErrNotFound)
+}
+
+func (s *recordTasks) startRun(id a2a.TaskID) func() {
+	put := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), runLease/3)
+		defer cancel()
+		_, _ = s.recs.PutRecord(ctx, runsNamespace, session.Record{Key: s.key(id), Value: []byte("{}"), Expires: time.Now().Add(runLease)})
+	}
+	put()
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(runLease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				put()
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(stop)
+			<-done
+			// The lease is left to lapse: the turn's last state may still
+			// be on its way to the store.
+		})
+	}
+}
+
+// follow reads task id from the store until it changed from version
+// since and rests (terminal, or waiting for input), returning it; nil
+// when ctx ends or stop closes first.
+func follow(ctx context.Context, ts tasks, id a2a.TaskID, since int64, stop <-chan struct{}) (*a2a.Task, error) {
+	t := time.NewTicker(storePoll)
+	defer t.Stop()
+	for {
+		task, v, err := ts.version(ctx, id)
+		if err != nil && !errors.Is(err, a2a.ErrTaskNotFound) {
+			return nil, err
+		}
+		if err == nil && (task.Status.State.Terminal() || task.Status.State == a2a.TaskStateInputRequired && v != since) {
+			return task, nil
+		}
+		select {
+		case <-t.C:
+		case <-stop:
+			return nil, nil
+		case <-ctx.Done():
+			return nil, nil
+		}
+	}
+}

@@ -1,0 +1,89 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/agcore/agcore/approval"
+	"github.com/agcore/agcore/middleware"
+	"github.com/agcore/agcore/serve/host"
+	"github.com/agcore/agcore/session/memstore"
+	"github.com/agcore/agcore/tool"
+)
+
+// TestApprovalsAcrossBrokers: two brokers over one store's records, as
+// two server processes: a call waiting in one is listed and decided
+// through the other, once.
+func TestApprovalsAcrossBrokers(t *testing.T) {
+	st := memstore.New()
+	a := &approval.Broker{Shared: host.Approvals(st), Poll: 5 * time.Millisecond}
+	b := &approval.Broker{Shared: host.Approvals(st), Poll: 5 * time.Millisecond}
+	ctx := approval.WithOwner(t.Context(), approval.Owner{Agent: "agcore", Session: "s", Run: "run1", Principal: "alice"})
+	got := make(chan middleware.Decision, 1)
+	go func() {
+		d, err := a.Approve(ctx, tool.Call{ID: "c1", Name: "write_file", Input: json.RawMessage(`{"path":"x"}`)})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- d
+	}()
+	var pending []approval.Request
+	for deadline := time.Now().Add(5 * time.Second); len(pending) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the call never showed in the other broker")
+		}
+		pending = b.Pending(nil)
+		time.Sleep(time.Millisecond)
+	}
+	if len(pending) != 1 || pending[0].ID != "run1/c1" || pending[0].Owner.Principal != "alice" || pending[0].Tool != "write_file" {
+		t.Fatalf("pending = %+v", pending)
+	}
+	if q, ok := b.Get("run1/c1"); !ok || q.CallID != "c1" {
+		t.Fatalf("Get = %+v, %v", q, ok)
+	}
+	if err := b.Decide("run1/c1", middleware.Decision{Approved: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Decide("run1/c1", middleware.Decision{Reason: "again"}); !errors.Is(err, approval.ErrUnknown) {
+		t.Fatalf("a second decision: %v, want ErrUnknown", err)
+	}
+	if err := a.Decide("run1/c1", middleware.Decision{Reason: "again"}); !errors.Is(err, approval.ErrUnknown) {
+		t.Fatalf("a second decision in the waiting process: %v, want ErrUnknown", err)
+	}
+	select {
+	case d := <-got:
+		if !d.Approved {
+			t.Fatalf("decision = %+v", d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiting broker never picked the decision up")
+	}
+	if p := b.Pending(nil); len(p) != 0 {
+		t.Fatalf("still pending after the decision: %+v", p)
+	}
+}
+
+// TestApprovalOfADeadProcessExpires: a record nobody renews (its process
+// died) stops being listed and cannot be decided.
+func TestApprovalOfADeadProcessExpires(t *testing.T) {
+	st := memstore.New()
+	shared := host.Approvals(st)
+	q := approval.Request{ID: "run2/c1", CallID: "c1", Tool: "write_file", Since: time.Now(), Owner: approval.Owner{Run: "run2"}}
+	if err := shared.Put(context.Background(), q, time.Now().Add(50*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	b := &approval.Broker{Shared: shared}
+	if p := b.Pending(nil); len(p) != 1 {
+		t.Fatalf("pending = %+v", p)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if p := b.Pending(nil); len(p) != 0 {
+		t.Fatalf("an expired call is listed: %+v", p)
+	}
+	if err := b.Decide("run2/c1", middleware.Decision{Approved: true}); !errors.Is(err, approval.ErrUnknown) {
+		t.Fatalf("deciding an expired call: %v, want ErrUnknown", err)
+	}
+}
