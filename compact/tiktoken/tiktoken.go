@@ -12,6 +12,7 @@ import (
 	"github.com/agcore/agcore/compact/internal/tokens"
 	"github.com/agcore/agcore/llm"
 	"github.com/tiktoken-go/tokenizer"
+	"github.com/tiktoken-go/tokenizer/codec"
 )
 
 // Encoding names an OpenAI byte-pair encoding.
@@ -85,23 +86,22 @@ func Cl100k() *Counter {
 // New returns a counter for enc, which must be [O200kBase] or
 // [Cl100kBase]. Most callers want the shared [O200k] or [Cl100k] instead.
 func New(enc Encoding) (*Counter, error) {
+	// The codec package's constructors, not tokenizer.Get: Get's switch
+	// links every encoding's vocabulary (r50k and p50k too, which cost the
+	// binary, 2.5 MB) where only these two are used.
 	var (
-		te       tokenizer.Encoding
+		c        tokenizer.Codec
 		funcInit int
 	)
 	switch enc {
 	case O200kBase:
-		te, funcInit = tokenizer.O200kBase, 7
+		c, funcInit = codec.NewO200kBase(), 7
 	case Cl100kBase:
-		te, funcInit = tokenizer.Cl100kBase, 10
+		c, funcInit = codec.NewCl100kBase(), 10
 	default:
 		return nil, fmt.Errorf("tiktoken: unsupported encoding %q", enc)
 	}
-	codec, err := tokenizer.Get(te)
-	if err != nil {
-		return nil, fmt.Errorf("tiktoken: encoding %s: %w", enc, err)
-	}
-	return &Counter{enc: enc, codec: codec, funcInit: funcInit, cache: make(map[string]int)}, nil
+	return &Counter{enc: enc, codec: c, funcInit: funcInit, cache: make(map[string]int)}, nil
 }
 
 // For returns the exact counter for a model id: o200k_base for gpt-4o,
