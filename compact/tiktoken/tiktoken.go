@@ -11,8 +11,6 @@ import (
 	"github.com/agcore/agcore/compact"
 	"github.com/agcore/agcore/compact/internal/tokens"
 	"github.com/agcore/agcore/llm"
-	"github.com/tiktoken-go/tokenizer"
-	"github.com/tiktoken-go/tokenizer/codec"
 )
 
 // Encoding names an OpenAI byte-pair encoding.
@@ -42,7 +40,7 @@ const (
 // An Counter is safe for concurrent use.
 type Counter struct {
 	enc   Encoding
-	codec tokenizer.Codec
+	codec interface{ Count(string) (int, error) }
 	// funcInit is the per-function overhead of the tools format, 7 for
 	// o200k models and 10 for cl100k models in OpenAI's recipe.
 	funcInit int
@@ -86,20 +84,22 @@ func Cl100k() *Counter {
 // New returns a counter for enc, which must be [O200kBase] or
 // [Cl100kBase]. Most callers want the shared [O200k] or [Cl100k] instead.
 func New(enc Encoding) (*Counter, error) {
-	// The codec package's constructors, not tokenizer.Get: Get's switch
-	// links every encoding's vocabulary (r50k and p50k too, which cost the
-	// binary, 2.5 MB) where only these two are used.
 	var (
-		c        tokenizer.Codec
+		data     []byte
+		pattern  string
 		funcInit int
 	)
 	switch enc {
 	case O200kBase:
-		c, funcInit = codec.NewO200kBase(), 7
+		data, pattern, funcInit = o200kData, o200kPattern, 7
 	case Cl100kBase:
-		c, funcInit = codec.NewCl100kBase(), 10
+		data, pattern, funcInit = cl100kData, cl100kPattern, 10
 	default:
 		return nil, fmt.Errorf("tiktoken: unsupported encoding %q", enc)
+	}
+	c, err := loadBPE(data, pattern)
+	if err != nil {
+		return nil, fmt.Errorf("tiktoken: encoding %s: %w", enc, err)
 	}
 	return &Counter{enc: enc, codec: c, funcInit: funcInit, cache: make(map[string]int)}, nil
 }
