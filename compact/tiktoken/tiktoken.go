@@ -11,7 +11,6 @@ import (
 	"github.com/agcore/agcore/compact"
 	"github.com/agcore/agcore/compact/internal/tokens"
 	"github.com/agcore/agcore/llm"
-	"github.com/tiktoken-go/tokenizer"
 )
 
 // Encoding names an OpenAI byte-pair encoding.
@@ -41,7 +40,7 @@ const (
 // An Counter is safe for concurrent use.
 type Counter struct {
 	enc   Encoding
-	codec tokenizer.Codec
+	codec interface{ Count(string) (int, error) }
 	// funcInit is the per-function overhead of the tools format, 7 for
 	// o200k models and 10 for cl100k models in OpenAI's recipe.
 	funcInit int
@@ -86,22 +85,23 @@ func Cl100k() *Counter {
 // [Cl100kBase]. Most callers want the shared [O200k] or [Cl100k] instead.
 func New(enc Encoding) (*Counter, error) {
 	var (
-		te       tokenizer.Encoding
+		data     []byte
+		pattern  string
 		funcInit int
 	)
 	switch enc {
 	case O200kBase:
-		te, funcInit = tokenizer.O200kBase, 7
+		data, pattern, funcInit = o200kData, o200kPattern, 7
 	case Cl100kBase:
-		te, funcInit = tokenizer.Cl100kBase, 10
+		data, pattern, funcInit = cl100kData, cl100kPattern, 10
 	default:
 		return nil, fmt.Errorf("tiktoken: unsupported encoding %q", enc)
 	}
-	codec, err := tokenizer.Get(te)
+	c, err := loadBPE(data, pattern)
 	if err != nil {
 		return nil, fmt.Errorf("tiktoken: encoding %s: %w", enc, err)
 	}
-	return &Counter{enc: enc, codec: codec, funcInit: funcInit, cache: make(map[string]int)}, nil
+	return &Counter{enc: enc, codec: c, funcInit: funcInit, cache: make(map[string]int)}, nil
 }
 
 // For returns the exact counter for a model id: o200k_base for gpt-4o,

@@ -13,10 +13,6 @@ import (
 
 	"github.com/spf13/pflag"
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -27,6 +23,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/cmd/agcore/internal/otlp"
 	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/otelagent"
 )
@@ -52,6 +49,14 @@ type otelExport struct {
 	traces, metrics string // the endpoint URL of each signal; "" exports none
 	service         string // service.name
 	content         bool   // record message contents (opt-in)
+	getenv          func(string) (string, bool)
+}
+
+// config is the exporter configuration of one signal's endpoint: every
+// export (retries included) bounded by otelFlushTimeout.
+func (p *otelExport) config(endpoint string) otlp.Config {
+	return otlp.Config{Protocol: p.protocol, URL: endpoint, Timeout: otelFlushTimeout,
+		RetryInitial: 200 * time.Millisecond, RetryMax: time.Second, Getenv: p.getenv}
 }
 
 // otelPlan decides from --otel (flag) and the standard OpenTelemetry
@@ -92,7 +97,7 @@ func otelPlan(flag string, getenv func(string) (string, bool)) (*otelExport, err
 	if base == "" && tracesURL == "" && metricsURL == "" {
 		return nil, nil
 	}
-	p := &otelExport{service: env("OTEL_SERVICE_NAME"), content: strings.EqualFold(env("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"), "true")}
+	p := &otelExport{getenv: getenv, service: env("OTEL_SERVICE_NAME"), content: strings.EqualFold(env("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"), "true")}
 	if p.service == "" {
 		p.service = "agcore"
 	}
@@ -190,14 +195,7 @@ func (p *otelExport) start(logger *slog.Logger) (*telemetry, error) {
 	}))
 	var tp trace.TracerProvider
 	if p.traces != "" {
-		var exp sdktrace.SpanExporter
-		if p.protocol == "grpc" {
-			exp, err = otlptracegrpc.New(ctx, otlptracegrpc.WithEndpointURL(p.traces), otlptracegrpc.WithTimeout(otelFlushTimeout),
-				otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: true, InitialInterval: 200 * time.Millisecond, MaxInterval: time.Second, MaxElapsedTime: otelFlushTimeout}))
-		} else {
-			exp, err = otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(p.traces), otlptracehttp.WithTimeout(otelFlushTimeout),
-				otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: true, InitialInterval: 200 * time.Millisecond, MaxInterval: time.Second, MaxElapsedTime: otelFlushTimeout}))
-		}
+		exp, err := otlp.NewTraceExporter(p.config(p.traces))
 		if err != nil {
 			return nil, err
 		}
@@ -208,14 +206,7 @@ func (p *otelExport) start(logger *slog.Logger) (*telemetry, error) {
 	}
 	var mp metric.MeterProvider
 	if p.metrics != "" {
-		var exp sdkmetric.Exporter
-		if p.protocol == "grpc" {
-			exp, err = otlpmetricgrpc.New(ctx, otlpmetricgrpc.WithEndpointURL(p.metrics), otlpmetricgrpc.WithTimeout(otelFlushTimeout),
-				otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig{Enabled: true, InitialInterval: 200 * time.Millisecond, MaxInterval: time.Second, MaxElapsedTime: otelFlushTimeout}))
-		} else {
-			exp, err = otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(p.metrics), otlpmetrichttp.WithTimeout(otelFlushTimeout),
-				otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: true, InitialInterval: 200 * time.Millisecond, MaxInterval: time.Second, MaxElapsedTime: otelFlushTimeout}))
-		}
+		exp, err := otlp.NewMetricExporter(p.config(p.metrics))
 		if err != nil {
 			t.close(nil)
 			return nil, err
