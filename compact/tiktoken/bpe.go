@@ -23,7 +23,10 @@ import (
 // no token), gzipped. tiktoken-go/tokenizer compiles them as Go map
 // literals, which cost a binary about 9 MB for these two; these files are
 // 1.6 MB. TestVocabulariesMatchTheTokenizer checks them token by token
-// against that package's, and -update writes them.
+// against that package's, and -update writes them. The vocabularies are
+// data, not code: OpenAI's o200k_base and cl100k_base encodings, published
+// with tiktoken under the MIT licence, as tiktoken-go/tokenizer (MIT)
+// carries them.
 var (
 	//go:embed o200k_base.tkz
 	o200kData []byte
