@@ -121,7 +121,7 @@ func decodeHTTPError(resp *http.Response, body []byte) *llm.Error {
 // names, else from its code; with neither it is a server error (retryable),
 // which is what OpenAI's mid-stream errors are.
 func (m *Model) inBandError(we wireError, status int) *llm.Error {
-	e := &llm.Error{Kind: llm.KindServer, Provider: m.cfg.provider, StatusCode: status, Code: we.code(), Message: we.Message}
+	e := &llm.Error{Kind: llm.KindServer, Provider: m.cfg.svc.Provider, StatusCode: status, Code: we.code(), Message: we.Message}
 	if hint := we.statusHint(); hint != 0 {
 		e.Kind = httpx.KindForStatus(hint)
 	} else {

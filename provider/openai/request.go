@@ -161,7 +161,7 @@ func (m *Model) post(ctx context.Context, body []byte, buf *[]byte, stream bool)
 func (m *Model) marshalRequest(req *llm.Request, stream bool) ([]byte, error) {
 	w := wireRequest{Model: req.Model}
 	if w.Model == "" {
-		w.Model = m.cfg.model
+		w.Model = m.cfg.o.Model
 	}
 	if w.Model == "" {
 		return nil, m.invalid("no model: set Request.Model or use openai.WithModel")
@@ -260,7 +260,7 @@ func isOpenAIReasoningFamily(model string) bool {
 }
 
 func (m *Model) invalid(msg string) error {
-	return &llm.Error{Kind: llm.KindInvalidRequest, Provider: m.cfg.provider, Message: msg}
+	return &llm.Error{Kind: llm.KindInvalidRequest, Provider: m.cfg.svc.Provider, Message: msg}
 }
 
 // encodeMessages maps the conversation to Chat Completions messages.

@@ -47,7 +47,7 @@ import (
 func (m *Model) appendRequest(dst []byte, req *llm.Request, stream bool) (_ []byte, ok bool) {
 	model := req.Model
 	if model == "" {
-		model = m.cfg.model
+		model = m.cfg.o.Model
 	}
 	if model == "" {
 		return dst, false

@@ -65,7 +65,7 @@ func checkAllModels(t testing.TB, models map[string]*Model, req *llm.Request) (w
 			if checkFastEncoder(t, m, req, stream) {
 				written++
 			}
-			if req.Model != "" || m.cfg.model != "" {
+			if req.Model != "" || m.cfg.o.Model != "" {
 				named++
 			}
 		}

@@ -261,5 +261,5 @@ func argumentsText(raw json.RawMessage) string {
 }
 
 func (m *Model) malformed(msg string) *llm.Error {
-	return &llm.Error{Kind: llm.KindMalformed, Provider: m.cfg.provider, Message: msg}
+	return &llm.Error{Kind: llm.KindMalformed, Provider: m.cfg.svc.Provider, Message: msg}
 }

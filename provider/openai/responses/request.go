@@ -116,7 +116,7 @@ func (m *Model) encodeRequest(req *llm.Request, stream bool) ([]byte, error) {
 	}
 	w := wireRequest{Model: req.Model, Store: m.cfg.store, Stream: stream}
 	if w.Model == "" {
-		w.Model = m.cfg.model
+		w.Model = m.cfg.o.Model
 	}
 	if w.Model == "" {
 		return nil, m.invalid("no model: set Request.Model or use responses.WithModel")

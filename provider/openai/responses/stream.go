@@ -87,7 +87,7 @@ type streamReader struct {
 func newStreamReader(m *Model, r io.Reader) *streamReader {
 	return &streamReader{
 		m:    m,
-		dec:  sse.NewDecoder(r, sse.Options{MaxEventSize: m.cfg.maxEvent}),
+		dec:  sse.NewDecoder(r, sse.Options{MaxEventSize: m.cfg.o.MaxEvent}),
 		keep: true,
 		open: -1,
 	}
