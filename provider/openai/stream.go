@@ -3,17 +3,17 @@ package openai
 import (
 	"bytes"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/agcore/agcore/internal/httpx"
 	"github.com/agcore/agcore/internal/sse"
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/provider/internal/adapter"
 )
 
 // errStreamDone ends the event sequence after EventComplete.
-var errStreamDone = errors.New("openai: stream done")
+var errStreamDone = adapter.ErrStreamDone
 
 // blockKind is the kind of the open content block.
 type blockKind uint8
@@ -78,10 +78,10 @@ func newStreamReader(m *Model, r io.Reader) *streamReader {
 	}
 }
 
-// next returns the next event; errStreamDone after EventComplete. Other
+// Next returns the next event; errStreamDone after EventComplete. Other
 // errors are either *llm.Error (in-band errors, malformed chunks) or the
 // reader's own (left for the caller to classify).
-func (s *streamReader) next() (llm.Event, error) {
+func (s *streamReader) Next() (llm.Event, error) {
 	for s.head >= len(s.queue) {
 		if s.done {
 			return llm.Event{}, errStreamDone

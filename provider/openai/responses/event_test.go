@@ -217,7 +217,7 @@ func FuzzStream(f *testing.F) {
 		var evs []llm.Event
 		completed := false
 		for i := 0; ; i++ {
-			ev, err := s.next()
+			ev, err := s.Next()
 			if err != nil {
 				if err != errStreamDone && llm.KindOf(m.client.TransportError(bg, err)) == llm.KindUnknown {
 					t.Fatalf("untyped error %v", err)

@@ -2,8 +2,8 @@ package responses
 
 import (
 	"context"
+	"io"
 	"iter"
-	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -212,12 +212,7 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	data, err := httpx.ReadBody(errProvider, resp.Body, m.cfg.o.MaxBody)
-	if err != nil {
-		return nil, m.client.TransportError(ctx, err)
-	}
-	return m.decodeResponse(data, resp.StatusCode)
+	return adapter.Answer(ctx, &m.client, resp, m.cfg.o.MaxBody, m.decodeResponse)
 }
 
 // Stream sends req with streaming on. Ranging over the result yields events
@@ -241,52 +236,12 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 			yield(llm.Event{}, err)
 			return
 		}
-		// Closing the body also cancels the request.
-		defer resp.Body.Close()
-		if !isEventStream(resp.Header.Get("Content-Type")) {
-			// A server that ignored "stream": true answers with one JSON
-			// document; replay it as a stream.
-			data, err := httpx.ReadBody(errProvider, resp.Body, m.cfg.o.MaxBody)
-			if err != nil {
-				yield(llm.Event{}, m.client.TransportError(ctx, err))
-				return
-			}
-			r, err := m.decodeResponse(data, resp.StatusCode)
-			if err != nil {
-				yield(llm.Event{}, err)
-				return
-			}
-			for ev, err := range llm.StreamOf(r) {
-				if !yield(ev, err) {
-					return
-				}
-			}
-			return
-		}
-		s := newStreamReader(m, resp.Body)
-		for {
-			ev, err := s.next()
-			if err != nil {
-				if err != errStreamDone {
-					yield(llm.Event{}, m.client.TransportError(ctx, err))
-				}
-				return
-			}
-			if !yield(ev, nil) {
-				return
-			}
-		}
+		adapter.Pump(ctx, &m.client, resp, m.cfg.o.MaxBody, m.decodeResponse, m.open, yield)
 	}
 }
 
-func isEventStream(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		// No or a malformed Content-Type: assume the stream we asked for.
-		return true
-	}
-	return mt != "application/json"
-}
+// open returns the reader of a response's event stream.
+func (m *Model) open(r io.Reader) adapter.Events { return newStreamReader(m, r) }
 
 func (m *Model) invalid(msg string) error {
 	return &llm.Error{Kind: llm.KindInvalidRequest, Provider: errProvider, Message: msg}
