@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/agcore/agcore/internal/jsonscan"
+	"github.com/agcore/agcore/provider/internal/adapter"
 )
 
 // A stream chunk is read by one of two parsers that fill the same chunk
@@ -406,7 +407,7 @@ func parseChunkStd(data []byte, c *chunk) error {
 	}
 	c.usage = pickUsage(w.Usage, w.XGroq)
 	if raw := bytes.TrimSpace(w.Error); len(raw) > 0 && string(raw) != "null" {
-		we := parseErrorValue(raw)
+		we := adapter.ErrorValue(raw)
 		c.err = &we
 	}
 	return nil

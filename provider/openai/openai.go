@@ -97,7 +97,7 @@ func New(opts ...Option) *Model {
 		vars = cfg.svc.KeyEnv[0]
 	}
 	m := &Model{cfg: cfg}
-	m.client, m.err = m.cfg.o.Bearer(cfg.svc, "/chat/completions", example, cfg.keyRequired, vars, "openai.WithAPIKey", decodeHTTPError)
+	m.client, m.err = m.cfg.o.Bearer(cfg.svc, "/chat/completions", example, cfg.keyRequired, vars, "openai.WithAPIKey", adapter.DecodeHTTPError)
 	return m
 }
 

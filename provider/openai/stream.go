@@ -114,7 +114,7 @@ func (s *streamReader) pull() error {
 	switch ev.Type {
 	case "message":
 	case "error":
-		we, ok := parseError(data)
+		we, ok := adapter.ParseError(data)
 		if !ok {
 			we = wireError{Message: httpx.Snippet(data)}
 		}

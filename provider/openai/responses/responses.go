@@ -84,7 +84,7 @@ func New(opts ...Option) *Model {
 	m := &Model{cfg: cfg}
 	m.client, m.err = m.cfg.o.Bearer(adapter.Service{Provider: errProvider, KeyEnv: []string{"OPENAI_API_KEY"},
 		BaseEnv: []string{"OPENAI_BASE_URL"}, BaseURL: DefaultBaseURL, Model: DefaultModel},
-		"/responses", DefaultBaseURL, true, "OPENAI_API_KEY", "responses.WithAPIKey", decodeHTTPError)
+		"/responses", DefaultBaseURL, true, "OPENAI_API_KEY", "responses.WithAPIKey", adapter.DecodeHTTPError)
 	return m
 }
 

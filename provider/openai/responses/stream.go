@@ -243,7 +243,7 @@ func (s *streamReader) decodeResponse(raw []byte, r *wireResponse) error {
 
 // streamError is the error of an error event.
 func (s *streamReader) streamError(data []byte) error {
-	we, ok := parseError(data)
+	we, ok := adapter.ParseError(data)
 	if !ok {
 		we = wireError{Message: httpx.Snippet(data)}
 	}
@@ -253,8 +253,8 @@ func (s *streamReader) streamError(data []byte) error {
 // failed is the error of a failed response.
 func (s *streamReader) failed(r *wireResponse) error {
 	we := wireError{Message: "the response failed"}
-	if !isNull(r.Error) {
-		we = parseErrorValue(bytes.TrimSpace(r.Error))
+	if !adapter.IsNull(r.Error) {
+		we = adapter.ErrorValue(bytes.TrimSpace(r.Error))
 	}
 	return s.m.inBandError(we, 200)
 }
