@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agcore/agcore/internal/jsonw"
 	"github.com/agcore/agcore/llm"
 )
 
@@ -57,7 +58,7 @@ func (m *Model) appendRequest(dst []byte, req *llm.Request, stream bool) (_ []by
 		e.toolSpan = toolCallSpans(req.Messages)
 	}
 	e.buf = append(e.buf, `{"model":`...)
-	e.buf = appendString(e.buf, model)
+	e.buf = jsonw.AppendString(e.buf, model)
 	e.buf = append(e.buf, `,"messages":[`...)
 	for i := range req.Messages {
 		if !e.message(i, &req.Messages[i]) {
@@ -144,7 +145,7 @@ func (e *requestEncoder) toolMessage(id string, content []llm.Block, isError boo
 	}
 	if id != "" {
 		e.buf = append(e.buf, `,"tool_call_id":`...)
-		e.buf = appendString(e.buf, id)
+		e.buf = jsonw.AppendString(e.buf, id)
 	}
 	e.buf = append(e.buf, '}')
 	return true
@@ -183,7 +184,7 @@ func (e *requestEncoder) userMessage(blocks []llm.Block) bool {
 				e.buf = append(e.buf, ',')
 			}
 			e.buf = append(e.buf, `{"type":"text","text":`...)
-			e.buf = appendString(e.buf, b.Text)
+			e.buf = jsonw.AppendString(e.buf, b.Text)
 			e.buf = append(e.buf, '}')
 			first = false
 			continue
@@ -209,25 +210,25 @@ func (e *requestEncoder) userMessage(blocks []llm.Block) bool {
 // appendPart writes a content part as encoding/json writes a wirePart.
 func appendPart(dst []byte, p *wirePart) []byte {
 	dst = append(dst, `{"type":`...)
-	dst = appendString(dst, p.Type)
+	dst = jsonw.AppendString(dst, p.Type)
 	if p.Text != nil {
 		dst = append(dst, `,"text":`...)
-		dst = appendString(dst, *p.Text)
+		dst = jsonw.AppendString(dst, *p.Text)
 	}
 	if u := p.ImageURL; u != nil {
 		dst = append(dst, `,"image_url":{"url":`...)
-		dst = appendString(dst, u.URL)
+		dst = jsonw.AppendString(dst, u.URL)
 		if u.Detail != "" {
 			dst = append(dst, `,"detail":`...)
-			dst = appendString(dst, u.Detail)
+			dst = jsonw.AppendString(dst, u.Detail)
 		}
 		dst = append(dst, '}')
 	}
 	if a := p.InputAudio; a != nil {
 		dst = append(dst, `,"input_audio":{"data":`...)
-		dst = appendString(dst, a.Data)
+		dst = jsonw.AppendString(dst, a.Data)
 		dst = append(dst, `,"format":`...)
-		dst = appendString(dst, a.Format)
+		dst = jsonw.AppendString(dst, a.Format)
 		dst = append(dst, '}')
 	}
 	if f := p.File; f != nil {
@@ -243,7 +244,7 @@ func appendPart(dst []byte, p *wirePart) []byte {
 			dst = append(dst, '"')
 			dst = append(dst, kv.k...)
 			dst = append(dst, `":`...)
-			dst = appendString(dst, kv.v)
+			dst = jsonw.AppendString(dst, kv.v)
 			sep = true
 		}
 		dst = append(dst, '}')
@@ -293,19 +294,19 @@ func (e *requestEncoder) assistantMessage(blocks []llm.Block, withReasoning bool
 			}
 			first = false
 			e.buf = append(e.buf, `{"id":`...)
-			e.buf = appendString(e.buf, tu.ID)
+			e.buf = jsonw.AppendString(e.buf, tu.ID)
 			e.buf = append(e.buf, `,"type":"function","function":{"name":`...)
-			e.buf = appendString(e.buf, tu.Name)
+			e.buf = jsonw.AppendString(e.buf, tu.Name)
 			e.buf = append(e.buf, `,"arguments":`...)
 			if text, bad := tu.Malformed(); bad {
-				e.buf = appendString(e.buf, text)
+				e.buf = jsonw.AppendString(e.buf, text)
 			} else {
-				e.buf = appendString(e.buf, []byte(tu.InputOrEmpty()))
+				e.buf = jsonw.AppendString(e.buf, []byte(tu.InputOrEmpty()))
 			}
 			e.buf = append(e.buf, '}')
 			if tu.Signature != "" && tu.Provider == "gemini" { // see extraContentFor
 				e.buf = append(e.buf, `,"extra_content":{"google":{"thought_signature":`...)
-				e.buf = appendString(e.buf, tu.Signature)
+				e.buf = jsonw.AppendString(e.buf, tu.Signature)
 				e.buf = append(e.buf, "}}"...)
 			}
 			e.buf = append(e.buf, '}')
@@ -336,10 +337,10 @@ func (e *requestEncoder) rest(req *llm.Request, model string, stream bool) bool 
 				e.buf = append(e.buf, ',')
 			}
 			e.buf = append(e.buf, `{"type":"function","function":{"name":`...)
-			e.buf = appendString(e.buf, t.Name)
+			e.buf = jsonw.AppendString(e.buf, t.Name)
 			if t.Description != "" {
 				e.buf = append(e.buf, `,"description":`...)
-				e.buf = appendString(e.buf, t.Description)
+				e.buf = jsonw.AppendString(e.buf, t.Description)
 			}
 			e.buf = append(e.buf, `,"parameters":`...)
 			params := t.ParametersOrEmpty()
@@ -355,13 +356,13 @@ func (e *requestEncoder) rest(req *llm.Request, model string, stream bool) bool 
 	case llm.ToolChoiceAuto:
 	case llm.ToolChoiceNone, llm.ToolChoiceRequired:
 		e.buf = append(e.buf, `,"tool_choice":`...)
-		e.buf = appendString(e.buf, string(req.ToolChoice.Mode))
+		e.buf = jsonw.AppendString(e.buf, string(req.ToolChoice.Mode))
 	case llm.ToolChoiceTool:
 		if req.ToolChoice.Name == "" {
 			return false
 		}
 		e.buf = append(e.buf, `,"tool_choice":{"type":"function","function":{"name":`...)
-		e.buf = appendString(e.buf, req.ToolChoice.Name)
+		e.buf = jsonw.AppendString(e.buf, req.ToolChoice.Name)
 		e.buf = append(e.buf, "}}"...)
 	default:
 		return false
@@ -393,7 +394,7 @@ func (e *requestEncoder) rest(req *llm.Request, model string, stream bool) bool 
 			if i > 0 {
 				e.buf = append(e.buf, ',')
 			}
-			e.buf = appendString(e.buf, s)
+			e.buf = jsonw.AppendString(e.buf, s)
 		}
 		e.buf = append(e.buf, ']')
 	}
@@ -401,7 +402,7 @@ func (e *requestEncoder) rest(req *llm.Request, model string, stream bool) bool 
 		switch rf.Type {
 		case "text", "json_object":
 			e.buf = append(e.buf, `,"response_format":{"type":`...)
-			e.buf = appendString(e.buf, rf.Type)
+			e.buf = jsonw.AppendString(e.buf, rf.Type)
 			e.buf = append(e.buf, '}')
 		case "json_schema":
 			name := rf.Name
@@ -409,7 +410,7 @@ func (e *requestEncoder) rest(req *llm.Request, model string, stream bool) bool 
 				name = "response"
 			}
 			e.buf = append(e.buf, `,"response_format":{"type":"json_schema","json_schema":{"name":`...)
-			e.buf = appendString(e.buf, name)
+			e.buf = jsonw.AppendString(e.buf, name)
 			if len(rf.Schema) > 0 {
 				if !json.Valid(rf.Schema) {
 					return false
@@ -427,7 +428,7 @@ func (e *requestEncoder) rest(req *llm.Request, model string, stream bool) bool 
 	}
 	if req.Reasoning != nil && req.Reasoning.Effort != "" {
 		e.buf = append(e.buf, `,"reasoning_effort":`...)
-		e.buf = appendString(e.buf, req.Reasoning.Effort)
+		e.buf = jsonw.AppendString(e.buf, req.Reasoning.Effort)
 	}
 	if stream {
 		e.buf = append(e.buf, `,"stream":true,"stream_options":{"include_usage":true}`...)
@@ -497,7 +498,7 @@ func appendJoinedTextBody(dst []byte, blocks []llm.Block, thinking bool, prefix 
 		if n > 0 && !utf8.RuneStart(s[0]) {
 			return appendJoinedSlow(dst[:mark], blocks, thinking)
 		}
-		dst = appendEscaped(dst, s)
+		dst = jsonw.AppendEscaped(dst, s)
 		n += len(s)
 	}
 	return append(dst, '"')
@@ -512,7 +513,7 @@ func appendJoinedSlow(dst []byte, blocks []llm.Block, thinking bool) []byte {
 			sb.WriteString(s)
 		}
 	}
-	dst = appendEscaped(dst, sb.String())
+	dst = jsonw.AppendEscaped(dst, sb.String())
 	return append(dst, '"')
 }
 
@@ -576,108 +577,6 @@ func appendCompactValid(dst []byte, raw []byte) []byte {
 	}
 	return append(dst, raw[start:]...)
 }
-
-// appendString writes s as a JSON string (see appendEscaped).
-func appendString[S string | []byte](dst []byte, s S) []byte {
-	dst = append(dst, '"')
-	dst = appendEscaped(dst, s)
-	return append(dst, '"')
-}
-
-// Broadcast constants of the word-at-a-time scan.
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-// plain8 reports whether none of the eight bytes of x needs a look:
-// all are at least 0x20 and below 0x80, and none is '"' or '\'. A byte at
-// or above 0x80 has its high bit set in x. When no byte has, subtracting
-// c from every byte (x - c*ones) sets the high bit of a byte below c (and
-// maybe, through the borrow, of the bytes above it, which only ever adds
-// to a true answer), so with c = 0x20 it finds the control bytes, and
-// applied to x^'"' and x^'\' with c = 1 it finds the bytes equal to '"'
-// and '\'. The answer for the word is exact; the per-byte bits need not be.
-func plain8(x uint64) bool {
-	q := x ^ (ones * '"')
-	bs := x ^ (ones * '\\')
-	return (x|(x-ones*0x20)|(q-ones)|(bs-ones))&highs == 0
-}
-
-// appendEscaped writes the body of s as a JSON string, escaped as
-// encoding/json escapes it with SetEscapeHTML(false) (see the top of the
-// file). Runs of bytes that need nothing are skipped eight at a time and
-// copied whole; a word that needs a look is gone through byte by byte.
-func appendEscaped[S string | []byte](dst []byte, s S) []byte {
-	start := 0
-	for i := 0; i < len(s); {
-		t := s[i:]
-		for ; len(t) >= 16; t = t[16:] {
-			x := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
-				uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
-			y := uint64(t[8]) | uint64(t[9])<<8 | uint64(t[10])<<16 | uint64(t[11])<<24 |
-				uint64(t[12])<<32 | uint64(t[13])<<40 | uint64(t[14])<<48 | uint64(t[15])<<56
-			if !plain8(x) || !plain8(y) {
-				break
-			}
-		}
-		for ; len(t) >= 8; t = t[8:] {
-			x := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
-				uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
-			if !plain8(x) {
-				break
-			}
-		}
-		i = len(s) - len(t)
-		for end := min(i+8, len(s)); i < end; {
-			c := s[i]
-			if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-				i++
-				continue
-			}
-			if c < utf8.RuneSelf {
-				dst = append(dst, s[start:i]...)
-				switch c {
-				case '"', '\\':
-					dst = append(dst, '\\', c)
-				case '\b':
-					dst = append(dst, '\\', 'b')
-				case '\f':
-					dst = append(dst, '\\', 'f')
-				case '\n':
-					dst = append(dst, '\\', 'n')
-				case '\r':
-					dst = append(dst, '\\', 'r')
-				case '\t':
-					dst = append(dst, '\\', 't')
-				default:
-					dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-				}
-				i++
-				start = i
-				continue
-			}
-			// Only a few bytes are converted, which stays on the stack.
-			r, size := utf8.DecodeRuneInString(string(s[i : i+min(len(s)-i, utf8.UTFMax)]))
-			switch {
-			case r == utf8.RuneError && size == 1:
-				dst = append(dst, s[start:i]...)
-				dst = append(dst, `\ufffd`...)
-			case r == '\u2028' || r == '\u2029':
-				dst = append(dst, s[start:i]...)
-				dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			default:
-				i += size
-				continue
-			}
-			i += size
-			start = i
-		}
-	}
-	return append(dst, s[start:]...)
-}
-
-const hexDigits = "0123456789abcdef"
 
 // estimateRequestSize returns about the length of the body for req: the
 // lengths of what it holds, with room for the keys, the punctuation and

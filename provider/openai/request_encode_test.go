@@ -146,62 +146,6 @@ func TestEncodeRequestMergesExtraAfterTheFastPath(t *testing.T) {
 	}
 }
 
-// TestAppendEscapedMatchesEncodingJSON checks the string escaping alone on
-// every single byte, every pair of special bytes, and runs long enough for
-// the eight-byte scan with a special byte at each position.
-func TestAppendEscapedMatchesEncodingJSON(t *testing.T) {
-	check := func(s string) {
-		t.Helper()
-		want, _ := json.Marshal(s) // with HTML escaping, undone below
-		want = bytes.ReplaceAll(want, []byte(`\u003c`), []byte("<"))
-		want = bytes.ReplaceAll(want, []byte(`\u003e`), []byte(">"))
-		want = bytes.ReplaceAll(want, []byte(`\u0026`), []byte("&"))
-		if got := appendString(nil, s); !bytes.Equal(got, want) {
-			t.Fatalf("%q: got %s, want %s", s, got, want)
-		}
-		if got := appendString(nil, []byte(s)); !bytes.Equal(got, want) {
-			t.Fatalf("%q as bytes: got %s, want %s", s, got, want)
-		}
-	}
-	for c := range 256 {
-		check(string([]byte{byte(c)}))
-		for pos := range 17 {
-			b := []byte("abcdefghijklmnopq")
-			b[pos] = byte(c)
-			check(string(b))
-		}
-	}
-	specials := []string{"\"", "\\", "\x00", "\x1f", "\n", "\b", "\f", "\x7f", "\xff", "\xe2\x80", "\u2028", "\u2029", "é", "👋", "<", "&", "\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80"}
-	for _, a := range specials {
-		for _, b := range specials {
-			check(a + b)
-			check("0123456" + a + b + "0123456789")
-		}
-	}
-}
-
-func TestPlain8(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 1))
-	pick := []byte{0, 0x1f, 0x20, 0x21, '"', 0x23, 0x5b, '\\', 0x5d, 0x7e, 0x7f, 0x80, 0xff, 'a', 'z'}
-	for range 200_000 {
-		var x uint64
-		want := true
-		for k := range 8 {
-			c := pick[rng.IntN(len(pick))]
-			if rng.IntN(3) == 0 {
-				c = byte(rng.Uint32())
-			}
-			if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-				want = false
-			}
-			x |= uint64(c) << (8 * k)
-		}
-		if plain8(x) != want {
-			t.Fatalf("plain8(%#016x) = %v, want %v", x, !want, want)
-		}
-	}
-}
-
 func TestAppendFloatMatchesEncodingJSON(t *testing.T) {
 	for _, f := range []float64{0, math.Copysign(0, -1), 1, -1, 0.5, 0.2, 1e-6, 9.99e-7, 1e-7, -1e-7, 1.5e-300, 1e20, 1e21, -1e21, 123456789e15, math.MaxFloat64, math.SmallestNonzeroFloat64, 0.1 + 0.2, 1e-10, 2.5e-100} {
 		want, _ := json.Marshal(f)
