@@ -2,6 +2,7 @@ package openai
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -12,46 +13,36 @@ import (
 	"github.com/agcore/agcore/llm"
 )
 
-// The request body's fast path: appendRequest writes the Chat Completions
-// body straight from the llm.Request into one buffer sized up front, with
-// none of the wire structs, joined-text copies and reflection of the
-// reference path (marshalRequest, encoding/json). It writes exactly the
-// bytes the reference writes: the same keys in the same order, the same
-// omissions, and strings escaped the way encoding/json escapes them with
-// SetEscapeHTML(false):
-//
-//   - `"` and `\` get a backslash; \b, \f, \n, \r and \t their short
-//     escapes; the other bytes below 0x20 \u00XX (lower-case hex);
-//   - invalid UTF-8 becomes \ufffd, one per byte that does not start a
-//     valid sequence;
-//   - U+2028 and U+2029 become \u2028 and \u2029;
-//   - everything else (<, >, &, DEL, valid multi-byte UTF-8) is copied.
+// The request body, described once: appendRequest writes the Chat
+// Completions body straight from the llm.Request into one buffer sized up
+// front, with no wire structs, joined-text copies or reflection. Its
+// reference is encoding/json writing wire structs (reference_test.go,
+// tests only): the encoder writes exactly the bytes the reference writes
+// (the same keys in the same order, the same omissions, strings escaped
+// by internal/jsonw as encoding/json escapes them with
+// SetEscapeHTML(false)) and returns exactly its errors, in its order: the
+// request's own mistakes (no model, an unknown role, tool choice or
+// response format, a block a message cannot hold, an image without data)
+// first, then the first value encoding/json cannot write (raw JSON that is
+// not valid, a NaN or infinite float). A new field is written here, and in
+// the reference for the tests.
 //
 // Raw JSON (tool parameters, a response schema, OpenRouter's
 // reasoning_details) is checked with json.Valid and written without its
 // insignificant white space, as encoding/json compacts a json.RawMessage;
-// floats are written as encoding/json writes a float64.
-//
-// The fast path gives up (ok false) wherever the reference reports an
-// error (no model, an unknown role, tool choice or response format, a
-// block a message cannot hold, an image without data, raw JSON that is not
-// valid, a NaN or infinite temperature): encodeRequest then runs the
-// reference, which returns its error, so the errors are the reference's by
-// construction. Request.Extra is merged after either path by
-// httpx.MergeExtra, which reads the body's bytes and so cannot tell the
-// paths apart. Everything else is written by the fast path.
-// TestFastEncoderMatchesJSON and FuzzRequestEncoder check that its bytes
-// equal the reference's.
+// floats are written as encoding/json writes a float64. Request.Extra is
+// merged afterwards by httpx.MergeExtra. TestFastEncoderMatchesJSON and
+// FuzzRequestEncoder check the bytes and errors against the reference.
 
-// appendRequest appends the body for req to dst, or returns ok false
-// where the reference path must run.
-func (m *Model) appendRequest(dst []byte, req *llm.Request, stream bool) (_ []byte, ok bool) {
+// appendRequest appends the body for req to dst, or returns the error
+// the reference returns for req.
+func (m *Model) appendRequest(dst []byte, req *llm.Request, stream bool) ([]byte, error) {
 	model := req.Model
 	if model == "" {
 		model = m.cfg.o.Model
 	}
 	if model == "" {
-		return dst, false
+		return dst, m.invalid("no model: set Request.Model or use openai.WithModel")
 	}
 	e := requestEncoder{m: m, buf: dst}
 	if m.cfg.sendReasoning {
@@ -61,15 +52,18 @@ func (m *Model) appendRequest(dst []byte, req *llm.Request, stream bool) (_ []by
 	e.buf = jsonw.AppendString(e.buf, model)
 	e.buf = append(e.buf, `,"messages":[`...)
 	for i := range req.Messages {
-		if !e.message(i, &req.Messages[i]) {
-			return dst, false
+		if err := e.message(i, &req.Messages[i]); err != nil {
+			return dst, err
 		}
 	}
 	e.buf = append(e.buf, ']')
-	if !e.rest(req, model, stream) {
-		return dst, false
+	if err := e.rest(req, model, stream); err != nil {
+		return dst, err
 	}
-	return append(e.buf, '}'), true
+	if e.late != nil {
+		return dst, e.late
+	}
+	return append(e.buf, '}'), nil
 }
 
 // requestEncoder holds the state of one appendRequest.
@@ -79,6 +73,31 @@ type requestEncoder struct {
 	toolSpan []bool // see toolCallSpans; nil unless the model takes reasoning back
 	n        int    // messages written so far
 	serving  string // m.servingProvider(), once asked
+	// late is the first value encoding/json could not write (raw JSON that
+	// is not valid, a NaN): the reference reports it only once every other
+	// error is ruled out, so the encoder goes on and returns it last.
+	late error
+}
+
+// unwritable records, as the reference reports it, that v cannot be
+// written.
+func (e *requestEncoder) unwritable(v any) {
+	if e.late != nil {
+		return
+	}
+	if _, err := json.Marshal(v); err != nil {
+		e.late = e.m.invalid("encoding the request: " + err.Error())
+	}
+}
+
+// notText is the error for blocks, where, that hold more than text.
+func (m *Model) notText(blocks []llm.Block, where string) error {
+	for _, b := range blocks {
+		if _, ok := b.(llm.Text); !ok {
+			return m.invalid(fmt.Sprintf("%s can hold only text in Chat Completions, not a %s block", where, b.BlockType()))
+		}
+	}
+	return nil
 }
 
 // open starts a message object, after a comma unless it is the first.
@@ -92,12 +111,14 @@ func (e *requestEncoder) open(role string) {
 	e.buf = append(e.buf, '"')
 }
 
-// message writes the messages msg maps to (see encodeMessages).
-func (e *requestEncoder) message(i int, msg *llm.Message) bool {
+// message writes the messages msg maps to: a system message; a user
+// message's tool results as tool messages, then its other blocks; an
+// assistant message; a tool message.
+func (e *requestEncoder) message(i int, msg *llm.Message) error {
 	switch msg.Role {
 	case llm.RoleSystem:
 		if !onlyText(msg.Content) {
-			return false
+			return e.m.notText(msg.Content, "a system message")
 		}
 		e.open("system")
 		e.buf = append(e.buf, `,"content":`...)
@@ -111,12 +132,12 @@ func (e *requestEncoder) message(i int, msg *llm.Message) bool {
 				rest++
 				continue
 			}
-			if !e.toolMessage(tr.ToolUseID, tr.Content, tr.IsError) {
-				return false
+			if err := e.toolMessage(tr.ToolUseID, tr.Content, tr.IsError); err != nil {
+				return err
 			}
 		}
 		if rest == 0 && len(msg.Content) > 0 {
-			return true
+			return nil
 		}
 		return e.userMessage(msg.Content)
 	case llm.RoleAssistant:
@@ -124,15 +145,18 @@ func (e *requestEncoder) message(i int, msg *llm.Message) bool {
 	case llm.RoleTool:
 		return e.toolMessage(msg.ToolCallID, msg.Content, msg.IsError)
 	default:
-		return false
+		return e.m.invalid(fmt.Sprintf("message %d has unknown role %q", i, msg.Role))
 	}
-	return true
+	return nil
 }
 
-// toolMessage writes a tool message (see toolResultText).
-func (e *requestEncoder) toolMessage(id string, content []llm.Block, isError bool) bool {
+// toolMessage writes a tool message. Chat Completions has no error flag
+// on tool messages, so an error result's text is prefixed with "Error: "
+// unless it already starts with "error" (any case): the model reads that
+// it failed.
+func (e *requestEncoder) toolMessage(id string, content []llm.Block, isError bool) error {
 	if !onlyText(content) {
-		return false
+		return e.m.notText(content, "a tool result")
 	}
 	e.open("tool")
 	e.buf = append(e.buf, `,"content":`...)
@@ -148,12 +172,12 @@ func (e *requestEncoder) toolMessage(id string, content []llm.Block, isError boo
 		e.buf = jsonw.AppendString(e.buf, id)
 	}
 	e.buf = append(e.buf, '}')
-	return true
+	return nil
 }
 
-// userMessage writes a user message's blocks other than tool results (see
-// userContent).
-func (e *requestEncoder) userMessage(blocks []llm.Block) bool {
+// userMessage writes a user message's blocks other than tool results: a
+// plain string when they are only text, else an array of parts.
+func (e *requestEncoder) userMessage(blocks []llm.Block) error {
 	text := true
 	for _, b := range blocks {
 		switch b.(type) {
@@ -167,7 +191,7 @@ func (e *requestEncoder) userMessage(blocks []llm.Block) bool {
 	if text {
 		e.buf = appendJoinedText(e.buf, blocks, false)
 		e.buf = append(e.buf, '}')
-		return true
+		return nil
 	}
 	e.buf = append(e.buf, '[')
 	first := true
@@ -192,7 +216,7 @@ func (e *requestEncoder) userMessage(blocks []llm.Block) bool {
 			var ok bool
 			var err error
 			if p, ok, err = e.m.part(b); err != nil {
-				return false
+				return err
 			} else if !ok {
 				continue
 			}
@@ -204,7 +228,7 @@ func (e *requestEncoder) userMessage(blocks []llm.Block) bool {
 		first = false
 	}
 	e.buf = append(e.buf, "]}"...)
-	return true
+	return nil
 }
 
 // appendPart writes a content part as encoding/json writes a wirePart.
@@ -252,8 +276,13 @@ func appendPart(dst []byte, p *wirePart) []byte {
 	return append(dst, '}')
 }
 
-// assistantMessage writes an assistant message (see Model.assistantMessage).
-func (e *requestEncoder) assistantMessage(blocks []llm.Block, withReasoning bool) bool {
+// assistantMessage writes an assistant message: its text blocks joined as
+// the content, its tool calls (with a Gemini signature as extra_content),
+// (when withReasoning) its thinking text as reasoning_content, and
+// OpenRouter's reasoning back to servers other than OpenAI's own (which
+// would refuse the field). Thinking otherwise, redacted thinking and other
+// extension blocks are not sent: Chat Completions has no place for them.
+func (e *requestEncoder) assistantMessage(blocks []llm.Block, withReasoning bool) error {
 	var hasText bool
 	var calls int
 	var details json.RawMessage
@@ -269,7 +298,7 @@ func (e *requestEncoder) assistantMessage(blocks []llm.Block, withReasoning bool
 			}
 		case llm.Thinking, llm.RedactedThinking:
 		default:
-			return false
+			return e.m.invalid(fmt.Sprintf("an assistant message cannot hold a %s block in Chat Completions", b.BlockType()))
 		}
 	}
 	e.open("assistant")
@@ -304,7 +333,7 @@ func (e *requestEncoder) assistantMessage(blocks []llm.Block, withReasoning bool
 				e.buf = jsonw.AppendString(e.buf, []byte(tu.InputOrEmpty()))
 			}
 			e.buf = append(e.buf, '}')
-			if tu.Signature != "" && tu.Provider == "gemini" { // see extraContentFor
+			if tu.Signature != "" && tu.Provider == "gemini" { // Gemini's thought signature
 				e.buf = append(e.buf, `,"extra_content":{"google":{"thought_signature":`...)
 				e.buf = jsonw.AppendString(e.buf, tu.Signature)
 				e.buf = append(e.buf, "}}"...)
@@ -318,7 +347,7 @@ func (e *requestEncoder) assistantMessage(blocks []llm.Block, withReasoning bool
 		e.buf = appendCompactValid(e.buf, details)
 	}
 	e.buf = append(e.buf, '}')
-	return true
+	return nil
 }
 
 func (e *requestEncoder) servingProvider() string {
@@ -328,8 +357,8 @@ func (e *requestEncoder) servingProvider() string {
 	return e.serving
 }
 
-// rest writes the fields after the messages, as marshalRequest sets them.
-func (e *requestEncoder) rest(req *llm.Request, model string, stream bool) bool {
+// rest writes the fields after the messages.
+func (e *requestEncoder) rest(req *llm.Request, model string, stream bool) error {
 	if len(req.Tools) > 0 {
 		e.buf = append(e.buf, `,"tools":[`...)
 		for i, t := range req.Tools {
@@ -344,10 +373,11 @@ func (e *requestEncoder) rest(req *llm.Request, model string, stream bool) bool 
 			}
 			e.buf = append(e.buf, `,"parameters":`...)
 			params := t.ParametersOrEmpty()
-			if !json.Valid(params) {
-				return false
+			if json.Valid(params) {
+				e.buf = appendCompactValid(e.buf, params)
+			} else {
+				e.unwritable(params)
 			}
-			e.buf = appendCompactValid(e.buf, params)
 			e.buf = append(e.buf, "}}"...)
 		}
 		e.buf = append(e.buf, ']')
@@ -359,13 +389,13 @@ func (e *requestEncoder) rest(req *llm.Request, model string, stream bool) bool 
 		e.buf = jsonw.AppendString(e.buf, string(req.ToolChoice.Mode))
 	case llm.ToolChoiceTool:
 		if req.ToolChoice.Name == "" {
-			return false
+			return e.m.invalid("tool choice names no tool")
 		}
 		e.buf = append(e.buf, `,"tool_choice":{"type":"function","function":{"name":`...)
 		e.buf = jsonw.AppendString(e.buf, req.ToolChoice.Name)
 		e.buf = append(e.buf, "}}"...)
 	default:
-		return false
+		return e.m.invalid(fmt.Sprintf("unknown tool choice mode %q", req.ToolChoice.Mode))
 	}
 	if req.MaxTokens > 0 {
 		if e.m.maxTokensParam(model) == "max_completion_tokens" {
@@ -379,13 +409,13 @@ func (e *requestEncoder) rest(req *llm.Request, model string, stream bool) bool 
 	if req.Temperature != nil {
 		e.buf = append(e.buf, `,"temperature":`...)
 		if e.buf, ok = appendFloat(e.buf, *req.Temperature); !ok {
-			return false
+			e.unwritable(*req.Temperature)
 		}
 	}
 	if req.TopP != nil {
 		e.buf = append(e.buf, `,"top_p":`...)
 		if e.buf, ok = appendFloat(e.buf, *req.TopP); !ok {
-			return false
+			e.unwritable(*req.TopP)
 		}
 	}
 	if len(req.StopSequences) > 0 {
@@ -412,18 +442,19 @@ func (e *requestEncoder) rest(req *llm.Request, model string, stream bool) bool 
 			e.buf = append(e.buf, `,"response_format":{"type":"json_schema","json_schema":{"name":`...)
 			e.buf = jsonw.AppendString(e.buf, name)
 			if len(rf.Schema) > 0 {
-				if !json.Valid(rf.Schema) {
-					return false
-				}
 				e.buf = append(e.buf, `,"schema":`...)
-				e.buf = appendCompactValid(e.buf, rf.Schema)
+				if json.Valid(rf.Schema) {
+					e.buf = appendCompactValid(e.buf, rf.Schema)
+				} else {
+					e.unwritable(rf.Schema)
+				}
 			}
 			if rf.Strict {
 				e.buf = append(e.buf, `,"strict":true`...)
 			}
 			e.buf = append(e.buf, "}}"...)
 		default:
-			return false
+			return e.m.invalid(fmt.Sprintf("unknown response format %q (want text, json_object or json_schema)", rf.Type))
 		}
 	}
 	if req.Reasoning != nil && req.Reasoning.Effort != "" {
@@ -433,10 +464,10 @@ func (e *requestEncoder) rest(req *llm.Request, model string, stream bool) bool 
 	if stream {
 		e.buf = append(e.buf, `,"stream":true,"stream_options":{"include_usage":true}`...)
 	}
-	return true
+	return nil
 }
 
-// onlyText reports whether every block is text (see textOnly).
+// onlyText reports whether every block is text.
 func onlyText(blocks []llm.Block) bool {
 	for _, b := range blocks {
 		if _, ok := b.(llm.Text); !ok {
