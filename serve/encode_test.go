@@ -1,10 +1,10 @@
 package serve
 
 import (
-	"bytes"
-	"encoding/json"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/agcore/agcore/internal/httpx"
 )
 
 // TestTextChunkEncoding checks the hand-written text chunk against
@@ -44,11 +44,9 @@ func FuzzTextChunkEncoding(f *testing.F) {
 // marshalNoHTML is encoding/json's encoding of v with SetEscapeHTML(false),
 // the rule of the hand-written chunk encoder (internal/jsonw).
 func marshalNoHTML(t testing.TB, v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := httpx.MarshalJSON(v)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	return b
 }

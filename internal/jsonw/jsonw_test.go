@@ -2,20 +2,19 @@ package jsonw
 
 import (
 	"bytes"
-	"encoding/json"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/agcore/agcore/internal/httpx"
 )
 
 // reference is encoding/json's encoding of s with SetEscapeHTML(false).
 func reference(t testing.TB, s string) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
+	b, err := httpx.MarshalJSON(s)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	return b
 }
 
 func check(t testing.TB, s string) {

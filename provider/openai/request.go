@@ -11,6 +11,7 @@ import (
 	"github.com/agcore/agcore/catalog"
 	"github.com/agcore/agcore/internal/httpx"
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/provider/internal/adapter"
 )
 
 type wirePart struct {
@@ -166,7 +167,7 @@ func (m *Model) part(b llm.Block) (p wirePart, ok bool, err error) {
 			if mt == "" {
 				mt = http.DetectContentType(b.Data)
 			}
-			u = dataURL(mt, b.Data)
+			u = adapter.DataURL(mt, b.Data)
 		}
 		if u == "" {
 			return p, false, m.invalid("an image block has neither data nor URL")
@@ -175,7 +176,7 @@ func (m *Model) part(b llm.Block) (p wirePart, ok bool, err error) {
 	case llm.Audio:
 		data, mt := b.Data, b.MediaType
 		if len(data) == 0 {
-			d, dmt, isData := parseDataURL(b.URL)
+			d, dmt, isData := adapter.ParseDataURL(b.URL)
 			if !isData {
 				return p, false, m.invalid("Chat Completions takes audio only inline (data or a data: URL), not by URL")
 			}
@@ -207,7 +208,7 @@ func (m *Model) filePart(f llm.File) (wirePart, bool, error) {
 	}
 	data, mt := f.Data, f.MediaType
 	if len(data) == 0 {
-		d, dmt, isData := parseDataURL(f.URL)
+		d, dmt, isData := adapter.ParseDataURL(f.URL)
 		if !isData {
 			return wirePart{}, false, m.invalid("Chat Completions does not fetch files by URL; give the file's data or an uploaded file id")
 		}
@@ -226,41 +227,12 @@ func (m *Model) filePart(f llm.File) (wirePart, bool, error) {
 		if name == "" {
 			name = "document.pdf"
 		}
-		return wirePart{Type: "file", File: &wireFile{Filename: name, FileData: dataURL("application/pdf", data)}}, true, nil
+		return wirePart{Type: "file", File: &wireFile{Filename: name, FileData: adapter.DataURL("application/pdf", data)}}, true, nil
 	case strings.HasPrefix(base, "text/") || base == "application/json" || base == "application/xml":
 		t := string(data)
 		return wirePart{Type: "text", Text: &t}, true, nil
 	}
 	return wirePart{}, false, m.invalid(fmt.Sprintf("Chat Completions takes PDF or text files, not %q", mt))
-}
-
-func dataURL(mediaType string, data []byte) string {
-	var sb strings.Builder
-	sb.Grow(len("data:;base64,") + len(mediaType) + base64.StdEncoding.EncodedLen(len(data)))
-	sb.WriteString("data:")
-	sb.WriteString(mediaType)
-	sb.WriteString(";base64,")
-	enc := base64.NewEncoder(base64.StdEncoding, &sb)
-	enc.Write(data)
-	enc.Close()
-	return sb.String()
-}
-
-// parseDataURL decodes a base64 data: URL.
-func parseDataURL(u string) (data []byte, mediaType string, ok bool) {
-	rest, isData := strings.CutPrefix(u, "data:")
-	if !isData {
-		return nil, "", false
-	}
-	meta, payload, found := strings.Cut(rest, ",")
-	if !found || !strings.HasSuffix(meta, ";base64") {
-		return nil, "", false
-	}
-	d, err := base64.StdEncoding.DecodeString(payload)
-	if err != nil {
-		return nil, "", false
-	}
-	return d, strings.TrimSuffix(meta, ";base64"), true
 }
 
 func audioFormat(mediaType string) (string, bool) {
