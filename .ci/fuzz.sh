@@ -47,6 +47,7 @@ targets=(
 	"./compact FuzzEstimate"
 	"./cmd/agcore/internal/config FuzzConfigFile"
 	"./serve FuzzTextChunkEncoding"
+	"./internal/jsonw FuzzAppendString"
 )
 
 # The list is checked in both directions: every Fuzz function in the module

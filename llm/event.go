@@ -41,8 +41,11 @@ const (
 	// EventComplete ends the stream; Response is the whole assembled answer.
 	// It is always the last event and appears exactly once.
 	EventComplete
-	// EventCitation adds Citation to text block Index (between its
-	// BlockStart and BlockStop).
+	// EventCitation adds Citation to text block Index: between its
+	// BlockStart and BlockStop, or, where the sources arrive only with the
+	// end of the answer (Gemini's grounding), after that block's BlockStop
+	// and before EventComplete; the BlockStop's Block then lacks it, the
+	// Complete Response holds it.
 	EventCitation
 )
 

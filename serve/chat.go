@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/internal/jsonw"
 	"github.com/agcore/agcore/llm"
 )
 
@@ -286,8 +286,9 @@ func (c *chatSink) text(delta string) error {
 	if !c.sentRole {
 		return c.send(chatDelta{Content: &delta}, nil)
 	}
-	// The hot path: a text delta, encoded by hand (the same bytes
-	// encoding/json writes for the chunk; TestTextChunkEncoding checks).
+	// The hot path: a text delta, encoded by hand (the bytes encoding/json
+	// writes for the chunk with SetEscapeHTML(false), agcore's one JSON
+	// string encoding, internal/jsonw; TestTextChunkEncoding checks).
 	c.enc = appendTextChunk(c.enc[:0], c.id, c.model, c.created, delta)
 	return c.sse.write("", c.enc)
 }
@@ -295,69 +296,14 @@ func (c *chatSink) text(delta string) error {
 // appendTextChunk appends the JSON of a chunk whose delta is text.
 func appendTextChunk(b []byte, id, model string, created int64, text string) []byte {
 	b = append(b, `{"id":`...)
-	b = appendJSONString(b, id)
+	b = jsonw.AppendString(b, id)
 	b = append(b, `,"object":"chat.completion.chunk","created":`...)
 	b = strconv.AppendInt(b, created, 10)
 	b = append(b, `,"model":`...)
-	b = appendJSONString(b, model)
+	b = jsonw.AppendString(b, model)
 	b = append(b, `,"choices":[{"index":0,"delta":{"content":`...)
-	b = appendJSONString(b, text)
+	b = jsonw.AppendString(b, text)
 	return append(b, `},"logprobs":null,"finish_reason":null}]}`...)
-}
-
-// appendJSONString appends s as a JSON string, escaped as encoding/json
-// escapes it (HTML characters included; invalid UTF-8 becomes U+FFFD).
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 func (c *chatSink) thinking(delta string) error {

@@ -1,13 +1,14 @@
 package serve
 
 import (
-	"encoding/json"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/agcore/agcore/internal/httpx"
 )
 
 // TestTextChunkEncoding checks the hand-written text chunk against
-// encoding/json's encoding of the same chunk.
+// encoding/json's encoding of the same chunk with SetEscapeHTML(false).
 func TestTextChunkEncoding(t *testing.T) {
 	texts := []string{"", "hello", `quote " and \ backslash`, "new\nline\ttab\rcr\bbs\fff", "\x00\x01\x1f\x7f",
 		"<html> & </html>", "héllo wörld ✓ 😀", "\u2028\u2029", "bad \xff utf-8 \xc3", "\xed\xa0\x80 surrogate"}
@@ -21,11 +22,8 @@ func TestTextChunkEncoding(t *testing.T) {
 	}
 	for _, text := range texts {
 		got := appendTextChunk(nil, "chatcmpl-1", `mo"del`, 1700000000, text)
-		want, err := json.Marshal(chatChunk{ID: "chatcmpl-1", Object: "chat.completion.chunk", Created: 1700000000, Model: `mo"del`,
+		want := marshalNoHTML(t, chatChunk{ID: "chatcmpl-1", Object: "chat.completion.chunk", Created: 1700000000, Model: `mo"del`,
 			Choices: []chunkChoice{{Delta: chatDelta{Content: &text}}}})
-		if err != nil {
-			t.Fatal(err)
-		}
 		if string(got) != string(want) {
 			t.Fatalf("text %q:\n got %s\nwant %s", text, got, want)
 		}
@@ -36,9 +34,19 @@ func FuzzTextChunkEncoding(f *testing.F) {
 	f.Add("hello \"world\" <\n>")
 	f.Fuzz(func(t *testing.T, text string) {
 		got := appendTextChunk(nil, "id", "m", 1, text)
-		want, _ := json.Marshal(chatChunk{ID: "id", Object: "chat.completion.chunk", Created: 1, Model: "m", Choices: []chunkChoice{{Delta: chatDelta{Content: &text}}}})
+		want := marshalNoHTML(t, chatChunk{ID: "id", Object: "chat.completion.chunk", Created: 1, Model: "m", Choices: []chunkChoice{{Delta: chatDelta{Content: &text}}}})
 		if string(got) != string(want) {
 			t.Fatalf("text %q:\n got %s\nwant %s", text, got, want)
 		}
 	})
+}
+
+// marshalNoHTML is encoding/json's encoding of v with SetEscapeHTML(false),
+// the rule of the hand-written chunk encoder (internal/jsonw).
+func marshalNoHTML(t testing.TB, v any) []byte {
+	b, err := httpx.MarshalJSON(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

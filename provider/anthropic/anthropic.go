@@ -6,7 +6,6 @@ import (
 	"io"
 	"iter"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/agcore/agcore/internal/httpx"
 	"github.com/agcore/agcore/internal/sse"
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/provider/internal/adapter"
 )
 
 const (
@@ -44,16 +44,8 @@ type Model struct {
 	// slowPath decodes every event with encoding/json; set by tests and
 	// benchmarks only, to compare with the hand-written delta decoder.
 	slowPath  bool
-	apiKey    string
-	baseURL   string
-	client    *http.Client
-	header    http.Header
-	idle      time.Duration
-	maxEvent  int
-	model     string
-	maxTokens int
+	o         adapter.Options
 	autoCache bool
-	catalog   *catalog.Catalog
 
 	transport httpx.Client // posts to {base}/v1/messages
 	err       error        // a malformed base URL, returned by every call
@@ -62,45 +54,42 @@ type Model struct {
 // Option configures a Model.
 type Option func(*Model)
 
+func set(f func(*adapter.Options)) Option { return func(m *Model) { f(&m.o) } }
+
 // WithAPIKey sets the API key (default: $ANTHROPIC_API_KEY).
-func WithAPIKey(key string) Option { return func(m *Model) { m.apiKey = key } }
+func WithAPIKey(key string) Option { return set(func(o *adapter.Options) { o.SetAPIKey(key) }) }
 
 // WithBaseURL sets the API's base URL (default: $ANTHROPIC_BASE_URL, else
 // DefaultBaseURL); "/v1/messages" is appended, as the official SDKs do.
-func WithBaseURL(url string) Option { return func(m *Model) { m.baseURL = url } }
+func WithBaseURL(url string) Option { return set(func(o *adapter.Options) { o.BaseURL = url }) }
 
 // WithHTTPClient sets the HTTP client (default: http.DefaultClient). Its
 // Timeout, if any, bounds whole streams too; prefer WithIdleTimeout and
 // contexts.
-func WithHTTPClient(c *http.Client) Option { return func(m *Model) { m.client = c } }
+func WithHTTPClient(c *http.Client) Option { return set(func(o *adapter.Options) { o.HTTP = c }) }
 
 // WithHeader adds a header to every request, such as an anthropic-beta
 // flag. It may override the adapter's own headers except x-api-key, which
 // WithAPIKey sets.
 func WithHeader(key, value string) Option {
-	return func(m *Model) {
-		if m.header == nil {
-			m.header = http.Header{}
-		}
-		m.header.Add(key, value)
-	}
+	return set(func(o *adapter.Options) { o.AddHeader(key, value) })
 }
 
 // WithIdleTimeout sets how long a stream, or the body of a blocking answer
 // once its headers are in, may wait for a byte before it fails with
 // llm.ErrIdleTimeout (default DefaultIdleTimeout).
-func WithIdleTimeout(d time.Duration) Option { return func(m *Model) { m.idle = d } }
+func WithIdleTimeout(d time.Duration) Option { return set(func(o *adapter.Options) { o.Idle = d }) }
 
 // WithMaxEventSize bounds the size of one stream event (default 8 MiB); a
 // larger event fails with llm.ErrTooLarge.
-func WithMaxEventSize(n int) Option { return func(m *Model) { m.maxEvent = n } }
+func WithMaxEventSize(n int) Option { return set(func(o *adapter.Options) { o.MaxEvent = n }) }
 
 // WithModel sets the model used when a request names none (default
 // DefaultModel).
-func WithModel(name string) Option { return func(m *Model) { m.model = name } }
+func WithModel(name string) Option { return set(func(o *adapter.Options) { o.Model = name }) }
 
 // WithMaxTokens sets max_tokens for requests whose MaxTokens is 0.
-func WithMaxTokens(n int) Option { return func(m *Model) { m.maxTokens = n } }
+func WithMaxTokens(n int) Option { return set(func(o *adapter.Options) { o.MaxTokens = n }) }
 
 // WithAutoCache turns the automatic prompt-cache breakpoints on (the
 // default) or off.
@@ -109,7 +98,7 @@ func WithAutoCache(on bool) Option { return func(m *Model) { m.autoCache = on } 
 // WithCatalog sets the catalog the model's limits and price come from (a
 // new catalog.Default() by default): Info reads it, and the default
 // max_tokens is capped at the maximum output it gives.
-func WithCatalog(c *catalog.Catalog) Option { return func(m *Model) { m.catalog = c } }
+func WithCatalog(c *catalog.Catalog) Option { return set(func(o *adapter.Options) { o.Catalog = c }) }
 
 // New returns a Model configured by the environment and opts. Without an
 // API key, calls to Anthropic's own endpoint (api.anthropic.com) fail with
@@ -120,41 +109,17 @@ func WithCatalog(c *catalog.Catalog) Option { return func(m *Model) { m.catalog 
 // or https URL) makes every call fail with an llm.ErrInvalidRequest error
 // that names it.
 func New(opts ...Option) *Model {
-	m := &Model{
-		apiKey:    os.Getenv("ANTHROPIC_API_KEY"),
-		baseURL:   os.Getenv("ANTHROPIC_BASE_URL"),
-		idle:      DefaultIdleTimeout,
-		model:     DefaultModel,
-		autoCache: true,
-	}
+	m := &Model{autoCache: true}
 	for _, o := range opts {
 		o(m)
 	}
-	if m.baseURL == "" {
-		m.baseURL = DefaultBaseURL
-	}
-	if m.client == nil {
-		m.client = http.DefaultClient
-	}
-	if m.model == "" {
-		m.model = DefaultModel
-	}
-	if m.catalog == nil {
-		m.catalog = catalog.Default()
-	}
-	endpoint, err := httpx.Endpoint(providerName, m.baseURL, "/v1/messages", DefaultBaseURL)
+	m.o.Resolve(adapter.Service{Provider: providerName, KeyEnv: []string{"ANTHROPIC_API_KEY"},
+		BaseEnv: []string{"ANTHROPIC_BASE_URL"}, BaseURL: DefaultBaseURL, Model: DefaultModel})
+	endpoint, err := httpx.Endpoint(providerName, m.o.BaseURL, "/v1/messages", DefaultBaseURL)
 	if err != nil {
 		m.err = err
 	}
-	m.transport = httpx.Client{
-		Provider:    providerName,
-		HTTP:        m.client,
-		Endpoint:    endpoint,
-		Idle:        m.idle,
-		Secret:      m.apiKey,
-		Header:      httpx.MergeHeader(http.Header{"Anthropic-Version": {APIVersion}}, m.header, "X-Api-Key", m.apiKey),
-		DecodeError: decodeHTTPError,
-	}
+	m.transport = m.o.Transport(providerName, endpoint, http.Header{"Anthropic-Version": {APIVersion}}, "X-Api-Key", "", decodeHTTPError)
 	return m
 }
 
@@ -168,11 +133,7 @@ func New(opts ...Option) *Model {
 // model's limits but not Anthropic's price, so its cost is unknown unless
 // the catalog has an entry for provider "compatible".
 func (m *Model) Info() llm.ModelInfo {
-	provider := m.servingProvider()
-	if info, ok := m.catalog.LookupFor(provider, m.model); ok {
-		return info
-	}
-	return llm.ModelInfo{Provider: provider, Name: m.model}
+	return m.o.Info(m.servingProvider())
 }
 
 // Generate makes one blocking call.
@@ -225,7 +186,7 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 		// Closing the body also cancels the request.
 		defer resp.Body.Close()
 		s := streamState{ctx: ctx, requestID: resp.Header.Get("request-id"), transport: &m.transport, slow: m.slowPath}
-		s.run(sse.NewDecoder(resp.Body, sse.Options{MaxEventSize: m.maxEvent}), yield)
+		s.run(sse.NewDecoder(resp.Body, sse.Options{MaxEventSize: m.o.MaxEvent}), yield)
 		if s.completed && resp.ProtoMajor < 2 {
 			drainForReuse(resp.Body)
 		}
@@ -256,8 +217,8 @@ func (m *Model) encode(req *llm.Request, stream bool) ([]byte, error) {
 	if req == nil {
 		return nil, invalid("nil request")
 	}
-	if m.apiKey == "" && httpx.SameHost(m.baseURL, DefaultBaseURL) {
-		return nil, httpx.MissingKey(providerName, "ANTHROPIC_API_KEY", "anthropic.WithAPIKey")
+	if err := m.o.MissingKey(providerName, DefaultBaseURL, "ANTHROPIC_API_KEY", "anthropic.WithAPIKey"); err != nil {
+		return nil, err
 	}
 	return m.encodeRequest(req, stream)
 }

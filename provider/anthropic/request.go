@@ -37,7 +37,7 @@ func (m *Model) encodeRequest(req *llm.Request, stream bool) ([]byte, error) {
 func (m *Model) buildRequest(req *llm.Request, stream bool) (*wireRequest, error) {
 	model := req.Model
 	if model == "" {
-		model = m.model
+		model = m.o.Model
 	}
 	w := &wireRequest{
 		Model:         model,
@@ -112,7 +112,7 @@ func (m *Model) maxTokensFor(requested int, model string, budget int) int {
 	if info, ok := m.lookupModel(model); ok {
 		limit = info.MaxOutputTokens
 	}
-	n := m.maxTokens
+	n := m.o.MaxTokens
 	if n <= 0 {
 		n = DefaultMaxTokens
 		if limit > 0 && limit < n {

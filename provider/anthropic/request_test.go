@@ -114,12 +114,12 @@ func TestEnvironmentConfiguresTheModel(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "env-key")
 	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:1/")
 	m := New()
-	if m.apiKey != "env-key" || m.transport.Endpoint != "http://127.0.0.1:1/v1/messages" {
-		t.Errorf("from env: key %q endpoint %q", m.apiKey, m.transport.Endpoint)
+	if m.o.APIKey != "env-key" || m.transport.Endpoint != "http://127.0.0.1:1/v1/messages" {
+		t.Errorf("from env: key %q endpoint %q", m.o.APIKey, m.transport.Endpoint)
 	}
 	m = New(WithAPIKey("opt"), WithBaseURL("http://h"))
-	if m.apiKey != "opt" || m.transport.Endpoint != "http://h/v1/messages" {
-		t.Errorf("options: key %q endpoint %q", m.apiKey, m.transport.Endpoint)
+	if m.o.APIKey != "opt" || m.transport.Endpoint != "http://h/v1/messages" {
+		t.Errorf("options: key %q endpoint %q", m.o.APIKey, m.transport.Endpoint)
 	}
 	t.Setenv("ANTHROPIC_BASE_URL", "")
 	t.Setenv("ANTHROPIC_API_KEY", "")

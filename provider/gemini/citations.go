@@ -7,30 +7,30 @@ import (
 	"github.com/agcore/agcore/llm"
 )
 
-// citations yields the grounding of the answer as citations of the open
-// text block (grounding arrives with the last chunk, while the answer's
-// last text block is still open). Each groundingSupport gives one citation
-// per source it names, spanning its segment: Gemini counts the segment in
-// bytes of the answer's text, which is the concatenation of its text
-// blocks, so the span is moved to the block's own offsets and checked
-// against the segment's text (found by its text when the offsets do not
-// match). Sources no support names are cited for the whole block. A
-// support whose segment lies in an earlier block is not cited: the whole
-// groundingMetadata is kept in the answer's "gemini.grounding_metadata"
-// extension block anyway.
+// citations yields the grounding of the answer as citations of its text
+// blocks (grounding arrives with the last chunk). Each groundingSupport
+// gives one citation per source it names, spanning its segment. Gemini
+// counts a segment in bytes (UTF-8) of the answer's whole text, the
+// concatenation of its text blocks, however thought signatures, calls or
+// code split it into blocks: the segment is checked against its text
+// (found by its text when the offsets do not match) and cited in each
+// block it overlaps, moved to that block's own offsets. Sources no support
+// names are cited for the whole last text block. A block stopped before
+// the grounding arrived gets its citations after its BlockStop; the open
+// one (the last, in the streams Gemini sends) before it.
 func (t *turn) citations(yield func(llm.Event, error) bool) (bool, error) {
 	var g wireGrounding
-	if json.Unmarshal(t.grounding, &g) != nil || t.openKind != blockText || len(g.GroundingChunks) == 0 {
+	if json.Unmarshal(t.grounding, &g) != nil || len(t.texts) == 0 || len(g.GroundingChunks) == 0 {
 		return true, nil
 	}
-	target, off := t.open, 0
-	for _, i := range t.texts {
-		if i == target {
-			break
-		}
-		off += len(t.asm.BlockText(i))
+	// ends[k] is the offset in the answer's text where text block k ends.
+	ends := make([]int, len(t.texts))
+	var whole strings.Builder
+	for k, i := range t.texts {
+		whole.WriteString(t.asm.BlockText(i))
+		ends[k] = whole.Len()
 	}
-	text := t.asm.BlockText(target)
+	text := whole.String()
 	named := make([]bool, len(g.GroundingChunks))
 	for _, s := range g.GroundingSupports {
 		for _, ci := range s.GroundingChunkIndices {
@@ -39,16 +39,16 @@ func (t *turn) citations(yield func(llm.Event, error) bool) (bool, error) {
 			}
 		}
 	}
-	cite := func(ci, start, end int) (bool, error) {
+	cite := func(ci, k, start, end int) (bool, error) {
 		c, ok := citationOf(&g.GroundingChunks[ci])
 		if !ok {
 			return true, nil
 		}
 		c.Start, c.End = start, end
-		return t.emit(llm.Event{Type: llm.EventCitation, Index: target, Citation: &c}, yield)
+		return t.emit(llm.Event{Type: llm.EventCitation, Index: t.texts[k], Citation: &c}, yield)
 	}
 	for _, s := range g.GroundingSupports {
-		start, end, ok := span(text, off, &s.Segment)
+		start, end, ok := span(text, &s.Segment)
 		if !ok {
 			continue
 		}
@@ -56,14 +56,32 @@ func (t *turn) citations(yield func(llm.Event, error) bool) (bool, error) {
 			if ci < 0 || ci >= len(named) {
 				continue
 			}
-			if more, err := cite(ci, start, end); !more || err != nil {
-				return more, err
+			if start == end {
+				// An empty segment cites the whole block it points into.
+				k := blockAt(ends, start)
+				if more, err := cite(ci, k, 0, 0); !more || err != nil {
+					return more, err
+				}
+				continue
+			}
+			for k, bend := range ends {
+				bstart := 0
+				if k > 0 {
+					bstart = ends[k-1]
+				}
+				lo, hi := max(start, bstart), min(end, bend)
+				if lo >= hi {
+					continue
+				}
+				if more, err := cite(ci, k, lo-bstart, hi-bstart); !more || err != nil {
+					return more, err
+				}
 			}
 		}
 	}
 	for ci := range named {
 		if !named[ci] {
-			if more, err := cite(ci, 0, 0); !more || err != nil {
+			if more, err := cite(ci, len(ends)-1, 0, 0); !more || err != nil {
 				return more, err
 			}
 		}
@@ -71,14 +89,10 @@ func (t *turn) citations(yield func(llm.Event, error) bool) (bool, error) {
 	return true, nil
 }
 
-// span returns a segment's span in a block that starts at byte off of the
-// answer's text.
-func span(text string, off int, seg *wireSegment) (start, end int, ok bool) {
-	start, end = seg.StartIndex-off, seg.EndIndex-off
+// span returns a segment's span in the answer's text.
+func span(text string, seg *wireSegment) (start, end int, ok bool) {
+	start, end = seg.StartIndex, seg.EndIndex
 	if start >= 0 && start <= end && end <= len(text) && (seg.Text == "" || text[start:end] == seg.Text) {
-		if start == end {
-			return 0, 0, true
-		}
 		return start, end, true
 	}
 	if seg.Text != "" {
@@ -87,6 +101,17 @@ func span(text string, off int, seg *wireSegment) (start, end int, ok bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// blockAt returns the text block holding offset off of the answer's text
+// (the last one for the offset at its end).
+func blockAt(ends []int, off int) int {
+	for k, e := range ends {
+		if off < e {
+			return k
+		}
+	}
+	return len(ends) - 1
 }
 
 // citationOf maps a grounding chunk: a web page or a Maps place is a URL;

@@ -76,17 +76,26 @@
 // "gcall_<responseId>_<n>", the same in the events, the Response and the
 // history.
 //
-// Grounding (Google Search) becomes citations of the answer's last text
-// block: one [llm.Citation] of kind url per source a groundingSupport
-// names, spanning its segment (bytes of the block's text), and one without
-// a span per source no support names; the whole groundingMetadata is also
-// kept as a "gemini.grounding_metadata" extension block after the text.
+// Grounding (Google Search, Maps, file search, Vertex AI Search) becomes
+// citations of the answer's text blocks: one [llm.Citation] per source a
+// groundingSupport names (kind url, or document for retrieved context
+// without a URI), spanning its segment. Gemini counts segments in bytes
+// of the whole answer's text, so a segment is cited in each text block it
+// overlaps, at that block's own offsets, however signatures, calls or
+// code split the answer. A source no support names is cited without a
+// span on the last text block. Grounding arrives with the last chunk: the
+// open text block gets its citations before its BlockStop (an empty
+// signed part there is held back until then), earlier blocks after
+// theirs. The whole groundingMetadata is also kept as a
+// "gemini.grounding_metadata" extension block at the end.
 //
 // Finish reasons: STOP is [llm.FinishStop], or [llm.FinishToolUse] when
-// the answer holds calls; MAX_TOKENS is [llm.FinishLength]; SAFETY,
-// RECITATION, BLOCKLIST, PROHIBITED_CONTENT, SPII and the IMAGE_ safety
-// reasons are [llm.FinishContentFilter]; anything else
-// (MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, LANGUAGE, OTHER, ...) is
+// the answer holds calls; MAX_TOKENS is [llm.FinishLength]; every reason
+// saying a policy withheld the answer is [llm.FinishContentFilter]:
+// SAFETY, RECITATION, BLOCKLIST, PROHIBITED_CONTENT, SPII, Vertex AI's
+// MODEL_ARMOR and the IMAGE_SAFETY, IMAGE_PROHIBITED_CONTENT and
+// IMAGE_RECITATION filters; anything else (MALFORMED_FUNCTION_CALL,
+// UNEXPECTED_TOOL_CALL, LANGUAGE, OTHER, NO_IMAGE, ...) is
 // [llm.FinishUnknown]. A prompt Gemini blocks (promptFeedback.blockReason
 // and no candidate) is an [llm.ErrInvalidRequest] error whose Code is the
 // block reason: nothing was generated, and the same prompt would be

@@ -15,7 +15,7 @@ var fixtureRequest = &llm.Request{Messages: []llm.Message{llm.UserText("hi")}}
 
 // fixtureCount is how many recorded responses (not requests) the fixture
 // folder holds; a missing one fails the replay tests.
-const fixtureCount = 23
+const fixtureCount = 25
 
 // replayFixture plays one recorded file through the adapter: Stream for
 // .sse (status 200), Generate for .json (with the status its name gives),

@@ -5,7 +5,6 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/agcore/agcore/internal/httpx"
 	"github.com/agcore/agcore/internal/sse"
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/provider/internal/adapter"
 )
 
 const (
@@ -41,19 +41,11 @@ const (
 type Model struct {
 	// slowPath decodes every chunk with encoding/json; set by tests and
 	// benchmarks only, to compare with the hand-written chunk decoder.
-	slowPath  bool
-	apiKey    string
-	baseURL   string
-	client    *http.Client
-	header    http.Header
-	idle      time.Duration
-	maxEvent  int
-	model     string
-	maxTokens int
-	builtin   []string // built-in tools, such as "googleSearch"
-	project   string   // Vertex AI: project and location; empty for the Gemini API
-	location  string
-	catalog   *catalog.Catalog
+	slowPath bool
+	o        adapter.Options
+	builtin  []string // built-in tools, such as "googleSearch"
+	project  string   // Vertex AI: project and location; empty for the Gemini API
+	location string
 
 	transport httpx.Client // its Endpoint is set per call (the model is in the path)
 	err       error        // a malformed base URL, returned by every call
@@ -62,49 +54,46 @@ type Model struct {
 // Option configures a Model.
 type Option func(*Model)
 
+func set(f func(*adapter.Options)) Option { return func(m *Model) { f(&m.o) } }
+
 // WithAPIKey sets the API key (default: $GEMINI_API_KEY, else
 // $GOOGLE_API_KEY). It is sent as the x-goog-api-key header, never in the
 // URL.
-func WithAPIKey(key string) Option { return func(m *Model) { m.apiKey = key } }
+func WithAPIKey(key string) Option { return set(func(o *adapter.Options) { o.SetAPIKey(key) }) }
 
 // WithBaseURL sets the API's base URL (default: $GOOGLE_GEMINI_BASE_URL,
 // else $GEMINI_BASE_URL, else DefaultBaseURL); "/v1beta/models/..." is
 // appended.
-func WithBaseURL(url string) Option { return func(m *Model) { m.baseURL = url } }
+func WithBaseURL(url string) Option { return set(func(o *adapter.Options) { o.BaseURL = url }) }
 
 // WithHTTPClient sets the HTTP client (default: http.DefaultClient). Its
 // Timeout, if any, bounds whole streams too; prefer WithIdleTimeout and
 // contexts.
-func WithHTTPClient(c *http.Client) Option { return func(m *Model) { m.client = c } }
+func WithHTTPClient(c *http.Client) Option { return set(func(o *adapter.Options) { o.HTTP = c }) }
 
 // WithHeader adds a header to every request (an Authorization bearer token
 // for Vertex AI, a gateway's own header). It may override the adapter's
 // own headers except x-goog-api-key, which WithAPIKey sets.
 func WithHeader(key, value string) Option {
-	return func(m *Model) {
-		if m.header == nil {
-			m.header = http.Header{}
-		}
-		m.header.Add(key, value)
-	}
+	return set(func(o *adapter.Options) { o.AddHeader(key, value) })
 }
 
 // WithIdleTimeout sets how long a stream, or the body of a blocking answer
 // once its headers are in, may wait for a byte before it fails with
 // llm.ErrIdleTimeout (default DefaultIdleTimeout).
-func WithIdleTimeout(d time.Duration) Option { return func(m *Model) { m.idle = d } }
+func WithIdleTimeout(d time.Duration) Option { return set(func(o *adapter.Options) { o.Idle = d }) }
 
 // WithMaxEventSize bounds the size of one stream chunk (default 8 MiB); a
 // larger one fails with llm.ErrTooLarge.
-func WithMaxEventSize(n int) Option { return func(m *Model) { m.maxEvent = n } }
+func WithMaxEventSize(n int) Option { return set(func(o *adapter.Options) { o.MaxEvent = n }) }
 
 // WithModel sets the model used when a request names none (default
 // DefaultModel).
-func WithModel(name string) Option { return func(m *Model) { m.model = name } }
+func WithModel(name string) Option { return set(func(o *adapter.Options) { o.Model = name }) }
 
 // WithMaxTokens sets maxOutputTokens for requests whose MaxTokens is 0
 // (default: none is sent, and the model's own maximum applies).
-func WithMaxTokens(n int) Option { return func(m *Model) { m.maxTokens = n } }
+func WithMaxTokens(n int) Option { return set(func(o *adapter.Options) { o.MaxTokens = n }) }
 
 // WithBuiltinTool offers one of Gemini's built-in tools with every request,
 // by its field name in the API's Tool object: "googleSearch",
@@ -128,7 +117,7 @@ func WithVertex(project, location string) Option {
 
 // WithCatalog sets the catalog the model's limits and price come from (a
 // new catalog.Default() by default).
-func WithCatalog(c *catalog.Catalog) Option { return func(m *Model) { m.catalog = c } }
+func WithCatalog(c *catalog.Catalog) Option { return set(func(o *adapter.Options) { o.Catalog = c }) }
 
 // New returns a Model configured by the environment and opts. Without an
 // API key, calls to the Gemini API's own endpoint
@@ -139,54 +128,24 @@ func WithCatalog(c *catalog.Catalog) Option { return func(m *Model) { m.catalog 
 // New never fails: a malformed base URL makes every call fail with an
 // llm.ErrInvalidRequest error that names it.
 func New(opts ...Option) *Model {
-	m := &Model{
-		apiKey:  firstEnv("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-		baseURL: firstEnv("GOOGLE_GEMINI_BASE_URL", "GEMINI_BASE_URL"),
-		idle:    DefaultIdleTimeout,
-		model:   DefaultModel,
-	}
+	m := &Model{}
 	for _, o := range opts {
 		o(m)
 	}
-	if m.project != "" && m.location == "" {
-		m.location = "global"
-	}
-	if m.baseURL == "" {
-		m.baseURL = DefaultBaseURL
-		if m.project != "" {
-			m.baseURL = vertexBase(m.location)
+	base := DefaultBaseURL
+	if m.project != "" {
+		if m.location == "" {
+			m.location = "global"
 		}
+		base = vertexBase(m.location)
 	}
-	if m.client == nil {
-		m.client = http.DefaultClient
-	}
-	if m.model == "" {
-		m.model = DefaultModel
-	}
-	if m.catalog == nil {
-		m.catalog = catalog.Default()
-	}
-	if _, err := httpx.Endpoint(providerName, m.baseURL, "", DefaultBaseURL); err != nil {
+	m.o.Resolve(adapter.Service{Provider: providerName, KeyEnv: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
+		BaseEnv: []string{"GOOGLE_GEMINI_BASE_URL", "GEMINI_BASE_URL"}, BaseURL: base, Model: DefaultModel})
+	if _, err := httpx.Endpoint(providerName, m.o.BaseURL, "", DefaultBaseURL); err != nil {
 		m.err = err
 	}
-	m.transport = httpx.Client{
-		Provider:    providerName,
-		HTTP:        m.client,
-		Idle:        m.idle,
-		Secret:      m.apiKey,
-		Header:      httpx.MergeHeader(nil, m.header, "X-Goog-Api-Key", m.apiKey),
-		DecodeError: decodeHTTPError,
-	}
+	m.transport = m.o.Transport(providerName, "", nil, "X-Goog-Api-Key", "", decodeHTTPError)
 	return m
-}
-
-func firstEnv(names ...string) string {
-	for _, n := range names {
-		if v := os.Getenv(n); v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 func vertexBase(location string) string {
@@ -204,15 +163,11 @@ func vertexBase(location string) string {
 // (*.googleapis.com: the Gemini API, Vertex AI), "compatible" for any
 // other (a gateway), which keeps the model's limits but not Google's price.
 func (m *Model) Info() llm.ModelInfo {
-	provider := m.servingProvider()
-	if info, ok := m.catalog.LookupFor(provider, m.model); ok {
-		return info
-	}
-	return llm.ModelInfo{Provider: provider, Name: m.model}
+	return m.o.Info(m.servingProvider())
 }
 
 func (m *Model) servingProvider() string {
-	if u, err := url.Parse(m.baseURL); err == nil {
+	if u, err := url.Parse(m.o.BaseURL); err == nil {
 		if h := strings.ToLower(u.Hostname()); h == "googleapis.com" || strings.HasSuffix(h, ".googleapis.com") {
 			return "google"
 		}
@@ -267,7 +222,7 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 		defer resp.Body.Close()
 		s := streamState{ctx: ctx, transport: &c, slow: m.slowPath}
 		s.turn.init(model)
-		s.run(sse.NewDecoder(resp.Body, sse.Options{MaxEventSize: m.maxEvent}), yield)
+		s.run(sse.NewDecoder(resp.Body, sse.Options{MaxEventSize: m.o.MaxEvent}), yield)
 	}
 }
 
@@ -282,18 +237,18 @@ func (m *Model) prepare(req *llm.Request, stream bool) (httpx.Client, []byte, st
 	if req == nil {
 		return c, nil, "", invalid("nil request")
 	}
-	if m.apiKey == "" && httpx.SameHost(m.baseURL, DefaultBaseURL) {
-		return c, nil, "", httpx.MissingKey(providerName, "GEMINI_API_KEY (or GOOGLE_API_KEY)", "gemini.WithAPIKey")
+	if err := m.o.MissingKey(providerName, DefaultBaseURL, "GEMINI_API_KEY (or GOOGLE_API_KEY)", "gemini.WithAPIKey"); err != nil {
+		return c, nil, "", err
 	}
 	model := req.Model
 	if model == "" {
-		model = m.model
+		model = m.o.Model
 	}
 	path, err := m.path(model, stream)
 	if err != nil {
 		return c, nil, "", err
 	}
-	if c.Endpoint, err = httpx.Endpoint(providerName, m.baseURL, path, DefaultBaseURL); err != nil {
+	if c.Endpoint, err = httpx.Endpoint(providerName, m.o.BaseURL, path, DefaultBaseURL); err != nil {
 		return c, nil, "", err
 	}
 	if stream {

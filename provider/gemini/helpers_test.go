@@ -101,7 +101,8 @@ func drain(t testing.TB, seq func(func(llm.Event, error) bool)) ([]llm.Event, *l
 
 // checkEvents checks a stream's events: one MessageStart first; block
 // events only between their block's start and stop, each block started and
-// stopped once, in order; citations only for text blocks; exactly one
+// stopped once, in order; citations only for text blocks, inside them or,
+// Gemini's grounding arriving last, after their stop; exactly one
 // Complete, last, unless the stream failed; the Complete response is what
 // the events assemble to, and each BlockStop carries its final block.
 func checkEvents(t testing.TB, evs []llm.Event, failed error) *llm.Response {
@@ -111,6 +112,7 @@ func checkEvents(t testing.TB, evs []llm.Event, failed error) *llm.Response {
 	var resp *llm.Response
 	var asm llm.Assembler
 	stops := map[int]llm.Block{}
+	late := map[int]bool{} // blocks cited after their stop
 	for n, ev := range evs {
 		if resp != nil {
 			t.Fatalf("event after EventComplete: %+v", ev)
@@ -134,6 +136,10 @@ func checkEvents(t testing.TB, evs []llm.Event, failed error) *llm.Response {
 			blocks[ev.Index] = &state{started: true}
 		case llm.EventTextDelta, llm.EventThinkingDelta, llm.EventSignatureDelta, llm.EventToolInputDelta, llm.EventBlockStop, llm.EventCitation:
 			b := blocks[ev.Index]
+			if ev.Type == llm.EventCitation && b != nil && b.stopped {
+				late[ev.Index] = true
+				break
+			}
 			if b == nil || b.stopped {
 				t.Fatalf("%s for block %d outside its start and stop", ev.Type, ev.Index)
 			}
@@ -176,6 +182,15 @@ func checkEvents(t testing.TB, evs []llm.Event, failed error) *llm.Response {
 		t.Fatalf("the Complete response differs from what its events assemble to:\n%+v\n%+v", resp, again)
 	}
 	for i, b := range stops {
+		if late[i] {
+			// The BlockStop carries the citations yielded before it.
+			text, final := b.(llm.Text), resp.Message.Content[i].(llm.Text)
+			if text.Text != final.Text || len(text.Citations) > len(final.Citations) ||
+				(len(text.Citations) > 0 && !reflect.DeepEqual(text.Citations, final.Citations[:len(text.Citations)])) {
+				t.Fatalf("BlockStop %d carries %+v, the response holds %+v", i, b, final)
+			}
+			continue
+		}
 		if !reflect.DeepEqual(b, resp.Message.Content[i]) {
 			t.Fatalf("BlockStop %d carries %+v, the response holds %+v", i, b, resp.Message.Content[i])
 		}

@@ -66,7 +66,7 @@ func (m *Model) buildRequest(req *llm.Request) (*wireRequest, error) {
 	}
 	gc := wireGenerationConfig{Temperature: req.Temperature, TopP: req.TopP, StopSequences: req.StopSequences, MaxOutputTokens: req.MaxTokens}
 	if gc.MaxOutputTokens <= 0 {
-		gc.MaxOutputTokens = m.maxTokens
+		gc.MaxOutputTokens = m.o.MaxTokens
 	}
 	if f := req.ResponseFormat; f != nil {
 		switch f.Type {

@@ -240,6 +240,13 @@ func TestRequestsMatchRecordedOnes(t *testing.T) {
 			llm.SystemText("Be concise and always use Python to do calculations no matter how small."), llm.UserText("what is 65465-6544 * 65464-6+1.02255")},
 			Extra: map[string]any{"generationConfig": map[string]any{"responseModalities": []string{"TEXT"}}}},
 			[]Option{WithBuiltinTool("codeExecution")}},
+		{"stream-gemini-3-file-search-grounding.request.json", &llm.Request{Messages: []llm.Message{llm.UserText("What is the capital of France?")},
+			Extra: map[string]any{
+				"generationConfig": map[string]any{"responseModalities": []string{"TEXT"}},
+				"toolConfig":       map[string]any{"includeServerSideToolInvocations": true},
+				"tools": []any{map[string]any{"fileSearch": map[string]any{
+					"fileSearchStoreNames": []string{"fileSearchStores/testfilesearchgroundingstre-p2hcv3cs2i69"}}}},
+			}}, nil},
 		{"stream-unexpected-tool-call.request.json", &llm.Request{Messages: []llm.Message{
 			llm.SystemText("You are a calculator agent. You can calculate numbers.\n\nYou are an agent. Your internal name is \"calculator\". The description about you is \"calculator agent\\n Skills: add, subtract, multiply, divide\"."),
 			llm.UserText("2 + 2")}}, nil},

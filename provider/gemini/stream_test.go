@@ -176,6 +176,8 @@ func TestFinishReasons(t *testing.T) {
 		"STOP": llm.FinishStop, "MAX_TOKENS": llm.FinishLength, "SAFETY": llm.FinishContentFilter,
 		"RECITATION": llm.FinishContentFilter, "BLOCKLIST": llm.FinishContentFilter, "PROHIBITED_CONTENT": llm.FinishContentFilter,
 		"SPII": llm.FinishContentFilter, "IMAGE_SAFETY": llm.FinishContentFilter, "MALFORMED_FUNCTION_CALL": llm.FinishUnknown,
+		"MODEL_ARMOR": llm.FinishContentFilter, "IMAGE_PROHIBITED_CONTENT": llm.FinishContentFilter,
+		"IMAGE_RECITATION": llm.FinishContentFilter, "IMAGE_OTHER": llm.FinishUnknown, "NO_IMAGE": llm.FinishUnknown,
 		"OTHER": llm.FinishUnknown, "LANGUAGE": llm.FinishUnknown, "SOMETHING_NEW": llm.FinishUnknown,
 	} {
 		srv := serve(t, 200, "text/event-stream", sseOf(textChunk("x", reason)), 0, nil)

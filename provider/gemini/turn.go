@@ -39,6 +39,11 @@ type turn struct {
 	open     int       // index of the open text or thinking block
 	openKind blockKind // blockNone when no block is open
 	texts    []int     // the indexes of the answer's text blocks, in order
+	// pendingSig is the signature of an empty text part not yet yielded:
+	// its signature-only thinking block follows the open text block, which
+	// stays open until the next part or the end of the answer, so that the
+	// citations of the last chunk's grounding are yielded inside it.
+	pendingSig string
 
 	calls     int      // function calls so far (for generated ids)
 	ids       []string // their ids, to keep them unique
@@ -110,8 +115,15 @@ func (t *turn) feed(c *chunk, yield func(llm.Event, error) bool) (bool, error) {
 // thinking block before it; a signed thought closes its block; calls and
 // other parts are whole blocks of their own.
 func (t *turn) part(p *part, yield func(llm.Event, error) bool) (bool, error) {
+	if more, err := t.flushSig(yield); !more || err != nil {
+		return more, err
+	}
 	switch p.kind {
 	case partText:
+		if p.sig != "" && len(p.text) == 0 {
+			t.pendingSig = p.sig
+			return true, nil
+		}
 		if p.sig != "" {
 			if more, err := t.signatureBlock(p.sig, yield); !more || err != nil {
 				return more, err
@@ -209,6 +221,17 @@ func (t *turn) signatureBlock(sig string, yield func(llm.Event, error) bool) (bo
 	return t.stop(i, yield)
 }
 
+// flushSig yields the signature-only block of an empty signed text part
+// held back by part.
+func (t *turn) flushSig(yield func(llm.Event, error) bool) (bool, error) {
+	if t.pendingSig == "" {
+		return true, nil
+	}
+	sig := t.pendingSig
+	t.pendingSig = ""
+	return t.signatureBlock(sig, yield)
+}
+
 // call yields a function call as a whole tool-use block.
 func (t *turn) call(p *part, yield func(llm.Event, error) bool) (bool, error) {
 	if more, err := t.closeOpen(yield); !more || err != nil {
@@ -270,8 +293,9 @@ func (t *turn) whole(b llm.Block, yield func(llm.Event, error) bool) (bool, erro
 	return t.emit(llm.Event{Type: llm.EventBlockStop, Index: i, Block: b}, yield)
 }
 
-// complete yields the citations of the open text block, closes it, yields
-// the grounding metadata block, the usage and the final event.
+// complete yields the citations of the answer's text blocks, closes the
+// open block, yields a held-back signature block, the grounding metadata
+// block, the usage and the final event.
 func (t *turn) complete(yield func(llm.Event, error) bool) error {
 	if !t.started {
 		// An answer with no chunk at all (an empty body).
@@ -287,6 +311,9 @@ func (t *turn) complete(yield func(llm.Event, error) bool) error {
 		}
 	}
 	if more, err := t.closeOpen(yield); !more || err != nil {
+		return err
+	}
+	if more, err := t.flushSig(yield); !more || err != nil {
 		return err
 	}
 	if t.grounding != nil {
@@ -330,13 +357,29 @@ func finishReason(r string) llm.FinishReason {
 		return ""
 	case "MAX_TOKENS":
 		return llm.FinishLength
-	case "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII",
-		"IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION":
+	}
+	if blockedByPolicy(r) {
 		return llm.FinishContentFilter
 	}
 	// LANGUAGE, OTHER, MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL,
-	// TOO_MANY_TOOL_CALLS and reasons added later.
+	// TOO_MANY_TOOL_CALLS, NO_IMAGE, IMAGE_OTHER, MISSING_THOUGHT_SIGNATURE
+	// and reasons added later.
 	return llm.FinishUnknown
+}
+
+// blockedByPolicy reports whether a finishReason says a policy withheld
+// the answer: Gemini's safety, recitation, blocklist, prohibited-content
+// and SPII filters (and their image variants), Vertex AI's Model Armor
+// ("the model response was blocked by Model Armor"), and JAILBREAK, a
+// prompt block reason, should a candidate ever carry it.
+func blockedByPolicy(r string) bool {
+	switch r {
+	case "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII",
+		"MODEL_ARMOR", "JAILBREAK",
+		"IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION":
+		return true
+	}
+	return false
 }
 
 // malformed is the error for data that does not parse or breaks the

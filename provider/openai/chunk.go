@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/agcore/agcore/internal/jsonscan"
+	"github.com/agcore/agcore/provider/internal/adapter"
 )
 
 // A stream chunk is read by one of two parsers that fill the same chunk
@@ -98,7 +99,7 @@ func (p *fastParser) top(c *chunk) bool {
 	}
 	seen := 0
 	for first := true; ; first = false {
-		key, more, ok := p.key(first)
+		key, more, ok := p.Key(first)
 		if !ok {
 			return false
 		}
@@ -124,21 +125,21 @@ func (p *fastParser) top(c *chunk) bool {
 			}
 		case "usage":
 			bit = seenUsage
-			if !p.null() {
+			if !p.Null() {
 				return false // a usage object: encoding/json reads it
 			}
 		case "error":
 			bit = seenError
-			if !p.null() {
+			if !p.Null() {
 				return false
 			}
 		case "x_groq":
 			bit = seenXGroq
-			if !p.null() {
+			if !p.Null() {
 				return false
 			}
 		default:
-			if folds(key, "id", "model", "choices", "usage", "error", "x_groq") || !p.skip() {
+			if jsonscan.Folds(key, "id", "model", "choices", "usage", "error", "x_groq") || !p.skip() {
 				return false
 			}
 		}
@@ -150,14 +151,14 @@ func (p *fastParser) top(c *chunk) bool {
 }
 
 func (p *fastParser) choices(c *chunk) bool {
-	if p.null() {
+	if p.Null() {
 		return true
 	}
 	if !p.Consume('[') {
 		return false
 	}
 	for first := true; ; first = false {
-		more, ok := p.elem(first)
+		more, ok := p.Elem(first)
 		if !ok {
 			return false
 		}
@@ -176,7 +177,7 @@ func (p *fastParser) choice(ch *choice) bool {
 	}
 	seen := 0
 	for first := true; ; first = false {
-		key, more, ok := p.key(first)
+		key, more, ok := p.Key(first)
 		if !ok {
 			return false
 		}
@@ -187,12 +188,12 @@ func (p *fastParser) choice(ch *choice) bool {
 		switch string(key) {
 		case "index":
 			bit = 1
-			if ch.index, ok = p.intOrNull(); !ok {
+			if ch.index, ok = p.IntOrNull(); !ok {
 				return false
 			}
 		case "delta":
 			bit = 2
-			if !p.null() && !p.delta(ch) {
+			if !p.Null() && !p.delta(ch) {
 				return false
 			}
 		case "finish_reason":
@@ -201,7 +202,7 @@ func (p *fastParser) choice(ch *choice) bool {
 				return false
 			}
 		default:
-			if folds(key, "index", "delta", "finish_reason") || !p.skip() {
+			if jsonscan.Folds(key, "index", "delta", "finish_reason") || !p.skip() {
 				return false
 			}
 		}
@@ -218,7 +219,7 @@ func (p *fastParser) delta(ch *choice) bool {
 	}
 	seen := 0
 	for first := true; ; first = false {
-		key, more, ok := p.key(first)
+		key, more, ok := p.Key(first)
 		if !ok {
 			return false
 		}
@@ -248,9 +249,9 @@ func (p *fastParser) delta(ch *choice) bool {
 			if string(key) == "reasoning_details" {
 				bit = 64
 			}
-			ok = p.null() || p.emptyArray()
+			ok = p.Null() || p.EmptyArray()
 		default:
-			ok = !folds(key, "content", "reasoning_content", "reasoning", "refusal", "tool_calls", "annotations", "reasoning_details") && p.skip()
+			ok = !jsonscan.Folds(key, "content", "reasoning_content", "reasoning", "refusal", "tool_calls", "annotations", "reasoning_details") && p.skip()
 		}
 		if !ok || seen&bit != 0 {
 			return false
@@ -260,14 +261,14 @@ func (p *fastParser) delta(ch *choice) bool {
 }
 
 func (p *fastParser) toolCalls(ch *choice) bool {
-	if p.null() {
+	if p.Null() {
 		return true
 	}
 	if !p.Consume('[') {
 		return false
 	}
 	for first := true; ; first = false {
-		more, ok := p.elem(first)
+		more, ok := p.Elem(first)
 		if !ok {
 			return false
 		}
@@ -287,7 +288,7 @@ func (p *fastParser) toolCall(tc *toolDelta) bool {
 	}
 	seen := 0
 	for first := true; ; first = false {
-		key, more, ok := p.key(first)
+		key, more, ok := p.Key(first)
 		if !ok {
 			return false
 		}
@@ -298,18 +299,18 @@ func (p *fastParser) toolCall(tc *toolDelta) bool {
 		switch string(key) {
 		case "index":
 			bit = 1
-			tc.index, ok = p.intOrNull()
+			tc.index, ok = p.IntOrNull()
 		case "id":
 			bit = 2
 			tc.id, ok = p.strOrNull()
 		case "function":
 			bit = 4
-			ok = p.null() || p.function(tc)
+			ok = p.Null() || p.function(tc)
 		case "extra_content":
 			bit = 8
-			ok = p.null() // an object (Gemini's signature): encoding/json reads it
+			ok = p.Null() // an object (Gemini's signature): encoding/json reads it
 		default:
-			ok = !folds(key, "index", "id", "function", "extra_content") && p.skip()
+			ok = !jsonscan.Folds(key, "index", "id", "function", "extra_content") && p.skip()
 		}
 		if !ok || seen&bit != 0 {
 			return false
@@ -324,7 +325,7 @@ func (p *fastParser) function(tc *toolDelta) bool {
 	}
 	seen := 0
 	for first := true; ; first = false {
-		key, more, ok := p.key(first)
+		key, more, ok := p.Key(first)
 		if !ok {
 			return false
 		}
@@ -340,7 +341,7 @@ func (p *fastParser) function(tc *toolDelta) bool {
 			bit = 2
 			tc.args, ok = p.strOrNull()
 		default:
-			ok = !folds(key, "name", "arguments") && p.skip()
+			ok = !jsonscan.Folds(key, "name", "arguments") && p.skip()
 		}
 		if !ok || seen&bit != 0 {
 			return false
@@ -406,7 +407,7 @@ func parseChunkStd(data []byte, c *chunk) error {
 	}
 	c.usage = pickUsage(w.Usage, w.XGroq)
 	if raw := bytes.TrimSpace(w.Error); len(raw) > 0 && string(raw) != "null" {
-		we := parseErrorValue(raw)
+		we := adapter.ErrorValue(raw)
 		c.err = &we
 	}
 	return nil

@@ -186,7 +186,7 @@ func FuzzStream(f *testing.F) {
 		var evs []llm.Event
 		completed := false
 		for i := 0; ; i++ {
-			ev, err := s.next()
+			ev, err := s.Next()
 			if err != nil {
 				break
 			}

@@ -52,19 +52,6 @@ func (e *wireExtraContent) geminiSignature() string {
 	return e.Google.ThoughtSignature
 }
 
-// extraContentFor returns the extra_content to send with a tool call: its
-// signature when Gemini made it, else nil.
-func extraContentFor(tu llm.ToolUse) *wireExtraContent {
-	if tu.Signature == "" || tu.Provider != "gemini" {
-		return nil
-	}
-	e := &wireExtraContent{}
-	e.Google = &struct {
-		ThoughtSignature string `json:"thought_signature,omitempty"`
-	}{tu.Signature}
-	return e
-}
-
 // citations maps url_citation annotations of text to llm.Citations. Their
 // indexes count characters (code points) of the message's text; a Citation
 // counts bytes of it.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/provider/internal/adapter"
 )
 
 // fuzzKey stands for the API key in error-body fuzzing: the token KEY in a
@@ -38,7 +39,7 @@ func FuzzErrorBody(f *testing.F) {
 		code := 400 + abs(status)%200
 		err := m.client.StatusError(&http.Response{StatusCode: code, Header: http.Header{}}, body)
 		checkFuzzError(t, err)
-		if we, ok := parseError(body); ok {
+		if we, ok := adapter.ParseError(body); ok {
 			checkFuzzError(t, m.inBandError(we, 200))
 		}
 	})

@@ -2,18 +2,17 @@ package openai
 
 import (
 	"context"
+	"io"
 	"iter"
-	"mime"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/agcore/agcore/catalog"
 	"github.com/agcore/agcore/internal/httpx"
-	"github.com/agcore/agcore/internal/sse"
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/provider/internal/adapter"
 )
 
 // DefaultBaseURL is OpenAI's API base URL, used when neither an option nor
@@ -44,28 +43,17 @@ var _ llm.Model = (*Model)(nil)
 
 // config is what the options set.
 type config struct {
-	provider       string
-	apiKey         string
-	apiKeySet      bool
-	keyEnv         string
-	baseURL        string
-	baseEnv        string
-	defaultBase    string
-	defaultModel   string
-	keyRequired    bool // the default base URL needs a key
-	model          string
-	headers        http.Header
-	client         *http.Client
-	idle           time.Duration
-	maxEvent       int
-	maxBody        int64
+	o              adapter.Options
+	svc            adapter.Service // the preset's
+	keyRequired    bool            // the default base URL needs a key
 	maxTokensParam string
 	sendReasoning  bool
-	catalog        *catalog.Catalog
 }
 
 // Option configures a Model.
 type Option func(*config)
+
+func set(f func(*adapter.Options)) Option { return func(c *config) { f(&c.o) } }
 
 // New returns a Model for OpenAI, or for any OpenAI-compatible server when
 // an option or OPENAI_BASE_URL names another base URL. Options apply in
@@ -91,76 +79,25 @@ type Option func(*config)
 // every call.
 func New(opts ...Option) *Model {
 	cfg := config{
-		provider:     "openai",
-		keyEnv:       "OPENAI_API_KEY",
-		baseEnv:      "OPENAI_BASE_URL",
-		defaultBase:  DefaultBaseURL,
-		defaultModel: DefaultModel,
-		keyRequired:  true,
+		svc: adapter.Service{Provider: "openai", KeyEnv: []string{"OPENAI_API_KEY"}, BaseEnv: []string{"OPENAI_BASE_URL"},
+			BaseURL: DefaultBaseURL, Model: DefaultModel},
+		keyRequired: true,
 	}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
 		}
 	}
-	if !cfg.apiKeySet && cfg.keyEnv != "" {
-		cfg.apiKey = os.Getenv(cfg.keyEnv)
-	}
-	base := cfg.baseURL
-	if base == "" && cfg.baseEnv != "" {
-		base = os.Getenv(cfg.baseEnv)
-	}
-	if base == "" {
-		base = cfg.defaultBase
-	}
-	cfg.baseURL = base
-	if cfg.model == "" {
-		cfg.model = cfg.defaultModel
-	}
-	if cfg.client == nil {
-		cfg.client = http.DefaultClient
-	}
-	if cfg.idle <= 0 {
-		cfg.idle = DefaultIdleTimeout
-	}
-	if cfg.maxEvent <= 0 {
-		cfg.maxEvent = sse.DefaultMaxEventSize
-	}
-	if cfg.maxBody <= 0 {
-		cfg.maxBody = httpx.DefaultMaxBodySize
-	}
-	if cfg.catalog == nil {
-		cfg.catalog = catalog.Default()
-	}
-	example := cfg.defaultBase
+	example := cfg.svc.BaseURL
 	if example == "" {
 		example = DefaultBaseURL
 	}
+	vars := "an API key"
+	if len(cfg.svc.KeyEnv) > 0 {
+		vars = cfg.svc.KeyEnv[0]
+	}
 	m := &Model{cfg: cfg}
-	endpoint, err := httpx.Endpoint(cfg.provider, base, "/chat/completions", example)
-	switch {
-	case err != nil:
-		m.err = err
-	case cfg.apiKey == "" && cfg.keyRequired && httpx.SameHost(base, cfg.defaultBase):
-		vars := cfg.keyEnv
-		if vars == "" {
-			vars = "an API key"
-		}
-		m.err = httpx.MissingKey(cfg.provider, vars, "openai.WithAPIKey")
-	}
-	auth := ""
-	if cfg.apiKey != "" {
-		auth = "Bearer " + cfg.apiKey
-	}
-	m.client = httpx.Client{
-		Provider:    cfg.provider,
-		HTTP:        cfg.client,
-		Endpoint:    endpoint,
-		Idle:        cfg.idle,
-		Secret:      cfg.apiKey,
-		Header:      httpx.MergeHeader(nil, cfg.headers, "Authorization", auth),
-		DecodeError: decodeHTTPError,
-	}
+	m.client, m.err = m.cfg.o.Bearer(cfg.svc, "/chat/completions", example, cfg.keyRequired, vars, "openai.WithAPIKey", adapter.DecodeHTTPError)
 	return m
 }
 
@@ -168,19 +105,19 @@ func New(opts ...Option) *Model {
 // empty key sends no Authorization header (and stops the environment
 // variable from being read).
 func WithAPIKey(key string) Option {
-	return func(c *config) { c.apiKey, c.apiKeySet = key, true }
+	return set(func(o *adapter.Options) { o.SetAPIKey(key) })
 }
 
 // WithBaseURL sets the base URL, e.g. "http://localhost:11434/v1";
 // requests go to {base}/chat/completions.
 func WithBaseURL(base string) Option {
-	return func(c *config) { c.baseURL = base }
+	return set(func(o *adapter.Options) { o.BaseURL = base })
 }
 
 // WithModel sets the model used when a Request names none (by default the
 // preset's, [DefaultModel] for OpenAI); Info describes it.
 func WithModel(model string) Option {
-	return func(c *config) { c.model = model }
+	return set(func(o *adapter.Options) { o.Model = model })
 }
 
 // WithHeader adds a header to every request (OpenRouter's HTTP-Referer,
@@ -188,19 +125,14 @@ func WithModel(model string) Option {
 // times. Headers set here replace the adapter's own, except Authorization
 // when an API key is set.
 func WithHeader(key, value string) Option {
-	return func(c *config) {
-		if c.headers == nil {
-			c.headers = make(http.Header)
-		}
-		c.headers.Add(key, value)
-	}
+	return set(func(o *adapter.Options) { o.AddHeader(key, value) })
 }
 
 // WithHTTPClient sets the HTTP client (http.DefaultClient by default). Its
 // Timeout, if any, bounds whole streams, so leave it zero and rely on
 // contexts and the idle timeout instead.
 func WithHTTPClient(client *http.Client) Option {
-	return func(c *config) { c.client = client }
+	return set(func(o *adapter.Options) { o.HTTP = client })
 }
 
 // WithIdleTimeout sets how long a response may go without a byte
@@ -208,19 +140,19 @@ func WithHTTPClient(client *http.Client) Option {
 // llm.ErrIdleTimeout. For streams it also bounds the wait for the response
 // headers.
 func WithIdleTimeout(d time.Duration) Option {
-	return func(c *config) { c.idle = d }
+	return set(func(o *adapter.Options) { o.Idle = d })
 }
 
 // WithMaxEventSize bounds one server-sent event (8 MiB by default); a larger
 // one fails the stream with llm.ErrTooLarge.
 func WithMaxEventSize(n int) Option {
-	return func(c *config) { c.maxEvent = n }
+	return set(func(o *adapter.Options) { o.MaxEvent = n })
 }
 
 // WithMaxBodySize bounds a non-streamed response body (32 MiB by default);
 // a larger one fails with llm.ErrTooLarge.
 func WithMaxBodySize(n int64) Option {
-	return func(c *config) { c.maxBody = n }
+	return set(func(o *adapter.Options) { o.MaxBody = n })
 }
 
 // WithMaxTokensParam names the body field Request.MaxTokens is sent in:
@@ -247,7 +179,7 @@ func WithReasoningContent(on bool) Option {
 // windows and prices you know (what OpenRouter charges, the num_ctx an
 // Ollama server runs with) and give it here.
 func WithCatalog(c *catalog.Catalog) Option {
-	return func(cfg *config) { cfg.catalog = c }
+	return set(func(o *adapter.Options) { o.Catalog = c })
 }
 
 // Info describes the default model (WithModel): the catalog's entry for it
@@ -265,24 +197,16 @@ func WithCatalog(c *catalog.Catalog) Option {
 // but has no price (an unknown cost) unless the catalog has an entry for
 // that provider.
 func (m *Model) Info() llm.ModelInfo {
-	provider := m.servingProvider()
-	if m.cfg.model == "" {
-		return llm.ModelInfo{Provider: provider}
-	}
-	info, ok := m.cfg.catalog.LookupFor(provider, m.cfg.model)
-	if !ok {
-		info = llm.ModelInfo{Provider: provider, Name: m.cfg.model}
-	}
-	return info
+	return m.cfg.o.Info(m.servingProvider())
 }
 
 // servingProvider is the provider identity Info reports: the preset's, or
 // for the OpenAI preset "compatible" when the base URL is not OpenAI's.
 func (m *Model) servingProvider() string {
-	if m.cfg.provider != "openai" {
-		return m.cfg.provider
+	if m.cfg.svc.Provider != "openai" {
+		return m.cfg.svc.Provider
 	}
-	if u, err := url.Parse(m.cfg.baseURL); err == nil && strings.EqualFold(u.Hostname(), "api.openai.com") {
+	if u, err := url.Parse(m.cfg.o.BaseURL); err == nil && strings.EqualFold(u.Hostname(), "api.openai.com") {
 		return "openai"
 	}
 	return "compatible"
@@ -301,12 +225,7 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	data, err := httpx.ReadBody(m.cfg.provider, resp.Body, m.cfg.maxBody)
-	if err != nil {
-		return nil, m.client.TransportError(ctx, err)
-	}
-	return m.decodeResponse(data, resp.StatusCode)
+	return adapter.Answer(ctx, &m.client, resp, m.cfg.o.MaxBody, m.decodeResponse)
 }
 
 // Stream sends req with streaming on. Ranging over the result yields events
@@ -330,49 +249,9 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 			yield(llm.Event{}, err)
 			return
 		}
-		// Closing the body also cancels the request.
-		defer resp.Body.Close()
-		if !isEventStream(resp.Header.Get("Content-Type")) {
-			// A server that ignored "stream": true answers with one JSON
-			// document; replay it as a stream.
-			data, err := httpx.ReadBody(m.cfg.provider, resp.Body, m.cfg.maxBody)
-			if err != nil {
-				yield(llm.Event{}, m.client.TransportError(ctx, err))
-				return
-			}
-			r, err := m.decodeResponse(data, resp.StatusCode)
-			if err != nil {
-				yield(llm.Event{}, err)
-				return
-			}
-			for ev, err := range llm.StreamOf(r) {
-				if !yield(ev, err) {
-					return
-				}
-			}
-			return
-		}
-		s := newStreamReader(m, resp.Body)
-		for {
-			ev, err := s.next()
-			if err != nil {
-				if err != errStreamDone {
-					yield(llm.Event{}, m.client.TransportError(ctx, err))
-				}
-				return
-			}
-			if !yield(ev, nil) {
-				return
-			}
-		}
+		adapter.Pump(ctx, &m.client, resp, m.cfg.o.MaxBody, m.decodeResponse, m.open, yield)
 	}
 }
 
-func isEventStream(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		// No or a malformed Content-Type: assume the stream we asked for.
-		return true
-	}
-	return mt != "application/json"
-}
+// open returns the reader of a response's event stream.
+func (m *Model) open(r io.Reader) adapter.Events { return newStreamReader(m, r) }

@@ -63,8 +63,8 @@ func TestConfigurationSources(t *testing.T) {
 			m := New(tc.opts...)
 			var e *llm.Error
 			keyErr := tc.noKey != "" && errors.As(m.err, &e) && e.Kind == llm.KindAuth && strings.Contains(e.Message, tc.noKey)
-			if (m.err != nil && !keyErr) || (tc.noKey != "") != keyErr || m.client.Endpoint != tc.endpoint || m.cfg.apiKey != tc.key || m.Info().Provider != tc.provider {
-				t.Fatalf("got %s %q key %q err %v", m.Info().Provider, m.client.Endpoint, m.cfg.apiKey, m.err)
+			if (m.err != nil && !keyErr) || (tc.noKey != "") != keyErr || m.client.Endpoint != tc.endpoint || m.cfg.o.APIKey != tc.key || m.Info().Provider != tc.provider {
+				t.Fatalf("got %s %q key %q err %v", m.Info().Provider, m.client.Endpoint, m.cfg.o.APIKey, m.err)
 			}
 		})
 	}
@@ -178,7 +178,7 @@ func TestInfoComesFromTheCatalog(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			info := New(append(tc.opts, WithAPIKey(""))...).Info()
-			if info.Provider != tc.provider || info.Known() != tc.known || info.Name != New(tc.opts...).cfg.model || (info.Price != nil) != tc.priced {
+			if info.Provider != tc.provider || info.Known() != tc.known || info.Name != New(tc.opts...).cfg.o.Model || (info.Price != nil) != tc.priced {
 				t.Fatalf("info = %+v", info)
 			}
 		})

@@ -1,5 +1,7 @@
 package openai
 
+import "github.com/agcore/agcore/provider/internal/adapter"
+
 // A preset points New at one OpenAI-compatible service: its provider name
 // (in errors and Info), the environment variables its key and base URL are
 // read from, and its default base URL. Give a preset first; options after it
@@ -18,11 +20,13 @@ package openai
 // given with WithBaseURL or the base-URL variable goes without a key.
 func preset(provider, keyEnv, baseEnv, defaultBase, defaultModel string, keyRequired bool) Option {
 	return func(c *config) {
-		c.provider = provider
-		c.keyEnv = keyEnv
-		c.baseEnv = baseEnv
-		c.defaultBase = defaultBase
-		c.defaultModel = defaultModel
+		c.svc = adapter.Service{Provider: provider, BaseURL: defaultBase, Model: defaultModel}
+		if keyEnv != "" {
+			c.svc.KeyEnv = []string{keyEnv}
+		}
+		if baseEnv != "" {
+			c.svc.BaseEnv = []string{baseEnv}
+		}
 		c.keyRequired = keyRequired
 	}
 }

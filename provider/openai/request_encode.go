@@ -2,73 +2,68 @@ package openai
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agcore/agcore/internal/jsonw"
 	"github.com/agcore/agcore/llm"
 )
 
-// The request body's fast path: appendRequest writes the Chat Completions
-// body straight from the llm.Request into one buffer sized up front, with
-// none of the wire structs, joined-text copies and reflection of the
-// reference path (marshalRequest, encoding/json). It writes exactly the
-// bytes the reference writes: the same keys in the same order, the same
-// omissions, and strings escaped the way encoding/json escapes them with
-// SetEscapeHTML(false):
-//
-//   - `"` and `\` get a backslash; \b, \f, \n, \r and \t their short
-//     escapes; the other bytes below 0x20 \u00XX (lower-case hex);
-//   - invalid UTF-8 becomes \ufffd, one per byte that does not start a
-//     valid sequence;
-//   - U+2028 and U+2029 become \u2028 and \u2029;
-//   - everything else (<, >, &, DEL, valid multi-byte UTF-8) is copied.
+// The request body, described once: appendRequest writes the Chat
+// Completions body straight from the llm.Request into one buffer sized up
+// front, with no wire structs, joined-text copies or reflection. Its
+// reference is encoding/json writing wire structs (reference_test.go,
+// tests only): the encoder writes exactly the bytes the reference writes
+// (the same keys in the same order, the same omissions, strings escaped
+// by internal/jsonw as encoding/json escapes them with
+// SetEscapeHTML(false)) and returns exactly its errors, in its order: the
+// request's own mistakes (no model, an unknown role, tool choice or
+// response format, a block a message cannot hold, an image without data)
+// first, then the first value encoding/json cannot write (raw JSON that is
+// not valid, a NaN or infinite float). A new field is written here, and in
+// the reference for the tests.
 //
 // Raw JSON (tool parameters, a response schema, OpenRouter's
 // reasoning_details) is checked with json.Valid and written without its
 // insignificant white space, as encoding/json compacts a json.RawMessage;
-// floats are written as encoding/json writes a float64.
-//
-// The fast path gives up (ok false) wherever the reference reports an
-// error (no model, an unknown role, tool choice or response format, a
-// block a message cannot hold, an image without data, raw JSON that is not
-// valid, a NaN or infinite temperature): encodeRequest then runs the
-// reference, which returns its error, so the errors are the reference's by
-// construction. Request.Extra is merged after either path by
-// httpx.MergeExtra, which reads the body's bytes and so cannot tell the
-// paths apart. Everything else is written by the fast path.
-// TestFastEncoderMatchesJSON and FuzzRequestEncoder check that its bytes
-// equal the reference's.
+// floats are written as encoding/json writes a float64. Request.Extra is
+// merged afterwards by httpx.MergeExtra. TestFastEncoderMatchesJSON and
+// FuzzRequestEncoder check the bytes and errors against the reference.
 
-// appendRequest appends the body for req to dst, or returns ok false
-// where the reference path must run.
-func (m *Model) appendRequest(dst []byte, req *llm.Request, stream bool) (_ []byte, ok bool) {
+// appendRequest appends the body for req to dst, or returns the error
+// the reference returns for req.
+func (m *Model) appendRequest(dst []byte, req *llm.Request, stream bool) ([]byte, error) {
 	model := req.Model
 	if model == "" {
-		model = m.cfg.model
+		model = m.cfg.o.Model
 	}
 	if model == "" {
-		return dst, false
+		return dst, m.invalid("no model: set Request.Model or use openai.WithModel")
 	}
 	e := requestEncoder{m: m, buf: dst}
 	if m.cfg.sendReasoning {
 		e.toolSpan = toolCallSpans(req.Messages)
 	}
 	e.buf = append(e.buf, `{"model":`...)
-	e.buf = appendString(e.buf, model)
+	e.buf = jsonw.AppendString(e.buf, model)
 	e.buf = append(e.buf, `,"messages":[`...)
 	for i := range req.Messages {
-		if !e.message(i, &req.Messages[i]) {
-			return dst, false
+		if err := e.message(i, &req.Messages[i]); err != nil {
+			return dst, err
 		}
 	}
 	e.buf = append(e.buf, ']')
-	if !e.rest(req, model, stream) {
-		return dst, false
+	if err := e.rest(req, model, stream); err != nil {
+		return dst, err
 	}
-	return append(e.buf, '}'), true
+	if e.late != nil {
+		return dst, e.late
+	}
+	return append(e.buf, '}'), nil
 }
 
 // requestEncoder holds the state of one appendRequest.
@@ -78,6 +73,31 @@ type requestEncoder struct {
 	toolSpan []bool // see toolCallSpans; nil unless the model takes reasoning back
 	n        int    // messages written so far
 	serving  string // m.servingProvider(), once asked
+	// late is the first value encoding/json could not write (raw JSON that
+	// is not valid, a NaN): the reference reports it only once every other
+	// error is ruled out, so the encoder goes on and returns it last.
+	late error
+}
+
+// unwritable records, as the reference reports it, that v cannot be
+// written.
+func (e *requestEncoder) unwritable(v any) {
+	if e.late != nil {
+		return
+	}
+	if _, err := json.Marshal(v); err != nil {
+		e.late = e.m.invalid("encoding the request: " + err.Error())
+	}
+}
+
+// notText is the error for blocks, where, that hold more than text.
+func (m *Model) notText(blocks []llm.Block, where string) error {
+	for _, b := range blocks {
+		if _, ok := b.(llm.Text); !ok {
+			return m.invalid(fmt.Sprintf("%s can hold only text in Chat Completions, not a %s block", where, b.BlockType()))
+		}
+	}
+	return nil
 }
 
 // open starts a message object, after a comma unless it is the first.
@@ -91,12 +111,14 @@ func (e *requestEncoder) open(role string) {
 	e.buf = append(e.buf, '"')
 }
 
-// message writes the messages msg maps to (see encodeMessages).
-func (e *requestEncoder) message(i int, msg *llm.Message) bool {
+// message writes the messages msg maps to: a system message; a user
+// message's tool results as tool messages, then its other blocks; an
+// assistant message; a tool message.
+func (e *requestEncoder) message(i int, msg *llm.Message) error {
 	switch msg.Role {
 	case llm.RoleSystem:
 		if !onlyText(msg.Content) {
-			return false
+			return e.m.notText(msg.Content, "a system message")
 		}
 		e.open("system")
 		e.buf = append(e.buf, `,"content":`...)
@@ -110,12 +132,12 @@ func (e *requestEncoder) message(i int, msg *llm.Message) bool {
 				rest++
 				continue
 			}
-			if !e.toolMessage(tr.ToolUseID, tr.Content, tr.IsError) {
-				return false
+			if err := e.toolMessage(tr.ToolUseID, tr.Content, tr.IsError); err != nil {
+				return err
 			}
 		}
 		if rest == 0 && len(msg.Content) > 0 {
-			return true
+			return nil
 		}
 		return e.userMessage(msg.Content)
 	case llm.RoleAssistant:
@@ -123,15 +145,18 @@ func (e *requestEncoder) message(i int, msg *llm.Message) bool {
 	case llm.RoleTool:
 		return e.toolMessage(msg.ToolCallID, msg.Content, msg.IsError)
 	default:
-		return false
+		return e.m.invalid(fmt.Sprintf("message %d has unknown role %q", i, msg.Role))
 	}
-	return true
+	return nil
 }
 
-// toolMessage writes a tool message (see toolResultText).
-func (e *requestEncoder) toolMessage(id string, content []llm.Block, isError bool) bool {
+// toolMessage writes a tool message. Chat Completions has no error flag
+// on tool messages, so an error result's text is prefixed with "Error: "
+// unless it already starts with "error" (any case): the model reads that
+// it failed.
+func (e *requestEncoder) toolMessage(id string, content []llm.Block, isError bool) error {
 	if !onlyText(content) {
-		return false
+		return e.m.notText(content, "a tool result")
 	}
 	e.open("tool")
 	e.buf = append(e.buf, `,"content":`...)
@@ -144,15 +169,15 @@ func (e *requestEncoder) toolMessage(id string, content []llm.Block, isError boo
 	}
 	if id != "" {
 		e.buf = append(e.buf, `,"tool_call_id":`...)
-		e.buf = appendString(e.buf, id)
+		e.buf = jsonw.AppendString(e.buf, id)
 	}
 	e.buf = append(e.buf, '}')
-	return true
+	return nil
 }
 
-// userMessage writes a user message's blocks other than tool results (see
-// userContent).
-func (e *requestEncoder) userMessage(blocks []llm.Block) bool {
+// userMessage writes a user message's blocks other than tool results: a
+// plain string when they are only text, else an array of parts.
+func (e *requestEncoder) userMessage(blocks []llm.Block) error {
 	text := true
 	for _, b := range blocks {
 		switch b.(type) {
@@ -166,7 +191,7 @@ func (e *requestEncoder) userMessage(blocks []llm.Block) bool {
 	if text {
 		e.buf = appendJoinedText(e.buf, blocks, false)
 		e.buf = append(e.buf, '}')
-		return true
+		return nil
 	}
 	e.buf = append(e.buf, '[')
 	first := true
@@ -183,7 +208,7 @@ func (e *requestEncoder) userMessage(blocks []llm.Block) bool {
 				e.buf = append(e.buf, ',')
 			}
 			e.buf = append(e.buf, `{"type":"text","text":`...)
-			e.buf = appendString(e.buf, b.Text)
+			e.buf = jsonw.AppendString(e.buf, b.Text)
 			e.buf = append(e.buf, '}')
 			first = false
 			continue
@@ -191,7 +216,7 @@ func (e *requestEncoder) userMessage(blocks []llm.Block) bool {
 			var ok bool
 			var err error
 			if p, ok, err = e.m.part(b); err != nil {
-				return false
+				return err
 			} else if !ok {
 				continue
 			}
@@ -203,31 +228,31 @@ func (e *requestEncoder) userMessage(blocks []llm.Block) bool {
 		first = false
 	}
 	e.buf = append(e.buf, "]}"...)
-	return true
+	return nil
 }
 
 // appendPart writes a content part as encoding/json writes a wirePart.
 func appendPart(dst []byte, p *wirePart) []byte {
 	dst = append(dst, `{"type":`...)
-	dst = appendString(dst, p.Type)
+	dst = jsonw.AppendString(dst, p.Type)
 	if p.Text != nil {
 		dst = append(dst, `,"text":`...)
-		dst = appendString(dst, *p.Text)
+		dst = jsonw.AppendString(dst, *p.Text)
 	}
 	if u := p.ImageURL; u != nil {
 		dst = append(dst, `,"image_url":{"url":`...)
-		dst = appendString(dst, u.URL)
+		dst = jsonw.AppendString(dst, u.URL)
 		if u.Detail != "" {
 			dst = append(dst, `,"detail":`...)
-			dst = appendString(dst, u.Detail)
+			dst = jsonw.AppendString(dst, u.Detail)
 		}
 		dst = append(dst, '}')
 	}
 	if a := p.InputAudio; a != nil {
 		dst = append(dst, `,"input_audio":{"data":`...)
-		dst = appendString(dst, a.Data)
+		dst = jsonw.AppendString(dst, a.Data)
 		dst = append(dst, `,"format":`...)
-		dst = appendString(dst, a.Format)
+		dst = jsonw.AppendString(dst, a.Format)
 		dst = append(dst, '}')
 	}
 	if f := p.File; f != nil {
@@ -243,7 +268,7 @@ func appendPart(dst []byte, p *wirePart) []byte {
 			dst = append(dst, '"')
 			dst = append(dst, kv.k...)
 			dst = append(dst, `":`...)
-			dst = appendString(dst, kv.v)
+			dst = jsonw.AppendString(dst, kv.v)
 			sep = true
 		}
 		dst = append(dst, '}')
@@ -251,8 +276,13 @@ func appendPart(dst []byte, p *wirePart) []byte {
 	return append(dst, '}')
 }
 
-// assistantMessage writes an assistant message (see Model.assistantMessage).
-func (e *requestEncoder) assistantMessage(blocks []llm.Block, withReasoning bool) bool {
+// assistantMessage writes an assistant message: its text blocks joined as
+// the content, its tool calls (with a Gemini signature as extra_content),
+// (when withReasoning) its thinking text as reasoning_content, and
+// OpenRouter's reasoning back to servers other than OpenAI's own (which
+// would refuse the field). Thinking otherwise, redacted thinking and other
+// extension blocks are not sent: Chat Completions has no place for them.
+func (e *requestEncoder) assistantMessage(blocks []llm.Block, withReasoning bool) error {
 	var hasText bool
 	var calls int
 	var details json.RawMessage
@@ -268,7 +298,7 @@ func (e *requestEncoder) assistantMessage(blocks []llm.Block, withReasoning bool
 			}
 		case llm.Thinking, llm.RedactedThinking:
 		default:
-			return false
+			return e.m.invalid(fmt.Sprintf("an assistant message cannot hold a %s block in Chat Completions", b.BlockType()))
 		}
 	}
 	e.open("assistant")
@@ -293,19 +323,19 @@ func (e *requestEncoder) assistantMessage(blocks []llm.Block, withReasoning bool
 			}
 			first = false
 			e.buf = append(e.buf, `{"id":`...)
-			e.buf = appendString(e.buf, tu.ID)
+			e.buf = jsonw.AppendString(e.buf, tu.ID)
 			e.buf = append(e.buf, `,"type":"function","function":{"name":`...)
-			e.buf = appendString(e.buf, tu.Name)
+			e.buf = jsonw.AppendString(e.buf, tu.Name)
 			e.buf = append(e.buf, `,"arguments":`...)
 			if text, bad := tu.Malformed(); bad {
-				e.buf = appendString(e.buf, text)
+				e.buf = jsonw.AppendString(e.buf, text)
 			} else {
-				e.buf = appendString(e.buf, []byte(tu.InputOrEmpty()))
+				e.buf = jsonw.AppendString(e.buf, []byte(tu.InputOrEmpty()))
 			}
 			e.buf = append(e.buf, '}')
-			if tu.Signature != "" && tu.Provider == "gemini" { // see extraContentFor
+			if tu.Signature != "" && tu.Provider == "gemini" { // Gemini's thought signature
 				e.buf = append(e.buf, `,"extra_content":{"google":{"thought_signature":`...)
-				e.buf = appendString(e.buf, tu.Signature)
+				e.buf = jsonw.AppendString(e.buf, tu.Signature)
 				e.buf = append(e.buf, "}}"...)
 			}
 			e.buf = append(e.buf, '}')
@@ -317,7 +347,7 @@ func (e *requestEncoder) assistantMessage(blocks []llm.Block, withReasoning bool
 		e.buf = appendCompactValid(e.buf, details)
 	}
 	e.buf = append(e.buf, '}')
-	return true
+	return nil
 }
 
 func (e *requestEncoder) servingProvider() string {
@@ -327,8 +357,8 @@ func (e *requestEncoder) servingProvider() string {
 	return e.serving
 }
 
-// rest writes the fields after the messages, as marshalRequest sets them.
-func (e *requestEncoder) rest(req *llm.Request, model string, stream bool) bool {
+// rest writes the fields after the messages.
+func (e *requestEncoder) rest(req *llm.Request, model string, stream bool) error {
 	if len(req.Tools) > 0 {
 		e.buf = append(e.buf, `,"tools":[`...)
 		for i, t := range req.Tools {
@@ -336,17 +366,18 @@ func (e *requestEncoder) rest(req *llm.Request, model string, stream bool) bool 
 				e.buf = append(e.buf, ',')
 			}
 			e.buf = append(e.buf, `{"type":"function","function":{"name":`...)
-			e.buf = appendString(e.buf, t.Name)
+			e.buf = jsonw.AppendString(e.buf, t.Name)
 			if t.Description != "" {
 				e.buf = append(e.buf, `,"description":`...)
-				e.buf = appendString(e.buf, t.Description)
+				e.buf = jsonw.AppendString(e.buf, t.Description)
 			}
 			e.buf = append(e.buf, `,"parameters":`...)
 			params := t.ParametersOrEmpty()
-			if !json.Valid(params) {
-				return false
+			if json.Valid(params) {
+				e.buf = appendCompactValid(e.buf, params)
+			} else {
+				e.unwritable(params)
 			}
-			e.buf = appendCompactValid(e.buf, params)
 			e.buf = append(e.buf, "}}"...)
 		}
 		e.buf = append(e.buf, ']')
@@ -355,16 +386,16 @@ func (e *requestEncoder) rest(req *llm.Request, model string, stream bool) bool 
 	case llm.ToolChoiceAuto:
 	case llm.ToolChoiceNone, llm.ToolChoiceRequired:
 		e.buf = append(e.buf, `,"tool_choice":`...)
-		e.buf = appendString(e.buf, string(req.ToolChoice.Mode))
+		e.buf = jsonw.AppendString(e.buf, string(req.ToolChoice.Mode))
 	case llm.ToolChoiceTool:
 		if req.ToolChoice.Name == "" {
-			return false
+			return e.m.invalid("tool choice names no tool")
 		}
 		e.buf = append(e.buf, `,"tool_choice":{"type":"function","function":{"name":`...)
-		e.buf = appendString(e.buf, req.ToolChoice.Name)
+		e.buf = jsonw.AppendString(e.buf, req.ToolChoice.Name)
 		e.buf = append(e.buf, "}}"...)
 	default:
-		return false
+		return e.m.invalid(fmt.Sprintf("unknown tool choice mode %q", req.ToolChoice.Mode))
 	}
 	if req.MaxTokens > 0 {
 		if e.m.maxTokensParam(model) == "max_completion_tokens" {
@@ -378,13 +409,13 @@ func (e *requestEncoder) rest(req *llm.Request, model string, stream bool) bool 
 	if req.Temperature != nil {
 		e.buf = append(e.buf, `,"temperature":`...)
 		if e.buf, ok = appendFloat(e.buf, *req.Temperature); !ok {
-			return false
+			e.unwritable(*req.Temperature)
 		}
 	}
 	if req.TopP != nil {
 		e.buf = append(e.buf, `,"top_p":`...)
 		if e.buf, ok = appendFloat(e.buf, *req.TopP); !ok {
-			return false
+			e.unwritable(*req.TopP)
 		}
 	}
 	if len(req.StopSequences) > 0 {
@@ -393,7 +424,7 @@ func (e *requestEncoder) rest(req *llm.Request, model string, stream bool) bool 
 			if i > 0 {
 				e.buf = append(e.buf, ',')
 			}
-			e.buf = appendString(e.buf, s)
+			e.buf = jsonw.AppendString(e.buf, s)
 		}
 		e.buf = append(e.buf, ']')
 	}
@@ -401,7 +432,7 @@ func (e *requestEncoder) rest(req *llm.Request, model string, stream bool) bool 
 		switch rf.Type {
 		case "text", "json_object":
 			e.buf = append(e.buf, `,"response_format":{"type":`...)
-			e.buf = appendString(e.buf, rf.Type)
+			e.buf = jsonw.AppendString(e.buf, rf.Type)
 			e.buf = append(e.buf, '}')
 		case "json_schema":
 			name := rf.Name
@@ -409,33 +440,34 @@ func (e *requestEncoder) rest(req *llm.Request, model string, stream bool) bool 
 				name = "response"
 			}
 			e.buf = append(e.buf, `,"response_format":{"type":"json_schema","json_schema":{"name":`...)
-			e.buf = appendString(e.buf, name)
+			e.buf = jsonw.AppendString(e.buf, name)
 			if len(rf.Schema) > 0 {
-				if !json.Valid(rf.Schema) {
-					return false
-				}
 				e.buf = append(e.buf, `,"schema":`...)
-				e.buf = appendCompactValid(e.buf, rf.Schema)
+				if json.Valid(rf.Schema) {
+					e.buf = appendCompactValid(e.buf, rf.Schema)
+				} else {
+					e.unwritable(rf.Schema)
+				}
 			}
 			if rf.Strict {
 				e.buf = append(e.buf, `,"strict":true`...)
 			}
 			e.buf = append(e.buf, "}}"...)
 		default:
-			return false
+			return e.m.invalid(fmt.Sprintf("unknown response format %q (want text, json_object or json_schema)", rf.Type))
 		}
 	}
 	if req.Reasoning != nil && req.Reasoning.Effort != "" {
 		e.buf = append(e.buf, `,"reasoning_effort":`...)
-		e.buf = appendString(e.buf, req.Reasoning.Effort)
+		e.buf = jsonw.AppendString(e.buf, req.Reasoning.Effort)
 	}
 	if stream {
 		e.buf = append(e.buf, `,"stream":true,"stream_options":{"include_usage":true}`...)
 	}
-	return true
+	return nil
 }
 
-// onlyText reports whether every block is text (see textOnly).
+// onlyText reports whether every block is text.
 func onlyText(blocks []llm.Block) bool {
 	for _, b := range blocks {
 		if _, ok := b.(llm.Text); !ok {
@@ -497,7 +529,7 @@ func appendJoinedTextBody(dst []byte, blocks []llm.Block, thinking bool, prefix 
 		if n > 0 && !utf8.RuneStart(s[0]) {
 			return appendJoinedSlow(dst[:mark], blocks, thinking)
 		}
-		dst = appendEscaped(dst, s)
+		dst = jsonw.AppendEscaped(dst, s)
 		n += len(s)
 	}
 	return append(dst, '"')
@@ -512,7 +544,7 @@ func appendJoinedSlow(dst []byte, blocks []llm.Block, thinking bool) []byte {
 			sb.WriteString(s)
 		}
 	}
-	dst = appendEscaped(dst, sb.String())
+	dst = jsonw.AppendEscaped(dst, sb.String())
 	return append(dst, '"')
 }
 
@@ -576,108 +608,6 @@ func appendCompactValid(dst []byte, raw []byte) []byte {
 	}
 	return append(dst, raw[start:]...)
 }
-
-// appendString writes s as a JSON string (see appendEscaped).
-func appendString[S string | []byte](dst []byte, s S) []byte {
-	dst = append(dst, '"')
-	dst = appendEscaped(dst, s)
-	return append(dst, '"')
-}
-
-// Broadcast constants of the word-at-a-time scan.
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-// plain8 reports whether none of the eight bytes of x needs a look:
-// all are at least 0x20 and below 0x80, and none is '"' or '\'. A byte at
-// or above 0x80 has its high bit set in x. When no byte has, subtracting
-// c from every byte (x - c*ones) sets the high bit of a byte below c (and
-// maybe, through the borrow, of the bytes above it, which only ever adds
-// to a true answer), so with c = 0x20 it finds the control bytes, and
-// applied to x^'"' and x^'\' with c = 1 it finds the bytes equal to '"'
-// and '\'. The answer for the word is exact; the per-byte bits need not be.
-func plain8(x uint64) bool {
-	q := x ^ (ones * '"')
-	bs := x ^ (ones * '\\')
-	return (x|(x-ones*0x20)|(q-ones)|(bs-ones))&highs == 0
-}
-
-// appendEscaped writes the body of s as a JSON string, escaped as
-// encoding/json escapes it with SetEscapeHTML(false) (see the top of the
-// file). Runs of bytes that need nothing are skipped eight at a time and
-// copied whole; a word that needs a look is gone through byte by byte.
-func appendEscaped[S string | []byte](dst []byte, s S) []byte {
-	start := 0
-	for i := 0; i < len(s); {
-		t := s[i:]
-		for ; len(t) >= 16; t = t[16:] {
-			x := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
-				uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
-			y := uint64(t[8]) | uint64(t[9])<<8 | uint64(t[10])<<16 | uint64(t[11])<<24 |
-				uint64(t[12])<<32 | uint64(t[13])<<40 | uint64(t[14])<<48 | uint64(t[15])<<56
-			if !plain8(x) || !plain8(y) {
-				break
-			}
-		}
-		for ; len(t) >= 8; t = t[8:] {
-			x := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
-				uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
-			if !plain8(x) {
-				break
-			}
-		}
-		i = len(s) - len(t)
-		for end := min(i+8, len(s)); i < end; {
-			c := s[i]
-			if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-				i++
-				continue
-			}
-			if c < utf8.RuneSelf {
-				dst = append(dst, s[start:i]...)
-				switch c {
-				case '"', '\\':
-					dst = append(dst, '\\', c)
-				case '\b':
-					dst = append(dst, '\\', 'b')
-				case '\f':
-					dst = append(dst, '\\', 'f')
-				case '\n':
-					dst = append(dst, '\\', 'n')
-				case '\r':
-					dst = append(dst, '\\', 'r')
-				case '\t':
-					dst = append(dst, '\\', 't')
-				default:
-					dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-				}
-				i++
-				start = i
-				continue
-			}
-			// Only a few bytes are converted, which stays on the stack.
-			r, size := utf8.DecodeRuneInString(string(s[i : i+min(len(s)-i, utf8.UTFMax)]))
-			switch {
-			case r == utf8.RuneError && size == 1:
-				dst = append(dst, s[start:i]...)
-				dst = append(dst, `\ufffd`...)
-			case r == '\u2028' || r == '\u2029':
-				dst = append(dst, s[start:i]...)
-				dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			default:
-				i += size
-				continue
-			}
-			i += size
-			start = i
-		}
-	}
-	return append(dst, s[start:]...)
-}
-
-const hexDigits = "0123456789abcdef"
 
 // estimateRequestSize returns about the length of the body for req: the
 // lengths of what it holds, with room for the keys, the punctuation and

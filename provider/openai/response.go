@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/provider/internal/adapter"
 )
 
 // wireResponse is a non-streamed chat.completion.
@@ -136,7 +137,7 @@ func (m *Model) decodeResponse(data []byte, status int) (*llm.Response, error) {
 		return nil, m.malformed("the response is not a chat completion: " + err.Error())
 	}
 	if raw := bytes.TrimSpace(w.Error); len(raw) > 0 && string(raw) != "null" {
-		we, _ := parseError(data)
+		we, _ := adapter.ParseError(data)
 		return nil, m.inBandError(we, status)
 	}
 	var a llm.Assembler
@@ -261,5 +262,5 @@ func argumentsText(raw json.RawMessage) string {
 }
 
 func (m *Model) malformed(msg string) *llm.Error {
-	return &llm.Error{Kind: llm.KindMalformed, Provider: m.cfg.provider, Message: msg}
+	return &llm.Error{Kind: llm.KindMalformed, Provider: m.cfg.svc.Provider, Message: msg}
 }

@@ -3,17 +3,17 @@ package openai
 import (
 	"bytes"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/agcore/agcore/internal/httpx"
 	"github.com/agcore/agcore/internal/sse"
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/provider/internal/adapter"
 )
 
 // errStreamDone ends the event sequence after EventComplete.
-var errStreamDone = errors.New("openai: stream done")
+var errStreamDone = adapter.ErrStreamDone
 
 // blockKind is the kind of the open content block.
 type blockKind uint8
@@ -72,16 +72,16 @@ type streamReader struct {
 func newStreamReader(m *Model, r io.Reader) *streamReader {
 	return &streamReader{
 		m:        m,
-		dec:      sse.NewDecoder(r, sse.Options{MaxEventSize: m.cfg.maxEvent}),
+		dec:      sse.NewDecoder(r, sse.Options{MaxEventSize: m.cfg.o.MaxEvent}),
 		open:     -1,
 		lastText: -1,
 	}
 }
 
-// next returns the next event; errStreamDone after EventComplete. Other
+// Next returns the next event; errStreamDone after EventComplete. Other
 // errors are either *llm.Error (in-band errors, malformed chunks) or the
 // reader's own (left for the caller to classify).
-func (s *streamReader) next() (llm.Event, error) {
+func (s *streamReader) Next() (llm.Event, error) {
 	for s.head >= len(s.queue) {
 		if s.done {
 			return llm.Event{}, errStreamDone
@@ -114,7 +114,7 @@ func (s *streamReader) pull() error {
 	switch ev.Type {
 	case "message":
 	case "error":
-		we, ok := parseError(data)
+		we, ok := adapter.ParseError(data)
 		if !ok {
 			we = wireError{Message: httpx.Snippet(data)}
 		}

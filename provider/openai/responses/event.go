@@ -3,7 +3,6 @@ package responses
 import (
 	"bytes"
 	"encoding/json"
-	"unicode/utf8"
 
 	"github.com/agcore/agcore/internal/jsonscan"
 )
@@ -74,7 +73,7 @@ func parseEventFast(data []byte, e *event) bool {
 	}
 	seen := 0
 	for first := true; ; first = false {
-		key, more, ok := p.key(first)
+		key, more, ok := p.Key(first)
 		if !ok {
 			return false
 		}
@@ -100,13 +99,13 @@ func parseEventFast(data []byte, e *event) bool {
 			e.refusal, ok = p.strOrNull()
 		case "output_index":
 			bit = keyOutputIndex
-			e.outputIndex, ok = p.intOrNull()
+			e.outputIndex, ok = p.IntOrNull()
 		case "content_index":
 			bit = keyContentIndex
-			e.contentIndex, ok = p.intOrNull()
+			e.contentIndex, ok = p.IntOrNull()
 		case "summary_index":
 			bit = keySummaryIndex
-			e.summaryIndex, ok = p.intOrNull()
+			e.summaryIndex, ok = p.IntOrNull()
 		case "item":
 			bit = keyItem
 			e.item, ok = p.rawObject()
@@ -120,7 +119,7 @@ func parseEventFast(data []byte, e *event) bool {
 			bit = keyAnnotation
 			e.annotation, ok = p.rawObject()
 		default:
-			ok = !folds(key, eventKeys...) && p.SkipValue()
+			ok = !jsonscan.Folds(key, eventKeys...) && p.SkipValue()
 		}
 		if !ok || seen&bit != 0 {
 			return false
@@ -129,62 +128,18 @@ func parseEventFast(data []byte, e *event) bool {
 	}
 }
 
-// key reads the next key of an object and its colon; more is false at the
-// closing brace. Keys with escapes are refused.
-func (p *fastParser) key(first bool) (key []byte, more, ok bool) {
-	c := p.Next()
-	if c == '}' {
-		return nil, false, true
-	}
-	if !first {
-		if c != ',' {
-			return nil, false, false
-		}
-		c = p.Next()
-	}
-	if c != '"' {
-		return nil, false, false
-	}
-	raw, f, ok := p.RawString()
-	if !ok || f&jsonscan.Escaped != 0 || p.Next() != ':' {
-		return nil, false, false
-	}
-	p.SkipSpace()
-	return raw, true, true
-}
-
-// null consumes a null literal if one is next.
-func (p *fastParser) null() bool {
-	return p.SkipSpace() == 'n' && p.Literal("null")
-}
-
 // strOrNull reads a string, refusing invalid UTF-8 (encoding/json would
 // replace the bad bytes), or null.
 func (p *fastParser) strOrNull() (jstr, bool) {
-	switch p.SkipSpace() {
-	case 'n':
-		return jstr{}, p.Literal("null")
-	case '"':
-		p.Pos++
-		raw, f, ok := p.ValidString()
-		return jstr{raw: raw, esc: f&jsonscan.Escaped != 0}, ok
-	}
-	return jstr{}, false
-}
-
-// intOrNull reads a plain integer or null.
-func (p *fastParser) intOrNull() (int, bool) {
-	if p.null() {
-		return 0, true
-	}
-	return p.Int()
+	raw, esc, ok := p.StringOrNull()
+	return jstr{raw: raw, esc: esc}, ok
 }
 
 // rawObject returns the bytes of an object value (nil for null). Anything
 // else is refused: encoding/json would decode it into the wire structs
 // and fail, which is its parser's error to give.
 func (p *fastParser) rawObject() ([]byte, bool) {
-	if p.null() {
+	if p.Null() {
 		return nil, true
 	}
 	if p.SkipSpace() != '{' {
@@ -195,24 +150,6 @@ func (p *fastParser) rawObject() ([]byte, bool) {
 		return nil, false
 	}
 	return p.Data[start:p.Pos], true
-}
-
-// folds reports whether key could name one of the known keys in
-// encoding/json's case-insensitive matching: it equals one of them ignoring
-// ASCII case, or it is not plain ASCII. Either way the fast parser steps
-// aside.
-func folds(key []byte, known ...string) bool {
-	for _, c := range key {
-		if c >= utf8.RuneSelf {
-			return true
-		}
-	}
-	for _, k := range known {
-		if len(k) == len(key) && bytes.EqualFold(key, []byte(k)) {
-			return true
-		}
-	}
-	return false
 }
 
 // ---- the encoding/json path ----
@@ -300,7 +237,7 @@ func scanResponse(data []byte, r *wireResponse) bool {
 	}
 	seen := 0
 	for first := true; ; first = false {
-		key, more, ok := p.key(first)
+		key, more, ok := p.Key(first)
 		if !ok {
 			return false
 		}
@@ -348,7 +285,7 @@ func scanResponse(data []byte, r *wireResponse) bool {
 				r.Error = bytes.TrimSpace(p.Data[start:p.Pos])
 			}
 		default:
-			ok = !folds(key, responseKeys...) && p.SkipValue()
+			ok = !jsonscan.Folds(key, responseKeys...) && p.SkipValue()
 		}
 		if !ok || seen&bit != 0 {
 			return false
@@ -360,7 +297,7 @@ func scanResponse(data []byte, r *wireResponse) bool {
 // outputItems reads an array of objects (or null) into r.Output, each item
 // a slice of the data.
 func (p *fastParser) outputItems(r *wireResponse) bool {
-	if p.null() {
+	if p.Null() {
 		return true
 	}
 	if !p.Consume('[') {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/provider/internal/adapter"
 )
 
 // normEvent is an event with its strings decoded, for comparing parsers.
@@ -134,7 +135,7 @@ func agreeResponse(t testing.TB, data []byte) (fastOK bool) {
 	if stdErr != nil {
 		t.Fatalf("the response scanner accepted what encoding/json rejects (%v): %q", stdErr, data)
 	}
-	if isNull(std.Error) && isNull(fast.Error) {
+	if adapter.IsNull(std.Error) && adapter.IsNull(fast.Error) {
 		std.Error, fast.Error = nil, nil
 	}
 	if a, b := jsonOf(fast), jsonOf(std); a != b || string(bytes.TrimSpace(fast.Error)) != string(bytes.TrimSpace(std.Error)) {
@@ -217,7 +218,7 @@ func FuzzStream(f *testing.F) {
 		var evs []llm.Event
 		completed := false
 		for i := 0; ; i++ {
-			ev, err := s.next()
+			ev, err := s.Next()
 			if err != nil {
 				if err != errStreamDone && llm.KindOf(m.client.TransportError(bg, err)) == llm.KindUnknown {
 					t.Fatalf("untyped error %v", err)
@@ -313,7 +314,7 @@ func FuzzErrorBody(f *testing.F) {
 		body = bytes.ReplaceAll(body, []byte("KEY"), []byte(fuzzKey))
 		code := 400 + abs(status)%200
 		checkFuzzError(t, m.client.StatusError(&http.Response{StatusCode: code, Header: http.Header{}}, body))
-		if we, ok := parseError(body); ok {
+		if we, ok := adapter.ParseError(body); ok {
 			checkFuzzError(t, m.inBandError(we, 200))
 		}
 		s := &streamReader{m: m, open: -1}

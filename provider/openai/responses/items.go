@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/provider/internal/adapter"
 )
 
 // The per-item half of streamReader: how each event about an output item,
@@ -407,9 +408,9 @@ func (m *Model) decodeResponse(data []byte, status int) (*llm.Response, error) {
 	if err := parseResponse(data, &r); err != nil {
 		return nil, m.malformed("the response is not a Responses API response: " + err.Error())
 	}
-	if r.Status == "" && !isNull(r.Error) {
+	if r.Status == "" && !adapter.IsNull(r.Error) {
 		// An error document in place of a response.
-		we, _ := parseError(data)
+		we, _ := adapter.ParseError(data)
 		return nil, m.inBandError(we, status)
 	}
 	if r.Status == "" && r.ID == "" && len(r.Output) == 0 {

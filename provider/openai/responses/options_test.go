@@ -43,8 +43,8 @@ func TestConfigurationSources(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			m := New(tc.opts...)
-			if (m.err != nil) != tc.noKey || (tc.noKey && (!errors.Is(m.err, llm.ErrAuth) || !strings.Contains(m.err.Error(), "OPENAI_API_KEY"))) || m.client.Endpoint != tc.endpoint || m.cfg.apiKey != tc.key || m.Info().Provider != tc.provider {
-				t.Fatalf("got %s %q key %q err %v", m.Info().Provider, m.client.Endpoint, m.cfg.apiKey, m.err)
+			if (m.err != nil) != tc.noKey || (tc.noKey && (!errors.Is(m.err, llm.ErrAuth) || !strings.Contains(m.err.Error(), "OPENAI_API_KEY"))) || m.client.Endpoint != tc.endpoint || m.cfg.o.APIKey != tc.key || m.Info().Provider != tc.provider {
+				t.Fatalf("got %s %q key %q err %v", m.Info().Provider, m.client.Endpoint, m.cfg.o.APIKey, m.err)
 			}
 		})
 	}
@@ -149,7 +149,7 @@ func TestInfoComesFromTheCatalog(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := New(append(tc.opts, WithAPIKey(""))...)
 			info := m.Info()
-			if info.Provider != tc.provider || info.Known() != tc.known || info.Name != m.cfg.model || (info.Price != nil) != tc.priced {
+			if info.Provider != tc.provider || info.Known() != tc.known || info.Name != m.cfg.o.Model || (info.Price != nil) != tc.priced {
 				t.Fatalf("info = %+v", info)
 			}
 		})

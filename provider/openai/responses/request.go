@@ -2,7 +2,6 @@ package responses
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"github.com/agcore/agcore/catalog"
 	"github.com/agcore/agcore/internal/httpx"
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/provider/internal/adapter"
 )
 
 // wireRequest is the request body, in the order the fields are written.
@@ -116,7 +116,7 @@ func (m *Model) encodeRequest(req *llm.Request, stream bool) ([]byte, error) {
 	}
 	w := wireRequest{Model: req.Model, Store: m.cfg.store, Stream: stream}
 	if w.Model == "" {
-		w.Model = m.cfg.model
+		w.Model = m.cfg.o.Model
 	}
 	if w.Model == "" {
 		return nil, m.invalid("no model: set Request.Model or use responses.WithModel")
@@ -460,7 +460,7 @@ func (m *Model) part(b llm.Block) (p wireContent, ok bool, err error) {
 			if mt == "" {
 				mt = http.DetectContentType(b.Data)
 			}
-			u = dataURL(mt, b.Data)
+			u = adapter.DataURL(mt, b.Data)
 		}
 		if u == "" {
 			return p, false, m.invalid("an image block has neither data nor URL")
@@ -491,7 +491,7 @@ func (m *Model) filePart(f llm.File) (wireContent, bool, error) {
 	}
 	data, mt := f.Data, f.MediaType
 	if len(data) == 0 {
-		d, dmt, isData := parseDataURL(f.URL)
+		d, dmt, isData := adapter.ParseDataURL(f.URL)
 		if !isData {
 			return wireContent{}, false, m.invalid("a file block has neither data, a URL nor a file id")
 		}
@@ -515,34 +515,5 @@ func (m *Model) filePart(f llm.File) (wireContent, bool, error) {
 			name = "document.pdf"
 		}
 	}
-	return wireContent{Type: "input_file", Filename: name, FileData: dataURL(base, data)}, true, nil
-}
-
-func dataURL(mediaType string, data []byte) string {
-	var sb strings.Builder
-	sb.Grow(len("data:;base64,") + len(mediaType) + base64.StdEncoding.EncodedLen(len(data)))
-	sb.WriteString("data:")
-	sb.WriteString(mediaType)
-	sb.WriteString(";base64,")
-	enc := base64.NewEncoder(base64.StdEncoding, &sb)
-	enc.Write(data)
-	enc.Close()
-	return sb.String()
-}
-
-// parseDataURL decodes a base64 data: URL.
-func parseDataURL(u string) (data []byte, mediaType string, ok bool) {
-	rest, isData := strings.CutPrefix(u, "data:")
-	if !isData {
-		return nil, "", false
-	}
-	meta, payload, found := strings.Cut(rest, ",")
-	if !found || !strings.HasSuffix(meta, ";base64") {
-		return nil, "", false
-	}
-	d, err := base64.StdEncoding.DecodeString(payload)
-	if err != nil {
-		return nil, "", false
-	}
-	return d, strings.TrimSuffix(meta, ";base64"), true
+	return wireContent{Type: "input_file", Filename: name, FileData: adapter.DataURL(base, data)}, true, nil
 }

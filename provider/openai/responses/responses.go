@@ -2,18 +2,17 @@ package responses
 
 import (
 	"context"
+	"io"
 	"iter"
-	"mime"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/agcore/agcore/catalog"
 	"github.com/agcore/agcore/internal/httpx"
-	"github.com/agcore/agcore/internal/sse"
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/provider/internal/adapter"
 )
 
 // DefaultBaseURL is OpenAI's API base URL, used when neither an option nor
@@ -49,16 +48,7 @@ var _ llm.Model = (*Model)(nil)
 
 // config is what the options set.
 type config struct {
-	apiKey    string
-	apiKeySet bool
-	baseURL   string
-	model     string
-	headers   http.Header
-	client    *http.Client
-	idle      time.Duration
-	maxEvent  int
-	maxBody   int64
-	catalog   *catalog.Catalog
+	o         adapter.Options
 	store     bool
 	summary   string
 	encrypted int8 // 0: by model family, 1: always, -1: never
@@ -66,6 +56,8 @@ type config struct {
 
 // Option configures a Model.
 type Option func(*config)
+
+func set(f func(*adapter.Options)) Option { return func(c *config) { f(&c.o) } }
 
 // New returns a Model for OpenAI's Responses API, or for another server
 // that speaks it when an option or OPENAI_BASE_URL names another base URL.
@@ -89,54 +81,10 @@ func New(opts ...Option) *Model {
 			o(&cfg)
 		}
 	}
-	if !cfg.apiKeySet {
-		cfg.apiKey = os.Getenv("OPENAI_API_KEY")
-	}
-	if cfg.baseURL == "" {
-		cfg.baseURL = os.Getenv("OPENAI_BASE_URL")
-	}
-	if cfg.baseURL == "" {
-		cfg.baseURL = DefaultBaseURL
-	}
-	if cfg.model == "" {
-		cfg.model = DefaultModel
-	}
-	if cfg.client == nil {
-		cfg.client = http.DefaultClient
-	}
-	if cfg.idle <= 0 {
-		cfg.idle = DefaultIdleTimeout
-	}
-	if cfg.maxEvent <= 0 {
-		cfg.maxEvent = sse.DefaultMaxEventSize
-	}
-	if cfg.maxBody <= 0 {
-		cfg.maxBody = httpx.DefaultMaxBodySize
-	}
-	if cfg.catalog == nil {
-		cfg.catalog = catalog.Default()
-	}
 	m := &Model{cfg: cfg}
-	endpoint, err := httpx.Endpoint(errProvider, cfg.baseURL, "/responses", DefaultBaseURL)
-	switch {
-	case err != nil:
-		m.err = err
-	case cfg.apiKey == "" && httpx.SameHost(cfg.baseURL, DefaultBaseURL):
-		m.err = httpx.MissingKey(errProvider, "OPENAI_API_KEY", "responses.WithAPIKey")
-	}
-	auth := ""
-	if cfg.apiKey != "" {
-		auth = "Bearer " + cfg.apiKey
-	}
-	m.client = httpx.Client{
-		Provider:    errProvider,
-		HTTP:        cfg.client,
-		Endpoint:    endpoint,
-		Idle:        cfg.idle,
-		Secret:      cfg.apiKey,
-		Header:      httpx.MergeHeader(nil, cfg.headers, "Authorization", auth),
-		DecodeError: decodeHTTPError,
-	}
+	m.client, m.err = m.cfg.o.Bearer(adapter.Service{Provider: errProvider, KeyEnv: []string{"OPENAI_API_KEY"},
+		BaseEnv: []string{"OPENAI_BASE_URL"}, BaseURL: DefaultBaseURL, Model: DefaultModel},
+		"/responses", DefaultBaseURL, true, "OPENAI_API_KEY", "responses.WithAPIKey", adapter.DecodeHTTPError)
 	return m
 }
 
@@ -144,19 +92,19 @@ func New(opts ...Option) *Model {
 // empty key sends no Authorization header (and stops OPENAI_API_KEY from
 // being read).
 func WithAPIKey(key string) Option {
-	return func(c *config) { c.apiKey, c.apiKeySet = key, true }
+	return set(func(o *adapter.Options) { o.SetAPIKey(key) })
 }
 
 // WithBaseURL sets the base URL, e.g. "https://api.openai.com/v1";
 // requests go to {base}/responses.
 func WithBaseURL(base string) Option {
-	return func(c *config) { c.baseURL = base }
+	return set(func(o *adapter.Options) { o.BaseURL = base })
 }
 
 // WithModel sets the model used when a Request names none ([DefaultModel]
 // by default); Info describes it.
 func WithModel(model string) Option {
-	return func(c *config) { c.model = model }
+	return set(func(o *adapter.Options) { o.Model = model })
 }
 
 // WithHeader adds a header to every request (OpenAI-Organization,
@@ -164,19 +112,14 @@ func WithModel(model string) Option {
 // times. Headers set here replace the adapter's own, except Authorization
 // when an API key is set.
 func WithHeader(key, value string) Option {
-	return func(c *config) {
-		if c.headers == nil {
-			c.headers = make(http.Header)
-		}
-		c.headers.Add(key, value)
-	}
+	return set(func(o *adapter.Options) { o.AddHeader(key, value) })
 }
 
 // WithHTTPClient sets the HTTP client (http.DefaultClient by default). Its
 // Timeout, if any, bounds whole streams, so leave it zero and rely on
 // contexts and the idle timeout instead.
 func WithHTTPClient(client *http.Client) Option {
-	return func(c *config) { c.client = client }
+	return set(func(o *adapter.Options) { o.HTTP = client })
 }
 
 // WithIdleTimeout sets how long a response may go without a byte
@@ -184,7 +127,7 @@ func WithHTTPClient(client *http.Client) Option {
 // llm.ErrIdleTimeout. For streams it also bounds the wait for the response
 // headers.
 func WithIdleTimeout(d time.Duration) Option {
-	return func(c *config) { c.idle = d }
+	return set(func(o *adapter.Options) { o.Idle = d })
 }
 
 // WithMaxEventSize bounds one server-sent event (8 MiB by default); a larger
@@ -192,19 +135,19 @@ func WithIdleTimeout(d time.Duration) Option {
 // repeats the whole response (an image generation's picture included), so
 // keep it generous.
 func WithMaxEventSize(n int) Option {
-	return func(c *config) { c.maxEvent = n }
+	return set(func(o *adapter.Options) { o.MaxEvent = n })
 }
 
 // WithMaxBodySize bounds a non-streamed response body (32 MiB by default);
 // a larger one fails with llm.ErrTooLarge.
 func WithMaxBodySize(n int64) Option {
-	return func(c *config) { c.maxBody = n }
+	return set(func(o *adapter.Options) { o.MaxBody = n })
 }
 
 // WithCatalog sets the catalog Info reads the model's limits and price
 // from (a new catalog.Default() by default).
 func WithCatalog(c *catalog.Catalog) Option {
-	return func(cfg *config) { cfg.catalog = c }
+	return set(func(o *adapter.Options) { o.Catalog = c })
 }
 
 // WithStore sets the request's "store" field. By default it is false:
@@ -250,17 +193,10 @@ func WithEncryptedReasoning(on bool) Option {
 // catalog has an entry for it.
 func (m *Model) Info() llm.ModelInfo {
 	provider := "compatible"
-	if u, err := url.Parse(m.cfg.baseURL); err == nil && strings.EqualFold(u.Hostname(), "api.openai.com") {
+	if u, err := url.Parse(m.cfg.o.BaseURL); err == nil && strings.EqualFold(u.Hostname(), "api.openai.com") {
 		provider = "openai"
 	}
-	if m.cfg.model == "" {
-		return llm.ModelInfo{Provider: provider}
-	}
-	info, ok := m.cfg.catalog.LookupFor(provider, m.cfg.model)
-	if !ok {
-		info = llm.ModelInfo{Provider: provider, Name: m.cfg.model}
-	}
-	return info
+	return m.cfg.o.Info(provider)
 }
 
 // Generate sends req without streaming and returns the whole answer.
@@ -276,12 +212,7 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	data, err := httpx.ReadBody(errProvider, resp.Body, m.cfg.maxBody)
-	if err != nil {
-		return nil, m.client.TransportError(ctx, err)
-	}
-	return m.decodeResponse(data, resp.StatusCode)
+	return adapter.Answer(ctx, &m.client, resp, m.cfg.o.MaxBody, m.decodeResponse)
 }
 
 // Stream sends req with streaming on. Ranging over the result yields events
@@ -305,52 +236,12 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 			yield(llm.Event{}, err)
 			return
 		}
-		// Closing the body also cancels the request.
-		defer resp.Body.Close()
-		if !isEventStream(resp.Header.Get("Content-Type")) {
-			// A server that ignored "stream": true answers with one JSON
-			// document; replay it as a stream.
-			data, err := httpx.ReadBody(errProvider, resp.Body, m.cfg.maxBody)
-			if err != nil {
-				yield(llm.Event{}, m.client.TransportError(ctx, err))
-				return
-			}
-			r, err := m.decodeResponse(data, resp.StatusCode)
-			if err != nil {
-				yield(llm.Event{}, err)
-				return
-			}
-			for ev, err := range llm.StreamOf(r) {
-				if !yield(ev, err) {
-					return
-				}
-			}
-			return
-		}
-		s := newStreamReader(m, resp.Body)
-		for {
-			ev, err := s.next()
-			if err != nil {
-				if err != errStreamDone {
-					yield(llm.Event{}, m.client.TransportError(ctx, err))
-				}
-				return
-			}
-			if !yield(ev, nil) {
-				return
-			}
-		}
+		adapter.Pump(ctx, &m.client, resp, m.cfg.o.MaxBody, m.decodeResponse, m.open, yield)
 	}
 }
 
-func isEventStream(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		// No or a malformed Content-Type: assume the stream we asked for.
-		return true
-	}
-	return mt != "application/json"
-}
+// open returns the reader of a response's event stream.
+func (m *Model) open(r io.Reader) adapter.Events { return newStreamReader(m, r) }
 
 func (m *Model) invalid(msg string) error {
 	return &llm.Error{Kind: llm.KindInvalidRequest, Provider: errProvider, Message: msg}

@@ -3,17 +3,17 @@ package responses
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/agcore/agcore/internal/httpx"
 	"github.com/agcore/agcore/internal/sse"
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/provider/internal/adapter"
 )
 
 // errStreamDone ends the event sequence after EventComplete.
-var errStreamDone = errors.New("responses: stream done")
+var errStreamDone = adapter.ErrStreamDone
 
 // blockKind is the kind of the open content block.
 type blockKind uint8
@@ -87,16 +87,16 @@ type streamReader struct {
 func newStreamReader(m *Model, r io.Reader) *streamReader {
 	return &streamReader{
 		m:    m,
-		dec:  sse.NewDecoder(r, sse.Options{MaxEventSize: m.cfg.maxEvent}),
+		dec:  sse.NewDecoder(r, sse.Options{MaxEventSize: m.cfg.o.MaxEvent}),
 		keep: true,
 		open: -1,
 	}
 }
 
-// next returns the next event; errStreamDone after EventComplete. Other
+// Next returns the next event; errStreamDone after EventComplete. Other
 // errors are *llm.Error (in-band errors, malformed events, a stream cut
 // short) or the reader's own (left for the caller to classify).
-func (s *streamReader) next() (llm.Event, error) {
+func (s *streamReader) Next() (llm.Event, error) {
 	for s.head >= len(s.queue) {
 		if s.done {
 			return llm.Event{}, errStreamDone
@@ -243,7 +243,7 @@ func (s *streamReader) decodeResponse(raw []byte, r *wireResponse) error {
 
 // streamError is the error of an error event.
 func (s *streamReader) streamError(data []byte) error {
-	we, ok := parseError(data)
+	we, ok := adapter.ParseError(data)
 	if !ok {
 		we = wireError{Message: httpx.Snippet(data)}
 	}
@@ -253,8 +253,8 @@ func (s *streamReader) streamError(data []byte) error {
 // failed is the error of a failed response.
 func (s *streamReader) failed(r *wireResponse) error {
 	we := wireError{Message: "the response failed"}
-	if !isNull(r.Error) {
-		we = parseErrorValue(bytes.TrimSpace(r.Error))
+	if !adapter.IsNull(r.Error) {
+		we = adapter.ErrorValue(bytes.TrimSpace(r.Error))
 	}
 	return s.m.inBandError(we, 200)
 }

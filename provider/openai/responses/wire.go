@@ -123,9 +123,3 @@ func argumentsText(raw json.RawMessage) string {
 	}
 	return string(raw)
 }
-
-// isNull reports whether a raw value is absent or null.
-func isNull(raw []byte) bool {
-	raw = bytes.TrimSpace(raw)
-	return len(raw) == 0 || string(raw) == "null"
-}
