@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/clock"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/observe"
@@ -93,7 +94,7 @@ type Config struct {
 	// (they are not part of any message, and errors are redacted).
 	RecordContent bool
 	// Clock measures durations; nil means the system clock.
-	Clock middleware.Clock
+	Clock clock.Clock
 }
 
 // Telemetry records OpenTelemetry spans and metrics for agents, bare
@@ -104,7 +105,7 @@ type Telemetry struct {
 	tracer  trace.Tracer
 	prop    propagation.TextMapPropagator
 	content bool
-	clock   middleware.Clock
+	clock   clock.Clock
 
 	duration genaiconv.ClientOperationDuration
 	tokens   genaiconv.ClientTokenUsage
@@ -131,13 +132,10 @@ func New(cfg Config) (*Telemetry, error) {
 		tracer:  tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
 		prop:    cfg.Propagator,
 		content: cfg.RecordContent,
-		clock:   cfg.Clock,
+		clock:   clock.Or(cfg.Clock),
 	}
 	if t.prop == nil {
 		t.prop = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
-	}
-	if t.clock == nil {
-		t.clock = middleware.SystemClock
 	}
 	m := mp.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
 	var err, e error

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/clock"
 	"github.com/agcore/agcore/compact"
 	"github.com/agcore/agcore/internal/faultserver"
 	"github.com/agcore/agcore/llm"
@@ -189,7 +190,7 @@ func toolCalls(prefix string) faultserver.Reply {
 // agent.New assembles around it.
 type built struct {
 	adapter  llm.Model
-	clock    middleware.Clock
+	clock    clock.Clock
 	attempts int // model calls per request, the first included
 	mws      []middleware.Middleware
 	toolMWs  []tool.Middleware
@@ -200,8 +201,8 @@ type built struct {
 
 // pipeline is the standard agent over adapter: the tool loop over retries
 // (attempts calls at most, waiting on clock).
-func pipeline(adapter llm.Model, clock middleware.Clock, attempts int) built {
-	return built{adapter: adapter, clock: clock, attempts: attempts}
+func pipeline(adapter llm.Model, clk clock.Clock, attempts int) built {
+	return built{adapter: adapter, clock: clk, attempts: attempts}
 }
 
 func newAgent(b built, store session.Store, logger *slog.Logger) *agent.Agent {
