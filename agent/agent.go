@@ -54,7 +54,7 @@ type Config struct {
 	Hooks *middleware.Hooks
 	// Approver decides calls to tools that need approval
 	// ([tool.Approvable]); nil denies them.
-	Approver middleware.Approver
+	Approver tool.Approver
 	// MaxSteps is the most model calls of one turn; 0 means
 	// middleware.DefaultMaxSteps.
 	MaxSteps int

@@ -194,7 +194,7 @@ type built struct {
 	attempts int // model calls per request, the first included
 	mws      []middleware.Middleware
 	toolMWs  []tool.Middleware
-	approver middleware.Approver
+	approver tool.Approver
 	onError  func(context.Context, error)
 	tools    []tool.Tool // nil: testTools()
 }
