@@ -94,18 +94,17 @@ type DeniedError = tool.DeniedError
 // an EventToolResult (in call order, after the batch); the stream ends with
 // exactly one EventComplete carrying the turn's Response. Block indexes
 // restart at each model call.
+//
+// It is the one constructor of the tool loop. An agent that offers
+// different tools on each run makes one per run (it is cheap: no
+// goroutine, nothing to close): FunctionInvocation(cfg)(next).
 func FunctionInvocation(cfg ToolLoop) Middleware {
-	return func(next llm.Model) llm.Model { return NewToolLoop(next, cfg) }
-}
-
-// NewToolLoop returns the tool loop of [FunctionInvocation] over next. An
-// agent that offers different tools on each run makes one per run (it is
-// cheap: no goroutine, nothing to close).
-func NewToolLoop(next llm.Model, cfg ToolLoop) llm.Model {
-	l := &toolLoop{next: next, maxSteps: StepLimit(cfg.MaxSteps), approver: cfg.Approver, tools: cfg.Tools}
-	l.inv = cfg.Invoker
-	l.inv.Middleware = append(slices.Clip(cfg.Invoker.Middleware), l.approve)
-	return l
+	return func(next llm.Model) llm.Model {
+		l := &toolLoop{next: next, maxSteps: StepLimit(cfg.MaxSteps), approver: cfg.Approver, tools: cfg.Tools}
+		l.inv = cfg.Invoker
+		l.inv.Middleware = append(slices.Clip(cfg.Invoker.Middleware), l.approve)
+		return l
+	}
 }
 
 type toolLoop struct {
