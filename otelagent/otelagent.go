@@ -98,9 +98,9 @@ type Config struct {
 }
 
 // Telemetry records OpenTelemetry spans and metrics for agents, bare
-// models and tools. It implements [agent.Telemetry] (give it to
-// agent.Config.Telemetry) and [observe.Observer]. It is safe for concurrent
-// use.
+// models and tools. It implements [agent.Telemetry], agcore's one
+// telemetry seam (an [observe.Observer] that also wraps the pipeline):
+// give it to agent.Config.Telemetry. It is safe for concurrent use.
 type Telemetry struct {
 	tracer  trace.Tracer
 	prop    propagation.TextMapPropagator
@@ -113,10 +113,7 @@ type Telemetry struct {
 	cost     metric.Float64Counter
 }
 
-var (
-	_ agent.Telemetry  = (*Telemetry)(nil)
-	_ observe.Observer = (*Telemetry)(nil)
-)
+var _ agent.Telemetry = (*Telemetry)(nil)
 
 // New returns the Telemetry cfg describes. It fails only when the meter
 // provider refuses to make an instrument.
