@@ -19,7 +19,7 @@ import (
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/clock"
 	"github.com/agcore/agcore/compact"
-	"github.com/agcore/agcore/internal/faultserver"
+	"github.com/agcore/agcore/internal/testkit/faultserver"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/provider/anthropic"

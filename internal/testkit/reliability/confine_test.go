@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agcore/agcore/internal/faultserver"
+	"github.com/agcore/agcore/internal/testkit/faultserver"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/session/filestore"
