@@ -35,6 +35,6 @@
 // Time is read and slept through a [clock.Clock], so tests and durable
 // orchestrators can replace it.
 //
-// This package imports llm and tool (and the standard library); it must
+// This package imports llm, tool and clock (and the standard library); it must
 // never import agent, session, compact or any provider package.
 package middleware
