@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/agcore/agcore/clock"
 	"github.com/agcore/agcore/compact"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/middleware"
@@ -53,7 +54,7 @@ type Config struct {
 	Hooks *middleware.Hooks
 	// Approver decides calls to tools that need approval
 	// ([tool.Approvable]); nil denies them.
-	Approver middleware.Approver
+	Approver tool.Approver
 	// MaxSteps is the most model calls of one turn; 0 means
 	// middleware.DefaultMaxSteps.
 	MaxSteps int
@@ -87,8 +88,8 @@ type Config struct {
 	// (*PersistError). Nil ignores them.
 	OnError func(ctx context.Context, err error)
 	// Clock stamps stored turns and times retries; nil means
-	// middleware.SystemClock.
-	Clock middleware.Clock
+	// clock.System.
+	Clock clock.Clock
 	// NewID makes run ids; nil means session.NewID.
 	NewID func() string
 	// Tracker, when set, records the usage and cost of every run that got
@@ -336,10 +337,7 @@ func (a *Agent) logger() *slog.Logger {
 }
 
 func (a *Agent) now() time.Time {
-	if a.cfg.Clock != nil {
-		return a.cfg.Clock.Now()
-	}
-	return middleware.SystemClock.Now()
+	return clock.Or(a.cfg.Clock).Now()
 }
 
 func (a *Agent) newID() string {

@@ -14,14 +14,14 @@ import (
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/compact"
-	"github.com/agcore/agcore/internal/cacheshare"
+	"github.com/agcore/agcore/internal/testkit/cacheshare"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/session/memstore"
 	"github.com/agcore/agcore/tool"
 )
 
-// scriptModel plays internal/cacheshare's script: to a request ending
+// scriptModel plays internal/testkit/cacheshare's script: to a request ending
 // with the user's question of turn N it answers with turn N's tool
 // calls, to one ending with tool results with turn N's answer. It records
 // every request's messages and tools as JSON.
@@ -100,7 +100,7 @@ func scriptAgent(t *testing.T, m *scriptModel, store session.Store, policy *comp
 }
 
 // TestCompactionAcrossProcesses runs the same 45-turn tool-heavy session
-// (internal/cacheshare's script; the model knows only its context window)
+// (internal/testkit/cacheshare's script; the model knows only its context window)
 // twice: once through one long-lived agent, once as a new agent with a
 // fresh budget policy for every turn (what a new process per turn does),
 // both over a store. The requests must be byte-identical, nothing may go

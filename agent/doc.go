@@ -61,5 +61,5 @@
 //
 // Package agent imports llm, tool, middleware, session, compact, usage and
 // observe. It must never import cmd, provider adapters, concrete session
-// stores or OpenTelemetry (a test in internal/sizeprobe checks the last).
+// stores or OpenTelemetry (a test in internal/testkit/sizeprobe checks the last).
 package agent

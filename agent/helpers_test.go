@@ -247,7 +247,7 @@ func texts(msgs []llm.Message) []string {
 
 func user(text string) []llm.Message { return []llm.Message{llm.UserText(text)} }
 
-// fixedClock is a middleware.Clock stopped at one instant.
+// fixedClock is a clock.Clock stopped at one instant.
 type fixedClock struct{ t time.Time }
 
 func (c fixedClock) Now() time.Time { return c.t }

@@ -125,12 +125,12 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 	} else {
 		next = compact.Guard(a.policy)(next)
 	}
-	r.model = middleware.NewToolLoop(next, middleware.ToolLoop{
+	r.model = middleware.FunctionInvocation(middleware.ToolLoop{
 		Tools:    tools,
 		MaxSteps: a.cfg.MaxSteps,
 		Invoker:  a.inv,
 		Approver: a.cfg.Approver,
-	})
+	})(next)
 	return r, nil
 }
 

@@ -12,9 +12,12 @@ import (
 
 // Telemetry observes an agent's runs: a span (or whatever the
 // implementation records) per run, per model call, per attempt of a model
-// call and per tool call, and metrics. Package otelagent implements it with
-// OpenTelemetry, following the GenAI semantic conventions; this interface
-// keeps OpenTelemetry out of every program that does not trace.
+// call and per tool call, and metrics. It is agcore's one telemetry seam:
+// an [observe.Observer] (the phases below the pipeline: compaction,
+// persistence, and the trace context written onto provider requests and
+// MCP calls) that also wraps the pipeline. Package otelagent implements it
+// with OpenTelemetry, following the GenAI semantic conventions; this
+// interface keeps OpenTelemetry out of every program that does not trace.
 //
 // [New] places the pieces in the pipeline: ModelMiddleware first among the
 // model middleware after the hooks (one call per model call of the tool
@@ -24,15 +27,18 @@ import (
 // included). StartRun is called when a run starts and its end function
 // once the run is entirely over, persistence included.
 //
-// The context StartRun returns is the run's: the tool loop, the budget
-// policy, the model calls, the tool calls (and the MCP calls and HTTP
-// requests they make) and persistence all get it or one derived from it.
-// An implementation that puts an [observe.Observer] in it gets the
-// compaction and persistence phases and has its trace context propagated
-// onto provider requests and MCP calls.
+// The context StartRun is given already carries the Telemetry as the run's
+// observe.Observer ([observe.With]); StartRun may return one carrying
+// another Observer for the run (otelagent's knows the run's identity). The
+// tool loop, the budget policy, the model calls, the tool calls (and the
+// MCP calls and HTTP requests they make) and persistence all get the
+// returned context or one derived from it, so the compaction and
+// persistence phases reach the Observer and its trace context is
+// propagated onto provider requests and MCP calls.
 //
 // Implementations must be safe for concurrent use.
 type Telemetry interface {
+	observe.Observer
 	// StartRun starts a run (when ranging over its updates begins, before
 	// its session is loaded) and returns the run's context and the
 	// function that ends it, called once when the run is over.
@@ -85,7 +91,7 @@ func (s *Stream) observe(ctx context.Context) context.Context {
 	if s.opts.Session != nil {
 		sessionID = s.opts.Session.ID
 	}
-	ctx, s.endRun = a.cfg.Telemetry.StartRun(ctx, RunInfo{
+	ctx, s.endRun = a.cfg.Telemetry.StartRun(observe.With(ctx, a.cfg.Telemetry), RunInfo{
 		Agent:     a.cfg.Name,
 		AgentID:   a.cfg.ID,
 		SessionID: sessionID,

@@ -22,6 +22,8 @@ type fakeTelemetry struct {
 	log  callLog
 	runs []agent.RunInfo
 	ends []agent.RunResult
+	// bare: StartRun returns the context it was given, observer and all
+	bare bool
 }
 
 type telKey struct{}
@@ -30,7 +32,10 @@ func (f *fakeTelemetry) StartRun(ctx context.Context, run agent.RunInfo) (contex
 	f.runs = append(f.runs, run)
 	f.log.add("run start")
 	ctx = context.WithValue(ctx, telKey{}, "run")
-	return observe.With(ctx, f), func(res agent.RunResult) {
+	if !f.bare {
+		ctx = observe.With(ctx, f)
+	}
+	return ctx, func(res agent.RunResult) {
 		f.log.add("run end")
 		f.ends = append(f.ends, res)
 	}
@@ -174,5 +179,20 @@ func TestTelemetryEndsFailedRuns(t *testing.T) {
 		if e == "phase persistence" {
 			t.Error("a failed run was persisted")
 		}
+	}
+}
+
+// TestTelemetryIsTheRunsObserver: the agent carries its Telemetry (an
+// observe.Observer: one seam) in the run's context, so a Telemetry whose
+// StartRun adds no Observer of its own still gets the phases.
+func TestTelemetryIsTheRunsObserver(t *testing.T) {
+	f := &fakeTelemetry{bare: true}
+	a := newAgent(t, llmtest.New(llmtest.Text("done")).Verify(t), agent.Config{Telemetry: f, Store: newStore(), NewID: ids()})
+	if _, err := a.Run(context.Background(), user("hi"), &agent.RunOptions{SessionID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"run start", "call", "phase persistence", "phase persistence end", "run end"}
+	if got := f.log.get(); !slices.Equal(got, want) {
+		t.Errorf("telemetry saw\n%q\nwant\n%q", got, want)
 	}
 }

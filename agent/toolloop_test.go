@@ -109,9 +109,9 @@ func TestTheAgentRunsTheUsersOwnTool(t *testing.T) {
 				note("hook", c.Tool)
 				return nil
 			}}}}
-			approver := middleware.ApproverFunc(func(_ context.Context, c tool.Call) (middleware.Decision, error) {
+			approver := tool.ApproverFunc(func(_ context.Context, c tool.Call) (tool.Decision, error) {
 				note("approver", c.Tool)
-				return middleware.Decision{Approved: true}, nil
+				return tool.Decision{Approved: true}, nil
 			})
 			a := newAgent(t, m, agent.Config{Tools: []tool.Tool{slowTool{limit: 20 * time.Millisecond}}, Hooks: hooks, Approver: approver})
 			start := time.Now()

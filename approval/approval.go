@@ -10,13 +10,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/tool"
 )
 
 // ErrUnknown is returned by [Broker.Decide] for an id that is not waiting:
-// never seen, already decided, or given up because its run ended.
-var ErrUnknown = errors.New("approval: no pending call with this id")
+// never seen, already decided, or given up because its run ended. It
+// wraps [tool.ErrNotPending].
+var ErrUnknown = fmt.Errorf("approval: %w", tool.ErrNotPending)
 
 // Owner says whose turn a call belongs to. A host sets it on the run's
 // context with [WithOwner]; the broker copies it into each [Request].
@@ -88,13 +88,13 @@ type Broker struct {
 
 type entry struct {
 	req      Request
-	decision chan middleware.Decision // buffered, one send
+	decision chan tool.Decision // buffered, one send
 }
 
-// Approve implements middleware.Approver: it files the call under the
+// Approve implements tool.Approver: it files the call under the
 // context's owner and waits for Decide, the context's end (the error is
 // the context's) or the timeout (a denial saying so).
-func (b *Broker) Approve(ctx context.Context, call tool.Call) (middleware.Decision, error) {
+func (b *Broker) Approve(ctx context.Context, call tool.Call) (tool.Decision, error) {
 	owner, _ := OwnerFrom(ctx)
 	now := time.Now
 	if b.Now != nil {
@@ -108,15 +108,15 @@ func (b *Broker) Approve(ctx context.Context, call tool.Call) (middleware.Decisi
 			Owner:  owner,
 			Since:  now(),
 		},
-		decision: make(chan middleware.Decision, 1),
+		decision: make(chan tool.Decision, 1),
 	}
 	if err := b.file(e); err != nil {
-		return middleware.Decision{}, err
+		return tool.Decision{}, err
 	}
 	defer b.remove(e.req.ID, e)
 	if b.Shared != nil {
 		if err := b.Shared.Put(ctx, e.req, now().Add(b.lease())); err != nil {
-			return middleware.Decision{}, fmt.Errorf("approval: recording call %q: %w", e.req.ID, err)
+			return tool.Decision{}, fmt.Errorf("approval: recording call %q: %w", e.req.ID, err)
 		}
 		defer func() {
 			sctx, cancel := sharedCtx()
@@ -140,9 +140,9 @@ func (b *Broker) Approve(ctx context.Context, call tool.Call) (middleware.Decisi
 	case d := <-e.decision:
 		return d, nil
 	case <-ctx.Done():
-		return middleware.Decision{}, ctx.Err()
+		return tool.Decision{}, ctx.Err()
 	case <-timeout:
-		return middleware.Decision{Reason: fmt.Sprintf("nobody approved it within %s", b.Timeout)}, nil
+		return tool.Decision{Reason: fmt.Sprintf("nobody approved it within %s", b.Timeout)}, nil
 	}
 }
 
@@ -180,14 +180,14 @@ func (b *Broker) remove(id string, e *entry) {
 // call with this id is waiting (a second decision of the same call is
 // ErrUnknown too: the first one won). With Shared, the decision is
 // recorded there first, so it holds whichever process decides.
-func (b *Broker) Decide(id string, d middleware.Decision) error {
+func (b *Broker) Decide(id string, d tool.Decision) error {
 	ctx, cancel := sharedCtx()
 	defer cancel()
 	return b.DecideContext(ctx, id, d)
 }
 
 // DecideContext is Decide with a context for the Shared backend.
-func (b *Broker) DecideContext(ctx context.Context, id string, d middleware.Decision) error {
+func (b *Broker) DecideContext(ctx context.Context, id string, d tool.Decision) error {
 	if b.Shared != nil {
 		err := b.Shared.Decide(ctx, id, d)
 		switch {
@@ -284,4 +284,4 @@ func (b *Broker) Pending(match func(Request) bool) []Request {
 	return out
 }
 
-var _ middleware.Approver = (*Broker)(nil)
+var _ tool.Approver = (*Broker)(nil)

@@ -13,7 +13,6 @@ import (
 	"github.com/agcore/agcore/approval"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
-	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/tool"
 )
 
@@ -39,14 +38,14 @@ func TestDecisions(t *testing.T) {
 	tests := []struct {
 		name    string
 		timeout time.Duration
-		decide  *middleware.Decision // nil: nobody decides
+		decide  *tool.Decision // nil: nobody decides
 		cancel  bool
-		want    middleware.Decision
+		want    tool.Decision
 		wantErr error
 	}{
-		{name: "approved", decide: &middleware.Decision{Approved: true}, want: middleware.Decision{Approved: true}},
-		{name: "denied", decide: &middleware.Decision{Reason: "no"}, want: middleware.Decision{Reason: "no"}},
-		{name: "timed out", timeout: 20 * time.Millisecond, want: middleware.Decision{Reason: "nobody approved it within 20ms"}},
+		{name: "approved", decide: &tool.Decision{Approved: true}, want: tool.Decision{Approved: true}},
+		{name: "denied", decide: &tool.Decision{Reason: "no"}, want: tool.Decision{Reason: "no"}},
+		{name: "timed out", timeout: 20 * time.Millisecond, want: tool.Decision{Reason: "nobody approved it within 20ms"}},
 		{name: "cancelled", cancel: true, wantErr: context.Canceled},
 	}
 	for _, tt := range tests {
@@ -55,7 +54,7 @@ func TestDecisions(t *testing.T) {
 			ctx, cancel := context.WithCancel(approval.WithOwner(context.Background(), approval.Owner{Agent: "a", Session: "s", Run: "r1"}))
 			defer cancel()
 			type result struct {
-				d   middleware.Decision
+				d   tool.Decision
 				err error
 			}
 			done := make(chan result, 1)
@@ -84,7 +83,7 @@ func TestDecisions(t *testing.T) {
 			if p := b.Pending(nil); len(p) != 0 {
 				t.Fatalf("still pending after the end: %+v", p)
 			}
-			if err := b.Decide("r1/c1", middleware.Decision{Approved: true}); !errors.Is(err, approval.ErrUnknown) {
+			if err := b.Decide("r1/c1", tool.Decision{Approved: true}); !errors.Is(err, approval.ErrUnknown) {
 				t.Fatalf("a decision after the end = %v, want ErrUnknown", err)
 			}
 		})
@@ -93,17 +92,17 @@ func TestDecisions(t *testing.T) {
 
 func TestDecideUnknownAndTwice(t *testing.T) {
 	var b approval.Broker // the zero value works
-	if err := b.Decide("nope", middleware.Decision{}); !errors.Is(err, approval.ErrUnknown) {
+	if err := b.Decide("nope", tool.Decision{}); !errors.Is(err, approval.ErrUnknown) {
 		t.Fatalf("Decide(unknown) = %v", err)
 	}
 	ctx := approval.WithOwner(context.Background(), approval.Owner{Run: "r"})
-	done := make(chan middleware.Decision, 1)
+	done := make(chan tool.Decision, 1)
 	go func() { d, _ := b.Approve(ctx, call("c")); done <- d }()
 	waitPending(t, &b, 1)
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
 	for _, ok := range []bool{true, false} {
-		wg.Go(func() { errs <- b.Decide("r/c", middleware.Decision{Approved: ok}) })
+		wg.Go(func() { errs <- b.Decide("r/c", tool.Decision{Approved: ok}) })
 	}
 	wg.Wait()
 	close(errs)
@@ -142,8 +141,8 @@ func TestNotifyAndFilter(t *testing.T) {
 	if r, ok := b.Get("rb/1"); !ok || r.Owner.Session != "B" {
 		t.Fatalf("Get = %+v, %v", r, ok)
 	}
-	b.Decide("ra/1", middleware.Decision{Approved: true})
-	b.Decide("rb/1", middleware.Decision{Approved: true})
+	b.Decide("ra/1", tool.Decision{Approved: true})
+	b.Decide("rb/1", tool.Decision{Approved: true})
 	wg.Wait()
 	mu.Lock()
 	defer mu.Unlock()
@@ -189,7 +188,7 @@ func TestThroughAnAgent(t *testing.T) {
 				func(r approval.Request) { parked <- r })
 			go func() {
 				r := <-parked
-				b.Decide(r.ID, middleware.Decision{Approved: approve, Reason: "the reviewer said no"})
+				b.Decide(r.ID, tool.Decision{Approved: approve, Reason: "the reviewer said no"})
 			}()
 			resp, err := a.Run(ctx, []llm.Message{llm.UserText("delete x")}, nil)
 			if err != nil {

@@ -1,7 +1,8 @@
 // Package approval parks tool calls that need a person's approval until
 // someone decides them over another channel: a web page, an A2A client, an
-// HTTP API. A [Broker] is a middleware.Approver; give it to agent.Config and
-// the calls of tools that need approval (tool.Approvable) wait in the broker,
+// HTTP API. A [Broker] is a tool.Approver (package tool holds approval's
+// decision model: tool.Decision, tool.DeniedError, tool.ErrNotPending);
+// give it to agent.Config and the calls of tools that need approval (tool.Approvable) wait in the broker,
 // visible through [Broker.Pending], until [Broker.Decide] answers them, the
 // run's context ends, or the broker's Timeout denies them.
 //
@@ -13,6 +14,6 @@
 // waiting calls through [Broker.Shared]: any of them lists and decides any
 // call, once, and the process where the call waits picks the decision up.
 //
-// Package approval imports only tool and middleware; it never imports agent,
+// Package approval imports only tool; it never imports middleware, agent,
 // HTTP or a store.
 package approval

@@ -8,7 +8,6 @@ import (
 	"github.com/agcore/agcore/approval"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
-	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/tool"
 )
 
@@ -25,7 +24,7 @@ func Example() {
 	ctx := approval.WithOwner(context.Background(), approval.Owner{Session: "s1", Run: "run-1"})
 	ctx = approval.WithNotify(ctx, func(r approval.Request) {
 		fmt.Println("waiting:", r.ID, r.Tool)
-		go broker.Decide(r.ID, middleware.Decision{Approved: true})
+		go broker.Decide(r.ID, tool.Decision{Approved: true})
 	})
 	resp, err := a.Run(ctx, []llm.Message{llm.UserText("ship it")}, nil)
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"encoding/hex"
 	"time"
 
-	"github.com/agcore/agcore/middleware"
+	"github.com/agcore/agcore/tool"
 )
 
 // Shared keeps a Broker's waiting calls and their decisions where every
@@ -27,9 +27,9 @@ type Shared interface {
 	// Decide records d for the request id, once: ErrUnknown (wrapped)
 	// when it does not wait undecided (never filed, expired, forgotten,
 	// or decided already).
-	Decide(ctx context.Context, id string, d middleware.Decision) error
+	Decide(ctx context.Context, id string, d tool.Decision) error
 	// Decision returns the decision recorded for id, if there is one.
-	Decision(ctx context.Context, id string) (middleware.Decision, bool, error)
+	Decision(ctx context.Context, id string) (tool.Decision, bool, error)
 	// Remove forgets id.
 	Remove(ctx context.Context, id string) error
 }
@@ -66,7 +66,7 @@ func (b *Broker) poll() time.Duration {
 // waitShared waits for e's decision, made here (e.decision) or through
 // another process (found by polling Shared), for ctx's end or the
 // timeout, renewing e's shared record meanwhile.
-func (b *Broker) waitShared(ctx context.Context, e *entry, timeout <-chan time.Time) (middleware.Decision, error) {
+func (b *Broker) waitShared(ctx context.Context, e *entry, timeout <-chan time.Time) (tool.Decision, error) {
 	tick := time.NewTicker(b.poll())
 	defer tick.Stop()
 	renewEvery := b.lease() / 3
@@ -76,9 +76,9 @@ func (b *Broker) waitShared(ctx context.Context, e *entry, timeout <-chan time.T
 		case d := <-e.decision:
 			return d, nil
 		case <-ctx.Done():
-			return middleware.Decision{}, ctx.Err()
+			return tool.Decision{}, ctx.Err()
 		case <-timeout:
-			return middleware.Decision{Reason: "nobody approved it within " + b.Timeout.String()}, nil
+			return tool.Decision{Reason: "nobody approved it within " + b.Timeout.String()}, nil
 		case <-tick.C:
 		}
 		d, ok, err := b.Shared.Decision(ctx, e.req.ID)

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/agcore/agcore/compact"
-	"github.com/agcore/agcore/internal/cacheshare"
+	"github.com/agcore/agcore/internal/testkit/cacheshare"
 )
 
 // replayAll runs every strategy of the comparison on a session of turns
@@ -25,7 +25,7 @@ func replayAll(tb testing.TB, turns int) map[string]cacheshare.Result {
 }
 
 // BenchmarkCacheShare replays the synthetic tool-heavy session of package
-// internal/cacheshare (24,000-token window, 4,096 reserved for output)
+// internal/testkit/cacheshare (24,000-token window, 4,096 reserved for output)
 // with each strategy, side by side, and reports the cache-eligible share
 // of the input tokens, the compactions (requests that did not extend the
 // previous one), the mean fraction of turns kept and the largest request.

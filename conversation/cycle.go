@@ -120,7 +120,7 @@ func (c *Cycle) SubmitWithTools(ctx context.Context, prompt string, tools []tool
 		last = &lastRequest{Model: inner}
 		inner = compact.Guard(c.cfg.Compaction)(last) // every step of the loop inside the budget
 	}
-	return c.submit(ctx, middleware.NewToolLoop(inner, loopCfg), prompt, tool.Definitions(loopCfg.Tools), last)
+	return c.submit(ctx, middleware.FunctionInvocation(loopCfg)(inner), prompt, tool.Definitions(loopCfg.Tools), last)
 }
 
 func (c *Cycle) submit(ctx context.Context, m llm.Model, prompt string, tools []llm.ToolDefinition, last *lastRequest) (*llm.Response, error) {

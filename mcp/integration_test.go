@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agcore/agcore/internal/testenv"
+	"github.com/agcore/agcore/internal/testkit/testenv"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/tool"
 )

@@ -32,9 +32,9 @@
 // the request without a tool of that name is declared only: the turn ends
 // with its call, for the caller to answer.
 //
-// Time is read and slept through a [Clock], so tests and durable
+// Time is read and slept through a [clock.Clock], so tests and durable
 // orchestrators can replace it.
 //
-// This package imports llm and tool (and the standard library); it must
+// This package imports llm, tool and clock (and the standard library); it must
 // never import agent, session, compact or any provider package.
 package middleware

@@ -211,7 +211,7 @@ func (h *Hooks) RunOnError(ctx context.Context, req *llm.Request, err error) {
 }
 
 // RunPreToolUse runs the PreToolUse hooks on call, which they may change.
-// It returns a *DeniedError if a hook denied the call, or a fatal
+// It returns a *tool.DeniedError if a hook denied the call, or a fatal
 // *BlockedError (see tool.Fatal) if one blocked it.
 func (h *Hooks) RunPreToolUse(ctx context.Context, call *tool.Call) error {
 	for _, hk := range h.PreToolUse {
@@ -224,7 +224,7 @@ func (h *Hooks) RunPreToolUse(ctx context.Context, call *tool.Call) error {
 				*call = c
 			}
 		case v.deny:
-			return &DeniedError{Tool: call.Name, By: fmt.Sprintf("hook %q", hk.Name), Reason: v.reason}
+			return &tool.DeniedError{Tool: call.Name, By: fmt.Sprintf("hook %q", hk.Name), Reason: v.reason}
 		default:
 			return tool.Fatal(blocked("PreToolUse", hk.Name, fmt.Sprintf("call to tool %q", call.Name), v.reason))
 		}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/agcore/agcore/clock"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/tool"
 )
@@ -24,8 +25,8 @@ type LogConfig struct {
 	Contents bool
 	// MaxContentBytes cuts each logged content; 0 means 2048.
 	MaxContentBytes int
-	// Clock measures durations; nil means SystemClock.
-	Clock Clock
+	// Clock measures durations; nil means clock.System.
+	Clock clock.Clock
 }
 
 func (c *LogConfig) logger() *slog.Logger {
@@ -51,14 +52,14 @@ func (c *LogConfig) content(s string) string {
 // logged; message contents only with Contents.
 func Logging(cfg LogConfig) Middleware {
 	return func(next llm.Model) llm.Model {
-		return &logged{next: next, cfg: cfg, clock: clockOr(cfg.Clock)}
+		return &logged{next: next, cfg: cfg, clock: clock.Or(cfg.Clock)}
 	}
 }
 
 type logged struct {
 	next  llm.Model
 	cfg   LogConfig
-	clock Clock
+	clock clock.Clock
 }
 
 func (l *logged) Info() llm.ModelInfo { return l.next.Info() }
@@ -162,14 +163,14 @@ func (l *logged) record(ctx context.Context, req *llm.Request, stream bool, star
 // is fatal and its message; arguments and result only with Contents.
 // Give it to the tool loop's invoker.
 func ToolLogging(cfg LogConfig) tool.Middleware {
-	clock := clockOr(cfg.Clock)
+	clk := clock.Or(cfg.Clock)
 	return func(next tool.Handler) tool.Handler {
 		return func(ctx context.Context, call tool.Call) (string, error) {
 			lg := cfg.logger()
 			if !lg.Enabled(ctx, min(cfg.Level, slog.LevelWarn)) {
 				return next(ctx, call)
 			}
-			start := clock.Now()
+			start := clk.Now()
 			text, err := next(ctx, call)
 			level := cfg.Level
 			if err != nil {
@@ -182,7 +183,7 @@ func ToolLogging(cfg LogConfig) tool.Middleware {
 			attrs = append(attrs,
 				slog.String("tool", call.Name),
 				slog.String("call_id", call.ID),
-				slog.Duration("duration", clock.Now().Sub(start)),
+				slog.Duration("duration", clk.Now().Sub(start)),
 				slog.Bool("is_error", err != nil),
 			)
 			if err != nil {

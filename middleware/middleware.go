@@ -1,9 +1,7 @@
 package middleware
 
 import (
-	"context"
-	"time"
-
+	"github.com/agcore/agcore/clock"
 	"github.com/agcore/agcore/llm"
 )
 
@@ -22,40 +20,12 @@ func Chain(m llm.Model, mws ...Middleware) llm.Model {
 	return m
 }
 
-// Clock is the source of time for backoff, timeouts and durations. The
-// default is [SystemClock]; tests inject a fake one, and a durable
-// orchestrator a replayable one.
-type Clock interface {
-	Now() time.Time
-	// Sleep waits for d or until ctx is done, whichever comes first, and
-	// returns ctx's error in the second case.
-	Sleep(ctx context.Context, d time.Duration) error
-}
+// Clock is the source of time for backoff, timeouts and durations.
+//
+// Deprecated: use [clock.Clock]; package clock is its home.
+type Clock = clock.Clock
 
 // SystemClock is the real clock.
-var SystemClock Clock = systemClock{}
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-
-func (systemClock) Sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func clockOr(c Clock) Clock {
-	if c == nil {
-		return SystemClock
-	}
-	return c
-}
+//
+// Deprecated: use [clock.System].
+var SystemClock = clock.System

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/agcore/agcore/clock"
 	"github.com/agcore/agcore/llm"
 )
 
@@ -42,8 +43,8 @@ type RetryConfig struct {
 	ShouldRetry func(error) bool
 	// OnRetry, if set, is told about each retry before its wait.
 	OnRetry func(ctx context.Context, attempt int, delay time.Duration, err error)
-	// Clock sleeps between attempts; nil means SystemClock.
-	Clock Clock
+	// Clock sleeps between attempts; nil means clock.System.
+	Clock clock.Clock
 	// Rand returns a number in [0, 1) for the jitter; nil means math/rand/v2.
 	Rand func() float64
 }
@@ -79,14 +80,14 @@ func Retry(cfg RetryConfig) Middleware {
 		if cfg.MaxAttempts == 1 {
 			return next
 		}
-		return &retry{next: next, cfg: cfg, clock: clockOr(cfg.Clock)}
+		return &retry{next: next, cfg: cfg, clock: clock.Or(cfg.Clock)}
 	}
 }
 
 type retry struct {
 	next  llm.Model
 	cfg   RetryConfig
-	clock Clock
+	clock clock.Clock
 }
 
 func (r *retry) Info() llm.ModelInfo { return r.next.Info() }

@@ -263,15 +263,3 @@ func TestOnRetryIsToldAboutEachRetry(t *testing.T) {
 		t.Errorf("OnRetry saw %v, want %v", got, want)
 	}
 }
-
-func TestSystemClockSleepHonoursContext(t *testing.T) {
-	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := SystemClock.Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
-		t.Errorf("Sleep = %v", err)
-	}
-	if err := SystemClock.Sleep(context.Background(), time.Millisecond); err != nil {
-		t.Errorf("Sleep = %v", err)
-	}
-}

@@ -7,7 +7,7 @@ import (
 )
 
 // The rules below decide how a tool loop ends a turn. They are shared by
-// the in-process loop ([NewToolLoop]) and the durable one (the temporal
+// the in-process loop ([FunctionInvocation]) and the durable one (the temporal
 // module's TurnWorkflow), so that a turn ends the same way wherever it
 // runs.
 

@@ -2,7 +2,6 @@ package middleware
 
 import (
 	"context"
-	"fmt"
 	"iter"
 	"slices"
 
@@ -35,46 +34,30 @@ type ToolLoop struct {
 	// Approver decides calls to tools that need approval. With none, such
 	// calls are denied. It must be safe for concurrent use: the calls of
 	// one batch are decided in parallel.
-	Approver Approver
+	Approver tool.Approver
 }
 
-// Approver decides whether a tool call that needs approval may run. It sees
-// the call as it will run (after any tool middleware changed it).
-type Approver interface {
-	Approve(ctx context.Context, call tool.Call) (Decision, error)
-}
+// Approver decides whether a tool call that needs approval may run.
+//
+// Deprecated: use [tool.Approver]; package tool holds approval's decision
+// model.
+type Approver = tool.Approver
 
 // Decision is an approver's answer. The zero value denies.
-type Decision struct {
-	Approved bool
-	// Reason, for a denial, is told to the model.
-	Reason string
-}
+//
+// Deprecated: use [tool.Decision].
+type Decision = tool.Decision
 
 // ApproverFunc adapts a function to [Approver].
-type ApproverFunc func(ctx context.Context, call tool.Call) (Decision, error)
-
-// Approve calls f.
-func (f ApproverFunc) Approve(ctx context.Context, call tool.Call) (Decision, error) {
-	return f(ctx, call)
-}
+//
+// Deprecated: use [tool.ApproverFunc].
+type ApproverFunc = tool.ApproverFunc
 
 // DeniedError is the error result of a tool call that was not allowed to
-// run: the approver or a hook denied it. The model reads its text.
-type DeniedError struct {
-	Tool   string // the tool called
-	By     string // who denied: "the approver", `hook "name"`
-	Reason string // why, when given
-}
-
-// Error is the text the model reads: which tool, who denied it, why.
-func (e *DeniedError) Error() string {
-	s := fmt.Sprintf("the call to tool %q was denied by %s and did not run", e.Tool, e.By)
-	if e.Reason != "" {
-		s += ": " + e.Reason
-	}
-	return s
-}
+// run: the approver or a hook denied it.
+//
+// Deprecated: use [tool.DeniedError].
+type DeniedError = tool.DeniedError
 
 // FunctionInvocation returns the tool-loop middleware. A turn calls the
 // model; while the answer asks for tool calls of the loop's tools, it runs
@@ -111,24 +94,23 @@ func (e *DeniedError) Error() string {
 // an EventToolResult (in call order, after the batch); the stream ends with
 // exactly one EventComplete carrying the turn's Response. Block indexes
 // restart at each model call.
+//
+// It is the one constructor of the tool loop. An agent that offers
+// different tools on each run makes one per run (it is cheap: no
+// goroutine, nothing to close): FunctionInvocation(cfg)(next).
 func FunctionInvocation(cfg ToolLoop) Middleware {
-	return func(next llm.Model) llm.Model { return NewToolLoop(next, cfg) }
-}
-
-// NewToolLoop returns the tool loop of [FunctionInvocation] over next. An
-// agent that offers different tools on each run makes one per run (it is
-// cheap: no goroutine, nothing to close).
-func NewToolLoop(next llm.Model, cfg ToolLoop) llm.Model {
-	l := &toolLoop{next: next, maxSteps: StepLimit(cfg.MaxSteps), approver: cfg.Approver, tools: cfg.Tools}
-	l.inv = cfg.Invoker
-	l.inv.Middleware = append(slices.Clip(cfg.Invoker.Middleware), l.approve)
-	return l
+	return func(next llm.Model) llm.Model {
+		l := &toolLoop{next: next, maxSteps: StepLimit(cfg.MaxSteps), approver: cfg.Approver, tools: cfg.Tools}
+		l.inv = cfg.Invoker
+		l.inv.Middleware = append(slices.Clip(cfg.Invoker.Middleware), l.approve)
+		return l
+	}
 }
 
 type toolLoop struct {
 	next     llm.Model
 	maxSteps int
-	approver Approver
+	approver tool.Approver
 	inv      tool.Invoker
 	tools    []tool.Tool
 }
@@ -173,17 +155,17 @@ func (l *toolLoop) approve(next tool.Handler) tool.Handler {
 			return next(ctx, call)
 		}
 		if l.approver == nil {
-			return "", &DeniedError{Tool: call.Name, By: "the tool loop", Reason: "the tool needs approval and no approver is configured"}
+			return "", &tool.DeniedError{Tool: call.Name, By: "the tool loop", Reason: "the tool needs approval and no approver is configured"}
 		}
 		d, err := l.approver.Approve(ctx, call)
 		if err != nil {
 			if ctx.Err() != nil {
 				return "", ctx.Err()
 			}
-			return "", &DeniedError{Tool: call.Name, By: "the approver", Reason: "approval failed: " + err.Error()}
+			return "", &tool.DeniedError{Tool: call.Name, By: "the approver", Reason: "approval failed: " + err.Error()}
 		}
-		if !d.Approved {
-			return "", &DeniedError{Tool: call.Name, By: "the approver", Reason: d.Reason}
+		if err := d.Denial(call.Name); err != nil {
+			return "", err
 		}
 		return next(ctx, call)
 	}

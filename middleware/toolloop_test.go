@@ -159,8 +159,8 @@ func TestToolLoopRules(t *testing.T) {
 		{
 			name:  "an approved call runs",
 			steps: []llmtest.Step{llmtest.Reply(llmtest.Call("a", "guarded", `{}`)), llmtest.Text("ok")},
-			cfg: ToolLoop{Approver: ApproverFunc(func(_ context.Context, c tool.Call) (Decision, error) {
-				return Decision{Approved: c.Name == "guarded"}, nil
+			cfg: ToolLoop{Approver: tool.ApproverFunc(func(_ context.Context, c tool.Call) (tool.Decision, error) {
+				return tool.Decision{Approved: c.Name == "guarded"}, nil
 			})},
 			tools: guarded,
 			check: func(t *testing.T, e *env, r turnResult) {
@@ -172,8 +172,8 @@ func TestToolLoopRules(t *testing.T) {
 		{
 			name:  "a denied call does not run and the model is told why",
 			steps: []llmtest.Step{llmtest.Reply(llmtest.Call("a", "guarded", `{}`)), llmtest.Text("ok")},
-			cfg: ToolLoop{Approver: ApproverFunc(func(context.Context, tool.Call) (Decision, error) {
-				return Decision{Reason: "not on a Friday"}, nil
+			cfg: ToolLoop{Approver: tool.ApproverFunc(func(context.Context, tool.Call) (tool.Decision, error) {
+				return tool.Decision{Reason: "not on a Friday"}, nil
 			})},
 			tools: guarded,
 			check: func(t *testing.T, e *env, r turnResult) {
@@ -196,7 +196,7 @@ func TestToolLoopRules(t *testing.T) {
 		{
 			name:  "tools that need no approval never ask",
 			steps: []llmtest.Step{llmtest.Reply(llmtest.Call("a", "echo", `{}`)), llmtest.Text("ok")},
-			cfg: ToolLoop{Approver: ApproverFunc(func(context.Context, tool.Call) (Decision, error) {
+			cfg: ToolLoop{Approver: tool.ApproverFunc(func(context.Context, tool.Call) (tool.Decision, error) {
 				panic("asked")
 			})},
 			check: func(t *testing.T, e *env, r turnResult) {
@@ -458,9 +458,9 @@ func TestApproverSeesArgumentsAfterToolMiddleware(t *testing.T) {
 	loop := FunctionInvocation(ToolLoop{
 		Tools:   guarded(e),
 		Invoker: tool.Invoker{Middleware: []tool.Middleware{rewrite}},
-		Approver: ApproverFunc(func(_ context.Context, c tool.Call) (Decision, error) {
+		Approver: tool.ApproverFunc(func(_ context.Context, c tool.Call) (tool.Decision, error) {
 			seen = string(c.Input)
-			return Decision{Approved: true}, nil
+			return tool.Decision{Approved: true}, nil
 		}),
 	})(m)
 	if _, err := loop.Generate(context.Background(), req); err != nil {
@@ -489,9 +489,9 @@ func TestApproverTimeoutIsNotAToolTimeout(t *testing.T) {
 	loop := FunctionInvocation(ToolLoop{
 		Tools:   guarded(e),
 		Invoker: tool.Invoker{Timeout: time.Millisecond},
-		Approver: ApproverFunc(func(context.Context, tool.Call) (Decision, error) {
+		Approver: tool.ApproverFunc(func(context.Context, tool.Call) (tool.Decision, error) {
 			time.Sleep(10 * time.Millisecond) // a slow human
-			return Decision{Approved: true}, nil
+			return tool.Decision{Approved: true}, nil
 		}),
 	})(m)
 	resp, err := loop.Generate(context.Background(), req)

@@ -3,9 +3,12 @@
 // standard library, so a program that does not trace links nothing more.
 //
 // agcore's core packages never import OpenTelemetry. Instead, an
-// [Observer] travels in the context of a run (put there by the telemetry
-// implementation, package otelagent, with [With]), and the places that do
-// work below the model pipeline ask the context for it:
+// [Observer] travels in the context of a run, and the places that do work
+// below the model pipeline ask the context for it. An agent's telemetry
+// (agent.Telemetry, agcore's one telemetry seam, which package otelagent
+// implements) is an Observer that also wraps the pipeline: the agent puts
+// it in each run's context with [With] (and the telemetry may put a more
+// specific one there as the run starts). Then:
 //
 //   - [Start] opens a span for an internal phase of a run: the budget
 //     policy's compaction ([PhaseCompaction], by package compact, only when

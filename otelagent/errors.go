@@ -27,7 +27,7 @@ import (
 //     for an anonymous one (errors.New, fmt.Errorf).
 func ErrorType(err error) string {
 	var le *llm.Error
-	var denied *middleware.DeniedError
+	var denied *tool.DeniedError
 	var args *tool.ArgumentError
 	switch {
 	case err == nil:

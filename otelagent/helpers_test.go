@@ -188,7 +188,7 @@ func points(m metricdata.Metrics) []string {
 	return out
 }
 
-// stepClock is a middleware.Clock whose every reading is a millisecond
+// stepClock is a clock.Clock whose every reading is a millisecond
 // after the previous one, so durations are deterministic and positive.
 type stepClock struct {
 	mu sync.Mutex

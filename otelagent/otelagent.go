@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/clock"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/observe"
@@ -93,18 +94,18 @@ type Config struct {
 	// (they are not part of any message, and errors are redacted).
 	RecordContent bool
 	// Clock measures durations; nil means the system clock.
-	Clock middleware.Clock
+	Clock clock.Clock
 }
 
 // Telemetry records OpenTelemetry spans and metrics for agents, bare
-// models and tools. It implements [agent.Telemetry] (give it to
-// agent.Config.Telemetry) and [observe.Observer]. It is safe for concurrent
-// use.
+// models and tools. It implements [agent.Telemetry], agcore's one
+// telemetry seam (an [observe.Observer] that also wraps the pipeline):
+// give it to agent.Config.Telemetry. It is safe for concurrent use.
 type Telemetry struct {
 	tracer  trace.Tracer
 	prop    propagation.TextMapPropagator
 	content bool
-	clock   middleware.Clock
+	clock   clock.Clock
 
 	duration genaiconv.ClientOperationDuration
 	tokens   genaiconv.ClientTokenUsage
@@ -112,10 +113,7 @@ type Telemetry struct {
 	cost     metric.Float64Counter
 }
 
-var (
-	_ agent.Telemetry  = (*Telemetry)(nil)
-	_ observe.Observer = (*Telemetry)(nil)
-)
+var _ agent.Telemetry = (*Telemetry)(nil)
 
 // New returns the Telemetry cfg describes. It fails only when the meter
 // provider refuses to make an instrument.
@@ -131,13 +129,10 @@ func New(cfg Config) (*Telemetry, error) {
 		tracer:  tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
 		prop:    cfg.Propagator,
 		content: cfg.RecordContent,
-		clock:   cfg.Clock,
+		clock:   clock.Or(cfg.Clock),
 	}
 	if t.prop == nil {
 		t.prop = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
-	}
-	if t.clock == nil {
-		t.clock = middleware.SystemClock
 	}
 	m := mp.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
 	var err, e error

@@ -8,8 +8,8 @@ import (
 	"strconv"
 
 	"github.com/agcore/agcore/approval"
-	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/serve/host"
+	"github.com/agcore/agcore/tool"
 )
 
 // modelObject is an agent as GET /v1/models lists it.
@@ -103,7 +103,7 @@ func (h *Handler) decideApproval(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFound)
 		return
 	}
-	if err := h.opts.Broker.Decide(id, middleware.Decision{Approved: *body.Approved, Reason: body.Reason}); err != nil {
+	if err := h.opts.Broker.Decide(id, tool.Decision{Approved: *body.Approved, Reason: body.Reason}); err != nil {
 		if errors.Is(err, approval.ErrUnknown) {
 			writeError(w, notFound)
 			return

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agcore/agcore/internal/testwait"
+	"github.com/agcore/agcore/internal/testkit/testwait"
 	"github.com/agcore/agcore/llmtest"
 	"github.com/agcore/agcore/serve"
 	"github.com/agcore/agcore/tool"

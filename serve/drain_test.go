@@ -19,7 +19,7 @@ import (
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/approval"
-	"github.com/agcore/agcore/internal/testwait"
+	"github.com/agcore/agcore/internal/testkit/testwait"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/serve"

@@ -15,7 +15,7 @@ import (
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/approval"
-	"github.com/agcore/agcore/internal/testwait"
+	"github.com/agcore/agcore/internal/testkit/testwait"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
 	"github.com/agcore/agcore/middleware"
@@ -201,7 +201,7 @@ func setUpAlice(t *testing.T, e *ownersEnv) *alice {
 		}
 	}
 	t.Cleanup(func() {
-		_ = e.broker.Decide(a.approval, middleware.Decision{Approved: false, Reason: "the test ends"})
+		_ = e.broker.Decide(a.approval, tool.Decision{Approved: false, Reason: "the test ends"})
 		testwait.Recv(t, parked, "alice's parked turn to end")
 	})
 	// Two Responses sessions, the web's and the A2A one (the parked turn

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agcore/agcore/internal/testwait"
+	"github.com/agcore/agcore/internal/testkit/testwait"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/serve"
 	"github.com/agcore/agcore/tool"

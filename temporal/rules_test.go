@@ -41,7 +41,7 @@ func TestStepLimitEndsTheTurnAsInProcess(t *testing.T) {
 			limit := middleware.StepLimit(maxSteps)
 			ts, _, _ := tools(t)
 			inproc := llmtest.New(echoForever(limit)...).Verify(t)
-			loop := middleware.NewToolLoop(inproc, middleware.ToolLoop{Tools: ts, MaxSteps: maxSteps})
+			loop := middleware.FunctionInvocation(middleware.ToolLoop{Tools: ts, MaxSteps: maxSteps})(inproc)
 			want, err := loop.Generate(context.Background(), &llm.Request{Messages: []llm.Message{llm.UserText("go")}, Tools: defs(ts)})
 			if err != nil {
 				t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/tool"
 )
 
 // Names under which the workflows, activities, query and update are
@@ -41,8 +42,9 @@ const (
 )
 
 // ErrUnknownCall is returned by a decision for a call id the turn is not
-// waiting on (the update's validator rejects it).
-var ErrUnknownCall = errors.New("agtemporal: no pending approval with this call id")
+// waiting on (the update's validator rejects it). It wraps
+// tool.ErrNotPending.
+var ErrUnknownCall = fmt.Errorf("agtemporal: %w", tool.ErrNotPending)
 
 // TurnInput is one turn as a workflow runs it. Everything in it is data:
 // the model and the tools are names the worker resolves ([Worker]).
@@ -142,12 +144,19 @@ type PendingApproval struct {
 	Since time.Time
 }
 
-// Decision approves or denies one pending call.
+// Decision approves or denies one pending call: a tool.Decision (the one
+// decision model, see [Decision.Tool]) with the call it is for, in the
+// shape the DecideUpdate carries.
 type Decision struct {
 	CallID  string
 	Approve bool
 	// Reason is shown to the model with a denial.
 	Reason string
+}
+
+// Tool returns d as the tool.Decision it carries.
+func (d Decision) Tool() tool.Decision {
+	return tool.Decision{Approved: d.Approve, Reason: d.Reason}
 }
 
 // TurnRequest is one turn submitted to a session workflow.

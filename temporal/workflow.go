@@ -305,8 +305,8 @@ func (t *turn) runTools(ctx workflow.Context, step int, uses []llm.ToolUse) ([]l
 			continue
 		}
 		if needs[i] {
-			if d := t.decisions[u.ID]; !d.Approve {
-				results[i] = llm.ToolResultText(u.ID, denial(u.Name, d.Reason), true)
+			if err := t.decisions[u.ID].Tool().Denial(u.Name); err != nil {
+				results[i] = llm.ToolResultText(u.ID, err.Error(), true)
 				continue
 			}
 		}
@@ -346,13 +346,6 @@ func (t *turn) spec(name string) (ToolSpec, bool) {
 		}
 	}
 	return ToolSpec{}, false
-}
-
-func denial(name, reason string) string {
-	if reason == "" {
-		reason = "denied by the user"
-	}
-	return fmt.Sprintf("the call to %s was not approved: %s", name, reason)
 }
 
 func joinNonEmpty(parts ...string) string {

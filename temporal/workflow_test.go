@@ -262,7 +262,7 @@ func TestApprovalDenied(t *testing.T) {
 	if m := res.Transcript[1]; !m.IsError || !strings.Contains(m.Text(), "not today") || runs(h.ran, "write:x") != 0 {
 		t.Fatalf("denied call: %+v (ran %d)", m, runs(h.ran, "write:x"))
 	}
-	if req := h.model.Requests()[1]; !strings.Contains(req.Messages[len(req.Messages)-2].Text(), "not approved") {
+	if req := h.model.Requests()[1]; !strings.Contains(req.Messages[len(req.Messages)-2].Text(), "was denied by the approver") {
 		t.Fatal("the model did not read the denial")
 	}
 }

@@ -6,24 +6,11 @@ import (
 	"github.com/agcore/agcore/llm"
 )
 
-// Approvable is implemented by tools that may need the user's approval
-// before a call; the tool loop asks its approver when NeedsApproval is true.
-type Approvable interface {
-	Tool
-	NeedsApproval() bool
-}
-
 // Timed is implemented by tools with their own per-call time limit, which
 // overrides the invoker's default.
 type Timed interface {
 	Tool
 	Timeout() time.Duration
-}
-
-// NeedsApproval reports whether t asks for approval before each call.
-func NeedsApproval(t Tool) bool {
-	a, ok := t.(Approvable)
-	return ok && a.NeedsApproval()
 }
 
 // Definition returns t's wire description for a Request: its name,

@@ -3,7 +3,7 @@
 //
 // Tests that need something from the machine (PostgreSQL, Redis, an npm
 // package, a Temporal dev server) skip outside CI when it is missing and
-// record the skip through internal/testenv. go test shows nothing of a
+// record the skip through internal/testkit/testenv. go test shows nothing of a
 // passing package's output, so this package, whose import path sorts last
 // and is therefore run and printed last, waits for the other packages of
 // the same go command to finish and writes the recorded skips to the

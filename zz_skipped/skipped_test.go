@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agcore/agcore/internal/testenv"
+	"github.com/agcore/agcore/internal/testkit/testenv"
 )
 
 // TestReportSkips writes the report of the skips recorded in this go

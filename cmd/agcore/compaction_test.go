@@ -12,12 +12,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agcore/agcore/internal/cacheshare"
+	"github.com/agcore/agcore/internal/testkit/cacheshare"
 	"github.com/agcore/agcore/llm"
 )
 
 // TestCompactionAcrossProcesses is issue 22's product test: the 30-turn
-// tool-heavy session of internal/cacheshare's script, each turn a new
+// tool-heavy session of internal/testkit/cacheshare's script, each turn a new
 // `agcore run --json --session S --provider compatible --context-window
 // 24000 --store sqlite:...` process against a local OpenAI-compatible
 // server that answers each question with one to three parallel read_file

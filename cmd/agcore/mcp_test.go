@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agcore/agcore/internal/testenv"
+	"github.com/agcore/agcore/internal/testkit/testenv"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

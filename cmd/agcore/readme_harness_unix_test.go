@@ -26,7 +26,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/agcore/agcore/internal/testenv"
+	"github.com/agcore/agcore/internal/testkit/testenv"
 )
 
 // harness is where the documented commands run: see readme_test.go.

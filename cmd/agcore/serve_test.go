@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agcore/agcore/internal/testenv"
-	"github.com/agcore/agcore/internal/testwait"
+	"github.com/agcore/agcore/internal/testkit/testenv"
+	"github.com/agcore/agcore/internal/testkit/testwait"
 )
 
 // echoProvider is an OpenAI-compatible provider that streams "echo: " and

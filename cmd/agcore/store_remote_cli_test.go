@@ -16,7 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/agcore/agcore/internal/testenv"
+	"github.com/agcore/agcore/internal/testkit/testenv"
 	"github.com/agcore/agcore/session"
 	_ "github.com/agcore/agcore/session/stores"
 )

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agcore/agcore/internal/scaleout"
+	"github.com/agcore/agcore/internal/testkit/scaleout"
 	"github.com/agcore/agcore/session"
 )
 

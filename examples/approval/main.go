@@ -21,7 +21,6 @@ import (
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
-	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/tool"
 )
 
@@ -33,7 +32,7 @@ type terminalApprover struct {
 	out io.Writer
 }
 
-func (a *terminalApprover) Approve(ctx context.Context, call tool.Call) (middleware.Decision, error) {
+func (a *terminalApprover) Approve(ctx context.Context, call tool.Call) (tool.Decision, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	fmt.Fprintf(a.out, "\nThe model wants to run %s %s. Allow? [y/N] ", call.Name, call.Input)
@@ -41,13 +40,13 @@ func (a *terminalApprover) Approve(ctx context.Context, call tool.Call) (middlew
 	answer := strings.ToLower(strings.TrimSpace(line))
 	if err != nil && answer == "" {
 		fmt.Fprintln(a.out, "(no answer)")
-		return middleware.Decision{Reason: "the user did not answer"}, nil
+		return tool.Decision{Reason: "the user did not answer"}, nil
 	}
 	fmt.Fprintln(a.out, answer)
 	if answer == "y" || answer == "yes" {
-		return middleware.Decision{Approved: true}, nil
+		return tool.Decision{Approved: true}, nil
 	}
-	return middleware.Decision{Reason: "the user said no"}, nil
+	return tool.Decision{Reason: "the user said no"}, nil
 }
 
 type deleteArgs struct {

@@ -4,7 +4,7 @@
 // the previous one), how often the prefix broke, how much of the
 // conversation the requests kept, and the largest request against the
 // input budget. The session is synthetic and deterministic; it runs
-// offline. See package internal/cacheshare for how each figure is
+// offline. See package internal/testkit/cacheshare for how each figure is
 // measured.
 //
 //	go run ./examples/cacheshare [-turns 30,200]
@@ -19,7 +19,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agcore/agcore/internal/cacheshare"
+	"github.com/agcore/agcore/internal/testkit/cacheshare"
 )
 
 func main() {

@@ -17,8 +17,8 @@ import (
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/approval"
 	"github.com/agcore/agcore/llm"
-	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/serve/host"
+	"github.com/agcore/agcore/tool"
 )
 
 // executor is the a2asrv.AgentExecutor of one agent. Each task is one agent
@@ -253,7 +253,7 @@ func (e *executor) decideTask(ctx context.Context, task a2a.TaskID, principal st
 			if d.id != "" && d.id != req.ID {
 				continue
 			}
-			err := e.broker.DecideContext(ctx, req.ID, middleware.Decision{Approved: d.approved, Reason: d.reason})
+			err := e.broker.DecideContext(ctx, req.ID, tool.Decision{Approved: d.approved, Reason: d.reason})
 			switch {
 			case err == nil:
 				n++

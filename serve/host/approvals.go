@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/agcore/agcore/approval"
-	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/session"
+	"github.com/agcore/agcore/tool"
 )
 
 // ApprovalsNamespace is the records namespace of the calls waiting for
@@ -131,7 +131,7 @@ func (s sharedApprovals) List(ctx context.Context) ([]approval.Request, error) {
 	return out, nil
 }
 
-func (s sharedApprovals) Decide(ctx context.Context, id string, d middleware.Decision) error {
+func (s sharedApprovals) Decide(ctx context.Context, id string, d tool.Decision) error {
 	if session.CheckRecord(ApprovalsNamespace, id) != nil {
 		return fmt.Errorf("%w: %q", approval.ErrUnknown, id)
 	}
@@ -162,20 +162,20 @@ func (s sharedApprovals) Decide(ctx context.Context, id string, d middleware.Dec
 	return fmt.Errorf("host: deciding approval %q: %w", id, session.ErrConflict)
 }
 
-func (s sharedApprovals) Decision(ctx context.Context, id string) (middleware.Decision, bool, error) {
+func (s sharedApprovals) Decision(ctx context.Context, id string) (tool.Decision, bool, error) {
 	if session.CheckRecord(ApprovalsNamespace, id) != nil {
-		return middleware.Decision{}, false, nil
+		return tool.Decision{}, false, nil
 	}
 	a, _, err := s.get(ctx, id)
 	switch {
 	case errors.Is(err, session.ErrNotFound):
-		return middleware.Decision{}, false, nil
+		return tool.Decision{}, false, nil
 	case err != nil:
-		return middleware.Decision{}, false, err
+		return tool.Decision{}, false, err
 	case a.Decision == nil:
-		return middleware.Decision{}, false, nil
+		return tool.Decision{}, false, nil
 	}
-	return middleware.Decision{Approved: a.Decision.Approved, Reason: a.Decision.Reason}, true, nil
+	return tool.Decision{Approved: a.Decision.Approved, Reason: a.Decision.Reason}, true, nil
 }
 
 func (s sharedApprovals) Remove(ctx context.Context, id string) error {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/agcore/agcore/approval"
-	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/serve/host"
 	"github.com/agcore/agcore/session/memstore"
 	"github.com/agcore/agcore/tool"
@@ -22,7 +21,7 @@ func TestApprovalsAcrossBrokers(t *testing.T) {
 	a := &approval.Broker{Shared: host.Approvals(st), Poll: 5 * time.Millisecond}
 	b := &approval.Broker{Shared: host.Approvals(st), Poll: 5 * time.Millisecond}
 	ctx := approval.WithOwner(t.Context(), approval.Owner{Agent: "agcore", Session: "s", Run: "run1", Principal: "alice"})
-	got := make(chan middleware.Decision, 1)
+	got := make(chan tool.Decision, 1)
 	go func() {
 		d, err := a.Approve(ctx, tool.Call{ID: "c1", Name: "write_file", Input: json.RawMessage(`{"path":"x"}`)})
 		if err != nil {
@@ -44,13 +43,13 @@ func TestApprovalsAcrossBrokers(t *testing.T) {
 	if q, ok := b.Get("run1/c1"); !ok || q.CallID != "c1" {
 		t.Fatalf("Get = %+v, %v", q, ok)
 	}
-	if err := b.Decide("run1/c1", middleware.Decision{Approved: true}); err != nil {
+	if err := b.Decide("run1/c1", tool.Decision{Approved: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Decide("run1/c1", middleware.Decision{Reason: "again"}); !errors.Is(err, approval.ErrUnknown) {
+	if err := b.Decide("run1/c1", tool.Decision{Reason: "again"}); !errors.Is(err, approval.ErrUnknown) {
 		t.Fatalf("a second decision: %v, want ErrUnknown", err)
 	}
-	if err := a.Decide("run1/c1", middleware.Decision{Reason: "again"}); !errors.Is(err, approval.ErrUnknown) {
+	if err := a.Decide("run1/c1", tool.Decision{Reason: "again"}); !errors.Is(err, approval.ErrUnknown) {
 		t.Fatalf("a second decision in the waiting process: %v, want ErrUnknown", err)
 	}
 	select {
@@ -83,7 +82,7 @@ func TestApprovalOfADeadProcessExpires(t *testing.T) {
 	if p := b.Pending(nil); len(p) != 0 {
 		t.Fatalf("an expired call is listed: %+v", p)
 	}
-	if err := b.Decide("run2/c1", middleware.Decision{Approved: true}); !errors.Is(err, approval.ErrUnknown) {
+	if err := b.Decide("run2/c1", tool.Decision{Approved: true}); !errors.Is(err, approval.ErrUnknown) {
 		t.Fatalf("deciding an expired call: %v, want ErrUnknown", err)
 	}
 }

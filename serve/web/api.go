@@ -9,9 +9,9 @@ import (
 
 	"github.com/agcore/agcore/approval"
 	"github.com/agcore/agcore/llm"
-	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/serve/host"
 	"github.com/agcore/agcore/session"
+	"github.com/agcore/agcore/tool"
 )
 
 // agentJSON describes one agent in GET /api/agents.
@@ -238,7 +238,7 @@ func (h *handler) decide(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no pending call "+quote(id))
 		return
 	}
-	err := h.broker.Decide(id, middleware.Decision{Approved: *body.Approved, Reason: body.Reason})
+	err := h.broker.Decide(id, tool.Decision{Approved: *body.Approved, Reason: body.Reason})
 	if errors.Is(err, approval.ErrUnknown) {
 		writeError(w, http.StatusNotFound, "no pending call "+quote(id))
 		return

@@ -12,10 +12,9 @@ import (
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/approval"
-	"github.com/agcore/agcore/internal/testwait"
+	"github.com/agcore/agcore/internal/testkit/testwait"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
-	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/serve/host"
 	"github.com/agcore/agcore/serve/web"
 	"github.com/agcore/agcore/session"
@@ -302,7 +301,7 @@ func TestStreamsThroughWrappedWriter(t *testing.T) {
 	}
 	ch := events(t, resp)
 	ap := until(t, ch, "approval") // times out if nothing is flushed
-	if err := broker.Decide(ap.ID, middleware.Decision{Approved: true}); err != nil {
+	if err := broker.Decide(ap.ID, tool.Decision{Approved: true}); err != nil {
 		t.Fatal(err)
 	}
 	if fin := until(t, ch, "finish"); fin.FinishReason != "stop" || !ran {

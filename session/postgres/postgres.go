@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -193,7 +192,7 @@ func (s *Store) load(ctx context.Context, id string, view bool) (*session.Sessio
 		if err := json.Unmarshal([]byte(*prefix), &t.Prefix); err != nil {
 			return nil, fmt.Errorf("stored prefix statistic: %w", err)
 		}
-		if t.Hashes, err = decodeHashes(hashes); err != nil {
+		if t.Hashes, err = stored.DecodeHashes(hashes); err != nil {
 			return nil, err
 		}
 	}
@@ -427,7 +426,7 @@ func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) (err e
 			return err
 		}
 		ps := string(p)
-		prefix, hashes = &ps, encodeHashes(tr.Prefix.Hashes)
+		prefix, hashes = &ps, stored.EncodeHashes(tr.Prefix.Hashes)
 	}
 	var compaction []byte // NULL unless this turn replaces the view
 	if tr.Compaction != nil {
@@ -529,23 +528,4 @@ func newIncarnation() int64 {
 			return n
 		}
 	}
-}
-
-func encodeHashes(h []uint64) []byte {
-	b := make([]byte, 0, 8*len(h))
-	for _, x := range h {
-		b = binary.LittleEndian.AppendUint64(b, x)
-	}
-	return b
-}
-
-func decodeHashes(b []byte) ([]uint64, error) {
-	if len(b)%8 != 0 {
-		return nil, fmt.Errorf("stored prefix hashes: %d bytes is not a whole number of uint64s", len(b))
-	}
-	h := make([]uint64, len(b)/8)
-	for i := range h {
-		h[i] = binary.LittleEndian.Uint64(b[8*i:])
-	}
-	return h, nil
 }

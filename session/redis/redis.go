@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -361,7 +360,7 @@ func parseTotals(vals []any) (t stored.Totals, inc string, ok bool, err error) {
 		if err := json.Unmarshal([]byte(p), &t.Prefix); err != nil {
 			return t, "", false, fmt.Errorf("stored prefix statistic: %w", err)
 		}
-		if t.Hashes, err = decodeHashes([]byte(str(12))); err != nil {
+		if t.Hashes, err = stored.DecodeHashes([]byte(str(12))); err != nil {
 			return t, "", false, err
 		}
 	}
@@ -603,7 +602,7 @@ func (s *Store) appendOnce(ctx context.Context, id string, tr *stored.Turn) (don
 		if err != nil {
 			return false, err
 		}
-		flag, prefix, hashes = "1", string(p), string(encodeHashes(tr.Prefix.Hashes))
+		flag, prefix, hashes = "1", string(p), string(stored.EncodeHashes(tr.Prefix.Hashes))
 	}
 	cflag, compaction := "0", ""
 	if tr.Compaction != nil {
@@ -684,23 +683,4 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	}
 	s.cache.Drop(id)
 	return nil
-}
-
-func encodeHashes(h []uint64) []byte {
-	b := make([]byte, 0, 8*len(h))
-	for _, x := range h {
-		b = binary.LittleEndian.AppendUint64(b, x)
-	}
-	return b
-}
-
-func decodeHashes(b []byte) ([]uint64, error) {
-	if len(b)%8 != 0 {
-		return nil, fmt.Errorf("stored prefix hashes: %d bytes is not a whole number of uint64s", len(b))
-	}
-	h := make([]uint64, len(b)/8)
-	for i := range h {
-		h[i] = binary.LittleEndian.Uint64(b[8*i:])
-	}
-	return h, nil
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agcore/agcore/internal/testenv"
+	"github.com/agcore/agcore/internal/testkit/testenv"
 	"github.com/agcore/agcore/session/redis"
 	"github.com/agcore/agcore/session/sessiontest"
 )

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -407,7 +406,7 @@ func loadTotals(ctx context.Context, q *sql.Stmt, id string) (*stored.Totals, in
 		if err := json.Unmarshal([]byte(prefix.String), &t.Prefix); err != nil {
 			return nil, 0, fmt.Errorf("stored prefix statistic: %w", err)
 		}
-		t.Hashes, err = decodeHashes(hashes)
+		t.Hashes, err = stored.DecodeHashes(hashes)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -534,7 +533,7 @@ func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) (err e
 		if err != nil {
 			return err
 		}
-		prefix, hashes = string(p), encodeHashes(tr.Prefix.Hashes)
+		prefix, hashes = string(p), stored.EncodeHashes(tr.Prefix.Hashes)
 	}
 	var compaction, upto any // NULL unless this turn replaces the view
 	if tr.Compaction != nil {
@@ -642,25 +641,6 @@ func (s *Store) Delete(ctx context.Context, id string) (err error) {
 	}
 	s.cache.Drop(id)
 	return nil
-}
-
-func encodeHashes(h []uint64) []byte {
-	b := make([]byte, 0, 8*len(h))
-	for _, x := range h {
-		b = binary.LittleEndian.AppendUint64(b, x)
-	}
-	return b
-}
-
-func decodeHashes(b []byte) ([]uint64, error) {
-	if len(b)%8 != 0 {
-		return nil, fmt.Errorf("stored prefix hashes: %d bytes is not a whole number of uint64s", len(b))
-	}
-	h := make([]uint64, len(b)/8)
-	for i := range h {
-		h[i] = binary.LittleEndian.Uint64(b[8*i:])
-	}
-	return h, nil
 }
 
 func check(ctx context.Context, id string) error {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agcore/agcore/internal/testenv"
+	"github.com/agcore/agcore/internal/testkit/testenv"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/session"
 	_ "github.com/agcore/agcore/session/stores"

@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/agcore/agcore/cmd/agcore/internal/render"
-	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/tool"
 )
 
@@ -27,13 +26,13 @@ type approver struct {
 	mu    sync.Mutex             // one question at a time: a batch's calls are decided in parallel
 }
 
-// Approve implements middleware.Approver.
-func (p *approver) Approve(ctx context.Context, call tool.Call) (middleware.Decision, error) {
+// Approve implements tool.Approver.
+func (p *approver) Approve(ctx context.Context, call tool.Call) (tool.Decision, error) {
 	if p.yes {
-		return middleware.Decision{Approved: true}, nil
+		return tool.Decision{Approved: true}, nil
 	}
 	if p.ask == nil {
-		return middleware.Decision{Reason: "it needs the user's approval, and agcore is not running interactively (the user can allow it with --yes)"}, nil
+		return tool.Decision{Reason: "it needs the user's approval, and agcore is not running interactively (the user can allow it with --yes)"}, nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -43,15 +42,15 @@ func (p *approver) Approve(ctx context.Context, call tool.Call) (middleware.Deci
 	answer, err := p.ask(ctx, q)
 	if err != nil {
 		if ctx.Err() != nil {
-			return middleware.Decision{}, ctx.Err()
+			return tool.Decision{}, ctx.Err()
 		}
-		return middleware.Decision{Reason: "the user did not approve it"}, nil
+		return tool.Decision{Reason: "the user did not approve it"}, nil
 	}
 	switch strings.ToLower(strings.TrimSpace(answer)) {
 	case "y", "yes":
-		return middleware.Decision{Approved: true}, nil
+		return tool.Decision{Approved: true}, nil
 	}
-	return middleware.Decision{Reason: "the user declined"}, nil
+	return tool.Decision{Reason: "the user declined"}, nil
 }
 
 // lineAsker asks on w and reads answers from r, a line at a time. The

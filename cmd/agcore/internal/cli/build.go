@@ -126,7 +126,7 @@ type buildOptions struct {
 	name string
 	// approver, when set, decides the calls needing approval instead of
 	// the terminal (agcore serve's broker).
-	approver middleware.Approver
+	approver tool.Approver
 	// shared, when set, is a runtime of the same command whose log,
 	// telemetry and store this one uses instead of opening its own (the
 	// agents of agcore serve). It must outlive this runtime.
@@ -205,7 +205,7 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		rt.closers = append(rt.closers, rt.store.Close)
 	}
 
-	var approve middleware.Approver = &approver{yes: s.Yes, ask: o.ask, pause: func() func() { return rt.sink.Pause() }}
+	var approve tool.Approver = &approver{yes: s.Yes, ask: o.ask, pause: func() func() { return rt.sink.Pause() }}
 	if o.approver != nil {
 		approve = o.approver
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/goleak"
 
-	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/tool"
 )
 
@@ -125,7 +124,7 @@ func TestApprover(t *testing.T) {
 			t.Errorf("err = %v, want cancelled", err)
 		}
 	})
-	var _ middleware.Approver = (*approver)(nil)
+	var _ tool.Approver = (*approver)(nil)
 }
 
 func TestOpenStore(t *testing.T) {

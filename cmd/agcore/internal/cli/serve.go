@@ -17,13 +17,13 @@ import (
 
 	"github.com/agcore/agcore/approval"
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
-	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/provider/demo"
 	"github.com/agcore/agcore/serve"
 	"github.com/agcore/agcore/serve/a2aserve"
 	"github.com/agcore/agcore/serve/host"
 	"github.com/agcore/agcore/serve/web"
 	"github.com/agcore/agcore/session"
+	"github.com/agcore/agcore/tool"
 )
 
 // DefaultServeAddr is where agcore serve listens unless told otherwise.
@@ -117,7 +117,7 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 	grace, _ := cmd.Flags().GetDuration("shutdown-timeout")
 
 	broker := &approval.Broker{}
-	var approver middleware.Approver = broker
+	var approver tool.Approver = broker
 	if s.Yes {
 		approver = nil // --yes: the command's own approver, which approves every call
 	}
@@ -209,7 +209,7 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 
 // buildNamed builds the config file's agent name: the command's settings
 // with the agent's replaced, sharing main's log, telemetry and store.
-func (a *app) buildNamed(ctx context.Context, cmd *cobra.Command, name string, ac config.AgentConfig, main *runtime, approver middleware.Approver) (*runtime, error) {
+func (a *app) buildNamed(ctx context.Context, cmd *cobra.Command, name string, ac config.AgentConfig, main *runtime, approver tool.Approver) (*runtime, error) {
 	in := a.input(cmd)
 	set := func(flag, v string) {
 		if v != "" {

@@ -13,7 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/agcore/agcore/internal/faultserver"
+	"github.com/agcore/agcore/internal/testkit/faultserver"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/session/sqlite"

@@ -1,6 +1,6 @@
 // Package reliability holds agcore's proof under load, faults and bad input
 // (issue 7): tests only, through the public API of the whole stack, against
-// the local misbehaving server of package internal/faultserver. Every test
+// the local misbehaving server of package internal/testkit/faultserver. Every test
 // here reaches 127.0.0.1 only.
 //
 //   - TestFaultMatrix: every fault (429 with Retry-After, 500, 502, 503,

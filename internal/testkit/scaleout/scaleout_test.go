@@ -20,8 +20,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agcore/agcore/agent"
-	"github.com/agcore/agcore/internal/scaleout"
-	"github.com/agcore/agcore/internal/testenv"
+	"github.com/agcore/agcore/internal/testkit/scaleout"
+	"github.com/agcore/agcore/internal/testkit/testenv"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
 	"github.com/agcore/agcore/session"

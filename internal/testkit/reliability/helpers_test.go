@@ -17,8 +17,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/clock"
 	"github.com/agcore/agcore/compact"
-	"github.com/agcore/agcore/internal/faultserver"
+	"github.com/agcore/agcore/internal/testkit/faultserver"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/provider/anthropic"
@@ -189,19 +190,19 @@ func toolCalls(prefix string) faultserver.Reply {
 // agent.New assembles around it.
 type built struct {
 	adapter  llm.Model
-	clock    middleware.Clock
+	clock    clock.Clock
 	attempts int // model calls per request, the first included
 	mws      []middleware.Middleware
 	toolMWs  []tool.Middleware
-	approver middleware.Approver
+	approver tool.Approver
 	onError  func(context.Context, error)
 	tools    []tool.Tool // nil: testTools()
 }
 
 // pipeline is the standard agent over adapter: the tool loop over retries
 // (attempts calls at most, waiting on clock).
-func pipeline(adapter llm.Model, clock middleware.Clock, attempts int) built {
-	return built{adapter: adapter, clock: clock, attempts: attempts}
+func pipeline(adapter llm.Model, clk clock.Clock, attempts int) built {
+	return built{adapter: adapter, clock: clk, attempts: attempts}
 }
 
 func newAgent(b built, store session.Store, logger *slog.Logger) *agent.Agent {

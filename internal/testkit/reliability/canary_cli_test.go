@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agcore/agcore/internal/faultserver"
-	"github.com/agcore/agcore/internal/testenv"
+	"github.com/agcore/agcore/internal/testkit/faultserver"
+	"github.com/agcore/agcore/internal/testkit/testenv"
 )
 
 // TestCanaryKeyNeverLeaksFromTheCLI builds the agcore command and runs it

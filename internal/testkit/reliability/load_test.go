@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/agcore/agcore/agent"
-	"github.com/agcore/agcore/internal/faultserver"
+	"github.com/agcore/agcore/internal/testkit/faultserver"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/session/filestore"

@@ -11,9 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agcore/agcore/internal/faultserver"
+	"github.com/agcore/agcore/internal/testkit/faultserver"
 	"github.com/agcore/agcore/llm"
-	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/session/filestore"
 	"github.com/agcore/agcore/session/memstore"
@@ -168,8 +167,8 @@ func TestToolPathsCannotEscapeTheRoot(t *testing.T) {
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
 	store := memstore.New()
-	approveAll := middleware.ApproverFunc(func(context.Context, tool.Call) (middleware.Decision, error) {
-		return middleware.Decision{Approved: true}, nil
+	approveAll := tool.ApproverFunc(func(context.Context, tool.Call) (tool.Decision, error) {
+		return tool.Decision{Approved: true}, nil
 	})
 	adapter := newAdapter(adapterConfig{format: faultserver.Anthropic, base: srv.AnthropicBaseURL(), key: "k", client: &http.Client{Transport: tr}})
 	a := newAgent(built{adapter: adapter, attempts: 1, approver: approveAll, tools: tools}, store, nil)

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agcore/agcore/internal/faultserver"
+	"github.com/agcore/agcore/internal/testkit/faultserver"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/session"

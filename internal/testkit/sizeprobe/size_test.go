@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agcore/agcore/internal/testenv"
+	"github.com/agcore/agcore/internal/testkit/testenv"
 )
 
 // maxProbeBytes is the most the standard agent (this directory's main) may
@@ -66,7 +66,7 @@ const openTelemetry = "go.opentelemetry.io/"
 func TestCorePackagesDoNotLinkOpenTelemetry(t *testing.T) {
 	goBin := goTool(t)
 	pkgs := []string{"agent", "middleware", "compact", "catalog", "usage", "provider/openai", "provider/anthropic",
-		"conversation", "tool", "mcp", "observe", "session/sqlite", "memory", "internal/sizeprobe"}
+		"conversation", "tool", "mcp", "observe", "session/sqlite", "memory", "internal/testkit/sizeprobe"}
 	for _, p := range pkgs {
 		out, err := exec.Command(goBin, "list", "-deps", "github.com/agcore/agcore/"+p).CombinedOutput()
 		if err != nil {

@@ -20,8 +20,8 @@ func TestReportGroupsRecordedSkips(t *testing.T) {
 	got := out.String()
 	for _, want := range []string{
 		"3 tests did not run",
-		"PostgreSQL is not set up: set AGCORE_TEST_POSTGRES\n    2: internal/testenv.TestA, internal/testenv.TestB",
-		"no redis\n    1: internal/testenv.TestC",
+		"PostgreSQL is not set up: set AGCORE_TEST_POSTGRES\n    2: internal/testkit/testenv.TestA, internal/testkit/testenv.TestB",
+		"no redis\n    1: internal/testkit/testenv.TestC",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q:\n%s", want, got)
