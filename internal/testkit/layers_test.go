@@ -28,7 +28,7 @@ var layers = []struct {
 	trees []string
 }{
 	{"standard-library foundations (they import only the standard library)",
-		[]string{"observe", "clock", "internal/jsonscan", "internal/redact", "internal/sse"}},
+		[]string{"observe", "clock", "internal/jsonscan", "internal/jsonw", "internal/redact", "internal/sse"}},
 	{"the message model", []string{"llm"}},
 	{"on llm: the tool model, the catalog, costs, the session model and its stores, the HTTP transport, the scripted model",
 		[]string{"tool", "catalog", "usage", "session", "internal/httpx", "llmtest"}},
