@@ -272,10 +272,15 @@ func (s *Store) Append(ctx context.Context, id string, turn session.Turn) error 
 	if err != nil {
 		return fmt.Errorf("postgres: append to %q: %w", id, err)
 	}
-	for attempt := 0; ; attempt++ {
+	for attempt, moved := 0, 0; ; attempt++ {
 		err = s.appendTx(ctx, id, tr)
-		if dupTurn(err) { // stored meanwhile, by an append the lock did not order before this one
+		if dupTurn(err) { // already stored: a retry, or the same turn from elsewhere
 			err = nil
+		}
+		if errors.Is(err, errMoved) && moved < 8 && ctx.Err() == nil {
+			moved++
+			attempt-- // not a fault: the session moved on between the statement and the check
+			continue
 		}
 		if err == nil || attempt >= s.retries || ctx.Err() != nil || !retryable(err) {
 			break
@@ -338,86 +343,73 @@ type refused struct{ error }
 
 func (r refused) Unwrap() error { return r.error }
 
-func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) (err error) {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tx.Rollback(context.WithoutCancel(ctx))
-		}
-	}()
-	tnano := tr.Time.UnixNano()
-	// One round trip: make the row if this is the session's first turn
-	// (the rollback of a failed append takes it away again), lock it
-	// (every append to this session waits here for the one before it to
-	// commit), and look for the turn ID, in a statement that starts after
-	// the lock is held, so a turn committed by the append we waited for is
-	// seen.
-	var (
-		t                stored.Totals
-		created, updated int64
-		usage            string
-		dup              bool
-	)
-	first := &pgx.Batch{}
-	// A new row belongs to the appending owner, so the owner check below
-	// passes for it and refuses an existing session of another.
-	first.Queue(`INSERT INTO agcore_sessions (id, created_at, updated_at, incarnation, owner, title) VALUES ($1, $2, $2, $3, $4, '')
-		ON CONFLICT (id) DO NOTHING`, id, tnano, newIncarnation(), tr.Owner)
-	first.Queue(`SELECT created_at, updated_at, turns, messages, usage, cost_usd, owner, coalesce(title, ''), model
-		FROM agcore_sessions WHERE id = $1 FOR UPDATE`, id).QueryRow(func(row pgx.Row) error {
-		return row.Scan(&created, &updated, &t.Turns, &t.Messages, &usage, &t.CostUSD, &t.Owner, &t.Title, &t.Model)
-	})
-	first.Queue(`SELECT EXISTS (SELECT 1 FROM agcore_turns WHERE session_id = $1 AND turn_id = $2)`,
-		id, tr.ID).QueryRow(func(row pgx.Row) error { return row.Scan(&dup) })
-	if err := tx.SendBatch(ctx, first).Close(); err != nil {
-		return err
-	}
-	if dup && t.Owner == tr.Owner {
-		return tx.Rollback(ctx) // already stored: a retry
-	}
-	if err := t.Check(tr, true); err != nil {
-		return refused{err}
-	}
-	t.Created, t.Updated = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
-	if err := json.Unmarshal([]byte(usage), &t.Usage); err != nil {
-		return fmt.Errorf("stored usage: %w", err)
-	}
-	turnSeq, firstMsg := t.Turns, t.Messages
-	t.Add(tr)
+// appendSet is the update of the sessions row both forms of the append
+// statement share: Totals.Add, in SQL, on the row as it stands once locked
+// (s, the row; the parameters are those appendArgs lists). The usage sums
+// every numeric field of the stored and the turn's JSON (llm.Usage is
+// integers only); cost adds as float64 does in Go.
+const appendSet = `updated_at = greatest(s.updated_at, $2), turns = s.turns + 1, messages = s.messages + $6,
+	usage = (SELECT coalesce(jsonb_object_agg(k, n), '{}')::text FROM (SELECT k, sum(v::numeric) AS n
+		FROM (SELECT * FROM jsonb_each_text(s.usage::jsonb) UNION ALL SELECT * FROM jsonb_each_text($7::jsonb)) AS x (k, v)
+		GROUP BY k) AS y),
+	cost_usd = s.cost_usd + $8,
+	prefix = CASE WHEN $9::text IS NULL THEN s.prefix ELSE $9 END,
+	hashes = CASE WHEN $9::text IS NULL THEN s.hashes ELSE $10 END,
+	title = CASE WHEN coalesce(s.title, '') = '' THEN $4 ELSE s.title END,
+	model = CASE WHEN $5 = '' THEN s.model ELSE $5 END,
+	compaction = CASE WHEN $11::bytea IS NULL THEN s.compaction ELSE $11 END,
+	upto = CASE WHEN $11::bytea IS NULL THEN s.upto ELSE $12 END`
+
+// appendWhere is the check (Totals.Check) an existing row must pass for the
+// update to apply: the appending owner's, and a compaction within the
+// messages. A row that fails it is left as it was and the statement
+// stores nothing.
+const appendWhere = `s.owner = $3 AND ($11::bytea IS NULL OR $12 <= s.messages + $6)`
+
+// appendRest is the rest of the append statement, after the CTE "s" that
+// made or updated the sessions row and returned its new turns and
+// messages: the turn's row (the unique index on (session_id, turn_id)
+// refuses a turn already stored, which fails the whole statement: dupTurn),
+// its messages (numbered from the row's count), the state bag's changes.
+// Each reads "s", so none runs when the row was left as it was.
+const appendRest = `,
+t AS (INSERT INTO agcore_turns (session_id, seq, turn_id, time, messages, usage, cost_usd)
+	SELECT $1, s.turns - 1, $13, $2, $6, $7, $8 FROM s),
+m AS (INSERT INTO agcore_messages (session_id, seq, turn_seq, json)
+	SELECT $1, s.messages - $6 + o - 1, s.turns - 1, j FROM s, unnest($14::bytea[]) WITH ORDINALITY AS m (j, o)),
+d AS (DELETE FROM agcore_state WHERE session_id = $1 AND key = ANY ($15::text[]) AND EXISTS (SELECT FROM s)),
+st AS (INSERT INTO agcore_state (session_id, key, value) SELECT $1, k, v FROM s, unnest($16::text[], $17::text[]) AS x (k, v)
+	ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value)
+SELECT s.turns FROM s`
+
+// appendSQL appends a turn in one statement: the sessions row is made (a
+// new session belongs to the appending owner) or, when it exists, locked
+// and updated (ON CONFLICT DO UPDATE waits for the lock of an append in
+// flight and then reads the row as that append left it), then the rest
+// (appendRest). $18 is the incarnation of a new row.
+const appendSQL = `WITH s AS (INSERT INTO agcore_sessions AS s (id, created_at, updated_at, incarnation, owner, title, model,
+		turns, messages, usage, cost_usd, prefix, hashes, compaction, upto)
+	VALUES ($1, $2, $2, $18, $3, $4, $5, 1, $6, $7, $8, $9, CASE WHEN $9::text IS NULL THEN NULL ELSE $10::bytea END,
+		$11, CASE WHEN $11::bytea IS NULL THEN 0 ELSE $12::integer END)
+	ON CONFLICT (id) DO UPDATE SET ` + appendSet + `
+	WHERE ` + appendWhere + `
+	RETURNING s.turns, s.messages)` + appendRest
+
+// appendExistingSQL is appendSQL for a turn that cannot start a session
+// (its compaction reaches past its own messages): it only updates an
+// existing row.
+const appendExistingSQL = `WITH s AS (UPDATE agcore_sessions AS s SET ` + appendSet + `
+	WHERE s.id = $1 AND ` + appendWhere + `
+	RETURNING s.turns, s.messages)` + appendRest
+
+// appendTx appends tr in one statement, run in its own implicit
+// transaction: one round trip and one commit (the statement is prepared
+// once per connection by pgx's statement cache). When the statement
+// stored nothing (the row failed appendWhere), it reads why.
+func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) error {
 	turnUsage, err := json.Marshal(tr.Usage)
 	if err != nil {
 		return err
-	}
-	totalUsage, err := json.Marshal(t.Usage)
-	if err != nil {
-		return err
-	}
-	msgs := make([][]byte, len(tr.Messages))
-	for i, m := range tr.Messages {
-		msgs[i] = m
-	}
-	b := &pgx.Batch{}
-	b.Queue(`INSERT INTO agcore_turns (session_id, seq, turn_id, time, messages, usage, cost_usd) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		id, turnSeq, tr.ID, tnano, len(tr.Messages), string(turnUsage), tr.CostUSD)
-	if len(msgs) > 0 {
-		b.Queue(`INSERT INTO agcore_messages (session_id, seq, turn_seq, json)
-			SELECT $1, $2 + o - 1, $3, j FROM unnest($4::bytea[]) WITH ORDINALITY AS m (j, o)`,
-			id, firstMsg, turnSeq, msgs)
-	}
-	if len(tr.Del) > 0 {
-		b.Queue(`DELETE FROM agcore_state WHERE session_id = $1 AND key = ANY ($2::text[])`, id, tr.Del)
-	}
-	if len(tr.Set) > 0 {
-		keys := make([]string, 0, len(tr.Set))
-		vals := make([]string, 0, len(tr.Set))
-		for k, v := range tr.Set {
-			keys, vals = append(keys, k), append(vals, string(v))
-		}
-		b.Queue(`INSERT INTO agcore_state (session_id, key, value) SELECT $1, k, v FROM unnest($2::text[], $3::text[]) AS x (k, v)
-			ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value`, id, keys, vals)
 	}
 	var prefix *string
 	var hashes []byte
@@ -433,20 +425,59 @@ func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) (err e
 	if tr.Compaction != nil {
 		compaction = tr.Compaction
 	}
-	b.Queue(`UPDATE agcore_sessions SET updated_at = $2, turns = $3, messages = $4, usage = $5, cost_usd = $6,
-		prefix = CASE WHEN $7::text IS NULL THEN prefix ELSE $7 END,
-		hashes = CASE WHEN $7::text IS NULL THEN hashes ELSE $8 END,
-		owner = $9, title = $10, model = $11,
-		compaction = CASE WHEN $12::bytea IS NULL THEN compaction ELSE $12 END,
-		upto = CASE WHEN $12::bytea IS NULL THEN upto ELSE $13 END
-		WHERE id = $1`,
-		id, t.Updated.UnixNano(), t.Turns, t.Messages, string(totalUsage), t.CostUSD, prefix, hashes,
-		t.Owner, t.Title, t.Model, compaction, tr.Upto)
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+	msgs := make([][]byte, len(tr.Messages))
+	for i, m := range tr.Messages {
+		msgs[i] = m
+	}
+	keys := make([]string, 0, len(tr.Set))
+	vals := make([]string, 0, len(tr.Set))
+	for k, v := range tr.Set {
+		keys, vals = append(keys, k), append(vals, string(v))
+	}
+	del := tr.Del
+	if del == nil {
+		del = []string{}
+	}
+	args := []any{id, tr.Time.UnixNano(), tr.Owner, tr.Title, tr.Model, len(tr.Messages), string(turnUsage), tr.CostUSD,
+		prefix, hashes, compaction, tr.Upto, tr.ID, msgs, del, keys, vals}
+	q := appendSQL
+	if tr.Compaction != nil && tr.Upto > len(tr.Messages) {
+		q = appendExistingSQL
+	} else {
+		args = append(args, newIncarnation())
+	}
+	var turns int
+	err = s.pool.QueryRow(ctx, q, args...).Scan(&turns)
+	if !errors.Is(err, pgx.ErrNoRows) {
 		return err
 	}
-	return tx.Commit(ctx)
+	// Nothing stored: another owner's session, a compaction past its
+	// messages, or a session that does not exist for appendExistingSQL.
+	// Read why (outside the statement, so the row may have moved on: a
+	// check that now passes tries again).
+	var t stored.Totals
+	var exists, dup bool
+	err = s.pool.QueryRow(ctx, `SELECT owner, messages, EXISTS (SELECT 1 FROM agcore_turns WHERE session_id = $1 AND turn_id = $2)
+		FROM agcore_sessions WHERE id = $1`, id, tr.ID).Scan(&t.Owner, &t.Messages, &dup)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return err
+	default:
+		exists = true
+	}
+	if dup && t.Owner == tr.Owner {
+		return nil // stored meanwhile
+	}
+	if err := t.Check(tr, exists); err != nil {
+		return refused{err}
+	}
+	return errMoved
 }
+
+// errMoved is an append that stored nothing because the session failed a
+// check that it passes now: it is tried again.
+var errMoved = errors.New("the session changed during the append")
 
 // List returns one page of session summaries, newest UpdatedAt first, ties
 // by ID descending, from the index on (owner, updated_at, id) (or on
