@@ -27,6 +27,9 @@ type Store struct {
 	owned   bool // Close closes the pool
 	retries int
 	cache   *stored.Cache // decoded messages of recently loaded sessions
+	// usage: the usage column of the sessions the store last appended to
+	// or loaded, which the next append sums in Go (append.go).
+	usage stored.Recent[seenUsage]
 	// recordsReady: the records table exists (records.go).
 	recordsReady atomic.Bool
 }
@@ -189,6 +192,7 @@ func (s *Store) load(ctx context.Context, id string, view bool) (*session.Sessio
 	if err := json.Unmarshal([]byte(usage), &t.Usage); err != nil {
 		return nil, fmt.Errorf("stored usage: %w", err)
 	}
+	s.usage.Put(id, seenUsage{text: usage, usage: t.Usage})
 	if prefix != nil {
 		if err := json.Unmarshal([]byte(*prefix), &t.Prefix); err != nil {
 			return nil, fmt.Errorf("stored prefix statistic: %w", err)
@@ -343,142 +347,6 @@ type refused struct{ error }
 
 func (r refused) Unwrap() error { return r.error }
 
-// appendSet is the update of the sessions row both forms of the append
-// statement share: Totals.Add, in SQL, on the row as it stands once locked
-// (s, the row; the parameters are those appendArgs lists). The usage sums
-// every numeric field of the stored and the turn's JSON (llm.Usage is
-// integers only); cost adds as float64 does in Go.
-const appendSet = `updated_at = greatest(s.updated_at, $2), turns = s.turns + 1, messages = s.messages + $6,
-	usage = (SELECT coalesce(jsonb_object_agg(k, n), '{}')::text FROM (SELECT k, sum(v::numeric) AS n
-		FROM (SELECT * FROM jsonb_each_text(s.usage::jsonb) UNION ALL SELECT * FROM jsonb_each_text($7::jsonb)) AS x (k, v)
-		GROUP BY k) AS y),
-	cost_usd = s.cost_usd + $8,
-	prefix = CASE WHEN $9::text IS NULL THEN s.prefix ELSE $9 END,
-	hashes = CASE WHEN $9::text IS NULL THEN s.hashes ELSE $10 END,
-	title = CASE WHEN coalesce(s.title, '') = '' THEN $4 ELSE s.title END,
-	model = CASE WHEN $5 = '' THEN s.model ELSE $5 END,
-	compaction = CASE WHEN $11::bytea IS NULL THEN s.compaction ELSE $11 END,
-	upto = CASE WHEN $11::bytea IS NULL THEN s.upto ELSE $12 END`
-
-// appendWhere is the check (Totals.Check) an existing row must pass for the
-// update to apply: the appending owner's, and a compaction within the
-// messages. A row that fails it is left as it was and the statement
-// stores nothing.
-const appendWhere = `s.owner = $3 AND ($11::bytea IS NULL OR $12 <= s.messages + $6)`
-
-// appendRest is the rest of the append statement, after the CTE "s" that
-// made or updated the sessions row and returned its new turns and
-// messages: the turn's row (the unique index on (session_id, turn_id)
-// refuses a turn already stored, which fails the whole statement: dupTurn),
-// its messages (numbered from the row's count), the state bag's changes.
-// Each reads "s", so none runs when the row was left as it was.
-const appendRest = `,
-t AS (INSERT INTO agcore_turns (session_id, seq, turn_id, time, messages, usage, cost_usd)
-	SELECT $1, s.turns - 1, $13, $2, $6, $7, $8 FROM s),
-m AS (INSERT INTO agcore_messages (session_id, seq, turn_seq, json)
-	SELECT $1, s.messages - $6 + o - 1, s.turns - 1, j FROM s, unnest($14::bytea[]) WITH ORDINALITY AS m (j, o)),
-d AS (DELETE FROM agcore_state WHERE session_id = $1 AND key = ANY ($15::text[]) AND EXISTS (SELECT FROM s)),
-st AS (INSERT INTO agcore_state (session_id, key, value) SELECT $1, k, v FROM s, unnest($16::text[], $17::text[]) AS x (k, v)
-	ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value)
-SELECT s.turns FROM s`
-
-// appendSQL appends a turn in one statement: the sessions row is made (a
-// new session belongs to the appending owner) or, when it exists, locked
-// and updated (ON CONFLICT DO UPDATE waits for the lock of an append in
-// flight and then reads the row as that append left it), then the rest
-// (appendRest). $18 is the incarnation of a new row.
-const appendSQL = `WITH s AS (INSERT INTO agcore_sessions AS s (id, created_at, updated_at, incarnation, owner, title, model,
-		turns, messages, usage, cost_usd, prefix, hashes, compaction, upto)
-	VALUES ($1, $2, $2, $18, $3, $4, $5, 1, $6, $7, $8, $9, CASE WHEN $9::text IS NULL THEN NULL ELSE $10::bytea END,
-		$11, CASE WHEN $11::bytea IS NULL THEN 0 ELSE $12::integer END)
-	ON CONFLICT (id) DO UPDATE SET ` + appendSet + `
-	WHERE ` + appendWhere + `
-	RETURNING s.turns, s.messages)` + appendRest
-
-// appendExistingSQL is appendSQL for a turn that cannot start a session
-// (its compaction reaches past its own messages): it only updates an
-// existing row.
-const appendExistingSQL = `WITH s AS (UPDATE agcore_sessions AS s SET ` + appendSet + `
-	WHERE s.id = $1 AND ` + appendWhere + `
-	RETURNING s.turns, s.messages)` + appendRest
-
-// appendTx appends tr in one statement, run in its own implicit
-// transaction: one round trip and one commit (the statement is prepared
-// once per connection by pgx's statement cache). When the statement
-// stored nothing (the row failed appendWhere), it reads why.
-func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) error {
-	turnUsage, err := json.Marshal(tr.Usage)
-	if err != nil {
-		return err
-	}
-	var prefix *string
-	var hashes []byte
-	if tr.Prefix != nil {
-		p, err := json.Marshal(tr.Prefix.PrefixStats)
-		if err != nil {
-			return err
-		}
-		ps := string(p)
-		prefix, hashes = &ps, encodeHashes(tr.Prefix.Hashes)
-	}
-	var compaction []byte // NULL unless this turn replaces the view
-	if tr.Compaction != nil {
-		compaction = tr.Compaction
-	}
-	msgs := make([][]byte, len(tr.Messages))
-	for i, m := range tr.Messages {
-		msgs[i] = m
-	}
-	keys := make([]string, 0, len(tr.Set))
-	vals := make([]string, 0, len(tr.Set))
-	for k, v := range tr.Set {
-		keys, vals = append(keys, k), append(vals, string(v))
-	}
-	del := tr.Del
-	if del == nil {
-		del = []string{}
-	}
-	args := []any{id, tr.Time.UnixNano(), tr.Owner, tr.Title, tr.Model, len(tr.Messages), string(turnUsage), tr.CostUSD,
-		prefix, hashes, compaction, tr.Upto, tr.ID, msgs, del, keys, vals}
-	q := appendSQL
-	if tr.Compaction != nil && tr.Upto > len(tr.Messages) {
-		q = appendExistingSQL
-	} else {
-		args = append(args, newIncarnation())
-	}
-	var turns int
-	err = s.pool.QueryRow(ctx, q, args...).Scan(&turns)
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return err
-	}
-	// Nothing stored: another owner's session, a compaction past its
-	// messages, or a session that does not exist for appendExistingSQL.
-	// Read why (outside the statement, so the row may have moved on: a
-	// check that now passes tries again).
-	var t stored.Totals
-	var exists, dup bool
-	err = s.pool.QueryRow(ctx, `SELECT owner, messages, EXISTS (SELECT 1 FROM agcore_turns WHERE session_id = $1 AND turn_id = $2)
-		FROM agcore_sessions WHERE id = $1`, id, tr.ID).Scan(&t.Owner, &t.Messages, &dup)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-	case err != nil:
-		return err
-	default:
-		exists = true
-	}
-	if dup && t.Owner == tr.Owner {
-		return nil // stored meanwhile
-	}
-	if err := t.Check(tr, exists); err != nil {
-		return refused{err}
-	}
-	return errMoved
-}
-
-// errMoved is an append that stored nothing because the session failed a
-// check that it passes now: it is tried again.
-var errMoved = errors.New("the session changed during the append")
-
 // List returns one page of session summaries, newest UpdatedAt first, ties
 // by ID descending, from the index on (owner, updated_at, id) (or on
 // (updated_at, id) for every owner). It reads the sessions rows only.
@@ -549,6 +417,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("postgres: delete %q: %w", id, session.ErrNotFound)
 	}
 	s.cache.Drop(id)
+	s.usage.Drop(id)
 	return nil
 }
 

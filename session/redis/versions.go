@@ -1,8 +1,6 @@
 package redis
 
 import (
-	"sync"
-
 	"github.com/agcore/agcore/session/internal/stored"
 )
 
@@ -34,52 +32,28 @@ func parseVersion(vals []any) (version, error) {
 	return version{t: t, inc: inc, exists: ok, read: true}, nil
 }
 
-// maxVersions bounds how many sessions' versions a store remembers.
-const maxVersions = 4096
-
 // versions remembers the version of the sessions a store last appended to
-// or loaded, so that the next append to one of them can be built without
+// or loaded, so that the next append to one of them is built without
 // reading the session first: the append script checks the version and
 // hands back the current one when it is out of date, so a remembered
 // version is a guess that costs a round trip when wrong, never a turn.
-type versions struct {
-	mu sync.Mutex
-	m  map[string]version
-}
+type versions struct{ recent stored.Recent[version] }
 
 // get returns the version remembered for id; a session the store does not
 // know is guessed new.
 func (v *versions) get(id string) version {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	ver := v.m[id]
+	ver, _ := v.recent.Get(id)
 	ver.read = false
 	return ver
 }
 
 // put remembers ver for id, without what an append does not build on (the
-// state bag, the request hashes, the compaction view), forgetting another
-// session when full.
+// state bag, the request hashes, the compaction view).
 func (v *versions) put(id string, ver version) {
 	ver.t.State, ver.t.Hashes, ver.t.Compaction = nil, nil, nil
 	ver.read = false
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.m == nil {
-		v.m = make(map[string]version)
-	}
-	if _, ok := v.m[id]; !ok && len(v.m) >= maxVersions {
-		for k := range v.m { // any one
-			delete(v.m, k)
-			break
-		}
-	}
-	v.m[id] = ver
+	v.recent.Put(id, ver)
 }
 
 // drop forgets id's version.
-func (v *versions) drop(id string) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	delete(v.m, id)
-}
+func (v *versions) drop(id string) { v.recent.Drop(id) }
