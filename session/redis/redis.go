@@ -512,17 +512,17 @@ var appendScript = goredis.NewScript(`
 local cur = redis.call('HMGET', KEYS[1], 'inc', 'owner', 'turns')
 local inc = cur[1] or ''
 if inc ~= '' and (cur[2] or '') ~= ARGV[16] then return -2 end
-if redis.call('HEXISTS', KEYS[3], ARGV[1]) == 1 then return 0 end
 if inc ~= ARGV[2] or (cur[3] or '0') ~= ARGV[3] then
+	if redis.call('HEXISTS', KEYS[3], ARGV[1]) == 1 then return 0 end
 	local r = redis.call('HMGET', KEYS[1], ` + luaFields + `)
 	table.insert(r, 1, -1)
 	return r
 end
+if redis.call('HSETNX', KEYS[3], ARGV[1], ARGV[3]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], 'inc', ARGV[4], 'created', ARGV[5], 'updated', ARGV[6], 'turns', ARGV[7],
 	'messages', ARGV[8], 'usage', ARGV[9], 'cost', ARGV[10], 'owner', ARGV[16], 'title', ARGV[17], 'model', ARGV[18])
 if ARGV[11] == '1' then redis.call('HSET', KEYS[1], 'prefix', ARGV[12], 'hashes', ARGV[13]) end
 if ARGV[19] == '1' then redis.call('HSET', KEYS[1], 'compaction', ARGV[20], 'upto', ARGV[21]) end
-redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
 redis.call('HSET', KEYS[5], ARGV[14], ARGV[15])
 local nset, ndel = tonumber(ARGV[22]), tonumber(ARGV[23])
 local i = 24
