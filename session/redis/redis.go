@@ -501,17 +501,19 @@ func incarnationKey(inc string) int64 {
 // (or is not the one the caller thought), -1 followed by the totals
 // fields Append reads (appendFields, nil when the session does not
 // exist), so the caller can build the turn again without reading first.
+// The turn carries only the totals fields that change (all of them for a
+// new session): the version check makes the others the ones it was built
+// on.
 //
 // KEYS: totals, messages, turns, state, index.
 // ARGV: turn id, expected inc (empty for a new session), expected turns,
-// inc, created, updated, turns, messages, usage, cost, prefix flag
-// ('1' to replace), prefix, hashes, session id, index value, owner, title,
-// model, compaction flag ('1' to replace), compaction, upto, nset, ndel,
-// then nset key/value pairs, ndel keys, and the messages.
+// owner, session id, index value, nfields, nset, ndel, then nfields
+// field/value pairs of the totals, nset key/value pairs of the state,
+// ndel state keys, and the messages.
 var appendScript = goredis.NewScript(`
 local cur = redis.call('HMGET', KEYS[1], 'inc', 'owner', 'turns')
 local inc = cur[1] or ''
-if inc ~= '' and (cur[2] or '') ~= ARGV[16] then return -2 end
+if inc ~= '' and (cur[2] or '') ~= ARGV[4] then return -2 end
 if inc ~= ARGV[2] or (cur[3] or '0') ~= ARGV[3] then
 	if redis.call('HEXISTS', KEYS[3], ARGV[1]) == 1 then return 0 end
 	local r = redis.call('HMGET', KEYS[1], ` + luaFields + `)
@@ -519,13 +521,10 @@ if inc ~= ARGV[2] or (cur[3] or '0') ~= ARGV[3] then
 	return r
 end
 if redis.call('HSETNX', KEYS[3], ARGV[1], ARGV[3]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], 'inc', ARGV[4], 'created', ARGV[5], 'updated', ARGV[6], 'turns', ARGV[7],
-	'messages', ARGV[8], 'usage', ARGV[9], 'cost', ARGV[10], 'owner', ARGV[16], 'title', ARGV[17], 'model', ARGV[18])
-if ARGV[11] == '1' then redis.call('HSET', KEYS[1], 'prefix', ARGV[12], 'hashes', ARGV[13]) end
-if ARGV[19] == '1' then redis.call('HSET', KEYS[1], 'compaction', ARGV[20], 'upto', ARGV[21]) end
-redis.call('HSET', KEYS[5], ARGV[14], ARGV[15])
-local nset, ndel = tonumber(ARGV[22]), tonumber(ARGV[23])
-local i = 24
+local nf, nset, ndel = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+local i = 10 + 2 * nf
+redis.call('HSET', KEYS[1], unpack(ARGV, 10, i - 1))
+redis.call('HSET', KEYS[5], ARGV[5], ARGV[6])
 for _ = 1, nset do redis.call('HSET', KEYS[4], ARGV[i], ARGV[i+1]); i = i + 2 end
 for _ = 1, ndel do redis.call('HDEL', KEYS[4], ARGV[i]); i = i + 1 end
 local n = #ARGV
@@ -615,29 +614,46 @@ func (s *Store) appendOnce(ctx context.Context, id string, tr *stored.Turn, base
 		expInc, newInc = "", newIncarnation()
 	}
 	expTurns := t.Turns
+	was := t
 	t.Add(tr)
-	usage, err := json.Marshal(t.Usage)
-	if err != nil {
-		return version{}, false, err
+	fields := make([]any, 0, 30)
+	if !base.exists {
+		fields = append(fields, "inc", newInc, "created", t.Created.UnixNano(), "owner", t.Owner)
 	}
-	flag, prefix, hashes := "0", "", []byte(nil)
+	if !base.exists || !t.Updated.Equal(was.Updated) {
+		fields = append(fields, "updated", t.Updated.UnixNano())
+	}
+	fields = append(fields, "turns", t.Turns, "messages", t.Messages)
+	if !base.exists || t.Usage != was.Usage {
+		usage, err := json.Marshal(t.Usage)
+		if err != nil {
+			return version{}, false, err
+		}
+		fields = append(fields, "usage", usage)
+	}
+	if !base.exists || t.CostUSD != was.CostUSD {
+		fields = append(fields, "cost", strconv.FormatFloat(t.CostUSD, 'g', -1, 64))
+	}
+	if !base.exists || t.Title != was.Title {
+		fields = append(fields, "title", t.Title)
+	}
+	if !base.exists || t.Model != was.Model {
+		fields = append(fields, "model", t.Model)
+	}
 	if tr.Prefix != nil {
 		p, err := json.Marshal(tr.Prefix.PrefixStats)
 		if err != nil {
 			return version{}, false, err
 		}
-		flag, prefix, hashes = "1", string(p), encodeHashes(tr.Prefix.Hashes)
+		fields = append(fields, "prefix", p, "hashes", encodeHashes(tr.Prefix.Hashes))
 	}
-	cflag, compaction := "0", []byte(nil)
 	if tr.Compaction != nil {
-		cflag, compaction = "1", tr.Compaction
+		fields = append(fields, "compaction", tr.Compaction, "upto", tr.Upto)
 	}
-	args := make([]any, 0, 23+2*len(tr.Set)+len(tr.Del)+len(tr.Messages))
-	args = append(args, tr.ID, expInc, strconv.Itoa(expTurns), newInc,
-		t.Created.UnixNano(), t.Updated.UnixNano(), t.Turns, t.Messages, usage,
-		strconv.FormatFloat(t.CostUSD, 'g', -1, 64), flag, prefix, hashes,
-		id, indexValue(t.Info(id)), t.Owner, t.Title, t.Model, cflag, compaction, tr.Upto,
-		len(tr.Set), len(tr.Del))
+	args := make([]any, 0, 9+len(fields)+2*len(tr.Set)+len(tr.Del)+len(tr.Messages))
+	args = append(args, tr.ID, expInc, strconv.Itoa(expTurns), tr.Owner, id, indexValue(t.Info(id)),
+		len(fields)/2, len(tr.Set), len(tr.Del))
+	args = append(args, fields...)
 	for key, v := range tr.Set {
 		args = append(args, key, []byte(v))
 	}
