@@ -51,8 +51,8 @@ const appendSet = `updated_at = greatest(s.updated_at, @time), turns = s.turns +
 const appendWhere = `s.owner = @owner AND (@compaction::bytea IS NULL OR @upto <= s.messages + @n)`
 
 // appendUpsert makes or updates the row; appendUpdate only updates it,
-// for a turn that cannot start a session (its compaction reaches past
-// its own messages).
+// for a session the store saw (cheaper) and for a turn that cannot start
+// a session (its compaction reaches past its own messages).
 const (
 	appendUpsert = `WITH s AS (INSERT INTO agcore_sessions AS s (id, created_at, updated_at, incarnation, owner, title, model,
 		turns, messages, usage, cost_usd, prefix, hashes, compaction, upto)
@@ -191,7 +191,8 @@ func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) error 
 	v[pMsgs] = msgs
 	var was, now *string // NULL: sum in SQL
 	var total llm.Usage
-	if seen, ok := s.usage.Get(id); ok {
+	seen, known := s.usage.Get(id)
+	if known {
 		total = seen.usage
 		total.Add(tr.Usage)
 		data, err := json.Marshal(total)
@@ -217,8 +218,10 @@ func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) error 
 		}
 		v[pDel], v[pSetKeys], v[pSetVals] = del, keys, vals
 	}
+	// A session the store saw is updated (the cheaper statement; if it is
+	// gone, the check below finds it and the retry makes it).
 	existing := 0
-	if tr.Compaction != nil && tr.Upto > len(tr.Messages) {
+	if known || tr.Compaction != nil && tr.Upto > len(tr.Messages) {
 		existing = 1
 	}
 	st := appendStatements[existing][state]
@@ -254,6 +257,7 @@ func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) error 
 		FROM agcore_sessions WHERE id = $1`, id, tr.ID).Scan(&t.Owner, &t.Messages, &dup)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
+		s.usage.Drop(id)
 	case err != nil:
 		return err
 	default:
