@@ -260,14 +260,15 @@ func (s *Store) load(ctx context.Context, id string, view bool) (*session.Sessio
 	return sess, nil
 }
 
-// Append adds the turn in one transaction, creating the session if
-// needed, under the session row's lock (SELECT ... FOR UPDATE): appends to
-// one session, from any number of processes, are applied one at a time,
-// each turn whole and contiguous. A turn ID the session already holds
-// makes it a no-op. When the outcome of an attempt is unknown (the
-// connection was lost) Append tries again (see WithRetries); an error it
-// returns leaves the session as it was or with the turn stored exactly
-// once, and a retry with the same turn settles which.
+// Append adds the turn in one statement (one round trip, one commit; see
+// append.go), creating the session if needed, under the session row's
+// lock, which the statement's update of the row takes: appends to one
+// session, from any number of processes, are applied one at a time, each
+// turn whole and contiguous. A turn ID the session already holds makes it
+// a no-op. When the outcome of an attempt is unknown (the connection was
+// lost) Append tries again (see WithRetries); an error it returns leaves
+// the session as it was or with the turn stored exactly once, and a retry
+// with the same turn settles which.
 func (s *Store) Append(ctx context.Context, id string, turn session.Turn) error {
 	if err := session.ValidateID(id); err != nil {
 		return fmt.Errorf("postgres: append: %w", err)
