@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 )
 
 // messageJSON is the storage form of a Message.
@@ -15,21 +16,48 @@ type messageJSON struct {
 }
 
 // MarshalJSON encodes m in the storage form {"type": role, "content": [...]};
-// a tool-result message also carries "tool_call_id" and "is_error".
+// a tool-result message also carries "tool_call_id" and "is_error". The
+// bytes are those json.Marshal makes of messageJSON (compact,
+// HTML-escaped), written directly around each block's MarshalBlock: the
+// session stores encode every message they append with it.
 func (m Message) MarshalJSON() ([]byte, error) {
 	if m.Role == "" {
 		return nil, fmt.Errorf("llm: message has no role")
 	}
-	j := messageJSON{Type: m.Role, Content: blocksJSON(m.Content)}
+	buf := make([]byte, 0, 256)
+	buf = append(buf, `{"type":`...)
+	buf = appendString(buf, string(m.Role))
+	if m.Role == RoleTool && m.ToolCallID != "" {
+		buf = append(buf, `,"tool_call_id":`...)
+		buf = appendString(buf, m.ToolCallID)
+	}
+	buf = append(buf, `,"content":[`...)
+	for i, b := range m.Content {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		data, err := MarshalBlock(b)
+		if err != nil {
+			return nil, err
+		}
+		buf = append(buf, data...)
+	}
+	buf = append(buf, ']')
 	if m.Role == RoleTool {
-		j.ToolCallID = m.ToolCallID
-		isErr := m.IsError
-		j.IsError = &isErr
+		buf = strconv.AppendBool(append(buf, `,"is_error":`...), m.IsError)
 	}
-	if j.Content == nil {
-		j.Content = blocksJSON{}
+	return append(buf, '}'), nil
+}
+
+// appendString appends s as encoding/json writes a string: the roles
+// literally, anything else through json.Marshal.
+func appendString(buf []byte, s string) []byte {
+	switch Role(s) {
+	case RoleSystem, RoleUser, RoleAssistant, RoleTool:
+		return append(append(append(buf, '"'), s...), '"')
 	}
-	return json.Marshal(j)
+	data, _ := json.Marshal(s) // a string always encodes
+	return append(buf, data...)
 }
 
 // unmarshalStd decodes a message through encoding/json: the slow path of

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -166,6 +167,76 @@ func FuzzMessageDecode(f *testing.F) {
 		enc2, _ := json.Marshal(back)
 		if string(enc) != string(enc2) {
 			t.Fatalf("not stable:\n%s\n%s", enc, enc2)
+		}
+	})
+}
+
+// refMarshal is the storage form as encoding/json writes it:
+// Message.MarshalJSON must make the same bytes.
+func refMarshal(m Message) ([]byte, error) {
+	if m.Role == "" {
+		return nil, fmt.Errorf("llm: message has no role")
+	}
+	j := messageJSON{Type: m.Role, Content: blocksJSON(m.Content)}
+	if m.Role == RoleTool {
+		j.ToolCallID = m.ToolCallID
+		isErr := m.IsError
+		j.IsError = &isErr
+	}
+	if j.Content == nil {
+		j.Content = blocksJSON{}
+	}
+	return json.Marshal(j)
+}
+
+func sameAsRefMarshal(t *testing.T, m Message) {
+	t.Helper()
+	want, werr := refMarshal(m)
+	got, err := m.MarshalJSON()
+	if (err == nil) != (werr == nil) || string(got) != string(want) {
+		t.Fatalf("MarshalJSON = %s, %v\nreference   = %s, %v", got, err, want, werr)
+	}
+	if err != nil {
+		return
+	}
+	if outer, err := json.Marshal(m); err != nil || string(outer) != string(want) {
+		t.Fatalf("json.Marshal = %s, %v\nreference    = %s", outer, err, want)
+	}
+}
+
+// oddMessages are messages whose encoding exercises what encoding/json
+// escapes, with every role, block kind and tool field.
+func oddMessages(text string) []Message {
+	return []Message{
+		{Role: RoleSystem, Content: []Block{Text{Text: text}}},
+		{Role: RoleUser, Content: everyBlock()},
+		{Role: RoleAssistant, Content: append(everyBlock(), Text{Text: text, Citations: []Citation{{Title: text, URL: text}}})},
+		{Role: RoleTool, ToolCallID: text, IsError: true, Content: []Block{Text{Text: text}}},
+		{Role: RoleTool, Content: []Block{ToolResult{ToolUseID: text, Content: []Block{Text{Text: text}}}}},
+		{Role: RoleTool, ToolCallID: "call_2"},
+		{Role: RoleAssistant},
+		{Role: Role(text), ToolCallID: text},
+		{Role: RoleUser, Content: []Block{nil}},
+		{},
+	}
+}
+
+func TestMarshalMatchesReference(t *testing.T) {
+	t.Parallel()
+	for _, text := range []string{"plain", "<b>&amp;</b> \u2028\u2029 \x00\x1f \xff\xfe ☃ \"q\" \\ /", ""} {
+		for _, m := range oddMessages(text) {
+			sameAsRefMarshal(t, m)
+		}
+	}
+}
+
+func FuzzMarshalMatchesReference(f *testing.F) {
+	f.Add("<&>\u2028", "call_1", true)
+	f.Add("\xff", "", false)
+	f.Fuzz(func(t *testing.T, text, id string, isErr bool) {
+		for _, m := range oddMessages(text) {
+			m.ToolCallID, m.IsError = id, isErr
+			sameAsRefMarshal(t, m)
 		}
 	})
 }

@@ -5,22 +5,32 @@
 // # Many writers, one session
 //
 // The rule: appends to one session are serialized, never merged or
-// refused. Append takes the session row's lock (SELECT ... FOR UPDATE) in
-// its transaction, so when two processes append to the same session at
-// once the second waits until the first commits and then adds its turn
-// after it: every turn is stored whole and contiguous (its messages are
-// never interleaved with another turn's), none is lost, and the session's
-// totals are summed over every turn. A turn ID already stored in the
-// session makes Append a no-op, checked under the same lock, so a turn is
-// never stored twice, whoever retries it. The agent needs no handling of
-// its own: a run's turn is its input followed by its transcript, and it
-// lands after whatever other runs committed first (a run that started on
-// an older history does not see the turns that landed meanwhile, as with
-// two runs of one process on one session).
+// refused. An append is one statement, in its own transaction: it makes
+// the session's row or updates it (INSERT ... ON CONFLICT DO UPDATE, or
+// UPDATE for a session the store has seen), which takes the row's lock,
+// so when two processes append to the same session at once the second
+// waits until the first commits and then adds its turn after it, reading
+// the row as the first left it: every turn is stored whole and contiguous
+// (its messages are never interleaved with another turn's), none is lost,
+// and the session's totals are summed over every turn, in SQL. The owner
+// and compaction checks are the update's condition, so they are made
+// under the same lock. A turn ID already stored in the session makes
+// Append a no-op (the unique index on the turn ID fails the statement,
+// and nothing of it is stored), so a turn is never stored twice, whoever
+// retries it. The agent needs no handling of its own: a run's turn is its
+// input followed by its transcript, and it lands after whatever other
+// runs committed first (a run that started on an older history does not
+// see the turns that landed meanwhile, as with two runs of one process on
+// one session).
+//
+// The statement is prepared once per connection (pgx's statement cache),
+// so an append costs one round trip and one commit. The usage totals are
+// summed in Go when the stored text is the one the store last saw of the
+// session (its last append or load), in SQL otherwise.
 //
 // # Faults
 //
-// A turn is written in one transaction, so it is stored whole or not at
+// A turn is written in one statement, so it is stored whole or not at
 // all. When the connection is lost (the server restarted, the backend
 // terminated) Append tries again with the same turn (WithRetries): if the
 // first attempt's commit had landed, the retry finds the turn and does
@@ -60,7 +70,7 @@
 // title, model, compaction and upto; Open migrates it and derives the
 // titles of its sessions from their first prompt. The owner check
 // (session.ErrOwner) is made under the session row's lock, in the append's
-// transaction. List reads only agcore_sessions rows; LoadView reads the
+// statement. List reads only agcore_sessions rows; LoadView reads the
 // messages WHERE seq >= upto.
 //
 // Ids use the "C" collation, so the listing order is the byte order every

@@ -26,6 +26,9 @@ type Store struct {
 	owned   bool // Close closes the pool
 	retries int
 	cache   *stored.Cache // decoded messages of recently loaded sessions
+	// usage: the usage column of the sessions the store last appended to
+	// or loaded, which the next append sums in Go (append.go).
+	usage stored.Recent[seenUsage]
 	// recordsReady: the records table exists (records.go).
 	recordsReady atomic.Bool
 }
@@ -188,6 +191,7 @@ func (s *Store) load(ctx context.Context, id string, view bool) (*session.Sessio
 	if err := json.Unmarshal([]byte(usage), &t.Usage); err != nil {
 		return nil, fmt.Errorf("stored usage: %w", err)
 	}
+	s.usage.Put(id, seenUsage{text: usage, usage: t.Usage})
 	if prefix != nil {
 		if err := json.Unmarshal([]byte(*prefix), &t.Prefix); err != nil {
 			return nil, fmt.Errorf("stored prefix statistic: %w", err)
@@ -255,14 +259,15 @@ func (s *Store) load(ctx context.Context, id string, view bool) (*session.Sessio
 	return sess, nil
 }
 
-// Append adds the turn in one transaction, creating the session if
-// needed, under the session row's lock (SELECT ... FOR UPDATE): appends to
-// one session, from any number of processes, are applied one at a time,
-// each turn whole and contiguous. A turn ID the session already holds
-// makes it a no-op. When the outcome of an attempt is unknown (the
-// connection was lost) Append tries again (see WithRetries); an error it
-// returns leaves the session as it was or with the turn stored exactly
-// once, and a retry with the same turn settles which.
+// Append adds the turn in one statement (one round trip, one commit; see
+// append.go), creating the session if needed, under the session row's
+// lock, which the statement's update of the row takes: appends to one
+// session, from any number of processes, are applied one at a time, each
+// turn whole and contiguous. A turn ID the session already holds makes it
+// a no-op. When the outcome of an attempt is unknown (the connection was
+// lost) Append tries again (see WithRetries); an error it returns leaves
+// the session as it was or with the turn stored exactly once, and a retry
+// with the same turn settles which.
 func (s *Store) Append(ctx context.Context, id string, turn session.Turn) error {
 	if err := session.ValidateID(id); err != nil {
 		return fmt.Errorf("postgres: append: %w", err)
@@ -271,10 +276,15 @@ func (s *Store) Append(ctx context.Context, id string, turn session.Turn) error 
 	if err != nil {
 		return fmt.Errorf("postgres: append to %q: %w", id, err)
 	}
-	for attempt := 0; ; attempt++ {
+	for attempt, moved := 0, 0; ; attempt++ {
 		err = s.appendTx(ctx, id, tr)
-		if dupTurn(err) { // stored meanwhile, by an append the lock did not order before this one
+		if dupTurn(err) { // already stored: a retry, or the same turn from elsewhere
 			err = nil
+		}
+		if errors.Is(err, errMoved) && moved < 8 && ctx.Err() == nil {
+			moved++
+			attempt-- // not a fault: the session moved on between the statement and the check
+			continue
 		}
 		if err == nil || attempt >= s.retries || ctx.Err() != nil || !retryable(err) {
 			break
@@ -336,116 +346,6 @@ func retryable(err error) bool {
 type refused struct{ error }
 
 func (r refused) Unwrap() error { return r.error }
-
-func (s *Store) appendTx(ctx context.Context, id string, tr *stored.Turn) (err error) {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tx.Rollback(context.WithoutCancel(ctx))
-		}
-	}()
-	tnano := tr.Time.UnixNano()
-	// One round trip: make the row if this is the session's first turn
-	// (the rollback of a failed append takes it away again), lock it
-	// (every append to this session waits here for the one before it to
-	// commit), and look for the turn ID, in a statement that starts after
-	// the lock is held, so a turn committed by the append we waited for is
-	// seen.
-	var (
-		t                stored.Totals
-		created, updated int64
-		usage            string
-		dup              bool
-	)
-	first := &pgx.Batch{}
-	// A new row belongs to the appending owner, so the owner check below
-	// passes for it and refuses an existing session of another.
-	first.Queue(`INSERT INTO agcore_sessions (id, created_at, updated_at, incarnation, owner, title) VALUES ($1, $2, $2, $3, $4, '')
-		ON CONFLICT (id) DO NOTHING`, id, tnano, newIncarnation(), tr.Owner)
-	first.Queue(`SELECT created_at, updated_at, turns, messages, usage, cost_usd, owner, coalesce(title, ''), model
-		FROM agcore_sessions WHERE id = $1 FOR UPDATE`, id).QueryRow(func(row pgx.Row) error {
-		return row.Scan(&created, &updated, &t.Turns, &t.Messages, &usage, &t.CostUSD, &t.Owner, &t.Title, &t.Model)
-	})
-	first.Queue(`SELECT EXISTS (SELECT 1 FROM agcore_turns WHERE session_id = $1 AND turn_id = $2)`,
-		id, tr.ID).QueryRow(func(row pgx.Row) error { return row.Scan(&dup) })
-	if err := tx.SendBatch(ctx, first).Close(); err != nil {
-		return err
-	}
-	if dup && t.Owner == tr.Owner {
-		return tx.Rollback(ctx) // already stored: a retry
-	}
-	if err := t.Check(tr, true); err != nil {
-		return refused{err}
-	}
-	t.Created, t.Updated = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
-	if err := json.Unmarshal([]byte(usage), &t.Usage); err != nil {
-		return fmt.Errorf("stored usage: %w", err)
-	}
-	turnSeq, firstMsg := t.Turns, t.Messages
-	t.Add(tr)
-	turnUsage, err := json.Marshal(tr.Usage)
-	if err != nil {
-		return err
-	}
-	totalUsage, err := json.Marshal(t.Usage)
-	if err != nil {
-		return err
-	}
-	msgs := make([][]byte, len(tr.Messages))
-	for i, m := range tr.Messages {
-		msgs[i] = m
-	}
-	b := &pgx.Batch{}
-	b.Queue(`INSERT INTO agcore_turns (session_id, seq, turn_id, time, messages, usage, cost_usd) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		id, turnSeq, tr.ID, tnano, len(tr.Messages), string(turnUsage), tr.CostUSD)
-	if len(msgs) > 0 {
-		b.Queue(`INSERT INTO agcore_messages (session_id, seq, turn_seq, json)
-			SELECT $1, $2 + o - 1, $3, j FROM unnest($4::bytea[]) WITH ORDINALITY AS m (j, o)`,
-			id, firstMsg, turnSeq, msgs)
-	}
-	if len(tr.Del) > 0 {
-		b.Queue(`DELETE FROM agcore_state WHERE session_id = $1 AND key = ANY ($2::text[])`, id, tr.Del)
-	}
-	if len(tr.Set) > 0 {
-		keys := make([]string, 0, len(tr.Set))
-		vals := make([]string, 0, len(tr.Set))
-		for k, v := range tr.Set {
-			keys, vals = append(keys, k), append(vals, string(v))
-		}
-		b.Queue(`INSERT INTO agcore_state (session_id, key, value) SELECT $1, k, v FROM unnest($2::text[], $3::text[]) AS x (k, v)
-			ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value`, id, keys, vals)
-	}
-	var prefix *string
-	var hashes []byte
-	if tr.Prefix != nil {
-		p, err := json.Marshal(tr.Prefix.PrefixStats)
-		if err != nil {
-			return err
-		}
-		ps := string(p)
-		prefix, hashes = &ps, stored.EncodeHashes(tr.Prefix.Hashes)
-	}
-	var compaction []byte // NULL unless this turn replaces the view
-	if tr.Compaction != nil {
-		compaction = tr.Compaction
-	}
-	b.Queue(`UPDATE agcore_sessions SET updated_at = $2, turns = $3, messages = $4, usage = $5, cost_usd = $6,
-		prefix = CASE WHEN $7::text IS NULL THEN prefix ELSE $7 END,
-		hashes = CASE WHEN $7::text IS NULL THEN hashes ELSE $8 END,
-		owner = $9, title = $10, model = $11,
-		compaction = CASE WHEN $12::bytea IS NULL THEN compaction ELSE $12 END,
-		upto = CASE WHEN $12::bytea IS NULL THEN upto ELSE $13 END
-		WHERE id = $1`,
-		id, t.Updated.UnixNano(), t.Turns, t.Messages, string(totalUsage), t.CostUSD, prefix, hashes,
-		t.Owner, t.Title, t.Model, compaction, tr.Upto)
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return err
-	}
-	return tx.Commit(ctx)
-}
 
 // List returns one page of session summaries, newest UpdatedAt first, ties
 // by ID descending, from the index on (owner, updated_at, id) (or on
@@ -517,6 +417,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("postgres: delete %q: %w", id, session.ErrNotFound)
 	}
 	s.cache.Drop(id)
+	s.usage.Drop(id)
 	return nil
 }
 

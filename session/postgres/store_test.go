@@ -310,3 +310,10 @@ func BenchmarkLoadView(b *testing.B) {
 		return open(b, newSchema(b), postgres.WithCacheBytes(0))
 	})
 }
+
+// Two stores (two pools) on one schema, each summing the usage it last
+// saw.
+func TestSharedStores(t *testing.T) {
+	u := newSchema(t)
+	sessiontest.Shared(t, open(t, u), open(t, u))
+}

@@ -31,15 +31,19 @@
 //
 // # Many writers, one session
 //
-// An append carries the version of the session it was built on: Append
-// reads the session's incarnation and turn count, computes the new totals
-// and runs one Lua script, which Redis runs atomically, that stores the
-// turn only if the session is still at that version and the turn ID is not
-// already stored. When another append came first the script changes
-// nothing and Append reads the session again and retries, so appends to
-// one session, from any number of processes, are applied one at a time,
-// each turn whole and contiguous, none lost. The agent needs no handling
-// of its own: its turn lands after whatever other runs stored first.
+// An append carries the version of the session it was built on (its
+// incarnation and turn count, with the totals the turn adds to): one Lua
+// script, which Redis runs atomically, stores the turn only if the
+// session is still at that version and the turn ID is not already
+// stored. A store builds the append on what it last saw of the session
+// (its last append or load of it; a session it has not seen is taken for
+// new), so an append is one round trip (EVALSHA) with the turn and the
+// new totals encoded by the client. When another append came first the
+// script changes nothing and hands back the session's current version,
+// on which Append builds the turn again and retries, so appends to one
+// session, from any number of processes, are applied one at a time, each
+// turn whole and contiguous, none lost. The agent needs no handling of its
+// own: its turn lands after whatever other runs stored first.
 //
 // # Faults
 //

@@ -26,6 +26,9 @@ type Store struct {
 	owned  bool
 	prefix string
 	cache  *stored.Cache // decoded messages of recently loaded sessions
+	// versions: the totals of the sessions the store last appended to or
+	// loaded, which the next append builds on (versions.go).
+	versions versions
 }
 
 var _ session.Store = (*Store)(nil)
@@ -298,7 +301,8 @@ func (s *Store) Create(ctx context.Context, id string) (*session.Session, error)
 		return nil, err
 	}
 	now := time.Now().UTC().Round(0)
-	n, err := createScript.Run(ctx, s.rdb, s.keys(id), newIncarnation(), now.UnixNano(), id,
+	inc := newIncarnation()
+	n, err := createScript.Run(ctx, s.rdb, s.keys(id), inc, now.UnixNano(), id,
 		indexValue(session.Info{CreatedAt: now, UpdatedAt: now})).Int()
 	if err != nil {
 		return nil, fmt.Errorf("redis: create %q: %w", id, unavailable(err))
@@ -307,6 +311,7 @@ func (s *Store) Create(ctx context.Context, id string) (*session.Session, error)
 		return nil, fmt.Errorf("redis: create %q: %w", id, session.ErrExists)
 	}
 	t := stored.Totals{Created: now, Updated: now}
+	s.versions.put(id, version{t: t, inc: inc, exists: true})
 	sess := t.Session(id, nil)
 	sess.SetMessageHashes(nil, nil)
 	return sess, nil
@@ -445,6 +450,7 @@ func (s *Store) load(ctx context.Context, id string, view bool) (*session.Sessio
 	if from > t.Messages {
 		return nil, fmt.Errorf("stored compaction upto %d is past the %d messages", from, t.Messages)
 	}
+	s.versions.put(id, version{t: t, inc: incRead, exists: true})
 	for key, v := range state.Val() {
 		if t.State == nil {
 			t.State = make(map[string]json.RawMessage)
@@ -487,38 +493,37 @@ func incarnationKey(inc string) int64 {
 }
 
 // appendScript applies one turn, all or nothing, if the session is still
-// at the version the caller read (its incarnation and turn count), belongs
-// to the appending owner, and the turn is not already stored. It returns 1
-// when it stored the turn, 0 when the turn was already stored, -1 when the
-// session moved on, -2 when the session is another owner's.
+// at the version the caller built it on (its incarnation and turn count),
+// belongs to the appending owner, and the turn is not already stored. It
+// returns 1 when it stored the turn, 0 when the turn was already stored,
+// -2 when the session is another owner's, and, when the session moved on
+// (or is not the one the caller thought), -1 followed by the totals
+// fields Append reads (appendFields, nil when the session does not
+// exist), so the caller can build the turn again without reading first.
+// The turn carries only the totals fields that change (all of them for a
+// new session): the version check makes the others the ones it was built
+// on.
 //
 // KEYS: totals, messages, turns, state, index.
 // ARGV: turn id, expected inc (empty for a new session), expected turns,
-// inc, created, updated, turns, messages, usage, cost, prefix flag
-// ('1' to replace), prefix, hashes, session id, index value, owner, title,
-// model, compaction flag ('1' to replace), compaction, upto, nset, ndel,
-// then nset key/value pairs, ndel keys, and the messages.
+// owner, session id, index value, nfields, nset, ndel, then nfields
+// field/value pairs of the totals, nset key/value pairs of the state,
+// ndel state keys, and the messages.
 var appendScript = goredis.NewScript(`
-local inc = redis.call('HGET', KEYS[1], 'inc')
-if inc == false then inc = '' end
-if inc ~= '' then
-	local owner = redis.call('HGET', KEYS[1], 'owner')
-	if owner == false then owner = '' end
-	if owner ~= ARGV[16] then return -2 end
+local cur = redis.call('HMGET', KEYS[1], 'inc', 'owner', 'turns')
+local inc = cur[1] or ''
+if inc ~= '' and (cur[2] or '') ~= ARGV[4] then return -2 end
+if inc ~= ARGV[2] or (cur[3] or '0') ~= ARGV[3] then
+	if redis.call('HEXISTS', KEYS[3], ARGV[1]) == 1 then return 0 end
+	local r = redis.call('HMGET', KEYS[1], ` + luaFields + `)
+	table.insert(r, 1, -1)
+	return r
 end
-if redis.call('HEXISTS', KEYS[3], ARGV[1]) == 1 then return 0 end
-if inc ~= ARGV[2] then return -1 end
-local turns = redis.call('HGET', KEYS[1], 'turns')
-if turns == false then turns = '0' end
-if turns ~= ARGV[3] then return -1 end
-redis.call('HSET', KEYS[1], 'inc', ARGV[4], 'created', ARGV[5], 'updated', ARGV[6], 'turns', ARGV[7],
-	'messages', ARGV[8], 'usage', ARGV[9], 'cost', ARGV[10], 'owner', ARGV[16], 'title', ARGV[17], 'model', ARGV[18])
-if ARGV[11] == '1' then redis.call('HSET', KEYS[1], 'prefix', ARGV[12], 'hashes', ARGV[13]) end
-if ARGV[19] == '1' then redis.call('HSET', KEYS[1], 'compaction', ARGV[20], 'upto', ARGV[21]) end
-redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
-redis.call('HSET', KEYS[5], ARGV[14], ARGV[15])
-local nset, ndel = tonumber(ARGV[22]), tonumber(ARGV[23])
-local i = 24
+if redis.call('HSETNX', KEYS[3], ARGV[1], ARGV[3]) == 0 then return 0 end
+local nf, nset, ndel = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+local i = 10 + 2 * nf
+redis.call('HSET', KEYS[1], unpack(ARGV, 10, i - 1))
+redis.call('HSET', KEYS[5], ARGV[5], ARGV[6])
 for _ = 1, nset do redis.call('HSET', KEYS[4], ARGV[i], ARGV[i+1]); i = i + 2 end
 for _ = 1, ndel do redis.call('HDEL', KEYS[4], ARGV[i]); i = i + 1 end
 local n = #ARGV
@@ -529,15 +534,21 @@ while i <= n do
 end
 return 1`)
 
+// luaFields is appendFields as the arguments of a Lua call.
+var luaFields = "'" + strings.Join(appendFields, "', '") + "'"
+
 // Append adds the turn in one script, which Redis runs atomically,
-// creating the session if needed. The turn is built on the totals read
-// just before; the script stores it only if the session is still at that
-// version (same incarnation, same turn count) and reads again otherwise,
-// so concurrent appends to one session are applied one at a time, each
-// whole. A turn ID the session already holds makes it a no-op, checked in
-// the script, so a command the client resends after a lost connection
-// never stores a turn twice. An append to another owner's session fails
-// with session.ErrOwner, checked in the script too.
+// creating the session if needed. The turn is built on the totals the
+// store last saw of the session (its last append or load of it, else
+// none: a new session); the script stores it only if the session is still
+// at that version (same incarnation, same turn count) and otherwise hands
+// back the session's current totals, on which the turn is built again, so
+// concurrent appends to one session are applied one at a time, each
+// whole, none lost. An append on a version the store saw last is one
+// round trip. A turn ID the session already holds makes it a no-op,
+// checked in the script, so a command the client resends after a lost
+// connection never stores a turn twice. An append to another owner's
+// session fails with session.ErrOwner, checked in the script too.
 func (s *Store) Append(ctx context.Context, id string, turn session.Turn) error {
 	if err := session.ValidateID(id); err != nil {
 		return fmt.Errorf("redis: append: %w", err)
@@ -546,14 +557,17 @@ func (s *Store) Append(ctx context.Context, id string, turn session.Turn) error 
 	if err != nil {
 		return fmt.Errorf("redis: append to %q: %w", id, err)
 	}
+	base := s.versions.get(id)
 	for attempt := 0; ; attempt++ {
-		done, err := s.appendOnce(ctx, id, tr)
+		next, done, err := s.appendOnce(ctx, id, tr, base)
 		if err != nil {
+			s.versions.drop(id)
 			return fmt.Errorf("redis: append to %q: %w", id, unavailable(err))
 		}
 		if done {
 			return nil
 		}
+		base = next
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("redis: append to %q: %w", id, err)
 		}
@@ -563,74 +577,119 @@ func (s *Store) Append(ctx context.Context, id string, turn session.Turn) error 
 	}
 }
 
-// appendOnce reads the session's totals and tries the script once; done
-// is false when another append came first.
-func (s *Store) appendOnce(ctx context.Context, id string, tr *stored.Turn) (done bool, err error) {
+// appendOnce builds the turn on base and tries the script once; done is
+// false when the session was not at base's version, and next is then the
+// version the script found.
+func (s *Store) appendOnce(ctx context.Context, id string, tr *stored.Turn, base version) (next version, done bool, err error) {
 	k := s.keys(id)
-	var tot *goredis.SliceCmd
-	var dup *goredis.BoolCmd
-	if _, err := s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
-		tot = p.HMGet(ctx, k[0], appendFields...)
-		dup = p.HExists(ctx, k[2], tr.ID)
-		return nil
-	}); err != nil {
-		return false, err
+	t := base.t
+	if err := t.Check(tr, base.exists); err != nil {
+		if base.read {
+			return version{}, false, err
+		}
+		// base may be out of date: check against the session as stored.
+		var tot *goredis.SliceCmd
+		var dup *goredis.BoolCmd
+		if _, err := s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+			tot = p.HMGet(ctx, k[0], appendFields...)
+			dup = p.HExists(ctx, k[2], tr.ID)
+			return nil
+		}); err != nil {
+			return version{}, false, err
+		}
+		if base, err = parseVersion(tot.Val()); err != nil {
+			return version{}, false, err
+		}
+		if dup.Val() && base.exists && base.t.Owner == tr.Owner {
+			return version{}, true, nil
+		}
+		if err := base.t.Check(tr, base.exists); err != nil {
+			return version{}, false, err
+		}
+		t = base.t
 	}
-	t, inc, ok, err := parseTotals(tot.Val())
-	if err != nil {
-		return false, err
-	}
-	if dup.Val() && ok && t.Owner == tr.Owner {
-		return true, nil
-	}
-	if err := t.Check(tr, ok); err != nil {
-		return false, err
-	}
-	expInc, newInc := inc, inc
-	if !ok {
+	expInc, newInc := base.inc, base.inc
+	if !base.exists {
 		expInc, newInc = "", newIncarnation()
 	}
 	expTurns := t.Turns
+	was := t
 	t.Add(tr)
-	usage, err := json.Marshal(t.Usage)
-	if err != nil {
-		return false, err
+	fields := make([]any, 0, 30)
+	if !base.exists {
+		fields = append(fields, "inc", newInc, "created", t.Created.UnixNano(), "owner", t.Owner)
 	}
-	flag, prefix, hashes := "0", "", ""
+	if !base.exists || !t.Updated.Equal(was.Updated) {
+		fields = append(fields, "updated", t.Updated.UnixNano())
+	}
+	fields = append(fields, "turns", t.Turns, "messages", t.Messages)
+	if !base.exists || t.Usage != was.Usage {
+		usage, err := json.Marshal(t.Usage)
+		if err != nil {
+			return version{}, false, err
+		}
+		fields = append(fields, "usage", usage)
+	}
+	if !base.exists || t.CostUSD != was.CostUSD {
+		fields = append(fields, "cost", strconv.FormatFloat(t.CostUSD, 'g', -1, 64))
+	}
+	if !base.exists || t.Title != was.Title {
+		fields = append(fields, "title", t.Title)
+	}
+	if !base.exists || t.Model != was.Model {
+		fields = append(fields, "model", t.Model)
+	}
 	if tr.Prefix != nil {
 		p, err := json.Marshal(tr.Prefix.PrefixStats)
 		if err != nil {
-			return false, err
+			return version{}, false, err
 		}
-		flag, prefix, hashes = "1", string(p), string(stored.EncodeHashes(tr.Prefix.Hashes))
+		fields = append(fields, "prefix", p, "hashes", stored.EncodeHashes(tr.Prefix.Hashes))
 	}
-	cflag, compaction := "0", ""
 	if tr.Compaction != nil {
-		cflag, compaction = "1", string(tr.Compaction)
+		fields = append(fields, "compaction", tr.Compaction, "upto", tr.Upto)
 	}
-	args := make([]any, 0, 23+2*len(tr.Set)+len(tr.Del)+len(tr.Messages))
-	args = append(args, tr.ID, expInc, strconv.Itoa(expTurns), newInc,
-		t.Created.UnixNano(), t.Updated.UnixNano(), t.Turns, t.Messages, string(usage),
-		strconv.FormatFloat(t.CostUSD, 'g', -1, 64), flag, prefix, hashes,
-		id, indexValue(t.Info(id)), t.Owner, t.Title, t.Model, cflag, compaction, tr.Upto,
-		len(tr.Set), len(tr.Del))
+	args := make([]any, 0, 9+len(fields)+2*len(tr.Set)+len(tr.Del)+len(tr.Messages))
+	args = append(args, tr.ID, expInc, strconv.Itoa(expTurns), tr.Owner, id, indexValue(t.Info(id)),
+		len(fields)/2, len(tr.Set), len(tr.Del))
+	args = append(args, fields...)
 	for key, v := range tr.Set {
-		args = append(args, key, string(v))
+		args = append(args, key, []byte(v))
 	}
 	for _, key := range tr.Del {
 		args = append(args, key)
 	}
 	for _, m := range tr.Messages {
-		args = append(args, string(m))
+		args = append(args, []byte(m))
 	}
-	n, err := appendScript.Run(ctx, s.rdb, k, args...).Int()
+	res, err := appendScript.Run(ctx, s.rdb, k, args...).Result()
 	if err != nil {
-		return false, err
+		return version{}, false, err
 	}
-	if n == -2 {
-		return false, fmt.Errorf("%w", session.ErrOwner)
+	switch r := res.(type) {
+	case int64:
+		switch r {
+		case 1:
+			s.versions.put(id, version{t: t, inc: newInc, exists: true})
+			return version{}, true, nil
+		case 0: // already stored
+			s.versions.drop(id)
+			return version{}, true, nil
+		case -2:
+			s.versions.drop(id)
+			return version{}, false, fmt.Errorf("%w", session.ErrOwner)
+		}
+	case []any:
+		if len(r) == len(appendFields)+1 && r[0] == int64(-1) {
+			next, err := parseVersion(r[1:])
+			if err != nil {
+				return version{}, false, err
+			}
+			next.read = true
+			return next, false, nil
+		}
 	}
-	return n >= 0, nil
+	return version{}, false, fmt.Errorf("unexpected reply from the append script: %v", res)
 }
 
 // List returns one page of session summaries, newest UpdatedAt first, ties
@@ -682,5 +741,6 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("redis: delete %q: %w", id, session.ErrNotFound)
 	}
 	s.cache.Drop(id)
+	s.versions.drop(id)
 	return nil
 }

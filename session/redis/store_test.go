@@ -222,3 +222,9 @@ func BenchmarkLoadView(b *testing.B) {
 		return open(b, newPrefix(b), redis.WithCacheBytes(0))
 	})
 }
+
+// Two stores on one prefix, each appending on the version it last saw.
+func TestSharedStores(t *testing.T) {
+	p := newPrefix(t)
+	sessiontest.Shared(t, open(t, p), open(t, p))
+}

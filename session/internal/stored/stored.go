@@ -76,7 +76,11 @@ func EncodeTurn(ctx context.Context, tr session.Turn, now time.Time) (*Turn, err
 	}
 	out.Messages = make([]json.RawMessage, len(tr.Messages))
 	for i, m := range tr.Messages {
-		data, err := json.Marshal(m) // encoding/json returns a fresh, compact buffer
+		// MarshalJSON's output is json.Marshal's, compact and
+		// HTML-escaped, so json.Marshal(m) would return the same bytes
+		// after scanning them once more (TestEncodeTurnBytes); a fresh
+		// buffer either way.
+		data, err := m.MarshalJSON()
 		if err != nil {
 			return nil, fmt.Errorf("session: turn %q: message %d: %w", tr.ID, i, err)
 		}

@@ -77,3 +77,64 @@ func TestEncodeTurn(t *testing.T) {
 		t.Errorf("overlong turn id: err = %v", err)
 	}
 }
+
+// encodeSamples are messages whose storage JSON exercises what
+// json.Marshal rewrites: HTML characters, U+2028/U+2029, invalid UTF-8,
+// raw JSON with spaces, every role.
+func encodeSamples(text, raw string) []llm.Message {
+	input := json.RawMessage(raw)
+	if !json.Valid(input) {
+		input = json.RawMessage(`{ "q" : "<a href=\"x\">&</a>" }`)
+	}
+	return []llm.Message{
+		llm.UserText(text),
+		{Role: llm.RoleSystem, Content: []llm.Block{llm.Text{Text: text}}},
+		{Role: llm.RoleAssistant, Content: []llm.Block{
+			llm.Thinking{Text: text, Signature: "sig<>&"},
+			llm.Text{Text: text, Citations: []llm.Citation{{Title: text, URL: "https://x/?a=1&b=<2>"}}},
+			llm.ToolUse{ID: "call_1", Name: "f", Input: input},
+			llm.Extension{Kind: "x.y", Data: input},
+			llm.RedactedThinking{Data: text},
+		}},
+		llm.ToolResultText("call_1", text, true),
+		{Role: llm.RoleTool, ToolCallID: "call_2", Content: []llm.Block{
+			llm.ToolResult{ToolUseID: "call_2", Content: []llm.Block{llm.Text{Text: text}, llm.Image{URL: "https://x/<y>.png"}}},
+		}},
+		{Role: llm.RoleUser, Content: []llm.Block{
+			llm.Image{Data: []byte(text), MediaType: "image/png"},
+			llm.File{Name: text, Data: []byte{0xff, 0}, MediaType: "application/pdf"},
+			llm.Audio{URL: "https://x/&.mp3"},
+		}},
+		{Role: llm.RoleAssistant},
+	}
+}
+
+// EncodeTurn stores exactly the bytes json.Marshal makes of each message.
+func TestEncodeTurnBytes(t *testing.T) {
+	for _, text := range []string{"plain", "<b>&amp;</b> \u2028 \u2029 \x00 \xff\xfe ☃ \"q\" \\", ""} {
+		checkEncodeTurnBytes(t, text, `{"a": [1, 2.50, "<&>"], "b" : {"\u2028": null}}`)
+	}
+}
+
+func FuzzEncodeTurnBytes(f *testing.F) {
+	f.Add("<b>&</b>\u2028", `{"a" : "<>"}`)
+	f.Add("\xff", `[1, 2]`)
+	f.Fuzz(checkEncodeTurnBytes)
+}
+
+func checkEncodeTurnBytes(t *testing.T, text, raw string) {
+	msgs := encodeSamples(text, raw)
+	tr, err := EncodeTurn(context.Background(), session.Turn{ID: "t", Messages: msgs}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range msgs {
+		want, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(tr.Messages[i]) != string(want) {
+			t.Fatalf("message %d: EncodeTurn stored\n%s\njson.Marshal makes\n%s", i, tr.Messages[i], want)
+		}
+	}
+}
