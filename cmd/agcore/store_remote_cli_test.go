@@ -253,13 +253,14 @@ func waitOrKill(t *testing.T, cmd *exec.Cmd, d time.Duration) {
 func TestUnreachableStoreIsOneLine(t *testing.T) {
 	t.Parallel()
 	const pw = "s3cret-unreachable-PW"
+	// Each command in its own process and environment, at once: the Redis
+	// client retries a refused connection for about 2 s before it gives up.
 	for _, store := range []string{
 		"postgres://agcore:" + pw + "@127.0.0.1:1/db?sslmode=disable",
 		"redis://:" + pw + "@127.0.0.1:1/13",
 	} {
-		c := newCLI(t)
-		c.env["AGCORE_PROVIDER"] = "demo"
 		redacted := session.Redact(store)
+		kind, _, _ := strings.Cut(store, ":")
 		for _, args := range [][]string{
 			{"run", "--store", store, "hi"},
 			{"chat", "--store", store},
@@ -268,27 +269,38 @@ func TestUnreachableStoreIsOneLine(t *testing.T) {
 			{"sessions", "rm", "x", "--store", store},
 			{"serve", "--addr", "127.0.0.1:0", "--store", store},
 		} {
-			r := c.run("hi\n", args...)
-			what := strings.Join(args[:len(args)-2], " ") + " " + redacted
-			lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
-			if r.code == 0 || len(lines) != 1 || !strings.Contains(lines[0], "store "+redacted+": ") {
-				t.Errorf("%s: exit %d, want a failure and one line of stderr naming the store:\n%s", what, r.code, r.stderr)
+			cmd := strings.Join(args[:len(args)-2], " ")
+			what := cmd + " " + redacted
+			t.Run(kind+" "+cmd, func(t *testing.T) {
+				t.Parallel()
+				c := newCLI(t)
+				c.env["AGCORE_PROVIDER"] = "demo"
+				r := c.run("hi\n", args...)
+				lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+				if r.code == 0 || len(lines) != 1 || !strings.Contains(lines[0], "store "+redacted+": ") {
+					t.Errorf("%s: exit %d, want a failure and one line of stderr naming the store:\n%s", what, r.code, r.stderr)
+				}
+				noSecret(t, pw, what, r.stdout, r.stderr)
+			})
+		}
+		t.Run(kind+" AGCORE_STORE", func(t *testing.T) {
+			t.Parallel()
+			c := newCLI(t)
+			c.env["AGCORE_PROVIDER"] = "demo"
+			c.env["AGCORE_STORE"] = store
+			r := c.run("", "run", "hi")
+			if lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n"); r.code == 0 || len(lines) != 1 {
+				t.Errorf("AGCORE_STORE=%s run: exit %d:\n%s", redacted, r.code, r.stderr)
 			}
-			noSecret(t, pw, what, r.stdout, r.stderr)
-		}
-		c.env["AGCORE_STORE"] = store
-		r := c.run("", "run", "hi")
-		if lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n"); r.code == 0 || len(lines) != 1 {
-			t.Errorf("AGCORE_STORE=%s run: exit %d:\n%s", redacted, r.code, r.stderr)
-		}
-		noSecret(t, pw, "AGCORE_STORE run", r.stdout, r.stderr)
-		for _, args := range [][]string{{"config"}, {"config", "--json"}} {
-			r := c.run("", args...)
-			if r.code != 0 {
-				t.Errorf("%v: exit %d: %s", args, r.code, r.stderr)
+			noSecret(t, pw, "AGCORE_STORE run", r.stdout, r.stderr)
+			for _, args := range [][]string{{"config"}, {"config", "--json"}} {
+				r := c.run("", args...)
+				if r.code != 0 {
+					t.Errorf("%v: exit %d: %s", args, r.code, r.stderr)
+				}
+				noSecret(t, pw, strings.Join(args, " "), r.stdout, r.stderr)
 			}
-			noSecret(t, pw, strings.Join(args, " "), r.stdout, r.stderr)
-		}
+		})
 	}
 }
 
