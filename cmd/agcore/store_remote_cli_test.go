@@ -33,7 +33,7 @@ type remoteStore struct {
 	prefix string // of the test's session ids, unique to the test
 }
 
-// forEachRemoteStore runs f in a subtest for each test server: PostgreSQL
+// forEachRemoteStore runs f in a parallel subtest for each test server: PostgreSQL
 // in a schema of the test's own (dropped after it), Redis in database 13
 // (the test's sessions deleted after it). The URLs carry a password: the
 // local PostgreSQL (trust authentication) and Redis (no requirepass)
@@ -42,6 +42,7 @@ type remoteStore struct {
 func forEachRemoteStore(t *testing.T, f func(t *testing.T, rs remoteStore)) {
 	for _, kind := range []string{"postgres", "redis"} {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			rs := newRemoteStore(t, kind)
 			f(t, rs)
 		})
@@ -135,6 +136,7 @@ func noSecret(t *testing.T, pw string, what string, texts ...string) {
 // TestRemoteStoresThroughTheCLI: run, AGCORE_STORE, chat, serve, sessions
 // list/show/rm and config, each with a PostgreSQL or Redis --store.
 func TestRemoteStoresThroughTheCLI(t *testing.T) {
+	t.Parallel()
 	forEachRemoteStore(t, func(t *testing.T, rs remoteStore) {
 		c := newCLI(t)
 		c.env["AGCORE_PROVIDER"] = "demo"
