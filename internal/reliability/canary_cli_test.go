@@ -21,6 +21,7 @@ import (
 // file and a file store. The key must appear in no output, no log and no
 // file under the CLI's home or store, while it reaches the server.
 func TestCanaryKeyNeverLeaksFromTheCLI(t *testing.T) {
+	t.Parallel() // building the CLI takes seconds: beside the crash test
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		testenv.Missing(t, "no go command to build the CLI with")
