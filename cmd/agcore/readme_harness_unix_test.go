@@ -505,7 +505,7 @@ func (h *harness) runGroup(t *testing.T, g docGroup, ht *helpTree) {
 	}
 	if n.serve {
 		d := startDaemon(t, "agcore serve (for the commands below)", "agcore serve", env, dir)
-		if !d.waitPort(t, "127.0.0.1:8080", 30*time.Second) {
+		if !d.waitServe(t, "127.0.0.1:8080", 30*time.Second) {
 			return
 		}
 		daemons = append(daemons, d)
@@ -536,7 +536,7 @@ func (h *harness) runGroup(t *testing.T, g docGroup, ht *helpTree) {
 				d := startDaemon(t, l.text, l.text, env, dir)
 				defer d.stop(t)
 				addr, token := serveAddr(l.text)
-				if d.waitPort(t, addr, 30*time.Second) {
+				if d.waitServe(t, addr, 30*time.Second) {
 					exerciseServe(t, addr, token)
 				}
 			case k.temporalServer:
@@ -851,6 +851,15 @@ func (d *daemon) waitPort(t *testing.T, addr string, within time.Duration) bool 
 	t.Errorf("%s did not listen on %s within %s:\n%s", d.name, addr, within, tail(d.out.String()))
 	d.kill()
 	return false
+}
+
+// waitServe waits until agcore serve says it listens, and then for its
+// port: a port alone may be another program's (on a shared machine, another
+// run of these tests), which would make the lines below talk to it and a
+// SIGINT reach this one before it handles signals.
+func (d *daemon) waitServe(t *testing.T, addr string, within time.Duration) bool {
+	t.Helper()
+	return d.waitText(t, "listening on", within) && d.waitPort(t, addr, within)
 }
 
 // waitOutput waits until the command has written something and is still
