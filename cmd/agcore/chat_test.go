@@ -82,6 +82,11 @@ func TestChatCtrlCMidStream(t *testing.T) {
 	tm.expect("> ")
 	tm.send("\x03") // at an empty prompt: a hint
 	tm.expect("(Ctrl-C again or Ctrl-D to exit)")
+	// The line editor prints its prompt once it has the terminal in raw
+	// mode; a key sent before that is a SIGINT of the terminal between
+	// two prompts, which quits the command without the hint's second
+	// Ctrl-C (a person sees the prompt before pressing it).
+	tm.expect("> ")
 	tm.send("\x03") // a second one exits
 	tm.expect("nothing was stored")
 	if code := tm.wait(); code != 0 {

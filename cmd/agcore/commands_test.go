@@ -22,6 +22,7 @@ import (
 )
 
 func TestDemoRunsOfflineAndPersists(t *testing.T) {
+	t.Parallel()
 	c := newCLI(t) // no keys, no network: AGCORE_HOME is a fresh temp dir
 	writeFiles(t, c.dir, map[string]string{
 		"README.md": "# Frobnicator\n\nFrobnicates widgets at scale.\n",
@@ -78,6 +79,7 @@ func TestDemoRunsOfflineAndPersists(t *testing.T) {
 }
 
 func TestSessionsCommands(t *testing.T) {
+	t.Parallel()
 	for _, store := range []string{"", "file:sessions", "sqlite:other/agcore.db"} {
 		t.Run("store="+store, func(t *testing.T) {
 			srv := newFake(t,
@@ -162,6 +164,7 @@ func TestSessionsCommands(t *testing.T) {
 }
 
 func TestChatReadsPromptsFromAPipe(t *testing.T) {
+	t.Parallel()
 	srv := newFake(t,
 		openaiReply(turn{text: "Hello, Bo.", in: 10, out: 3}),
 		openaiReply(turn{text: "You are Bo.", in: 20, out: 3}),
@@ -183,6 +186,7 @@ func TestChatReadsPromptsFromAPipe(t *testing.T) {
 }
 
 func TestCtrlCCancelsTheTurnAndKeepsTheSession(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("no SIGINT to send on Windows")
 	}
@@ -232,6 +236,7 @@ func errorsAs(err error, target **exec.ExitError) bool {
 }
 
 func TestConfigShowsSourcesAndPrecedence(t *testing.T) {
+	t.Parallel()
 	c := newCLI(t)
 	writeFiles(t, c.home, map[string]string{"config.json": `{
 		"provider": "local",
@@ -276,6 +281,7 @@ func TestConfigShowsSourcesAndPrecedence(t *testing.T) {
 }
 
 func TestCompactionKeepsRequestsInsideTheWindow(t *testing.T) {
+	t.Parallel()
 	filler := strings.Repeat("lorem ipsum dolor sit amet ", 80) // about 400 tokens
 	for _, mode := range []string{"auto", "off"} {
 		t.Run(mode, func(t *testing.T) {
@@ -317,6 +323,7 @@ func TestCompactionKeepsRequestsInsideTheWindow(t *testing.T) {
 // --compact the guard keeps each model call of the loop inside the input
 // budget, while the session keeps every tool result whole.
 func TestCompactionKeepsEachStepOfAToolLoopInsideTheWindow(t *testing.T) {
+	t.Parallel()
 	const steps, window = 12, 4000
 	info, _ := catalog.Default().Lookup("gpt-4o-mini")
 	info.ContextWindow = window

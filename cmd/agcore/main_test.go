@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,6 +23,15 @@ import (
 var binary string // the agcore binary under test
 
 func TestMain(m *testing.M) {
+	// Most of these tests wait: on the processes they start, on a fake
+	// provider, on a server's shutdown. Unless -parallel is given, more of
+	// them run at once than the default of one per CPU.
+	flag.Parse()
+	parallelSet := false
+	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
+	if !parallelSet {
+		flag.Set("test.parallel", fmt.Sprint(4*runtime.GOMAXPROCS(0)))
+	}
 	dir, err := os.MkdirTemp("", "agcore-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -9,6 +9,7 @@ import (
 // (negative: no limit), not its own 64 KiB, so a large file reaches the
 // model whole; by default it is cut.
 func TestReadCapFollowsMaxResultBytes(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("a line of a large file\n", 8000) + "END-OF-THE-FILE\n" // ~180 KiB
 	for _, tc := range []struct {
 		flags []string

@@ -45,6 +45,7 @@ func everything(t *testing.T) string {
 }
 
 func TestMCPToolThroughAFullTurn(t *testing.T) {
+	t.Parallel()
 	line := everything(t)
 	const echo = "mcp__everything__echo"
 	srv := newFake(t,
@@ -76,6 +77,7 @@ func TestMCPToolThroughAFullTurn(t *testing.T) {
 }
 
 func TestMCPServerThatFailsIsNamed(t *testing.T) {
+	t.Parallel()
 	c := newCLI(t).openai(newFake(t), "sk-test")
 	r := c.run("", "run", "--mcp", "agcore-no-such-server --flag", "hi")
 	if r.code == 0 || !strings.Contains(r.stderr, "agcore-no-such-server") {
@@ -88,6 +90,7 @@ type noteIn struct {
 }
 
 func TestMCPOverStreamableHTTP(t *testing.T) {
+	t.Parallel()
 	server := sdk.NewServer(&sdk.Implementation{Name: "notes", Version: "v1"}, nil)
 	sdk.AddTool(server, &sdk.Tool{Name: "get_note", Description: "Returns the note on a topic"}, func(_ context.Context, _ *sdk.CallToolRequest, in noteIn) (*sdk.CallToolResult, any, error) {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "note on " + in.Topic + ": buy milk"}}}, nil, nil

@@ -40,8 +40,10 @@ func silentCollector(t *testing.T) string {
 }
 
 func TestOtelFailedExportIsOneLine(t *testing.T) {
+	t.Parallel()
 	for _, protocol := range []string{"http/protobuf", "grpc"} {
 		t.Run(protocol, func(t *testing.T) {
+			t.Parallel()
 			c := newCLI(t)
 			c.env["OTEL_EXPORTER_OTLP_PROTOCOL"] = protocol
 			r := c.ok("demo", "--json", "--store", "memory:", "--otel", silentCollector(t))

@@ -180,6 +180,15 @@ func newHarness(t *testing.T) *harness {
 			}
 		}
 	})
+	// The README's `go build -o agcore ./cmd/agcore` finds the binary this
+	// test built from the same source with the same flags, as after a
+	// user's earlier build: the go command checks it is up to date (its
+	// build ID) and runs as written without linking it again.
+	if !before["agcore"] {
+		if out, err := exec.Command("cp", binary, filepath.Join(repo, "agcore")).CombinedOutput(); err != nil {
+			t.Logf("copying the built agcore into the repository: %v\n%s", err, out)
+		}
+	}
 	return h
 }
 
@@ -496,7 +505,7 @@ func (h *harness) runGroup(t *testing.T, g docGroup, ht *helpTree) {
 	}
 	if n.serve {
 		d := startDaemon(t, "agcore serve (for the commands below)", "agcore serve", env, dir)
-		if !d.waitPort(t, "127.0.0.1:8080", 30*time.Second) {
+		if !d.waitServe(t, "127.0.0.1:8080", 30*time.Second) {
 			return
 		}
 		daemons = append(daemons, d)
@@ -527,7 +536,7 @@ func (h *harness) runGroup(t *testing.T, g docGroup, ht *helpTree) {
 				d := startDaemon(t, l.text, l.text, env, dir)
 				defer d.stop(t)
 				addr, token := serveAddr(l.text)
-				if d.waitPort(t, addr, 30*time.Second) {
+				if d.waitServe(t, addr, 30*time.Second) {
 					exerciseServe(t, addr, token)
 				}
 			case k.temporalServer:
@@ -842,6 +851,15 @@ func (d *daemon) waitPort(t *testing.T, addr string, within time.Duration) bool 
 	t.Errorf("%s did not listen on %s within %s:\n%s", d.name, addr, within, tail(d.out.String()))
 	d.kill()
 	return false
+}
+
+// waitServe waits until agcore serve says it listens, and then for its
+// port: a port alone may be another program's (on a shared machine, another
+// run of these tests), which would make the lines below talk to it and a
+// SIGINT reach this one before it handles signals.
+func (d *daemon) waitServe(t *testing.T, addr string, within time.Duration) bool {
+	t.Helper()
+	return d.waitText(t, "listening on", within) && d.waitPort(t, addr, within)
 }
 
 // waitOutput waits until the command has written something and is still

@@ -106,6 +106,7 @@ type docGroup struct {
 }
 
 func TestDocumentedCommands(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -215,8 +215,10 @@ func respText(resp map[string]any) string {
 // conversation going on through the other; and a process restarted,
 // still answering GET /v1/responses/{id} and tasks/get.
 func TestServeReplicas(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"postgres", "redis"} {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			storeURL := replicaStore(t, kind)
 			provider := replicaProvider(t)
 			c := newCLI(t)

@@ -24,6 +24,7 @@ const (
 )
 
 func TestRunStreamsTheAnswer(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		provider string
@@ -72,6 +73,7 @@ func TestRunStreamsTheAnswer(t *testing.T) {
 }
 
 func TestJSONEventsInOrderWithExactShapes(t *testing.T) {
+	t.Parallel()
 	srv := newFake(t,
 		openaiReply(turn{text: "Let me look.", calls: []call{{"call_1", "read_file", `{"path":"notes.txt"}`}}, in: 100, out: 20, cached: 0}),
 		openaiReply(turn{text: "The notes say hello.", in: 150, out: 10, cached: 100}),
@@ -143,6 +145,7 @@ func TestJSONEventsInOrderWithExactShapes(t *testing.T) {
 }
 
 func TestThinkingDeltasAndHideThinking(t *testing.T) {
+	t.Parallel()
 	srv := newFake(t, fixture(t, "deepseek/reasoner-stream-reasoning-content.sse"), fixture(t, "deepseek/reasoner-stream-reasoning-content.sse"))
 	c := newCLI(t)
 	c.env["AGCORE_PROVIDER"] = "deepseek"
@@ -181,6 +184,7 @@ func TestThinkingDeltasAndHideThinking(t *testing.T) {
 func deltaText(done event) string { s, _ := done["text"].(string); return s }
 
 func TestParallelToolLoopOverFiles(t *testing.T) {
+	t.Parallel()
 	srv := newFake(t,
 		openaiReply(turn{calls: []call{
 			{"call_a", "read_file", `{"path":"a.txt"}`},
@@ -227,6 +231,7 @@ func TestParallelToolLoopOverFiles(t *testing.T) {
 }
 
 func TestSessionContinuesAcrossRuns(t *testing.T) {
+	t.Parallel()
 	srv := newFake(t,
 		openaiReply(turn{text: "Nice to meet you, Ada.", in: 20, out: 6}),
 		openaiReply(turn{text: "Your name is Ada.", in: 40, out: 5}),
@@ -256,6 +261,7 @@ func TestSessionContinuesAcrossRuns(t *testing.T) {
 }
 
 func TestFailedTurnLeavesTheSessionUnchanged(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		reply reply
@@ -294,6 +300,7 @@ func TestFailedTurnLeavesTheSessionUnchanged(t *testing.T) {
 }
 
 func TestMaxStepsStopsWithEveryCallAnswered(t *testing.T) {
+	t.Parallel()
 	loop := func(i int) reply {
 		return openaiReply(turn{text: fmt.Sprintf("Step %d.", i), calls: []call{
 			{fmt.Sprintf("call_%d_a", i), "list_dir", `{}`}, {fmt.Sprintf("call_%d_b", i), "list_dir", `{"path":"."}`},
@@ -352,6 +359,7 @@ func decodeMessages(t *testing.T, raw []json.RawMessage) []llm.Message {
 // and then calls a tool leads to a second request that carries the
 // reasoning item back, before the call and its result.
 func TestResponsesToolLoopSendsReasoningBack(t *testing.T) {
+	t.Parallel()
 	srv := newFake(t,
 		fixture(t, "openai-responses/responses-stream-reasoning-summary-encrypted-function-call.sse"),
 		fixture(t, "openai-responses/responses-stream-reasoning-summary-text-after-tool.sse"))

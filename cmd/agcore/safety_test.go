@@ -9,6 +9,7 @@ import (
 )
 
 func TestPathEscapesAreRefused(t *testing.T) {
+	t.Parallel()
 	outside := t.TempDir()
 	writeFiles(t, outside, map[string]string{"secret.txt": "TOP-SECRET-CONTENT\n"})
 	parent := t.TempDir()
@@ -50,6 +51,7 @@ func TestPathEscapesAreRefused(t *testing.T) {
 }
 
 func TestWriteFileNeedsApproval(t *testing.T) {
+	t.Parallel()
 	write := call{"w1", "write_file", `{"path":"out.txt","content":"written"}`}
 	tests := []struct {
 		name    string
@@ -78,6 +80,7 @@ func TestWriteFileNeedsApproval(t *testing.T) {
 }
 
 func TestAPIKeyNeverLeaks(t *testing.T) {
+	t.Parallel()
 	const canary = "sk-canary-7f3c9e1d2b4a"
 	srv := newFake(t,
 		openaiReply(turn{text: "Reading.", calls: []call{{"c1", "read_file", `{"path":"f.txt"}`}}, in: 10, out: 3}),
@@ -140,6 +143,7 @@ func fileExists(p string) bool {
 }
 
 func TestNoProviderSaysHowToConfigureOne(t *testing.T) {
+	t.Parallel()
 	for _, cmd := range [][]string{{"run", "hi"}, {"chat"}} {
 		t.Run(cmd[0], func(t *testing.T) {
 			c := newCLI(t)
@@ -162,6 +166,7 @@ func TestNoProviderSaysHowToConfigureOne(t *testing.T) {
 }
 
 func TestAnthropicToolLoop(t *testing.T) {
+	t.Parallel()
 	srv := newFake(t,
 		anthropicReply(turn{thinking: "I should read it.", text: "Reading.", calls: []call{{"toolu_1", "read_file", `{"path":"a.txt"}`}, {"toolu_2", "list_dir", `{}`}}, in: 30, out: 9}),
 		anthropicReply(turn{text: "It says alpha.", in: 60, out: 4, cached: 30}),
@@ -193,6 +198,7 @@ func TestAnthropicToolLoop(t *testing.T) {
 }
 
 func TestSecretsAreRefusedUnlessAllowed(t *testing.T) {
+	t.Parallel()
 	const secret = "OPENAI_API_KEY=sk-THE-SECRET-IN-DOTENV"
 	tests := []struct {
 		name    string

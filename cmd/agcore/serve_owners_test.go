@@ -49,6 +49,7 @@ func ownerCall(t *testing.T, base, token, method, path string, body any) (int, s
 // lists, reads, continues and deletes only its own sessions; the other's
 // ids are answered as ids that do not exist.
 func TestServeOwners(t *testing.T) {
+	t.Parallel()
 	provider := echoProvider(t)
 	c := newCLI(t)
 	c.env["AGCORE_PROVIDER"] = "compatible"

@@ -96,6 +96,7 @@ func (c *cli) startServe(t *testing.T, args ...string) (string, *exec.Cmd, <-cha
 // TestServeWithNodeSDK runs agcore serve, configured like agcore run plus
 // a named agent from the config file, and drives it with OpenAI's Node SDK.
 func TestServeWithNodeSDK(t *testing.T) {
+	t.Parallel()
 	nodeDir := os.Getenv("AGCORE_OPENAI_NODE_DIR")
 	if nodeDir == "" {
 		testenv.Missing(t, "the openai npm package is not installed: eval \"$(.ci/openai-node-setup.sh)\"")
@@ -160,6 +161,7 @@ func TestServeWithNodeSDK(t *testing.T) {
 }
 
 func TestServeRefusesAnOpenBindWithoutToken(t *testing.T) {
+	t.Parallel()
 	c := newCLI(t)
 	c.env["AGCORE_PROVIDER"] = "demo"
 	r := c.run("", "serve", "--addr", "0.0.0.0:0", "--store", "memory:")
@@ -169,6 +171,7 @@ func TestServeRefusesAnOpenBindWithoutToken(t *testing.T) {
 }
 
 func TestServeDemoOverHTTP(t *testing.T) {
+	t.Parallel()
 	c := newCLI(t)
 	c.env["AGCORE_PROVIDER"] = "demo"
 	base, cmd, lines := c.startServe(t, "--store", "memory:")
@@ -247,6 +250,7 @@ func endlessProvider(t *testing.T, sent *atomic.Int64) *httptest.Server {
 // is cancelled at --shutdown-timeout and the process exits a few seconds
 // later at most.
 func TestServeStopsWithAClientThatStopsReading(t *testing.T) {
+	t.Parallel()
 	var sent atomic.Int64
 	provider := endlessProvider(t, &sent)
 	c := newCLI(t)

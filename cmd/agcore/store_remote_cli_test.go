@@ -33,7 +33,7 @@ type remoteStore struct {
 	prefix string // of the test's session ids, unique to the test
 }
 
-// forEachRemoteStore runs f in a subtest for each test server: PostgreSQL
+// forEachRemoteStore runs f in a parallel subtest for each test server: PostgreSQL
 // in a schema of the test's own (dropped after it), Redis in database 13
 // (the test's sessions deleted after it). The URLs carry a password: the
 // local PostgreSQL (trust authentication) and Redis (no requirepass)
@@ -42,6 +42,7 @@ type remoteStore struct {
 func forEachRemoteStore(t *testing.T, f func(t *testing.T, rs remoteStore)) {
 	for _, kind := range []string{"postgres", "redis"} {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			rs := newRemoteStore(t, kind)
 			f(t, rs)
 		})
@@ -135,6 +136,7 @@ func noSecret(t *testing.T, pw string, what string, texts ...string) {
 // TestRemoteStoresThroughTheCLI: run, AGCORE_STORE, chat, serve, sessions
 // list/show/rm and config, each with a PostgreSQL or Redis --store.
 func TestRemoteStoresThroughTheCLI(t *testing.T) {
+	t.Parallel()
 	forEachRemoteStore(t, func(t *testing.T, rs remoteStore) {
 		c := newCLI(t)
 		c.env["AGCORE_PROVIDER"] = "demo"
@@ -253,13 +255,14 @@ func waitOrKill(t *testing.T, cmd *exec.Cmd, d time.Duration) {
 func TestUnreachableStoreIsOneLine(t *testing.T) {
 	t.Parallel()
 	const pw = "s3cret-unreachable-PW"
+	// Each command in its own process and environment, at once: the Redis
+	// client retries a refused connection for about 2 s before it gives up.
 	for _, store := range []string{
 		"postgres://agcore:" + pw + "@127.0.0.1:1/db?sslmode=disable",
 		"redis://:" + pw + "@127.0.0.1:1/13",
 	} {
-		c := newCLI(t)
-		c.env["AGCORE_PROVIDER"] = "demo"
 		redacted := session.Redact(store)
+		kind, _, _ := strings.Cut(store, ":")
 		for _, args := range [][]string{
 			{"run", "--store", store, "hi"},
 			{"chat", "--store", store},
@@ -268,27 +271,38 @@ func TestUnreachableStoreIsOneLine(t *testing.T) {
 			{"sessions", "rm", "x", "--store", store},
 			{"serve", "--addr", "127.0.0.1:0", "--store", store},
 		} {
-			r := c.run("hi\n", args...)
-			what := strings.Join(args[:len(args)-2], " ") + " " + redacted
-			lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
-			if r.code == 0 || len(lines) != 1 || !strings.Contains(lines[0], "store "+redacted+": ") {
-				t.Errorf("%s: exit %d, want a failure and one line of stderr naming the store:\n%s", what, r.code, r.stderr)
+			cmd := strings.Join(args[:len(args)-2], " ")
+			what := cmd + " " + redacted
+			t.Run(kind+" "+cmd, func(t *testing.T) {
+				t.Parallel()
+				c := newCLI(t)
+				c.env["AGCORE_PROVIDER"] = "demo"
+				r := c.run("hi\n", args...)
+				lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+				if r.code == 0 || len(lines) != 1 || !strings.Contains(lines[0], "store "+redacted+": ") {
+					t.Errorf("%s: exit %d, want a failure and one line of stderr naming the store:\n%s", what, r.code, r.stderr)
+				}
+				noSecret(t, pw, what, r.stdout, r.stderr)
+			})
+		}
+		t.Run(kind+" AGCORE_STORE", func(t *testing.T) {
+			t.Parallel()
+			c := newCLI(t)
+			c.env["AGCORE_PROVIDER"] = "demo"
+			c.env["AGCORE_STORE"] = store
+			r := c.run("", "run", "hi")
+			if lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n"); r.code == 0 || len(lines) != 1 {
+				t.Errorf("AGCORE_STORE=%s run: exit %d:\n%s", redacted, r.code, r.stderr)
 			}
-			noSecret(t, pw, what, r.stdout, r.stderr)
-		}
-		c.env["AGCORE_STORE"] = store
-		r := c.run("", "run", "hi")
-		if lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n"); r.code == 0 || len(lines) != 1 {
-			t.Errorf("AGCORE_STORE=%s run: exit %d:\n%s", redacted, r.code, r.stderr)
-		}
-		noSecret(t, pw, "AGCORE_STORE run", r.stdout, r.stderr)
-		for _, args := range [][]string{{"config"}, {"config", "--json"}} {
-			r := c.run("", args...)
-			if r.code != 0 {
-				t.Errorf("%v: exit %d: %s", args, r.code, r.stderr)
+			noSecret(t, pw, "AGCORE_STORE run", r.stdout, r.stderr)
+			for _, args := range [][]string{{"config"}, {"config", "--json"}} {
+				r := c.run("", args...)
+				if r.code != 0 {
+					t.Errorf("%v: exit %d: %s", args, r.code, r.stderr)
+				}
+				noSecret(t, pw, strings.Join(args, " "), r.stdout, r.stderr)
 			}
-			noSecret(t, pw, strings.Join(args, " "), r.stdout, r.stderr)
-		}
+		})
 	}
 }
 

@@ -82,6 +82,7 @@ func contentText(c any) string {
 // answer; every acknowledged turn is then stored once, whole, and the
 // killed one not at all.
 func TestScaleOutThroughTheCLI(t *testing.T) {
+	t.Parallel()
 	forEachRemoteStore(t, func(t *testing.T, rs remoteStore) {
 		srv := toolTurnProvider(t)
 		c := newCLI(t).openai(&fake{Server: srv}, "sk-test")

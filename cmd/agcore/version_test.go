@@ -11,6 +11,7 @@ import (
 )
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	c := newCLI(t)
 	r := c.ok("version")
 	line := strings.TrimSuffix(r.stdout, "\n")
@@ -32,6 +33,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestUnknownCommandsAreUsageErrors(t *testing.T) {
+	t.Parallel()
 	c := newCLI(t)
 	for _, args := range [][]string{{"frobnicate"}, {"sessions", "frobnicate"}, {"version", "extra"}, {"run", "--no-such-flag"}} {
 		r := c.run("", args...)
@@ -44,6 +46,7 @@ func TestUnknownCommandsAreUsageErrors(t *testing.T) {
 // TestDocsListEveryCommand: the README's command table and the package doc
 // name every command agcore --help lists.
 func TestDocsListEveryCommand(t *testing.T) {
+	t.Parallel()
 	help := newCLI(t).ok("--help").stdout
 	_, list, ok := strings.Cut(help, "Available Commands:\n")
 	if !ok {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agcore/agcore/internal/testkit/faultserver"
 	"github.com/agcore/agcore/internal/testkit/testenv"
@@ -21,16 +22,24 @@ import (
 // file and a file store. The key must appear in no output, no log and no
 // file under the CLI's home or store, while it reaches the server.
 func TestCanaryKeyNeverLeaksFromTheCLI(t *testing.T) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
+	t.Parallel() // beside the crash test
+	if _, err := exec.LookPath("go"); err != nil {
 		testenv.Missing(t, "no go command to build the CLI with")
 	}
-	work := t.TempDir()
-	bin := filepath.Join(work, "agcore")
-	build := exec.Command(goBin, "build", "-o", bin, "github.com/agcore/agcore/cmd/agcore")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the CLI: %v\n%s", err, out)
+	// TestMain started the build.
+	if cliBuild.done == nil {
+		t.Fatal("TestMain did not build the CLI")
 	}
+	select {
+	case <-cliBuild.done:
+	case <-time.After(5 * time.Minute):
+		t.Fatal("building the CLI took more than 5 minutes")
+	}
+	if cliBuild.err != nil {
+		t.Fatalf("building the CLI: %v\n%s", cliBuild.err, cliBuild.out)
+	}
+	bin := cliBuild.bin
+	work := t.TempDir()
 	key := canaryKey(t)
 	srv := faultserver.New()
 	defer srv.Close()

@@ -39,13 +39,19 @@ const (
 // tool calls into each durable store, 20 times per store (5 with -short;
 // AGCORE_CRASH_KILLS overrides), and checks the store after every kill.
 func TestCrashConsistency(t *testing.T) {
+	// In parallel with the other tests that wait on processes (not with
+	// those that count goroutines: parallel tests run after them).
+	t.Parallel()
 	kills := 20
 	if testing.Short() {
 		kills = 5
 	}
 	kills = envInt(crashKillsEnv, kills)
 	for _, kind := range []string{"filestore", "sqlite"} {
-		t.Run(kind, func(t *testing.T) { crashRounds(t, kind, kills) })
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			crashRounds(t, kind, kills)
+		})
 	}
 }
 

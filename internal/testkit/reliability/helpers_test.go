@@ -1,13 +1,18 @@
 package reliability
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"io"
 	"iter"
 	"log/slog"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,13 +34,78 @@ import (
 	"github.com/agcore/agcore/tool"
 )
 
-// TestMain runs the child processes of the crash and load tests, and checks
-// that no test leaves a goroutine behind.
+// TestMain runs the child processes of the crash and load tests, starts
+// building the CLI for its canary test (while the tests before it run),
+// and checks that no test leaves a goroutine behind.
 func TestMain(m *testing.M) {
 	if runChild() {
 		return
 	}
-	goleak.VerifyTestMain(m)
+	flag.Parse()
+	stop := startCLIBuild()
+	goleak.VerifyTestMain(exitHook{m, stop})
+}
+
+// exitHook runs stop after the tests, before the goroutine check.
+type exitHook struct {
+	m    *testing.M
+	stop func()
+}
+
+func (h exitHook) Run() int {
+	code := h.m.Run()
+	h.stop()
+	return code
+}
+
+// cliBuild is the background build of the agcore command that
+// TestCanaryKeyNeverLeaksFromTheCLI runs.
+var cliBuild struct {
+	dir, bin string
+	done     chan struct{} // closed when the build has ended
+	out      []byte
+	err      error
+}
+
+// startCLIBuild starts building the CLI into a temporary directory if the
+// canary test is to run, and returns what removes it after the tests.
+func startCLIBuild() (stop func()) {
+	run := flag.Lookup("test.run").Value.String()
+	if first, _, _ := strings.Cut(run, "/"); first != "" {
+		if re, err := regexp.Compile(first); err != nil || !re.MatchString("TestCanaryKeyNeverLeaksFromTheCLI") {
+			return func() {}
+		}
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return func() {} // the test reports it
+	}
+	dir, err := os.MkdirTemp("", "agcore-reliability-")
+	if err != nil {
+		return func() {}
+	}
+	cliBuild.dir, cliBuild.bin = dir, filepath.Join(dir, "agcore")
+	cliBuild.done = make(chan struct{})
+	cmd := exec.Command(goBin, "build", "-o", cliBuild.bin, "github.com/agcore/agcore/cmd/agcore")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		cliBuild.err = err
+		close(cliBuild.done)
+	} else {
+		go func() {
+			cliBuild.err = cmd.Wait()
+			cliBuild.out = out.Bytes()
+			close(cliBuild.done)
+		}()
+	}
+	return func() {
+		if cmd.Process != nil {
+			cmd.Process.Kill() // the canary test did not run
+		}
+		<-cliBuild.done
+		os.RemoveAll(dir)
+	}
 }
 
 // runChild runs this binary's role as a child process, if it is one.

@@ -14,7 +14,7 @@ func TestReportGroupsRecordedSkips(t *testing.T) {
 	record("TestB", "PostgreSQL is not set up: set AGCORE_TEST_POSTGRES")
 	record("TestC", "no redis")
 	var out bytes.Buffer
-	if n := Report(&out, time.Second); n != 3 {
+	if n := Report(&out, 50*time.Millisecond); n != 3 {
 		t.Fatalf("Report = %d skips, want 3\n%s", n, out.String())
 	}
 	got := out.String()
@@ -31,7 +31,7 @@ func TestReportGroupsRecordedSkips(t *testing.T) {
 		t.Errorf("the spool file is still there after the report: %v", err)
 	}
 	out.Reset()
-	if n := Report(&out, time.Second); n != 0 || out.Len() != 0 {
+	if n := Report(&out, 50*time.Millisecond); n != 0 || out.Len() != 0 {
 		t.Errorf("a second report found %d skips: %q", n, out.String())
 	}
 }
