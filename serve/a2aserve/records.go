@@ -228,8 +228,11 @@ func (s *recordTasks) startRun(id a2a.TaskID) func() {
 
 // follow reads task id from the store until it changed from version
 // since and rests (terminal, or waiting for input), returning it; nil
-// when ctx ends or stop closes first.
-func follow(ctx context.Context, ts tasks, id a2a.TaskID, since int64, stop <-chan struct{}) (*a2a.Task, error) {
+// when ctx ends or stop closes first. A task waiting for input counts as
+// resting only when waiting(task) says it waits on a call still pending:
+// the process running the turn may write its earlier wait (the one just
+// decided) after since was read.
+func follow(ctx context.Context, ts tasks, id a2a.TaskID, since int64, stop <-chan struct{}, waiting func(*a2a.Task) bool) (*a2a.Task, error) {
 	t := time.NewTicker(storePoll)
 	defer t.Stop()
 	for {
@@ -237,7 +240,7 @@ func follow(ctx context.Context, ts tasks, id a2a.TaskID, since int64, stop <-ch
 		if err != nil && !errors.Is(err, a2a.ErrTaskNotFound) {
 			return nil, err
 		}
-		if err == nil && (task.Status.State.Terminal() || task.Status.State == a2a.TaskStateInputRequired && v != since) {
+		if err == nil && (task.Status.State.Terminal() || task.Status.State == a2a.TaskStateInputRequired && v != since && (waiting == nil || waiting(task))) {
 			return task, nil
 		}
 		select {

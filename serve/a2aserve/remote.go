@@ -35,7 +35,9 @@ func (e *executor) resumeRemote(ctx context.Context, rc *a2asrv.RequestContext, 
 			return writeFinal(ctx, q, rc, a2a.TaskStateInputRequired, approvalMessage(rc, p, problem), nil)
 		}
 	}
-	t, err := follow(ctx, e.tasks, rc.TaskID, since, host.Stop(ctx))
+	t, err := follow(ctx, e.tasks, rc.TaskID, since, host.Stop(ctx), func(*a2a.Task) bool {
+		return len(e.pendingOf(rc.TaskID)) > 0 // a new wait, not the one just decided
+	})
 	if err != nil {
 		return err
 	}
