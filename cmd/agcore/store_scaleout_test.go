@@ -20,7 +20,7 @@ import (
 const (
 	scaleProcs    = 4  // agcore processes at a time
 	scaleSessions = 3  // sessions they all write
-	scaleTurns    = 30 // turns each process runs, one `agcore run` each: 10 a session
+	scaleTurns    = 30 // turns each process runs, one `agcore run` each: 10 a session (with -short 9: 3 a session)
 )
 
 // toolTurnProvider is an OpenAI-compatible provider that any number of
@@ -93,13 +93,17 @@ func TestScaleOutThroughTheCLI(t *testing.T) {
 			return append([]string{"run", "--store", rs.url, "--tools", "read_file", "--root", root, "--session", id}, append(extra, "["+tag+"] go")...)
 		}
 
+		turns := scaleTurns
+		if testing.Short() {
+			turns = 9
+		}
 		var mu sync.Mutex
 		acked := map[string]string{} // tag → session
 		start := time.Now()
 		var wg sync.WaitGroup
 		for p := range scaleProcs {
 			wg.Go(func() {
-				for i := range scaleTurns {
+				for i := range turns {
 					tag := fmt.Sprintf("p%d-%d", p, i)
 					r := c.run("", args(tag, sid(i))...)
 					if r.code != 0 {
@@ -149,8 +153,8 @@ func TestScaleOutThroughTheCLI(t *testing.T) {
 		}
 		t.Logf("%s: %d agcore processes at a time, %d turns acknowledged, %d stored over %d sessions in %v; %d lost, %d twice",
 			rs.kind, scaleProcs, len(acked), stored, scaleSessions, elapsed.Round(time.Millisecond), lost, twice)
-		if len(acked) != scaleProcs*scaleTurns || stored != len(acked) || lost != 0 || twice != 0 {
-			t.Errorf("want %d turns acknowledged and each stored once", scaleProcs*scaleTurns)
+		if len(acked) != scaleProcs*turns || stored != len(acked) || lost != 0 || twice != 0 {
+			t.Errorf("want %d turns acknowledged and each stored once", scaleProcs*turns)
 		}
 		if killed && seen["kill-0"] != 0 {
 			t.Error("the turn of the process killed mid-answer was stored")
