@@ -22,6 +22,8 @@ targets=(
 	"./internal/jsonscan FuzzScanner"
 	"./llm FuzzMessageDecode"
 	"./llm FuzzDecodeMatchesReference"
+	"./llm FuzzMarshalMatchesReference"
+	"./session/internal/stored FuzzEncodeTurnBytes"
 	"./provider/openai FuzzChunkParsers"
 	"./provider/openai FuzzStream"
 	"./provider/openai FuzzResponse"
