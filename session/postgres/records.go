@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agcore/agcore/session"
+	"github.com/agcore/agcore/session/internal/stored"
 )
 
 // The records table (session.Records) is a migration step of its own,
@@ -53,20 +54,6 @@ func (s *Store) records(ctx context.Context, ns, key string) error {
 	return nil
 }
 
-func expiresOf(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-func timeOf(ns int64) time.Time {
-	if ns == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, ns).UTC()
-}
-
 func recErr(op, ns, key string, err error) error {
 	return fmt.Errorf("postgres: %s record %s/%q: %w", op, ns, key, err)
 }
@@ -89,17 +76,8 @@ func (s *Store) GetRecord(ctx context.Context, ns, key string) (session.Record, 
 	if rec.Value == nil {
 		rec.Value = []byte{}
 	}
-	rec.Expires = timeOf(exp)
+	rec.Expires = stored.TimeOf(exp)
 	return rec, nil
-}
-
-func written(rec session.Record, version int64) session.Record {
-	rec.Version = version
-	rec.Value = append([]byte{}, rec.Value...)
-	if !rec.Expires.IsZero() {
-		rec.Expires = timeOf(rec.Expires.UnixNano())
-	}
-	return rec
 }
 
 // PutRecord implements session.Records.
@@ -110,18 +88,11 @@ func (s *Store) PutRecord(ctx context.Context, ns string, rec session.Record) (s
 	v := session.NewRecordVersion()
 	_, err := s.pool.Exec(ctx, `INSERT INTO agcore_records (ns, key, value, version, expires) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, version = excluded.version, expires = excluded.expires`,
-		ns, rec.Key, nonNil(rec.Value), v, expiresOf(rec.Expires))
+		ns, rec.Key, stored.NonNil(rec.Value), v, stored.ExpiresOf(rec.Expires))
 	if err != nil {
 		return session.Record{}, recErr("put", ns, rec.Key, unavailable(err))
 	}
-	return written(rec, v), nil
-}
-
-func nonNil(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
+	return stored.Written(rec, v), nil
 }
 
 // CreateRecord implements session.Records: the insert takes the key of an
@@ -134,14 +105,14 @@ func (s *Store) CreateRecord(ctx context.Context, ns string, rec session.Record)
 	tag, err := s.pool.Exec(ctx, `INSERT INTO agcore_records (ns, key, value, version, expires) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, version = excluded.version, expires = excluded.expires
 		WHERE agcore_records.expires <> 0 AND agcore_records.expires <= $6`,
-		ns, rec.Key, nonNil(rec.Value), v, expiresOf(rec.Expires), time.Now().UnixNano())
+		ns, rec.Key, stored.NonNil(rec.Value), v, stored.ExpiresOf(rec.Expires), time.Now().UnixNano())
 	switch {
 	case err != nil:
 		return session.Record{}, recErr("create", ns, rec.Key, unavailable(err))
 	case tag.RowsAffected() == 0:
 		return session.Record{}, recErr("create", ns, rec.Key, session.ErrExists)
 	}
-	return written(rec, v), nil
+	return stored.Written(rec, v), nil
 }
 
 // UpdateRecord implements session.Records.
@@ -152,14 +123,14 @@ func (s *Store) UpdateRecord(ctx context.Context, ns string, rec session.Record)
 	v := session.NewRecordVersion()
 	tag, err := s.pool.Exec(ctx, `UPDATE agcore_records SET value = $3, version = $4, expires = $5
 		WHERE ns = $1 AND key = $2 AND version = $6 AND (expires = 0 OR expires > $7)`,
-		ns, rec.Key, nonNil(rec.Value), v, expiresOf(rec.Expires), rec.Version, time.Now().UnixNano())
+		ns, rec.Key, stored.NonNil(rec.Value), v, stored.ExpiresOf(rec.Expires), rec.Version, time.Now().UnixNano())
 	if err != nil {
 		return session.Record{}, recErr("update", ns, rec.Key, unavailable(err))
 	}
 	if tag.RowsAffected() == 0 {
 		return session.Record{}, s.missOrConflict(ctx, "update", ns, rec.Key)
 	}
-	return written(rec, v), nil
+	return stored.Written(rec, v), nil
 }
 
 // missOrConflict tells why a conditional write changed nothing.
@@ -214,8 +185,8 @@ func (s *Store) ListRecords(ctx context.Context, ns, prefix string) ([]session.R
 		if err := rows.Scan(&rec.Key, &rec.Value, &rec.Version, &exp); err != nil {
 			return nil, fmt.Errorf("postgres: list records %s: %w", ns, unavailable(err))
 		}
-		rec.Value = nonNil(rec.Value)
-		rec.Expires = timeOf(exp)
+		rec.Value = stored.NonNil(rec.Value)
+		rec.Expires = stored.TimeOf(exp)
 		out = append(out, rec)
 	}
 	if err := rows.Err(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agcore/agcore/session"
+	"github.com/agcore/agcore/session/internal/stored"
 )
 
 // The records table (session.Records) is a migration step of its own,
@@ -46,38 +47,8 @@ func (s *Store) records(ctx context.Context, ns, key string) error {
 	return nil
 }
 
-func expiresOf(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-func timeOf(ns int64) time.Time {
-	if ns == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, ns).UTC()
-}
-
 func recErr(op, ns, key string, err error) error {
 	return fmt.Errorf("sqlite: %s record %s/%q: %w", op, ns, key, err)
-}
-
-func nonNil(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
-}
-
-func written(rec session.Record, version int64) session.Record {
-	rec.Version = version
-	rec.Value = append([]byte{}, rec.Value...)
-	if !rec.Expires.IsZero() {
-		rec.Expires = timeOf(rec.Expires.UnixNano())
-	}
-	return rec
 }
 
 // GetRecord implements session.Records.
@@ -95,8 +66,8 @@ func (s *Store) GetRecord(ctx context.Context, ns, key string) (session.Record, 
 	case err != nil:
 		return session.Record{}, recErr("get", ns, key, err)
 	}
-	rec.Value = nonNil(rec.Value)
-	rec.Expires = timeOf(exp)
+	rec.Value = stored.NonNil(rec.Value)
+	rec.Expires = stored.TimeOf(exp)
 	return rec, nil
 }
 
@@ -108,11 +79,11 @@ func (s *Store) PutRecord(ctx context.Context, ns string, rec session.Record) (s
 	v := session.NewRecordVersion()
 	_, err := s.w.ExecContext(ctx, `INSERT INTO agcore_records (ns, key, value, version, expires) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, version = excluded.version, expires = excluded.expires`,
-		ns, rec.Key, nonNil(rec.Value), v, expiresOf(rec.Expires))
+		ns, rec.Key, stored.NonNil(rec.Value), v, stored.ExpiresOf(rec.Expires))
 	if err != nil {
 		return session.Record{}, recErr("put", ns, rec.Key, err)
 	}
-	return written(rec, v), nil
+	return stored.Written(rec, v), nil
 }
 
 // CreateRecord implements session.Records: the insert takes the key of an
@@ -125,14 +96,14 @@ func (s *Store) CreateRecord(ctx context.Context, ns string, rec session.Record)
 	res, err := s.w.ExecContext(ctx, `INSERT INTO agcore_records (ns, key, value, version, expires) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, version = excluded.version, expires = excluded.expires
 		WHERE agcore_records.expires <> 0 AND agcore_records.expires <= ?`,
-		ns, rec.Key, nonNil(rec.Value), v, expiresOf(rec.Expires), time.Now().UnixNano())
+		ns, rec.Key, stored.NonNil(rec.Value), v, stored.ExpiresOf(rec.Expires), time.Now().UnixNano())
 	if err != nil {
 		return session.Record{}, recErr("create", ns, rec.Key, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		return session.Record{}, recErr("create", ns, rec.Key, session.ErrExists)
 	}
-	return written(rec, v), nil
+	return stored.Written(rec, v), nil
 }
 
 // UpdateRecord implements session.Records.
@@ -143,14 +114,14 @@ func (s *Store) UpdateRecord(ctx context.Context, ns string, rec session.Record)
 	v := session.NewRecordVersion()
 	res, err := s.w.ExecContext(ctx, `UPDATE agcore_records SET value = ?, version = ?, expires = ?
 		WHERE ns = ? AND key = ? AND version = ? AND (expires = 0 OR expires > ?)`,
-		nonNil(rec.Value), v, expiresOf(rec.Expires), ns, rec.Key, rec.Version, time.Now().UnixNano())
+		stored.NonNil(rec.Value), v, stored.ExpiresOf(rec.Expires), ns, rec.Key, rec.Version, time.Now().UnixNano())
 	if err != nil {
 		return session.Record{}, recErr("update", ns, rec.Key, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		return session.Record{}, s.missOrConflict(ctx, "update", ns, rec.Key)
 	}
-	return written(rec, v), nil
+	return stored.Written(rec, v), nil
 }
 
 // missOrConflict tells why a conditional write changed nothing.
@@ -207,8 +178,8 @@ func (s *Store) ListRecords(ctx context.Context, ns, prefix string) ([]session.R
 		if err := rows.Scan(&rec.Key, &rec.Value, &rec.Version, &exp); err != nil {
 			return nil, fmt.Errorf("sqlite: list records %s: %w", ns, err)
 		}
-		rec.Value = nonNil(rec.Value)
-		rec.Expires = timeOf(exp)
+		rec.Value = stored.NonNil(rec.Value)
+		rec.Expires = stored.TimeOf(exp)
 		out = append(out, rec)
 	}
 	if err := rows.Err(); err != nil {
