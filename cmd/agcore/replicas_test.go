@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/agcore/agcore/internal/testkit/testenv"
@@ -82,23 +81,7 @@ func replicaStore(t *testing.T, kind string) string {
 	defer cancel()
 	switch kind {
 	case "postgres":
-		conn, err := pgx.Connect(ctx, raw)
-		if err != nil {
-			testenv.Missing(t, "PostgreSQL at %s: %v", session.Redact(raw), err)
-		}
-		schema := "h_replicas_" + randomHex(6)
-		if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-			t.Fatal(err)
-		}
-		conn.Close(ctx)
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if conn, err := pgx.Connect(ctx, raw); err == nil {
-				conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
-				conn.Close(ctx)
-			}
-		})
+		schema := pgSchema(t, ctx, raw, "h_replicas_")
 		q := u.Query()
 		q.Set("search_path", schema)
 		u.RawQuery = q.Encode()
