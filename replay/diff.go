@@ -270,12 +270,20 @@ func describeBlock(b llm.Block) string {
 	case llm.Text:
 		return "text " + quote(b.Text)
 	case llm.Thinking:
-		return "thinking " + quote(b.Text)
+		return "thinking " + quote(b.Text) + signed(b.Signature)
 	case llm.ToolUse:
-		return "tool_use " + b.Name + " " + quote(string(b.Input))
+		return "tool_use " + b.Name + " " + quote(string(b.Input)) + signed(b.Signature)
 	}
 	raw, _ := llm.MarshalBlock(b)
 	return b.BlockType() + " " + quote(string(raw))
+}
+
+// signed describes a signature: its length and first bytes, never whole.
+func signed(sig string) string {
+	if sig == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (signature %d bytes, %.8q)", len(sig), sig)
 }
 
 func diffMessage(out []Difference, before []llm.Message, i int, a, b llm.Message) []Difference {
