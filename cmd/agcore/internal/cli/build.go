@@ -20,6 +20,7 @@ import (
 	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/provider/demo"
 	"github.com/agcore/agcore/provider/registry"
+	"github.com/agcore/agcore/replay"
 	"github.com/agcore/agcore/tool"
 	"github.com/agcore/agcore/tool/fstool"
 )
@@ -96,8 +97,9 @@ type runtime struct {
 	store   *openedStore
 	mcp     *mcp.Group
 	agent   *agent.Agent
-	model   string      // the model's name, for events
-	sink    render.Sink // where the current turn is shown
+	model   string           // the model's name, for events
+	sink    render.Sink      // where the current turn is shown
+	rec     *replay.Recorder // --record: each turn marked in it; nil without
 	closers []func() error
 
 	// What build opened that another agent of the same command may share
@@ -131,6 +133,16 @@ type buildOptions struct {
 	// telemetry and store this one uses instead of opening its own (the
 	// agents of agcore serve). It must outlive this runtime.
 	shared *runtime
+	// record, when set, is the file --record writes the run's record to
+	// (replay.go).
+	record string
+	// replaying: the adapter is a record (agcore replay): no idle guard,
+	// no retries (a recorded error is the answer its call got after its
+	// retries); toolMW answers the chosen tools from the record, and
+	// standIns offer the recorded tools the configuration lacks.
+	replaying bool
+	toolMW    []tool.Middleware
+	standIns  func(have func(string) bool) []tool.Tool
 }
 
 // build opens what a command needs (log, tools: fstool + MCP, store) and
@@ -214,16 +226,33 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		name = "agcore"
 	}
 	model := o.adapter
-	if _, offline := model.(*demo.Model); !offline {
+	if _, offline := model.(*demo.Model); !offline && !o.replaying {
 		rt.quiet = newQuietGuard(model, s.IdleTimeout, config.RedactURL(s.BaseURL))
 		model = rt.quiet
 	}
+	attempts := s.Retries + 1
+	if o.replaying {
+		attempts = 1
+	}
 	retry := middleware.RetryConfig{
-		MaxAttempts: s.Retries + 1,
+		MaxAttempts: attempts,
 		ShouldRetry: shouldRetry,
 		OnRetry: func(_ context.Context, attempt int, d time.Duration, err error) {
 			rt.sink.Retry(attempt, d, err)
 		},
+	}
+
+	if o.standIns != nil {
+		tools = append(tools, o.standIns(func(name string) bool { _, ok := tool.Find(tools, name); return ok })...)
+	}
+	rt.instr = instructions(s, tools)
+	var recMW []middleware.Middleware
+	if o.record != "" {
+		if rt.rec, err = openRecord(o.record, s, o.info, rt.instr, tools); err != nil {
+			return nil, exit(ExitUsage, "--record: %v", err)
+		}
+		rt.closers = append(rt.closers, rt.rec.Close)
+		recMW = append(recMW, rt.rec.Middleware())
 	}
 
 	// --compact: the agent's budget policy keeps every model call of the
@@ -238,11 +267,15 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 	case "summarize":
 		// The summarizer calls the model directly, with retries and logging
 		// but without tools or the budget policy.
-		summarizer := middleware.Chain(model, telMW, middleware.Retry(retry), middleware.Logging(middleware.LogConfig{Logger: logger}))
+		// A record keeps its calls too.
+		summarizer := middleware.Chain(model, append(append([]middleware.Middleware{telMW}, recMW...), middleware.Retry(retry), middleware.Logging(middleware.LogConfig{Logger: logger}))...)
 		policy.Strategy = compact.NewIncremental(compact.DefaultPipeline(summarizer))
 	} // "auto": the default strategy
 
-	rt.instr = instructions(s, tools)
+	toolMW := o.toolMW
+	if rt.rec != nil {
+		toolMW = append(toolMW, rt.rec.ToolMiddleware())
+	}
 	rt.agent, err = agent.New(model, agent.Config{
 		Name:         name,
 		Instructions: rt.instr,
@@ -256,7 +289,9 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		Logger:       logger,
 		Providers:    []agent.ContextProvider{&metaRecorder{meta: sessionMeta{Model: s.Model, Provider: s.Provider}}},
 		Telemetry:    tel,
+		Middleware:   recMW,
 
+		ToolMiddleware: toolMW,
 		MaxResultBytes: s.MaxResultBytes, // and read_file's cap above
 	})
 	if err != nil {

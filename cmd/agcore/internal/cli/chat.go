@@ -46,6 +46,7 @@ until end of input.
 		RunE: a.chat,
 	}
 	addTurnFlags(cmd.Flags())
+	addRecordFlag(cmd.Flags())
 	return cmd
 }
 
@@ -72,6 +73,7 @@ func (a *app) chat(cmd *cobra.Command, _ []string) error {
 		in = newPipedReader(a.env.Stdin)
 	}
 
+	opts.record = recordPath(cmd)
 	rt, err := a.build(ctx, s, opts)
 	if err != nil {
 		return a.failEarly(s, "", err)

@@ -132,6 +132,7 @@ Then configure a provider (agcore run --help shows how) and run a turn or chat.`
 	root.AddCommand(a.newWorkerCmd(), a.newApproveDurableCmd()) // durable.go
 	root.AddCommand(a.newServeCmd())
 	root.AddCommand(a.newVersionCmd()) // version.go
+	root.AddCommand(a.newReplayCmd())  // replay.go
 	a.registerCompletions(root)
 	rejectUnknownSubcommands(root)
 	withCompletionExamples(root)

@@ -53,6 +53,7 @@ responding.
 		RunE: a.run,
 	}
 	addTurnFlags(cmd.Flags())
+	addRecordFlag(cmd.Flags())
 	return cmd
 }
 
@@ -78,6 +79,7 @@ func (a *app) run(cmd *cobra.Command, args []string) error {
 		asker := &lineAsker{w: a.env.Stderr, r: a.env.Stdin}
 		opts.ask = asker.ask
 	}
+	opts.record = recordPath(cmd)
 	// One Ctrl-C ends run: it cancels the turn and the command.
 	a.intr.setOneShot()
 	return a.oneTurn(ctx, s, opts, spec, prompt, textNotes{after: storedNote})

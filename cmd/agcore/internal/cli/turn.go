@@ -76,7 +76,11 @@ func (a *app) runTurn(ctx context.Context, rt *runtime, sessionID, prompt string
 
 	start := time.Now()
 	sink.Start(sessionID, rt.model)
-	run := rt.agent.RunStream(tctx, []llm.Message{llm.UserText(prompt)}, &agent.RunOptions{SessionID: sessionID})
+	input := []llm.Message{llm.UserText(prompt)}
+	if rt.rec != nil {
+		rt.rec.Turn(sessionID, input)
+	}
+	run := rt.agent.RunStream(tctx, input, &agent.RunOptions{SessionID: sessionID})
 	for u, err := range run.Updates() {
 		if err != nil {
 			break // Wait returns it

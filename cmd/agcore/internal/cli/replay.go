@@ -1,0 +1,277 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/cmd/agcore/internal/config"
+	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/replay"
+	"github.com/agcore/agcore/session"
+	"github.com/agcore/agcore/tool"
+)
+
+// addRecordFlag adds --record to run and chat.
+func addRecordFlag(fs *pflag.FlagSet) {
+	fs.String("record", "", "keep a replayable record of the run in this file (JSON Lines: every model request as sent and its answer, every tool result); agcore replay re-runs it")
+}
+
+// recordPath returns --record, or "".
+func recordPath(cmd *cobra.Command) string {
+	p, _ := cmd.Flags().GetString("record")
+	return p
+}
+
+// The settings a record keeps in its header's meta, which a replay uses
+// where the current configuration leaves them at their defaults: the
+// settings that shape requests and are not machine paths.
+var recordedSettings = []string{"system", "tools", "compact", "max_steps", "max_result_bytes"}
+
+// openRecord creates the --record file with a header saying what the
+// run is made of.
+func openRecord(path string, s *config.Settings, info llm.ModelInfo, instr string, tools []tool.Tool) (*replay.Recorder, error) {
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name()
+	}
+	meta := map[string]string{
+		"tools":   strings.Join(s.Tools, ","),
+		"compact": s.Compact,
+	}
+	if s.System != "" {
+		meta["system"] = s.System
+	}
+	if s.MaxSteps != config.DefaultMaxSteps {
+		meta["max_steps"] = strconv.Itoa(s.MaxSteps)
+	}
+	if s.MaxResultBytes != 0 {
+		meta["max_result_bytes"] = strconv.Itoa(s.MaxResultBytes)
+	}
+	return replay.Create(path, replay.Header{
+		Agcore:          readBuildInfo().Version,
+		Provider:        info.Provider,
+		Model:           info.Name,
+		ContextWindow:   info.ContextWindow,
+		MaxOutputTokens: info.MaxOutputTokens,
+		Instructions:    instr,
+		Tools:           names,
+		Meta:            meta,
+	})
+}
+
+func (a *app) newReplayCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "replay [flags] FILE",
+		Short: "Re-run a recorded run (agcore run --record) with the current configuration and show how its requests drifted",
+		Long: `Replay re-runs the turns of a record made with agcore run --record or chat
+--record, with no network and no key: each model call is answered with the
+recorded answer, while the agent around it is built from the current
+configuration (the same flags, environment and config file as run). Each
+request the replay makes is compared with the recorded one, and every
+difference is printed in the message model's terms, one line each:
+
+  call 2 (turn 1): system prompt changed: "Be brief." → "Be thorough."
+  call 3 (turn 1): message 4: tool result of call call_1 (grep) differs: ...
+  call 3 (turn 1): tool write_file added to the definitions
+  call 5 (turn 2): compaction cut moved: ...
+  call 5 (turn 2): parameter max_tokens changed: 1000 → 2000
+
+Settings the current configuration leaves at their defaults (--system,
+--tools, --compact, --max-steps, --max-result-bytes) are taken from the
+record, as is the model when no provider is configured (one found only
+from an API key in the environment does not count). Tools run for real,
+in --root, unless --recorded-tools names those whose recorded results
+answer instead ("all" for every recorded tool). The replay uses sessions
+in memory: nothing is stored.
+
+Exit status: 0 when the replay ran (drift or not); 1 with --strict when a
+request drifted (the replay stops at the first one) or a turn failed; 2
+for a usage mistake or a file that is not a record.`,
+		Example: `  agcore replay examples/replay/notes.record.jsonl
+  agcore replay --strict examples/replay/notes.record.jsonl
+  agcore replay --system "Answer in French." examples/replay/notes.record.jsonl`,
+		Args: cobra.ExactArgs(1),
+		RunE: a.replay,
+	}
+	fs := cmd.Flags()
+	fs.Bool("strict", false, "fail (exit 1) at the first request that differs from the recorded one, instead of answering it anyway and reporting the drift")
+	fs.StringSlice("recorded-tools", nil, `answer the calls of these tools with their recorded results instead of running them (comma list; "all" for every tool the record has)`)
+	addProviderFlags(fs)
+	addStoreFlags(fs)
+	addAgentFlags(fs)
+	fs.String("log", "", "append a structured log of model and tool calls (no contents, never keys) to this file [$AGCORE_LOG]")
+	return cmd
+}
+
+func (a *app) replay(cmd *cobra.Command, args []string) error {
+	ctx := cmd.Context()
+	rec, err := replay.Load(args[0])
+	if err != nil {
+		return exit(ExitUsage, "%v", err)
+	}
+	s, err := a.settings(cmd)
+	var se *config.SetupError
+	switch {
+	case errors.As(err, &se) && se.Settings != nil:
+		s = se.Settings // a missing key does not matter: nothing is sent
+	case err != nil:
+		return err
+	}
+	if err := fromRecord(s, rec.Header); err != nil {
+		return exit(ExitUsage, "%v", err)
+	}
+	if err := s.Check(); err != nil {
+		return exit(ExitUsage, "%v", err)
+	}
+	s.Store = "memory:" // a replay keeps nothing
+	s.JSON = false
+
+	strict, _ := cmd.Flags().GetBool("strict")
+	named, _ := cmd.Flags().GetStringSlice("recorded-tools")
+	if slices.Contains(named, "all") {
+		named = rec.ToolNames()
+	}
+
+	out := a.env.Stdout
+	drifted := 0
+	info := rec.Header.Info()
+	if explicitProvider(s) {
+		info = modelInfo(s, replay.NewModel(rec, replay.Options{}))
+	}
+	m := replay.NewModel(rec, replay.Options{Strict: strict, Info: &info, OnDrift: func(d replay.Drift) {
+		drifted++
+		printDrift(out, d)
+	}})
+	opts := buildOptions{adapter: m, info: info, replaying: true}
+	if len(named) > 0 {
+		opts.toolMW = []tool.Middleware{rec.ToolMiddleware(named...)}
+		opts.standIns = func(have func(string) bool) []tool.Tool {
+			return rec.StandIns(func(name string) bool { return have(name) || !slices.Contains(named, name) })
+		}
+	}
+	rt, err := a.build(ctx, s, opts)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+
+	fmt.Fprintf(out, "replaying %s: %d turns, %d model calls, recorded with %s\n", args[0], len(rec.Turns), len(rec.Calls), recordedWith(rec.Header))
+	modelChanged := rec.Header.Provider != info.Provider || rec.Header.Model != info.Name
+	if modelChanged {
+		fmt.Fprintf(out, "model changed: %s/%s → %s/%s\n", orDash(rec.Header.Provider), orDash(rec.Header.Model), info.Provider, info.Name)
+		if strict {
+			return exit(ExitFailed, "strict: the model differs from the recorded one")
+		}
+	}
+	failed := false
+	sessions := map[string]*session.Session{}
+	for _, turn := range rec.Turns {
+		sess := sessions[turn.Session]
+		if sess == nil {
+			sess = &session.Session{Messages: turn.History}
+			sessions[turn.Session] = sess
+		}
+		tctx, cancel := ctx, context.CancelFunc(func() {})
+		if s.Timeout > 0 {
+			tctx, cancel = context.WithTimeout(ctx, s.Timeout)
+		}
+		_, err := rt.agent.Run(tctx, turn.Input, &agent.RunOptions{Session: sess})
+		cancel()
+		switch {
+		case err == nil:
+		case errors.Is(err, replay.ErrDrift):
+			fmt.Fprintf(out, "strict: the replay stopped at turn %d\n", turn.N)
+			return exit(ExitFailed, "")
+		case errors.Is(err, replay.ErrExhausted):
+			// Reported as drift (a call the record does not have).
+			failed = true
+		default:
+			if ctx.Err() != nil {
+				return exit(ExitInterrupted, "interrupted")
+			}
+			fmt.Fprintf(out, "turn %d failed: %v\n", turn.N, err)
+			failed = true
+		}
+	}
+	m.Finish()
+	switch {
+	case drifted == 0 && !failed && !modelChanged:
+		fmt.Fprintf(out, "no drift: %d of %d calls replayed with the recorded requests\n", m.Calls(), len(rec.Calls))
+	case drifted > 0:
+		fmt.Fprintf(out, "drift in %d of %d calls\n", drifted, len(rec.Calls))
+	}
+	if strict && (drifted > 0 || failed || modelChanged) {
+		return exit(ExitFailed, "")
+	}
+	return nil
+}
+
+// explicitProvider reports whether the settings name a provider by flag,
+// environment, config file or model, not only by an API key found in the
+// environment.
+func explicitProvider(s *config.Settings) bool {
+	src := s.Sources["provider"]
+	return s.Provider != "" && src != "none" && !strings.HasPrefix(src, "detected")
+}
+
+// fromRecord fills the settings the current configuration leaves at
+// their defaults from the record's header.
+func fromRecord(s *config.Settings, h replay.Header) error {
+	for _, key := range recordedSettings {
+		v, ok := h.Meta[key]
+		if !ok || (s.Sources[key] != "default" && s.Sources[key] != "") {
+			continue
+		}
+		var err error
+		switch key {
+		case "system":
+			s.System = v
+		case "tools":
+			s.Tools = nil
+			for _, t := range strings.Split(v, ",") {
+				if t = strings.TrimSpace(t); t != "" {
+					s.Tools = append(s.Tools, t)
+				}
+			}
+		case "compact":
+			s.Compact = v
+		case "max_steps":
+			s.MaxSteps, err = strconv.Atoi(v)
+		case "max_result_bytes":
+			s.MaxResultBytes, err = strconv.Atoi(v)
+		}
+		if err != nil {
+			return fmt.Errorf("the record's %s %q: %v", key, v, err)
+		}
+		s.Sources[key] = "record"
+	}
+	return nil
+}
+
+// printDrift writes a call's differences, one a line.
+func printDrift(w io.Writer, d replay.Drift) {
+	where := fmt.Sprintf("call %d", d.Call)
+	if d.Turn > 0 {
+		where += fmt.Sprintf(" (turn %d)", d.Turn)
+	}
+	for _, x := range d.Differences {
+		fmt.Fprintf(w, "%s: %s\n", where, x)
+	}
+}
+
+func recordedWith(h replay.Header) string {
+	s := orDash(h.Provider) + "/" + orDash(h.Model)
+	if h.Agcore != "" {
+		s += ", agcore " + h.Agcore
+	}
+	return s
+}
