@@ -126,4 +126,3 @@ func TestChatRecordReplaysEveryTurn(t *testing.T) {
 		t.Fatalf("chat replay does not run two turns:\n%s", r.stdout)
 	}
 }
-

@@ -164,7 +164,7 @@ func (a *app) replay(cmd *cobra.Command, args []string) error {
 	}
 	defer rt.Close()
 
-	fmt.Fprintf(out, "replaying %s: %d turns, %d model calls, recorded with %s\n", args[0], len(rec.Turns), len(rec.Calls), recordedWith(rec.Header))
+	fmt.Fprintf(out, "replaying %s: %s, %s, recorded with %s\n", args[0], count(len(rec.Turns), "turn"), count(len(rec.Calls), "model call"), recordedWith(rec.Header))
 	modelChanged := rec.Header.Provider != info.Provider || rec.Header.Model != info.Name
 	if modelChanged {
 		fmt.Fprintf(out, "model changed: %s/%s → %s/%s\n", orDash(rec.Header.Provider), orDash(rec.Header.Model), info.Provider, info.Name)
