@@ -41,7 +41,8 @@ until end of input.
   agcore chat -c
   agcore chat --session work --tools read_file,list_dir,grep,write_file
   agcore chat --provider ollama -m llama3.2
-  printf 'Hi\nWhat did I just say?\n' | agcore chat --store memory:`,
+  printf 'Hi\nWhat did I just say?\n' | agcore chat --store memory:
+  printf 'Hi\nWhat did I just say?\n' | agcore chat --provider demo --record ~/chat.jsonl && agcore replay ~/chat.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: a.chat,
 	}

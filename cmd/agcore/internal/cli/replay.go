@@ -96,9 +96,10 @@ in memory: nothing is stored.
 Exit status: 0 when the replay ran (drift or not); 1 with --strict when a
 request drifted (the replay stops at the first one) or a turn failed; 2
 for a usage mistake or a file that is not a record.`,
-		Example: `  agcore replay examples/replay/notes.record.jsonl
-  agcore replay --strict examples/replay/notes.record.jsonl
-  agcore replay --system "Answer in French." examples/replay/notes.record.jsonl`,
+		Example: `  agcore run --provider demo --record ~/run.jsonl "Summarize this project" && agcore replay ~/run.jsonl
+  agcore run --provider demo --record ~/run.jsonl "Summarize this project" && agcore replay --system "Be terse." ~/run.jsonl
+  agcore run --provider demo --record ~/run.jsonl "Summarize this project" && ! agcore replay --strict --system "Be terse." ~/run.jsonl
+  agcore run --provider demo --record ~/run.jsonl "Summarize this project" && agcore replay --recorded-tools all --root ~ ~/run.jsonl`,
 		Args: cobra.ExactArgs(1),
 		RunE: a.replay,
 	}

@@ -47,6 +47,7 @@ responding.
   agcore run --session notes "And what about the tests?"
   agcore run --provider ollama --model qwen3 --tools read_file,grep "Where is main defined?"
   agcore run --tools read_file,write_file --yes "Write a CHANGELOG.md from the git log in log.txt"
+  agcore run --record ~/run.jsonl "Summarize README.md"
   agcore run --mcp 'npx -y @modelcontextprotocol/server-everything' "Add 2 and 3 with get-sum"
   git diff | agcore run --json - | jq -r 'select(.type=="text_delta").text'`,
 		Args: cobra.ArbitraryArgs,
