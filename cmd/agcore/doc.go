@@ -7,6 +7,7 @@
 //	agcore run [flags] [PROMPT]      one user turn, the whole tool loop included; streams the answer
 //	agcore chat [flags]              interactive loop over the same machinery (Ctrl-C cancels a turn, Ctrl-D exits)
 //	agcore demo                      the whole machinery offline, on a built-in scripted model
+//	agcore replay [flags] FILE       re-run a record of run/chat --record offline; print how the requests drifted
 //	agcore sessions list [--json]    title, model, turns, tokens, cost; newest first
 //	agcore sessions show ID [--json] a transcript with its usage and cost totals
 //	agcore sessions rm ID

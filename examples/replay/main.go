@@ -123,4 +123,3 @@ func replayOnce(ctx context.Context, out io.Writer, rec *replay.Record, root, in
 	}
 	return m, nil
 }
-
