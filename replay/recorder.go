@@ -7,6 +7,7 @@ import (
 	"io"
 	"iter"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -89,8 +90,7 @@ func (r *Recorder) Record() *Record {
 	if r.rec == nil {
 		return nil
 	}
-	c := *r.rec
-	return &c
+	return &Record{Header: r.rec.Header, Turns: slices.Clone(r.rec.Turns), Calls: slices.Clone(r.rec.Calls), Tools: slices.Clone(r.rec.Tools)}
 }
 
 // Turn marks the start of a turn: the caller's input messages, on session

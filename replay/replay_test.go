@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -24,6 +25,14 @@ type rig struct {
 	cfg   func(t *testing.T) agent.Config
 	info  llm.ModelInfo
 	turns []string
+	// summarize: the budget policy summarizes with the model (through the
+	// recorder when recording, the replaying model when replaying).
+	summarize bool
+}
+
+// summarizing returns the policy that summarizes with model.
+func summarizing(model llm.Model) *compact.Policy {
+	return &compact.Policy{Strategy: compact.NewIncremental(compact.DefaultPipeline(model))}
 }
 
 // record runs the rig's turns on one session over the scripted model,
@@ -37,6 +46,15 @@ func record(t *testing.T, r rig, steps ...llmtest.Step) *replay.Record {
 	}
 	model := llmtest.New(steps...).WithInfo(r.info).Verify(t)
 	cfg := r.cfg(t)
+	var summaries *llmtest.Model
+	if r.summarize {
+		var steps []llmtest.Step
+		for i := range 20 {
+			steps = append(steps, llmtest.Text(fmt.Sprintf("summary %d: the user sent long texts", i+1)))
+		}
+		summaries = llmtest.New(steps...).WithInfo(r.info)
+		cfg.Compaction = summarizing(rec.Middleware()(summaries))
+	}
 	cfg.Middleware = append(cfg.Middleware, rec.Middleware())
 	cfg.ToolMiddleware = append(cfg.ToolMiddleware, rec.ToolMiddleware())
 	a, err := agent.New(model, cfg)
@@ -58,10 +76,31 @@ func record(t *testing.T, r rig, steps ...llmtest.Step) *replay.Record {
 	if err != nil {
 		t.Fatalf("parse the record: %v\n%s", err, file.String())
 	}
+	sent := model.Requests()
+	if summaries != nil {
+		if summaries.Calls() == 0 {
+			t.Fatal("the summarizing case never summarized: the test proves nothing")
+		}
+		sent = nil // interleaved: compared by purpose below
+		for _, c := range got.Calls {
+			if c.Request.Metadata["agcore.purpose"] == "" {
+				sent = append(sent, c.Request)
+			}
+		}
+		if len(sent) != model.Calls() {
+			t.Fatalf("the record has %d agent calls, the model got %d", len(sent), model.Calls())
+		}
+		for i, want := range model.Requests() {
+			if w, g := mustJSON(t, want), mustJSON(t, sent[i]); !bytes.Equal(w, g) {
+				t.Fatalf("recorded request %d differs from the one the model got:\n%s\n%s", i+1, w, g)
+			}
+		}
+		return got
+	}
 	if len(got.Calls) != model.Calls() {
 		t.Fatalf("the record has %d calls, the model got %d", len(got.Calls), model.Calls())
 	}
-	for i, want := range model.Requests() {
+	for i, want := range sent {
 		if w, g := mustJSON(t, want), mustJSON(t, got.Calls[i].Request); !bytes.Equal(w, g) {
 			t.Fatalf("recorded request %d differs from the one the model got:\n%s\n%s", i+1, w, g)
 		}
@@ -76,6 +115,9 @@ func rerun(t *testing.T, r rig, rec *replay.Record, opts replay.Options, tools .
 	m := replay.NewModel(rec, opts)
 	cfg := r.cfg(t)
 	cfg.Retry = middleware.RetryConfig{MaxAttempts: 1}
+	if r.summarize {
+		cfg.Compaction = summarizing(m)
+	}
 	if len(tools) > 0 {
 		cfg.ToolMiddleware = append(cfg.ToolMiddleware, rec.ToolMiddleware(tools...))
 	}
@@ -158,6 +200,8 @@ func TestReplayIsByteIdentical(t *testing.T) {
 			c.Compaction = &compact.Policy{}
 			return c
 		}, info: small, turns: []string{long, long, long, long, long, "last"}},
+			[]llmtest.Step{llmtest.Text(long), llmtest.Text(long), llmtest.Text(long), llmtest.Reply(llmtest.Call("c1", "grep", map[string]string{"q": "x"})), llmtest.Text(long), llmtest.Text(long), llmtest.Text("ok")}},
+		{"compaction with summaries", rig{cfg: withTools(), info: small, summarize: true, turns: []string{long, long, long, long, long, "last"}},
 			[]llmtest.Step{llmtest.Text(long), llmtest.Text(long), llmtest.Text(long), llmtest.Reply(llmtest.Call("c1", "grep", map[string]string{"q": "x"})), llmtest.Text(long), llmtest.Text(long), llmtest.Text("ok")}},
 		{"anthropic thinking", rig{cfg: withTools(), info: info, turns: []string{"think"}},
 			[]llmtest.Step{
@@ -348,5 +392,38 @@ func TestReplayStreamsEvents(t *testing.T) {
 	}
 	if final == nil || !final.Message.Equal(resp.Message) || final.Usage != resp.Usage {
 		t.Fatalf("final %+v", final)
+	}
+}
+
+// TestCompactionCutMovedIsNamed replays a run that compacted with a larger
+// context window: the replayed requests keep more of the history, and the
+// drift says the compaction cut moved (not that messages changed).
+func TestCompactionCutMovedIsNamed(t *testing.T) {
+	long := strings.Repeat("lorem ipsum dolor sit amet ", 25)
+	r := rig{cfg: func(*testing.T) agent.Config { return agent.Config{} }, info: llm.ModelInfo{Provider: "openai", Name: "tiny", ContextWindow: 1500, MaxOutputTokens: 100},
+		turns: []string{long, long, long, long, long, long, "last"}}
+	rec := record(t, r, llmtest.Text(long), llmtest.Text(long), llmtest.Text(long), llmtest.Text(long), llmtest.Text(long), llmtest.Text(long), llmtest.Text("ok"))
+	if !compactedSomewhere(rec) {
+		t.Fatal("the run never compacted")
+	}
+	wide := r.info
+	wide.ContextWindow = 100_000
+	m, err := rerun(t, r, rec, replay.Options{Info: &wide})
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := 0
+	for _, d := range m.Drifts() {
+		for _, x := range d.Differences {
+			switch x.Kind {
+			case replay.CompactionMoved:
+				moved++
+			default:
+				t.Errorf("call %d: %s, want only the compaction cut moved", d.Call, x)
+			}
+		}
+	}
+	if moved == 0 {
+		t.Fatalf("no compaction_moved drift: %v", m.Drifts())
 	}
 }
