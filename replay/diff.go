@@ -107,6 +107,10 @@ func (d Difference) String() string {
 		s = string(d.Kind)
 	}
 	switch {
+	case d.Kind == MessageAdded || d.Kind == CallAdded:
+		s += ": " + d.Replayed
+	case d.Kind == MessageRemoved || d.Kind == CallMissing:
+		s += ": " + d.Recorded
 	case d.Recorded != "" || d.Replayed != "":
 		s += ": " + orNone(d.Recorded) + " → " + orNone(d.Replayed)
 	}
@@ -189,8 +193,8 @@ func diffMessages(out []Difference, rec, rep []llm.Message) []Difference {
 		ca, cb := a[:len(a)-tail], b[:len(b)-tail]
 		if compacted(ca) || compacted(cb) || len(ca) == 0 || len(cb) == 0 || endsWith(ca, cb) || endsWith(cb, ca) {
 			return append(out, Difference{Kind: CompactionMoved, Message: hp, Block: -1,
-				Recorded: fmt.Sprintf("%d messages before the %d shared", len(ca), tail),
-				Replayed: fmt.Sprintf("%d messages before the %d shared", len(cb), tail)})
+				Recorded: fmt.Sprintf("%s before the last %s", messages(len(ca)), messages(tail)),
+				Replayed: fmt.Sprintf("%s before the last %s", messages(len(cb)), messages(tail))})
 		}
 	}
 	n := min(len(a), len(b))
@@ -204,6 +208,14 @@ func diffMessages(out []Difference, rec, rep []llm.Message) []Difference {
 		out = append(out, Difference{Kind: MessageRemoved, Message: hp + i, Block: -1, Recorded: describeMessage(a[i])})
 	}
 	return out
+}
+
+// messages writes "1 message", "n messages".
+func messages(n int) string {
+	if n == 1 {
+		return "1 message"
+	}
+	return strconv.Itoa(n) + " messages"
 }
 
 // endsWith reports whether long ends with short (more of the history

@@ -70,7 +70,7 @@ func TestDiffCategories(t *testing.T) {
 			replay.Difference{Kind: replay.ToolsReordered, Message: -1, Block: -1}, `tool definitions reordered: grep, read → read, grep`},
 		{"compaction cut moved (summary)", func(r *llm.Request) {
 			r.Messages = append([]llm.Message{r.Messages[0], summary}, r.Messages[3:]...)
-		}, replay.Difference{Kind: replay.CompactionMoved, Message: 1, Block: -1}, `compaction cut moved: 2 messages before the 3 shared → 1 messages before the 3 shared`},
+		}, replay.Difference{Kind: replay.CompactionMoved, Message: 1, Block: -1}, `compaction cut moved: 2 messages before the last 3 messages → 1 message before the last 3 messages`},
 		{"compaction cut moved (dropped)", func(r *llm.Request) {
 			r.Messages = append([]llm.Message{r.Messages[0]}, r.Messages[4:]...)
 		}, replay.Difference{Kind: replay.CompactionMoved, Message: 1, Block: -1}, `compaction cut moved`},

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/compact"
@@ -425,5 +426,51 @@ func TestCompactionCutMovedIsNamed(t *testing.T) {
 	}
 	if moved == 0 {
 		t.Fatalf("no compaction_moved drift: %v", m.Drifts())
+	}
+}
+
+// noSleep is a clock whose sleeps return at once.
+type noSleep struct{}
+
+func (noSleep) Now() time.Time                             { return time.Unix(0, 0) }
+func (noSleep) Sleep(context.Context, time.Duration) error { return nil }
+
+// TestRetriedCallIsRecordedOnce: the recorder sits above the retries, so a
+// call that failed once and then succeeded is one call in the record, with
+// the answer it finally got; and a call that failed every attempt is one
+// call with its error, which the replay answers again.
+func TestRetriedCallIsRecordedOnce(t *testing.T) {
+	limited := &llm.Error{Kind: llm.KindRateLimited, Provider: "openai", StatusCode: 429, Message: "slow down"}
+	model := llmtest.New(llmtest.Fail(limited), llmtest.Text("hello"), llmtest.Fail(limited), llmtest.Fail(limited)).Verify(t)
+	rec := replay.Memory(replay.Header{})
+	a, err := agent.New(model, agent.Config{Clock: noSleep{}, Retry: middleware.RetryConfig{MaxAttempts: 2},
+		Middleware: []middleware.Middleware{rec.Middleware()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{"one", "two"} {
+		rec.Turn("", []llm.Message{llm.UserText(in)})
+		a.Run(context.Background(), []llm.Message{llm.UserText(in)}, nil)
+	}
+	got, err := roundTrip(rec.Record())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if model.Calls() != 4 || len(got.Calls) != 2 {
+		t.Fatalf("the model got %d calls, the record has %d; want 4 and 2", model.Calls(), len(got.Calls))
+	}
+	if got.Calls[0].Response == nil || got.Calls[0].Response.Message.Text() != "hello" || got.Calls[1].Err == nil || got.Calls[1].Err.Kind != llm.KindRateLimited || got.Calls[1].Err.StatusCode != 429 {
+		t.Fatalf("recorded %+v / %+v", got.Calls[0], got.Calls[1])
+	}
+	m := replay.NewModel(got, replay.Options{Strict: true})
+	b, _ := agent.New(m, agent.Config{Retry: middleware.RetryConfig{MaxAttempts: 1}})
+	if _, err := b.Run(context.Background(), got.Turns[0].Input, nil); err != nil {
+		t.Fatalf("turn 1: %v", err)
+	}
+	if _, err := b.Run(context.Background(), got.Turns[1].Input, nil); !errors.Is(err, llm.ErrRateLimited) {
+		t.Fatalf("turn 2: %v, want the recorded rate limit", err)
+	}
+	if len(m.Drifts()) != 0 || m.Remaining() != 0 {
+		t.Fatalf("drift %v, %d calls left", m.Drifts(), m.Remaining())
 	}
 }
