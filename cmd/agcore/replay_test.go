@@ -126,3 +126,25 @@ func TestChatRecordReplaysEveryTurn(t *testing.T) {
 		t.Fatalf("chat replay does not run two turns:\n%s", r.stdout)
 	}
 }
+
+// TestRecordOfAContinuedSession: a run that continues a stored session
+// records the history its first request sent, and the replay starts from
+// it: no drift.
+func TestRecordOfAContinuedSession(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	writeFiles(t, c.dir, map[string]string{"README.md": "# Demo\nA project.\n"})
+	c.ok("run", "--provider", "demo", "--session", "work", "Hello")
+	file := filepath.Join(t.TempDir(), "run.jsonl")
+	c.ok("run", "--provider", "demo", "--session", "work", "--record", file, "And again")
+	rec, err := replay.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Turns) != 1 || len(rec.Turns[0].History) < 2 || rec.Turns[0].History[0].Text() != "Hello" {
+		t.Fatalf("the record's turn does not hold the session's history: %+v", rec.Turns)
+	}
+	if r := c.ok("replay", file); !strings.Contains(r.stdout, "no drift") {
+		t.Fatalf("replay of a continued session:\n%s", r.stdout)
+	}
+}
