@@ -119,6 +119,9 @@ func (a *app) replay(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return exit(ExitUsage, "%v", err)
 	}
+	if len(rec.Turns) == 0 {
+		return exit(ExitUsage, "%s marks no turn (a record made without Recorder.Turn): there is nothing to re-run", args[0])
+	}
 	s, err := a.settings(cmd)
 	var se *config.SetupError
 	switch {
