@@ -9,7 +9,8 @@
 // agent.Config.Middleware (below hooks and telemetry, above retries: a
 // retried call is recorded once, as the adapter got it) and its
 // [Recorder.ToolMiddleware] to agent.Config.ToolMiddleware; call
-// [Recorder.Turn] before each run so a replay knows the turns' inputs.
+// [Recorder.Turn] before each run so a replay knows the turns' inputs
+// (without it the recorder infers them from the requests).
 //
 // A [Model] answers call N with recorded response N as a proper event
 // stream, so an agent built over it (agent.New(replay.NewModel(rec,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"os"
@@ -32,6 +33,7 @@ type Recorder struct {
 	seen    map[string]bool // sessions that have had a turn
 	rec     *Record         // kept in memory too when not nil
 	header  Header
+	marked  bool   // Turn was called: turns are not inferred
 	waiting []Call // ended calls waiting for an earlier one to end
 	written int    // calls written
 }
@@ -97,10 +99,14 @@ func (r *Recorder) Record() *Record {
 // (its id; "" for a run without one). The calls and tool results that
 // follow belong to it. A replay runs each marked turn with its input; the
 // first turn of a session also keeps the history its first request sent
-// before the input.
+// before the input. A recorder whose Turn is never called infers the
+// turns from the requests (a request that ends with a user message and
+// is not a summarizer's starts one, its trailing user messages the
+// input): each gets the history it sent and a session of its own.
 func (r *Recorder) Turn(session string, input []llm.Message) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.marked = true
 	r.flushTurn(nil)
 	r.turns++
 	r.turn = r.turns
@@ -127,6 +133,31 @@ func (r *Recorder) flushTurn(req *llm.Request) {
 	r.keep(r.enc.turn(p.t))
 }
 
+// infer starts a turn at req when it is the first call of an agent's run,
+// for a recorder whose user never marks turns: a request that ends with
+// a user message (a later step of the tool loop ends with tool results)
+// and is not a summarizer's (Metadata "agcore.purpose"). The caller's
+// input is taken to be the trailing user messages; the turn gets a
+// session of its own ("turn-N"), seeded with the history req sent, so a
+// replay rebuilds each turn's request whether or not the runs shared a
+// session. r.mu is held.
+func (r *Recorder) infer(req *llm.Request) {
+	msgs := req.Messages
+	if len(msgs) == 0 || msgs[len(msgs)-1].Role != llm.RoleUser || req.Metadata["agcore.purpose"] != "" {
+		return
+	}
+	first := len(msgs)
+	for first > 0 && msgs[first-1].Role == llm.RoleUser {
+		first--
+	}
+	r.turns++
+	r.turn = r.turns
+	t := Turn{N: r.turns, Session: fmt.Sprintf("turn-%d", r.turns), Input: append([]llm.Message(nil), msgs[first:]...)}
+	t.History = historyOf(msgs, len(t.Input))
+	r.seen[t.Session] = true
+	r.pending = &pendingTurn{t: t}
+}
+
 // historyOf returns the messages of a turn's first request between its
 // system message and the input's n messages.
 func historyOf(msgs []llm.Message, n int) []llm.Message {
@@ -151,6 +182,9 @@ func (r *Recorder) keep(err error) {
 func (r *Recorder) start(req *llm.Request) (int, int, *llm.Request) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if !r.marked && r.pending == nil {
+		r.infer(req)
+	}
 	r.flushTurn(req)
 	r.calls++
 	return r.calls, r.turn, req.Clone()

@@ -474,3 +474,42 @@ func TestRetriedCallIsRecordedOnce(t *testing.T) {
 		t.Fatalf("drift %v, %d calls left", m.Drifts(), m.Remaining())
 	}
 }
+
+// TestInferredTurns: a recorder whose Turn is never called finds the
+// turns itself, in runs on a session and in runs without one, and the
+// record replays without drift.
+func TestInferredTurns(t *testing.T) {
+	var n atomic.Int32
+	grep := counted(t, "grep", &n)
+	model := llmtest.New(
+		llmtest.Reply(llmtest.Call("c1", "grep", map[string]string{"q": "a"})), llmtest.Text("one"), // session, turn 1
+		llmtest.Text("two"),   // session, turn 2
+		llmtest.Text("three"), // no session
+	).Verify(t)
+	rec := replay.Memory(replay.Header{})
+	cfg := agent.Config{Instructions: "Be brief.", Tools: []tool.Tool{grep}}
+	live := cfg
+	live.Middleware = []middleware.Middleware{rec.Middleware()}
+	a, _ := agent.New(model, live)
+	sess := &session.Session{ID: "s"}
+	for _, in := range []string{"first", "second"} {
+		if _, err := a.Run(context.Background(), []llm.Message{llm.UserText(in)}, &agent.RunOptions{Session: sess}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.Run(context.Background(), []llm.Message{llm.UserText("alone"), llm.UserText("really")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	rec.Close()
+	got, err := roundTrip(rec.Record())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Turns) != 3 || len(got.Turns[1].History) != 4 || len(got.Turns[2].Input) != 2 || got.Calls[1].Turn != 1 || got.Calls[2].Turn != 2 {
+		t.Fatalf("turns %+v, calls' turns %d %d", got.Turns, got.Calls[1].Turn, got.Calls[2].Turn)
+	}
+	m, err := rerun(t, rig{cfg: func(*testing.T) agent.Config { return cfg }}, got, replay.Options{Strict: true})
+	if err != nil || len(m.Drifts()) != 0 {
+		t.Fatalf("replay of inferred turns: %v, drift %v", err, m.Drifts())
+	}
+}
