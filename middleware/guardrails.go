@@ -144,7 +144,7 @@ func (h *Hooks) guard(ctx context.Context, stage GuardrailStage, name string, fn
 		return nil
 	}
 	var v *hookVerdict
-	if errors.As(err, &v) && !v.deny {
+	if errors.As(err, &v) { // Block, Tripwire (or Deny)
 		return &GuardrailError{Guardrail: name, Stage: stage, Tripped: true, Reason: v.reason, Info: v.info}
 	}
 	if cerr := ctx.Err(); cerr != nil { // the turn ended: not the guardrail's failure
