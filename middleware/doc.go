@@ -30,7 +30,7 @@
 // Guardrails are hooks too ([Hooks].InputGuardrails, OutputGuardrails):
 // once per turn, on its input and on its final answer, they stop the turn
 // with a *[GuardrailError]. They need to know where a turn starts and
-// ends, so the agent runs them: [Hooks.InputGate], made per turn and put
+// ends, so the agent and conversation.Cycle run them: [Hooks.InputGate], made per turn and put
 // right under the tool loop, runs the input guardrails beside (or before,
 // [GuardrailsBlocking]) the turn's first model call and holds its output
 // back until they pass; [Hooks.RunOutputGuardrails] checks the final

@@ -163,7 +163,8 @@ func (h *Hooks) guard(ctx context.Context, stage GuardrailStage, name string, fn
 //
 // A gate is for one turn: make one per turn and put it right under the
 // tool loop, so that the first answer's tool calls reach the loop only
-// after the guardrails passed. agent.New's agents do this themselves.
+// after the guardrails passed. agent.New's agents and conversation.Cycle
+// do this themselves.
 // Without input guardrails the middleware returns the model unchanged.
 func (h *Hooks) InputGate() Middleware {
 	return func(next llm.Model) llm.Model {

@@ -83,8 +83,8 @@ type Hooks struct {
 	// tool runs; OutputGuardrails check each turn's final answer (see
 	// InputGuardrailFunc, OutputGuardrailFunc). A tripped or failed
 	// guardrail stops the turn with a *GuardrailError and nothing of the
-	// turn is stored. agent.New's agents run them (Hooks.InputGate,
-	// Hooks.RunOutputGuardrails).
+	// turn is stored. agent.New's agents and conversation.Cycle run them
+	// (Hooks.InputGate, Hooks.RunOutputGuardrails).
 	InputGuardrails  []Hook[InputGuardrailFunc]
 	OutputGuardrails []Hook[OutputGuardrailFunc]
 	// GuardrailMode says whether the input guardrails run alongside the
