@@ -50,7 +50,9 @@ type Config struct {
 	// (a durable orchestrator that retries calls itself). Its Clock
 	// defaults to Clock.
 	Retry middleware.RetryConfig
-	// Hooks run around each model call and each tool call; nil runs none.
+	// Hooks run around each model call and each tool call, and their
+	// guardrails on each turn's input and final answer (see the package
+	// documentation); nil runs none.
 	Hooks *middleware.Hooks
 	// Approver decides calls to tools that need approval
 	// ([tool.Approvable]); nil denies them.
@@ -116,7 +118,8 @@ type Agent struct {
 // llm.Model that makes one model call per call). It assembles, in the one
 // correct order, outermost first:
 //
-//	tool loop (cfg.Tools and each run's tools; approval; MaxSteps)
+//	tool loop (cfg.Tools and each run's tools; approval; MaxSteps; the
+//	  input guardrails of cfg.Hooks gate the turn's first model call)
 //	  → budget policy (compact.Guard: every step inside the input budget)
 //	    → hooks (PreRequest, PostRequest, OnError; PreToolUse and
 //	      PostToolUse wrap each tool call, inside the telemetry's tool span)

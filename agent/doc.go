@@ -49,6 +49,20 @@
 //     Persistence errors never break the stream; they are logged, sent to
 //     OnError and returned by [Response.PersistErr].
 //
+// Guardrails are hooks (Config.Hooks: middleware.Hooks.InputGuardrails
+// and OutputGuardrails), the one way to check a turn. The input guardrails
+// check the turn's first model request alongside its first model call (or
+// before it, middleware.GuardrailsBlocking): that call's output is held
+// back until they pass, so no tool runs before, and a tripwire cancels the
+// call. The output guardrails check the final answer before the finish
+// update. A tripped (or failed: guardrails fail closed) guardrail ends the
+// run with a *middleware.GuardrailError (errors.Is
+// middleware.ErrTripwire, or middleware.ErrGuardrailFailed) and nothing of
+// the turn is stored. A streaming caller of a turn tripped at its input
+// gets no update, only the error; the final answer's text deltas stream as
+// the model writes them, so a turn tripped at its output ends with the
+// error in place of the finish, after deltas the caller should discard.
+//
 // A run that fails, is cancelled or is abandoned (the caller stops ranging
 // before the finish update) persists nothing. Runs on the same session
 // through the same Agent never interleave: a second run waits for the first

@@ -2,11 +2,14 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
+	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/tool"
 )
@@ -72,4 +75,57 @@ func ExampleAgent_RunStream() {
 	// Output:
 	// Roses are red.
 	// finish: stop
+}
+
+// Guardrails are hooks ([middleware.Hooks]): input guardrails check a
+// turn's input alongside its first model call, output guardrails its final
+// answer. A tripped guardrail stops the turn with a
+// *middleware.GuardrailError before any tool runs, and nothing of the turn
+// is stored.
+func Example_guardrails() {
+	model := llmtest.New(
+		llmtest.Reply(llmtest.Call("call_1", "delete_files", `{}`)), // never reaches the tool loop
+		llmtest.Text("Paris is the capital of France."),
+	)
+	onTopic := func(_ context.Context, req *llm.Request) error {
+		last := req.Messages[len(req.Messages)-1] // the caller's new message
+		if strings.Contains(strings.ToLower(last.Text()), "delete") {
+			return middleware.Tripwire("asks to delete files", map[string]any{"rule": "no-deletes"})
+		}
+		return nil
+	}
+	noSecrets := func(_ context.Context, _ *llm.Request, resp *llm.Response) error {
+		if strings.Contains(resp.Message.Text(), "password") {
+			return middleware.Block("the answer leaks a password")
+		}
+		return nil
+	}
+	a, err := agent.New(model, agent.Config{
+		Tools: []tool.Tool{tool.MustFunc("delete_files", "Deletes files.", func(context.Context, struct{}) (string, error) {
+			return "deleted", nil
+		})},
+		Hooks: &middleware.Hooks{
+			InputGuardrails:  []middleware.Hook[middleware.InputGuardrailFunc]{{Name: "on-topic", Func: onTopic}},
+			OutputGuardrails: []middleware.Hook[middleware.OutputGuardrailFunc]{{Name: "no-secrets", Func: noSecrets}},
+			// GuardrailMode: middleware.GuardrailsBlocking checks before the model call.
+		},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = a.Run(context.Background(), []llm.Message{llm.UserText("Delete all my files.")}, nil)
+	var ge *middleware.GuardrailError
+	if errors.As(err, &ge) && errors.Is(err, middleware.ErrTripwire) {
+		fmt.Printf("%s guardrail %q tripped: %s %v\n", ge.Stage, ge.Guardrail, ge.Reason, ge.Info)
+	}
+	resp, err := a.Run(context.Background(), []llm.Message{llm.UserText("Capital of France?")}, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(resp.Text())
+	// Output:
+	// input guardrail "on-topic" tripped: asks to delete files map[rule:no-deletes]
+	// Paris is the capital of France.
 }

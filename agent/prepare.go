@@ -125,6 +125,10 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 	} else {
 		next = compact.Guard(a.policy)(next)
 	}
+	// The input guardrails gate the turn's first model call, right under
+	// the tool loop: its answer (and so its tool calls) reaches the loop
+	// only once they passed.
+	next = a.cfg.Hooks.InputGate()(next)
 	r.model = middleware.FunctionInvocation(middleware.ToolLoop{
 		Tools:    tools,
 		MaxSteps: a.cfg.MaxSteps,

@@ -151,6 +151,17 @@ func (s *Stream) run(yield func(Update, error) bool) {
 		yield(Update{}, err)
 		return
 	}
+	if h := a.cfg.Hooks; h.HasOutputGuardrails() {
+		// The final answer's deltas were delivered; its finish is not
+		// until the output guardrails passed. A tripped turn ends with
+		// their error, and nothing of it is stored.
+		if err := h.RunOutputGuardrails(ctx, r.req, final); err != nil {
+			over = true
+			s.fail(ctx, r, err)
+			yield(Update{}, err)
+			return
+		}
+	}
 
 	resp := r.response(final, &conv, s.done)
 	s.resp = resp

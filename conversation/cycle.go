@@ -23,7 +23,11 @@ type Config struct {
 	MaxTokens   int
 	Temperature *float64
 	// Hooks, when set, run around each model call (PreRequest may block
-	// it) and, in SubmitWithTools, around each tool call.
+	// it) and, in SubmitWithTools, around each tool call. Their input
+	// guardrails gate each Submit's first model call (the one call, or
+	// the tool loop's first), their output guardrails check its final
+	// response: a tripped guardrail fails the call with a
+	// *middleware.GuardrailError and the history does not change.
 	Hooks *middleware.Hooks
 	// ToolLoop configures the tool loop of SubmitWithTools (its Tools are
 	// offered on every SubmitWithTools call, after the call's own).
@@ -104,7 +108,7 @@ func (c *Cycle) Messages() []llm.Message {
 // on failure nothing changes. A response asking for tool calls leaves them
 // to the caller (push their results with PushMessage).
 func (c *Cycle) Submit(ctx context.Context, prompt string, tools []llm.ToolDefinition) (*llm.Response, error) {
-	return c.submit(ctx, c.model, prompt, tools, nil)
+	return c.submit(ctx, c.cfg.Hooks.InputGate()(c.model), prompt, tools, nil)
 }
 
 // SubmitWithTools is Submit through the tool loop: while the model asks for
@@ -120,6 +124,9 @@ func (c *Cycle) SubmitWithTools(ctx context.Context, prompt string, tools []tool
 		last = &lastRequest{Model: inner}
 		inner = compact.Guard(c.cfg.Compaction)(last) // every step of the loop inside the budget
 	}
+	// The input guardrails gate the turn's first model call, under the
+	// tool loop: no tool runs before they passed.
+	inner = c.cfg.Hooks.InputGate()(inner)
 	return c.submit(ctx, middleware.FunctionInvocation(loopCfg)(inner), prompt, tool.Definitions(loopCfg.Tools), last)
 }
 
@@ -139,6 +146,9 @@ func (c *Cycle) submit(ctx context.Context, m llm.Model, prompt string, tools []
 	if err != nil {
 		return nil, err
 	}
+	if err := c.checkOutput(ctx, req, resp); err != nil {
+		return nil, err
+	}
 	c.messages = append(req.Messages, resp.Messages()...)
 	if last != nil && last.req != nil {
 		// The history is the view the last step of the loop sent (a
@@ -154,6 +164,14 @@ func (c *Cycle) submit(ctx context.Context, m llm.Model, prompt string, tools []
 	}
 	c.record(resp)
 	return resp, nil
+}
+
+// checkOutput runs the output guardrails on a call's final response.
+func (c *Cycle) checkOutput(ctx context.Context, req *llm.Request, resp *llm.Response) error {
+	if !c.cfg.Hooks.HasOutputGuardrails() {
+		return nil
+	}
+	return c.cfg.Hooks.RunOutputGuardrails(ctx, req, resp)
 }
 
 // lastRequest keeps the last request a tool loop's step sent, below the
@@ -176,8 +194,12 @@ func (l *lastRequest) Stream(ctx context.Context, req *llm.Request) iter.Seq2[ll
 // SubmitMessages sends msgs, not the history, in one model call and
 // returns the response. The history does not change; the usage is counted.
 func (c *Cycle) SubmitMessages(ctx context.Context, msgs []llm.Message, tools []llm.ToolDefinition) (*llm.Response, error) {
-	resp, err := c.model.Generate(ctx, c.request(msgs, tools))
+	req := c.request(msgs, tools)
+	resp, err := c.cfg.Hooks.InputGate()(c.model).Generate(ctx, req)
 	if err != nil {
+		return nil, err
+	}
+	if err := c.checkOutput(ctx, req, resp); err != nil {
 		return nil, err
 	}
 	c.record(resp)
@@ -219,8 +241,12 @@ func (c *Cycle) SubmitStream(ctx context.Context, prompt string, tools []llm.Too
 				c.messages = before
 			}
 		}()
-		for ev, err := range c.model.Stream(ctx, req) {
+		for ev, err := range c.cfg.Hooks.InputGate()(c.model).Stream(ctx, req) {
 			if err == nil && ev.Type == llm.EventComplete {
+				if err := c.checkOutput(ctx, req, ev.Response); err != nil {
+					yield(llm.Event{}, err) // in place of the completion
+					return
+				}
 				completed = true
 				c.record(ev.Response)
 			}

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -434,4 +435,75 @@ func TestCompaction(t *testing.T) {
 			t.Errorf("Submit kept %q, the streamed turn %q", a, b)
 		}
 	})
+}
+
+// The hooks' guardrails run on each Submit: an input tripwire stops
+// SubmitWithTools before any tool runs, an output tripwire fails the call
+// (streamed: in place of the completion); the history never changes.
+func TestGuardrailsLeaveTheHistoryAsItWas(t *testing.T) {
+	t.Parallel()
+	var ran atomic.Int32
+	weather := tool.MustFunc("weather", "Weather in a city", func(_ context.Context, in weatherIn) (string, error) {
+		ran.Add(1)
+		return "sunny", nil
+	})
+	tripIn := &middleware.Hooks{InputGuardrails: []middleware.Hook[middleware.InputGuardrailFunc]{{Name: "in", Func: func(context.Context, *llm.Request) error {
+		return middleware.Block("no weather talk")
+	}}}}
+	tripOut := &middleware.Hooks{OutputGuardrails: []middleware.Hook[middleware.OutputGuardrailFunc]{{Name: "out", Func: func(_ context.Context, _ *llm.Request, resp *llm.Response) error {
+		if strings.Contains(resp.Message.Text(), "hunter2") {
+			return middleware.Block("leaks a password")
+		}
+		return nil
+	}}}}
+	tests := []struct {
+		name  string
+		hooks *middleware.Hooks
+		call  func(c *conversation.Cycle) error
+		stage middleware.GuardrailStage
+	}{
+		{"input, tools", tripIn, func(c *conversation.Cycle) error {
+			_, err := c.SubmitWithTools(context.Background(), "Weather in Paris?", []tool.Tool{weather})
+			return err
+		}, middleware.StageInput},
+		{"output, tools", tripOut, func(c *conversation.Cycle) error {
+			_, err := c.SubmitWithTools(context.Background(), "Weather in Paris?", []tool.Tool{weather})
+			return err
+		}, middleware.StageOutput},
+		{"output, stream", tripOut, func(c *conversation.Cycle) error {
+			for ev, err := range c.SubmitStream(context.Background(), "Password?", nil) {
+				if err != nil {
+					return err
+				}
+				if ev.Type == llm.EventComplete {
+					return errors.New("the completion of a tripped call arrived")
+				}
+			}
+			return nil
+		}, middleware.StageOutput},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := llmtest.New(
+				llmtest.Reply(llmtest.Call("call_1", "weather", `{"city":"Paris"}`)),
+				llmtest.Text("Sunny; the password is hunter2."),
+			)
+			if tt.name == "output, stream" {
+				m = llmtest.New(llmtest.Text("It is hunter2."))
+			}
+			ran.Store(0)
+			c := conversation.New(m, conversation.Config{Hooks: tt.hooks}).WithMessages([]llm.Message{llm.SystemText("sys")})
+			err := tt.call(c)
+			var ge *middleware.GuardrailError
+			if !errors.As(err, &ge) || ge.Stage != tt.stage || !errors.Is(err, middleware.ErrTripwire) {
+				t.Fatalf("error %v, want the %s tripwire", err, tt.stage)
+			}
+			if tt.stage == middleware.StageInput && ran.Load() != 0 {
+				t.Error("a tool ran")
+			}
+			if got := texts(c.Messages()); !reflect.DeepEqual(got, []string{"system:sys"}) {
+				t.Errorf("history %q", got)
+			}
+		})
+	}
 }

@@ -27,6 +27,15 @@
 // given to the loop's invoker (hooks.ToolMiddleware(), ToolLogging(...)):
 // a Hooks value has both halves, and both must be installed.
 //
+// Guardrails are hooks too ([Hooks].InputGuardrails, OutputGuardrails):
+// once per turn, on its input and on its final answer, they stop the turn
+// with a *[GuardrailError]. They need to know where a turn starts and
+// ends, so the agent and conversation.Cycle run them: [Hooks.InputGate], made per turn and put
+// right under the tool loop, runs the input guardrails beside (or before,
+// [GuardrailsBlocking]) the turn's first model call and holds its output
+// back until they pass; [Hooks.RunOutputGuardrails] checks the final
+// response. Unlike the other hooks they fail closed.
+//
 // The tool loop runs the user's own [tool.Tool] values (ToolLoop.Tools);
 // an llm.ToolDefinition is only what the model is told. A definition in
 // the request without a tool of that name is declared only: the turn ends

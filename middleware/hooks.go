@@ -60,8 +60,11 @@ type ToolResult struct {
 
 // Hooks runs user hooks at five events: around each model call (PreRequest,
 // PostRequest, OnError, through [Hooks.Middleware]) and around each tool
-// call (PreToolUse, PostToolUse, through [Hooks.ToolMiddleware]). Hooks of
-// one event run in order; each sees the changes of the ones before.
+// call (PreToolUse, PostToolUse, through [Hooks.ToolMiddleware]), and
+// guardrails at two more, once per turn: on its input (InputGuardrails,
+// through [Hooks.InputGate]) and on its final answer (OutputGuardrails,
+// [Hooks.RunOutputGuardrails]). Hooks of one event run in order; each sees
+// the changes of the ones before.
 //
 // A hook that returns [Block] stops the model call or the turn with an
 // *[BlockedError] naming the event, the hook and the reason. A
@@ -76,6 +79,18 @@ type Hooks struct {
 	OnError     []Hook[ErrorFunc]
 	PreToolUse  []Hook[PreToolUseFunc]
 	PostToolUse []Hook[PostToolUseFunc]
+	// InputGuardrails check each turn's input, once per turn, before any
+	// tool runs; OutputGuardrails check each turn's final answer (see
+	// InputGuardrailFunc, OutputGuardrailFunc). A tripped or failed
+	// guardrail stops the turn with a *GuardrailError and nothing of the
+	// turn is stored. agent.New's agents and conversation.Cycle run them
+	// (Hooks.InputGate, Hooks.RunOutputGuardrails).
+	InputGuardrails  []Hook[InputGuardrailFunc]
+	OutputGuardrails []Hook[OutputGuardrailFunc]
+	// GuardrailMode says whether the input guardrails run alongside the
+	// turn's first model call (GuardrailsParallel, the zero value) or
+	// before it (GuardrailsBlocking).
+	GuardrailMode GuardrailMode
 	// Timeout limits each hook run; 0 means DefaultHookTimeout.
 	Timeout time.Duration
 	// Logger records failing hooks; nil means slog.Default().
@@ -86,6 +101,7 @@ type Hooks struct {
 type hookVerdict struct {
 	deny   bool
 	reason string
+	info   any // Tripwire's info
 }
 
 func (v *hookVerdict) Error() string {
@@ -96,7 +112,8 @@ func (v *hookVerdict) Error() string {
 }
 
 // Block returns the error a hook returns to stop what it sees: the model
-// call (PreRequest, PostRequest) or the turn (PreToolUse, PostToolUse).
+// call (PreRequest, PostRequest) or the turn (PreToolUse, PostToolUse, and
+// the guardrails, for which it trips the wire: see [Tripwire]).
 func Block(reason string) error { return &hookVerdict{reason: reason} }
 
 // Deny returns the error a PreToolUse hook returns to refuse one tool call:
@@ -133,6 +150,23 @@ func blocked(event, name, what, reason string) *BlockedError {
 // hook's verdict (nil when it passed or failed open) and whether the hook
 // returned nil in time, so that its changes may be adopted.
 func (h *Hooks) run(ctx context.Context, event, name string, fn func(ctx context.Context) error) (*hookVerdict, bool) {
+	err := h.call(ctx, fn)
+	if err == nil {
+		return nil, true
+	}
+	var v *hookVerdict
+	if errors.As(err, &v) {
+		return v, false
+	}
+	if ctx.Err() == nil { // a cancelled turn is not the hook's failure
+		h.logger().WarnContext(ctx, "hook failed; ignored", "event", event, "hook", name, "error", err.Error())
+	}
+	return nil, false
+}
+
+// call runs fn with the timeout, recovering a panic, and returns its error,
+// or the panic's or the timeout's.
+func (h *Hooks) call(ctx context.Context, fn func(ctx context.Context) error) error {
 	timeout := h.Timeout
 	if timeout <= 0 {
 		timeout = DefaultHookTimeout
@@ -154,17 +188,7 @@ func (h *Hooks) run(ctx context.Context, event, name string, fn func(ctx context
 	case <-hctx.Done():
 		err = fmt.Errorf("did not return within %s: %w", timeout, hctx.Err())
 	}
-	if err == nil {
-		return nil, true
-	}
-	var v *hookVerdict
-	if errors.As(err, &v) {
-		return v, false
-	}
-	if ctx.Err() == nil { // a cancelled turn is not the hook's failure
-		h.logger().WarnContext(ctx, "hook failed; ignored", "event", event, "hook", name, "error", err.Error())
-	}
-	return nil, false
+	return err
 }
 
 func (h *Hooks) logger() *slog.Logger {

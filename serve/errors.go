@@ -136,6 +136,12 @@ func turnError(ctx context.Context, err error) *apiError {
 	if errors.As(err, &be) {
 		return &apiError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: "blocked", Message: be.Error()}
 	}
+	// A guardrail's tripwire is the request's fault, like a hook's block;
+	// a guardrail that failed is the server's (the generic error below).
+	var ge *middleware.GuardrailError
+	if errors.As(err, &ge) && ge.Tripped {
+		return &apiError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: "blocked", Message: ge.Error()}
+	}
 	var le *llm.Error
 	if !errors.As(err, &le) {
 		return &apiError{Status: http.StatusInternalServerError, Type: typeServer, Code: "internal_error", Message: "the turn failed on the server"}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/serve"
 	"github.com/agcore/agcore/serve/host"
 )
@@ -223,6 +224,8 @@ func TestErrors(t *testing.T) {
 		{"provider refused our key", failing(&llm.Error{Kind: llm.KindAuth, StatusCode: 401, Message: "bad key sk-...abcd"}), chat("m"), 502, "upstream_auth", "server_error", ""},
 		{"context length", failing(&llm.Error{Kind: llm.KindContextLength, StatusCode: 400}), chat("m"), 400, "context_length_exceeded", "invalid_request_error", ""},
 		{"other failure", failing(errors.New("disk on fire at /srv/secret")), chat("m"), 500, "internal_error", "server_error", ""},
+		{"guardrail tripwire", failing(&middleware.GuardrailError{Guardrail: "on-topic", Stage: middleware.StageInput, Tripped: true, Reason: "off topic"}), chat("m"), 400, "blocked", "invalid_request_error", ""},
+		{"guardrail failed", failing(&middleware.GuardrailError{Guardrail: "on-topic", Stage: middleware.StageInput, Err: errors.New("classifier at /srv/secret down")}), chat("m"), 500, "internal_error", "server_error", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -61,6 +61,7 @@
 //	-c, --continue        continue the most recently updated session
 //	--store URL           AGCORE_STORE: sqlite:PATH, file:DIR, postgres://…, redis://… (shared by several processes), memory:; default sqlite $AGCORE_HOME/agcore.db
 //	--config FILE         AGCORE_CONFIG: the config file (default $AGCORE_HOME/config.json)
+//	--agent NAME          the config file's agent NAME ("agents"): its provider, model, base_url, system, tools and max_steps replace the command's
 //	--tools LIST          AGCORE_TOOLS: read_file, list_dir, grep, write_file (default read_file,list_dir,grep)
 //	--root DIR            AGCORE_ROOT: the directory the file tools are confined to (default: the working directory)
 //	--allow-secret PAT    AGCORE_ALLOW_SECRETS: let the file tools use paths of a secret pattern (.env*, .ssh/, *.pem, ...; refused by default) (repeatable)

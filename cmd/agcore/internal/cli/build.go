@@ -124,7 +124,8 @@ type buildOptions struct {
 	adapter llm.Model
 	info    llm.ModelInfo
 	ask     askFunc // interactive approval; nil denies
-	// name is the agent's name; "" means "agcore".
+	// name is the agent's name; "" means the settings' Agent, else
+	// "agcore".
 	name string
 	// approver, when set, decides the calls needing approval instead of
 	// the terminal (agcore serve's broker).
@@ -222,6 +223,9 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		approve = o.approver
 	}
 	name := o.name
+	if name == "" {
+		name = s.Agent // the config file's agent (--agent; serve's named agents)
+	}
 	if name == "" {
 		name = "agcore"
 	}

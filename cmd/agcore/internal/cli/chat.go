@@ -92,8 +92,12 @@ func (a *app) chat(cmd *cobra.Command, _ []string) error {
 		if existed {
 			which = "session " + sessionID
 		}
-		fmt.Fprintf(a.env.Stderr, "agcore chat · %s (%s) · %s · %s\n/help for commands; Ctrl-C cancels a turn, Ctrl-D exits.\n",
-			s.Model, s.Provider, which, toolSummary(rt))
+		who := ""
+		if s.Agent != "" {
+			who = "agent " + s.Agent + " · "
+		}
+		fmt.Fprintf(a.env.Stderr, "agcore chat · %s%s (%s) · %s · %s\n/help for commands; Ctrl-C cancels a turn, Ctrl-D exits.\n",
+			who, s.Model, s.Provider, which, toolSummary(rt))
 	}
 	interrupted := false // the last thing the user did was Ctrl-C at an empty prompt
 	for ctx.Err() == nil {

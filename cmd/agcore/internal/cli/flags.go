@@ -58,6 +58,7 @@ func addOutputFlags(fs *pflag.FlagSet) {
 
 // addTurnFlags adds the flags of the commands that run turns (run, chat).
 func addTurnFlags(fs *pflag.FlagSet) {
+	fs.String(config.AgentFlag, "", "run the config file's agent NAME (its \"agents\" section): its provider, model, base_url, system, tools and max_steps replace the command's")
 	addProviderFlags(fs)
 	addSessionFlag(fs)
 	addStoreFlags(fs)

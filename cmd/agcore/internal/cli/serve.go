@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -138,7 +137,7 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 	}
 	agents := []host.Agent{{Name: "agcore", Agent: main.agent, Store: main.store, Model: s.Model, Description: "the agent agcore run builds"}}
 	for _, name := range slices.Sorted(maps.Keys(file.Agents)) {
-		rt, err := a.buildNamed(ctx, cmd, name, file.Agents[name], main, approver)
+		rt, err := a.buildNamed(ctx, cmd, name, main, approver)
 		if err != nil {
 			return err
 		}
@@ -208,28 +207,11 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 }
 
 // buildNamed builds the config file's agent name: the command's settings
-// with the agent's replaced, sharing main's log, telemetry and store.
-func (a *app) buildNamed(ctx context.Context, cmd *cobra.Command, name string, ac config.AgentConfig, main *runtime, approver tool.Approver) (*runtime, error) {
+// with the agent's replaced (config.Resolve with config.AgentFlag, as run
+// and chat --agent), sharing main's log, telemetry and store.
+func (a *app) buildNamed(ctx context.Context, cmd *cobra.Command, name string, main *runtime, approver tool.Approver) (*runtime, error) {
 	in := a.input(cmd)
-	set := func(flag, v string) {
-		if v != "" {
-			in.Flags[flag] = v
-		}
-	}
-	if ac.Provider != "" {
-		delete(in.Flags, "model")
-		delete(in.Flags, "base-url")
-	}
-	set("provider", ac.Provider)
-	set("model", ac.Model)
-	set("base-url", ac.BaseURL)
-	set("system", ac.System)
-	if ac.Tools != nil {
-		in.Flags["tools"] = strings.Join(*ac.Tools, ",")
-	}
-	if ac.MaxSteps > 0 {
-		in.Flags["max-steps"] = strconv.Itoa(ac.MaxSteps)
-	}
+	in.Flags[config.AgentFlag] = name
 	s, err := config.Resolve(in)
 	if err == nil {
 		err = s.Check()
@@ -241,7 +223,7 @@ func (a *app) buildNamed(ctx context.Context, cmd *cobra.Command, name string, a
 	if err != nil {
 		return nil, exit(ExitUsage, "agent %q of the config file: %v", name, err)
 	}
-	opts.name, opts.shared, opts.approver = name, main, approver
+	opts.shared, opts.approver = main, approver
 	return a.build(ctx, s, opts)
 }
 

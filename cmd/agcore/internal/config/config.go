@@ -156,6 +156,9 @@ type Settings struct {
 	Home       string // $AGCORE_HOME
 	ConfigFile string // the config file's path
 	FileFound  bool   // whether it exists
+	// Agent is the config file's agent whose settings replaced the
+	// command's (--agent; serve's named agents); "" for the default agent.
+	Agent string
 
 	Provider string // the provider's name ("" when none is configured)
 	Kind     Kind   // its kind
@@ -288,6 +291,13 @@ func Resolve(in Input) (*Settings, error) {
 		return nil, err
 	}
 	s.FileFound = found
+	if name, ok := in.Flags[AgentFlag]; ok && name != "" {
+		// The file's agent: its settings replace the command's.
+		if in.Flags, err = applyAgent(in, f, name, s.ConfigFile); err != nil {
+			return nil, err
+		}
+		s.Agent = name
+	}
 	s.Aliases = Aliases(f.Aliases)
 	r := &resolver{in: in, set: s}
 
