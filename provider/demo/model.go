@@ -41,7 +41,7 @@ var _ llm.Model = (*Model)(nil)
 // Info describes the model. Its window is generous: the demo never comes
 // near it.
 func (m *Model) Info() llm.ModelInfo {
-	return llm.ModelInfo{Provider: "demo", Name: Name, ContextWindow: 128_000, MaxOutputTokens: 8_192}
+	return llm.ModelInfo{Provider: "demo", Name: Name, ContextWindow: 128_000, MaxOutputTokens: 8_192, Structured: llm.StructuredSchema}
 }
 
 // Generate answers the request in one piece.
