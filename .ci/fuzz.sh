@@ -50,6 +50,7 @@ targets=(
 	"./cmd/agcore/internal/config FuzzConfigFile"
 	"./serve FuzzTextChunkEncoding"
 	"./internal/jsonw FuzzAppendString"
+	"./structured FuzzCompleteJSON"
 )
 
 # The list is checked in both directions: every Fuzz function in the module

@@ -233,7 +233,7 @@ func scanString(b []byte, i int) (end, good int, closed bool) {
 				}
 				// A high surrogate without its pair would decode as
 				// U+FFFD: keep it only once the pair has arrived.
-				if (b[j+2]|0x20) == 'd' && strings.IndexByte("89abAB", b[j+3]) >= 0 && j+12 > len(b) {
+				if (b[j+2]|0x20) == 'd' && strings.IndexByte("89abAB", b[j+3]) >= 0 && pairPending(b[j+6:]) {
 					return 0, good, false
 				}
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
@@ -249,12 +249,10 @@ func scanString(b []byte, i int) (end, good int, closed bool) {
 			good = j
 		default:
 			if !utf8.FullRune(b[j:]) {
-				return 0, good, false
+				return 0, good, false // a character cut short, or more to come
 			}
-			r, size := utf8.DecodeRune(b[j:])
-			if r == utf8.RuneError && size == 1 {
-				return 0, good, false
-			}
+			// An invalid byte passes: encoding/json reads it as U+FFFD.
+			_, size := utf8.DecodeRune(b[j:])
 			j += size
 			good = j
 		}
@@ -312,4 +310,19 @@ func validNumber(s []byte) bool {
 		}
 	}
 	return i == len(s)
+}
+
+// pairPending reports whether rest, what follows a high surrogate's
+// escape, is the beginning of a second \u escape cut short.
+func pairPending(rest []byte) bool {
+	if len(rest) >= 6 {
+		return false
+	}
+	for i, c := range rest {
+		switch {
+		case i == 0 && c != '\\', i == 1 && c != 'u', i >= 2 && !isHex(c):
+			return false
+		}
+	}
+	return true
 }

@@ -274,7 +274,8 @@ func strictify(s *jsonschema.Schema) bool {
 }
 
 func isFalse(s *jsonschema.Schema) bool {
-	return s.Not != nil && reflect.ValueOf(*s.Not).IsZero() && reflect.ValueOf(jsonschema.Schema{Not: s.Not}).Equal(reflect.ValueOf(*s))
+	b, err := json.Marshal(s)
+	return err == nil && string(b) == "false"
 }
 
 // nullable lets p also be null.
