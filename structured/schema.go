@@ -263,7 +263,19 @@ func strictify(s *jsonschema.Schema) bool {
 	sort.Strings(rest)
 	names = append(names, rest...)
 	s.PropertyOrder = names
-	s.Required = slices.Clone(names)
+	// Required keeps its order, then the properties it did not list.
+	var req []string
+	for _, r := range s.Required {
+		if _, ok := s.Properties[r]; ok && !slices.Contains(req, r) {
+			req = append(req, r)
+		}
+	}
+	for _, k := range names {
+		if !slices.Contains(req, k) {
+			req = append(req, k)
+		}
+	}
+	s.Required = req
 	for _, k := range names {
 		if !required[k] {
 			nullable(s.Properties[k])

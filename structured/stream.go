@@ -77,7 +77,7 @@ func Stream[T any](ctx context.Context, a *agent.Agent, msgs []llm.Message, opts
 					}
 				case agent.UpdateToolCall:
 					buf = buf[:0]
-					if u.ToolCall.Name == ToolName {
+					if u.ToolCall.Name == k.toolName() {
 						return emit(u.ToolCall.Input)
 					}
 				case agent.UpdateToolResult:

@@ -72,6 +72,8 @@ type Options struct {
 	Name string
 	// Description is the forced answer tool's description (Mode Tool).
 	Description string
+	// ToolName names the forced answer tool (Mode Tool); default ToolName.
+	ToolName string
 	// Schema, when set, is the JSON Schema sent and validated instead of
 	// the one made from T (an object schema; T must decode it:
 	// json.RawMessage, map[string]any or a matching struct).
@@ -182,11 +184,11 @@ func newCall[T any](a *agent.Agent, msgs []llm.Message, opts *Options) (*call, e
 	case Native:
 		ro.ResponseFormat = &llm.ResponseFormat{Type: "json_schema", Name: c.name, Schema: k.f.raw, Strict: k.strict}
 	case Tool:
-		k.answerer = &answerTool{call: k, desc: o.Description}
+		k.answerer = &answerTool{call: k, desc: o.Description, name: k.toolName()}
 		ro.Tools = append(append([]tool.Tool(nil), ro.Tools...), k.answerer)
 		ro.ToolChoice = llm.ToolChoice{Mode: llm.ToolChoiceRequired}
 		if len(a.Tools()) == 0 && len(k.run0.Tools) == 0 && len(k.run0.Declared) == 0 {
-			ro.ToolChoice = llm.ToolChoice{Mode: llm.ToolChoiceTool, Name: ToolName}
+			ro.ToolChoice = llm.ToolChoice{Mode: llm.ToolChoiceTool, Name: k.toolName()}
 		}
 	case Prompted:
 		k.msgs = withInstruction(msgs, prompt(c.name, k.f.raw))
@@ -262,7 +264,7 @@ func (k *call) answer(resp *agent.Response) (json.RawMessage, *Error) {
 		k.attempts++
 		reason := "the answer holds no JSON object"
 		if k.mode == Tool {
-			reason = "the model did not call " + ToolName
+			reason = "the model did not call " + k.toolName()
 		}
 		if resp.FinishReason == llm.FinishMaxSteps {
 			reason = "the turn hit its step limit"
@@ -287,11 +289,11 @@ func (k *call) retry(resp *agent.Response, e *Error) bool {
 	ro := *k.runOpts
 	switch {
 	case e.Kind == ErrNoAnswer && k.mode == Tool:
-		text = fmt.Sprintf("You did not call the %s tool. Call it now, with your final answer as its arguments.", ToolName)
-		ro.ToolChoice = llm.ToolChoice{Mode: llm.ToolChoiceTool, Name: ToolName}
+		text = fmt.Sprintf("You did not call the %s tool. Call it now, with your final answer as its arguments.", k.toolName())
+		ro.ToolChoice = llm.ToolChoice{Mode: llm.ToolChoiceTool, Name: k.toolName()}
 	case k.mode == Tool:
-		text = fmt.Sprintf("Your answer is not valid: %s. Call the %s tool again with arguments that validate against its schema.", e.Error(), ToolName)
-		ro.ToolChoice = llm.ToolChoice{Mode: llm.ToolChoiceTool, Name: ToolName}
+		text = fmt.Sprintf("Your answer is not valid: %s. Call the %s tool again with arguments that validate against its schema.", e.Error(), k.toolName())
+		ro.ToolChoice = llm.ToolChoice{Mode: llm.ToolChoiceTool, Name: k.toolName()}
 	default:
 		text = fmt.Sprintf("Your answer failed validation: %s. Answer again with only one JSON object that validates against the schema %q.", e.Error(), k.c.name)
 	}
@@ -305,6 +307,13 @@ func (k *call) retry(resp *agent.Response, e *Error) bool {
 	}
 	k.runOpts = &ro
 	return true
+}
+
+func (k *call) toolName() string {
+	if k.opts.ToolName != "" {
+		return k.opts.ToolName
+	}
+	return ToolName
 }
 
 // continues reports whether the runs continue a session that keeps the
@@ -387,13 +396,14 @@ func withInstruction(msgs []llm.Message, text string) []llm.Message {
 // the *Error.
 type answerTool struct {
 	call *call
+	name string
 	desc string
 	raw  json.RawMessage
 }
 
 var _ tool.Final = (*answerTool)(nil)
 
-func (t *answerTool) Name() string { return ToolName }
+func (t *answerTool) Name() string { return t.name }
 
 func (t *answerTool) Description() string {
 	if t.desc != "" {
@@ -420,7 +430,7 @@ func (t *answerTool) Invoke(_ context.Context, args json.RawMessage) (string, er
 		if k.attempts > k.repairs {
 			return "", tool.Fatal(err)
 		}
-		return "", fmt.Errorf("%s. Call %s again with arguments that validate against its schema", err.Error(), ToolName)
+		return "", fmt.Errorf("%s. Call %s again with arguments that validate against its schema", err.Error(), t.name)
 	}
 	t.raw = append(json.RawMessage(nil), args...)
 	return "Answer recorded.", nil
