@@ -333,7 +333,7 @@ func TestRecordedRoundTrip(t *testing.T) {
 		{name: "anthropic output_config.format", bodies: []string{"structured/anthropic/messages-output-config-format.json"},
 			recorded: "structured/anthropic/messages-output-config-format.request.json", model: anthropicModel, native: llm.StructuredSchema,
 			opts: schemaAt("output_config", "format", "schema"),
-			same:  [][2][]string{{{"output_config", "format"}, {"output_config", "format"}}},
+			same: [][2][]string{{{"output_config", "format"}, {"output_config", "format"}}},
 			check: func(t *testing.T, v json.RawMessage) {
 				var c struct {
 					City       string
