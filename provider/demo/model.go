@@ -161,6 +161,9 @@ type call struct {
 // next computes the answer to req: the next step of the plan, from what
 // the current turn (the messages after the last user message) holds.
 func next(req *llm.Request) *llm.Response {
+	if resp, ok := structured(req); ok {
+		return resp
+	}
 	last := -1
 	for i, m := range req.Messages {
 		if m.Role == llm.RoleUser {
