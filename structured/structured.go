@@ -450,3 +450,11 @@ func (t *answerTool) reset() {
 
 // answerMu serializes the answer tools' bookkeeping (rare and brief).
 var answerMu sync.Mutex
+
+// CheckSchema reports whether schema can be a typed run's
+// Options.Schema: a JSON Schema whose root is an object schema, that
+// resolves (its $refs found).
+func CheckSchema(schema json.RawMessage) error {
+	_, err := compile(reflect.TypeFor[json.RawMessage](), schema, "", nil)
+	return err
+}
