@@ -325,6 +325,9 @@ func (k *call) continues() bool {
 
 // validate checks raw against the form: the one validation of an answer.
 func (f *form) validate(raw json.RawMessage) *Error {
+	if validated != nil {
+		validated()
+	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
 		e := &Error{Kind: ErrParse, Reason: err.Error(), Raw: string(raw)}
@@ -447,6 +450,9 @@ func (t *answerTool) reset() {
 	defer answerMu.Unlock()
 	t.raw = nil
 }
+
+// validated, when set (by tests), is called on each validation.
+var validated func()
 
 // answerMu serializes the answer tools' bookkeeping (rare and brief).
 var answerMu sync.Mutex
