@@ -58,3 +58,17 @@ func TestFinalToolEndsTurn(t *testing.T) {
 		})
 	}
 }
+
+// TestWithInfoKeepsStructured: a model-info override that does not set
+// Structured keeps the mode of the model below (the API's, which a catalog
+// override does not know); one that sets it wins.
+func TestWithInfoKeepsStructured(t *testing.T) {
+	t.Parallel()
+	below := llmtest.New().WithInfo(llm.ModelInfo{Name: "m", Structured: llm.StructuredStrict})
+	if got := WithInfo(llm.ModelInfo{Name: "m", ContextWindow: 1000})(below).Info(); got.Structured != llm.StructuredStrict || got.ContextWindow != 1000 {
+		t.Errorf("info = %+v, want the override with the model's structured mode", got)
+	}
+	if got := WithInfo(llm.ModelInfo{Structured: llm.StructuredSchema})(below).Info().Structured; got != llm.StructuredSchema {
+		t.Errorf("structured = %v, want the override's", got)
+	}
+}

@@ -477,24 +477,49 @@ func TestRecordedRepair(t *testing.T) {
 	}
 }
 
-// TestRecordedRefusal: OpenAI's refusal (recorded, streamed) is a typed
-// ErrRefusal carrying its text, and no repair is tried.
+// TestRecordedRefusal: recorded refusals (OpenAI's refusal on both APIs,
+// streamed; Gemini's SAFETY finish) are a typed ErrRefusal, and no repair
+// is tried.
 func TestRecordedRefusal(t *testing.T) {
 	t.Parallel()
-	srv := serve(t, fixture(t, "openai/chat-stream-refusal.sse"))
-	a, err := agent.New(openaiModel(srv.URL), agent.Config{})
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name, fixture string
+		model         func(url string) llm.Model
+		stream        bool
+	}{
+		{"openai chat", "openai/chat-stream-refusal.sse", openaiModel, true},
+		{"openai responses", "openai-responses/responses-stream-refusal.sse", responsesModel, true},
+		{"gemini safety", "gemini/generate-safety-blocked.json", geminiModel("gemini-2.5-flash"), false},
 	}
-	_, _, err = Run[Book](context.Background(), a, ask("?"), nil)
-	var se *Error
-	if !errors.As(err, &se) || !errors.Is(err, ErrRefusal) || se.Reason == "" {
-		t.Fatalf("err = %v, want ErrRefusal with the refusal's text", err)
-	}
-	srv.mu.Lock()
-	n := len(srv.reqs)
-	srv.mu.Unlock()
-	if n != 1 {
-		t.Errorf("%d requests, want 1: a refusal is not repaired", n)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := serve(t, fixture(t, tt.fixture))
+			real := tt.model(srv.URL)
+			var m llm.Model = real
+			if !tt.stream {
+				m = llmtest.New(llmtest.Func(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+					return real.Generate(ctx, req)
+				})).WithInfo(llm.ModelInfo{Provider: "replay", Structured: llm.StructuredSchema})
+			}
+			a, err := agent.New(m, agent.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = Run[Book](context.Background(), a, ask("?"), nil)
+			var se *Error
+			if !errors.As(err, &se) || !errors.Is(err, ErrRefusal) {
+				t.Fatalf("err = %v, want ErrRefusal", err)
+			}
+			if tt.stream && se.Reason == "" {
+				t.Error("the refusal's text is not in the error")
+			}
+			srv.mu.Lock()
+			n := len(srv.reqs)
+			srv.mu.Unlock()
+			if n != 1 {
+				t.Errorf("%d requests, want 1: a refusal is not repaired", n)
+			}
+		})
 	}
 }
