@@ -33,9 +33,8 @@ type form struct {
 }
 
 type cacheKey struct {
-	t      reflect.Type
-	schema string
-	name   string
+	t    reflect.Type
+	name string
 }
 
 var cache sync.Map // cacheKey → *compiled
@@ -43,9 +42,15 @@ var cache sync.Map // cacheKey → *compiled
 // compile returns the schema of the answer type t (made by gen), or the
 // explicit schema, cached.
 func compile(t reflect.Type, explicit json.RawMessage, name string, gen func() (*tool.Schema, error)) (*compiled, error) {
-	key := cacheKey{t: t, schema: string(explicit), name: name}
-	if c, ok := cache.Load(key); ok {
-		return c.(*compiled), nil
+	// Schemas made from Go types are kept (there are as many as types);
+	// an explicit one is compiled for its run (a server may make one per
+	// request: keeping them would grow without bound).
+	key := cacheKey{t: t, name: name}
+	keep := len(bytes.TrimSpace(explicit)) == 0
+	if keep {
+		if c, ok := cache.Load(key); ok {
+			return c.(*compiled), nil
+		}
 	}
 	raw := explicit
 	if len(bytes.TrimSpace(raw)) == 0 {
@@ -72,7 +77,9 @@ func compile(t reflect.Type, explicit json.RawMessage, name string, gen func() (
 	if err != nil {
 		return nil, err
 	}
-	cache.Store(key, c)
+	if keep {
+		cache.Store(key, c)
+	}
 	return c, nil
 }
 
