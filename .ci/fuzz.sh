@@ -51,6 +51,7 @@ targets=(
 	"./serve FuzzTextChunkEncoding"
 	"./internal/jsonw FuzzAppendString"
 	"./structured FuzzCompleteJSON"
+	"./structured FuzzAnswer"
 )
 
 # The list is checked in both directions: every Fuzz function in the module

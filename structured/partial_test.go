@@ -2,8 +2,11 @@ package structured
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/agcore/agcore/tool"
 )
 
 func TestCompleteJSON(t *testing.T) {
@@ -120,4 +123,32 @@ func TestStrictify(t *testing.T) {
 			t.Errorf("%s:\n got %s\nwant %s", tt.name, c.strict.raw, tt.want)
 		}
 	}
+}
+
+// FuzzAnswer: whatever text a model writes, reading the answer out of it
+// (extractJSON, the validation, the error's path) never panics, and an
+// answer that validates decodes into the type.
+func FuzzAnswer(f *testing.F) {
+	for _, s := range []string{`{"title":"Dune","author":"F"}`, "```json\n{\"title\":1}\n```", `Sure: {"title":"x","author":"y","year":"z"} ok`, `{`, `}{`, ``, `{"title":"x","author":"y","year":1e2}`} {
+		f.Add(s)
+	}
+	c, err := compile(reflect.TypeFor[Book](), nil, "", tool.SchemaFor[Book])
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		raw := extractJSON(text)
+		if raw == nil {
+			return
+		}
+		for _, fm := range []*form{&c.plain, c.strict} {
+			if e := fm.validate(raw); e != nil {
+				_ = e.Error()
+				continue
+			}
+			if _, e := decode[Book](raw, 1); e != nil && (e.Kind != ErrSchema || e.Error() == "") {
+				t.Fatalf("%s: decode error %+v", raw, e)
+			}
+		}
+	})
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"iter"
 
 	"github.com/agcore/agcore/agent"
@@ -95,12 +94,10 @@ func Stream[T any](ctx context.Context, a *agent.Agent, msgs []llm.Message, opts
 			raw, aerr := k.answer(resp)
 			if aerr == nil {
 				var v T
-				if err := json.Unmarshal(raw, &v); err != nil {
-					yield(Partial[T]{}, fmt.Errorf("structured: the answer validates but does not decode into %T: %w", v, err))
+				if v, aerr = decode[T](raw, k.attempts); aerr == nil {
+					yield(Partial[T]{Value: v, JSON: raw, Attempt: attempt, Done: true, Response: k.total(resp)}, nil)
 					return
 				}
-				yield(Partial[T]{Value: v, JSON: raw, Attempt: attempt, Done: true, Response: k.total(resp)}, nil)
-				return
 			}
 			if !k.retry(resp, aerr) {
 				yield(Partial[T]{}, aerr)

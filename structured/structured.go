@@ -115,10 +115,9 @@ func Run[T any](ctx context.Context, a *agent.Agent, msgs []llm.Message, opts *O
 		raw, aerr := c.answer(resp)
 		if aerr == nil {
 			var v T
-			if err := json.Unmarshal(raw, &v); err != nil {
-				return zero, c.total(resp), fmt.Errorf("structured: the answer validates but does not decode into %T: %w", v, err)
+			if v, aerr = decode[T](raw, c.attempts); aerr == nil {
+				return v, c.total(resp), nil
 			}
-			return v, c.total(resp), nil
 		}
 		if !c.retry(resp, aerr) {
 			return zero, c.total(resp), aerr
@@ -321,6 +320,27 @@ func (k *call) toolName() string {
 func (k *call) continues() bool {
 	ro := k.run0
 	return ro.Session != nil || (ro.SessionID != "" && (ro.Store != nil || k.a.Store() != nil))
+}
+
+// decode decodes a valid answer into T. A value the schema allows that T
+// cannot hold (1e2 for an int field, a number too large) is a schema error
+// like any other: the model is told and may repair it.
+func decode[T any](raw json.RawMessage, attempts int) (T, *Error) {
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		var zero T
+		reason := err.Error()
+		path := ""
+		var ue *json.UnmarshalTypeError
+		if errors.As(err, &ue) {
+			reason = fmt.Sprintf("%s cannot hold the %s value", ue.Type, ue.Value)
+			if ue.Field != "" {
+				path = "/" + strings.ReplaceAll(ue.Field, ".", "/")
+			}
+		}
+		return zero, &Error{Kind: ErrSchema, Path: path, Reason: reason, Raw: string(raw), Attempts: attempts}
+	}
+	return v, nil
 }
 
 // validate checks raw against the form: the one validation of an answer.

@@ -147,6 +147,9 @@ func TestRepair(t *testing.T) {
 		{"schema error repaired", llm.StructuredSchema, 0, []llmtest.Step{llmtest.Text(bad), llmtest.Text(good)}, nil, "", 2},
 		{"parse error repaired", llm.StructuredSchema, 0, []llmtest.Step{llmtest.Text(`{"title": "Du`), llmtest.Text(good)}, nil, "", 2},
 		{"the repair is bounded", llm.StructuredSchema, 0, []llmtest.Step{llmtest.Text(bad), llmtest.Text(`{"title":1,"author":"x"}`)}, ErrSchema, "/title", 2},
+		{"a value the type cannot hold is repaired", llm.StructuredSchema, 0, []llmtest.Step{llmtest.Text(`{"title":"Dune","author":"F","year":1e2}`), llmtest.Text(good)}, nil, "", 2},
+		{"a value the type cannot hold: bounded, with its path", llm.StructuredSchema, 0, []llmtest.Step{
+			llmtest.Text(`{"title":"Dune","author":"F","year":1e2}`), llmtest.Text(`{"title":"Dune","author":"F","year":1e2}`)}, ErrSchema, "/year", 2},
 		{"no repair", llm.StructuredSchema, -1, []llmtest.Step{llmtest.Text(bad)}, ErrSchema, "", 1},
 		{"two repairs", llm.StructuredSchema, 2, []llmtest.Step{llmtest.Text(bad), llmtest.Text("no"), llmtest.Text(good)}, nil, "", 3},
 		{"a refusal is not repaired", llm.StructuredStrict, 0, []llmtest.Step{llmtest.Text("I can't help with that.").WithFinish(llm.FinishRefusal)}, ErrRefusal, "", 1},
