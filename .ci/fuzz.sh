@@ -51,6 +51,8 @@ targets=(
 	"./serve FuzzTextChunkEncoding"
 	"./internal/jsonw FuzzAppendString"
 	"./replay FuzzParse"
+	"./structured FuzzCompleteJSON"
+	"./structured FuzzAnswer"
 )
 
 # The list is checked in both directions: every Fuzz function in the module

@@ -214,6 +214,9 @@ func (a *Agent) Info() llm.ModelInfo {
 	return a.model.Info()
 }
 
+// Store returns Config.Store (nil without one).
+func (a *Agent) Store() session.Store { return a.cfg.Store }
+
 // Tools returns the agent's own tools (do not change the slice).
 func (a *Agent) Tools() []tool.Tool { return a.cfg.Tools }
 

@@ -38,6 +38,42 @@ type ModelInfo struct {
 	// unknown, and so is the cost of a call (unknown, not zero). A local
 	// server's model costs nothing per token only if its Price says so.
 	Price *Price
+	// Structured is the native structured-output mode the model's API
+	// offers for Request.ResponseFormat json_schema, as its adapter knows
+	// it; the zero value (StructuredNone) means none is known, and
+	// callers that need a typed answer use a forced tool instead.
+	Structured StructuredMode
+}
+
+// StructuredMode says how a model's API honours a JSON-schema response
+// format (Request.ResponseFormat with Type "json_schema").
+type StructuredMode uint8
+
+// Structured-output modes.
+const (
+	// StructuredNone: no native mode is known; a typed answer goes
+	// through a forced tool (package structured does so).
+	StructuredNone StructuredMode = iota
+	// StructuredSchema: the API constrains the answer to the schema
+	// (Anthropic's output_config.format, Gemini's responseJsonSchema, an
+	// OpenAI-compatible server's json_schema).
+	StructuredSchema
+	// StructuredStrict: OpenAI's strict json_schema (Chat Completions
+	// response_format, Responses text.format): the schema must be
+	// strict-compatible (every property required, additionalProperties
+	// false, optional values nullable).
+	StructuredStrict
+)
+
+// String returns "none", "schema" or "strict".
+func (m StructuredMode) String() string {
+	switch m {
+	case StructuredSchema:
+		return "schema"
+	case StructuredStrict:
+		return "strict"
+	}
+	return "none"
 }
 
 // Known reports whether the context window is known.

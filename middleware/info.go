@@ -21,7 +21,16 @@ type infoModel struct {
 	info llm.ModelInfo
 }
 
-func (m *infoModel) Info() llm.ModelInfo { return m.info }
+// Info returns the override; an override that leaves Structured unset
+// keeps the mode the model below reports (its API's, not a catalog fact).
+func (m *infoModel) Info() llm.ModelInfo {
+	if m.info.Structured == llm.StructuredNone {
+		info := m.info
+		info.Structured = m.next.Info().Structured
+		return info
+	}
+	return m.info
+}
 
 func (m *infoModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	return m.next.Generate(ctx, req)

@@ -86,7 +86,9 @@ type DeniedError = tool.DeniedError
 //   - a fatal tool error or the context's cancellation ends the turn with
 //     that error, after every running tool has returned;
 //   - after the first model call a "required" or named tool choice becomes
-//     auto, so a forced tool call cannot loop forever.
+//     auto, so a forced tool call cannot loop forever;
+//   - a successful call to a [tool.Final] tool ends the turn (FinishStop)
+//     once its batch has run: the model is not called again.
 //
 // The streaming call forwards each inner event as it arrives, except that
 // each inner EventComplete becomes an EventStepComplete; tool calls run only
@@ -301,7 +303,26 @@ func (t *turn) step(ctx context.Context, resp *llm.Response) ([]llm.Message, boo
 	for _, m := range results {
 		t.add(m)
 	}
+	if t.l.ends(calls, results) {
+		t.finish = llm.FinishStop
+		return results, true, nil
+	}
 	return results, false, nil
+}
+
+// ends reports whether a call of the batch went to a [tool.Final] tool
+// that ends the turn, and succeeded.
+func (l *toolLoop) ends(calls []llm.ToolUse, results []llm.Message) bool {
+	for i, c := range calls {
+		tl, ok := l.lookup(c.Name)
+		if !ok {
+			continue
+		}
+		if f, ok := tl.(tool.Final); ok && f.EndsTurn() && i < len(results) && !results[i].IsError {
+			return true
+		}
+	}
+	return false
 }
 
 func (t *turn) add(m llm.Message) {

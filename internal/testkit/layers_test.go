@@ -35,7 +35,7 @@ var layers = []struct {
 	{"on those: approval's broker, the budget policy, MCP tools", []string{"approval", "compact", "mcp"}},
 	{"the model pipeline's decorators, the provider adapters and the record/replay of runs (none imports another)", []string{"middleware", "provider", "replay"}},
 	{"the agent, and history without it", []string{"agent", "conversation"}},
-	{"what runs or observes agents", []string{"otelagent", "memory", "serve"}},
+	{"what runs or observes agents, and typed answers over them", []string{"otelagent", "memory", "serve", "structured"}},
 	{"test rigs", []string{"internal/testkit"}},
 	{"programs, examples and the other modules", []string{"cmd", "examples", "zz_skipped", "temporal", "e2e", "bench"}},
 }

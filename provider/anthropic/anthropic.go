@@ -133,7 +133,9 @@ func New(opts ...Option) *Model {
 // model's limits but not Anthropic's price, so its cost is unknown unless
 // the catalog has an entry for provider "compatible".
 func (m *Model) Info() llm.ModelInfo {
-	return m.o.Info(m.servingProvider())
+	info := m.o.Info(m.servingProvider())
+	info.Structured = llm.StructuredSchema // output_config.format
+	return info
 }
 
 // Generate makes one blocking call.

@@ -449,7 +449,7 @@ func TestInfoAndMaxTokensComeFromTheCatalog(t *testing.T) {
 	if info.Provider != "anthropic" || info.Name != "claude-sonnet-4-5-20250929" || info.ContextWindow <= 0 || info.MaxOutputTokens <= 0 || info.Price == nil {
 		t.Errorf("Info() = %+v, want the catalog's entry", info)
 	}
-	if info := New(WithModel("claude-unknown")).Info(); info != (llm.ModelInfo{Provider: "anthropic", Name: "claude-unknown"}) {
+	if info := New(WithModel("claude-unknown")).Info(); info != (llm.ModelInfo{Provider: "anthropic", Name: "claude-unknown", Structured: llm.StructuredSchema}) {
 		t.Errorf("unknown model: Info() = %+v", info)
 	}
 	// Another base URL is a compatible server: Claude's limits, no price.

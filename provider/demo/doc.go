@@ -11,6 +11,16 @@
 // returned. A request that does not offer list_dir and read_file (the
 // names of package tool/fstool) gets one text answer saying so.
 //
+// A request for structured output is answered at once, without the plan:
+// a json_schema response format (Request.ResponseFormat) with a text
+// holding a JSON value made from the schema, a tool choice naming one tool
+// (package structured's forced answer tool) with a call of that tool whose
+// arguments are made from its parameters. The value is the same each time
+// and validates against the schema: every property; the const or first
+// enum value; numbers at their lower bound; strings "example <property>"
+// (see exampleOf for formats and lengths). It is a placeholder, not an
+// extraction: the demo does not read the prompt.
+//
 //	m := &demo.Model{}                          // streams at once
 //	m := &demo.Model{Delay: 30 * time.Millisecond} // at a readable pace
 //

@@ -41,7 +41,7 @@ var _ llm.Model = (*Model)(nil)
 // Info describes the model. Its window is generous: the demo never comes
 // near it.
 func (m *Model) Info() llm.ModelInfo {
-	return llm.ModelInfo{Provider: "demo", Name: Name, ContextWindow: 128_000, MaxOutputTokens: 8_192}
+	return llm.ModelInfo{Provider: "demo", Name: Name, ContextWindow: 128_000, MaxOutputTokens: 8_192, Structured: llm.StructuredSchema}
 }
 
 // Generate answers the request in one piece.
@@ -161,6 +161,9 @@ type call struct {
 // next computes the answer to req: the next step of the plan, from what
 // the current turn (the messages after the last user message) holds.
 func next(req *llm.Request) *llm.Response {
+	if resp, ok := structured(req); ok {
+		return resp
+	}
 	last := -1
 	for i, m := range req.Messages {
 		if m.Role == llm.RoleUser {

@@ -163,7 +163,9 @@ func vertexBase(location string) string {
 // (*.googleapis.com: the Gemini API, Vertex AI), "compatible" for any
 // other (a gateway), which keeps the model's limits but not Google's price.
 func (m *Model) Info() llm.ModelInfo {
-	return m.o.Info(m.servingProvider())
+	info := m.o.Info(m.servingProvider())
+	info.Structured = llm.StructuredSchema // responseJsonSchema
+	return info
 }
 
 func (m *Model) servingProvider() string {

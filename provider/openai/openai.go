@@ -48,6 +48,21 @@ type config struct {
 	keyRequired    bool            // the default base URL needs a key
 	maxTokensParam string
 	sendReasoning  bool
+	// structured is the structured-output mode Info reports: set by a
+	// preset or WithStructuredOutput; nil means strict on OpenAI's own
+	// endpoint and none elsewhere.
+	structured *llm.StructuredMode
+}
+
+// WithStructuredOutput sets the native structured-output mode the model's
+// Info reports (llm.ModelInfo.Structured), which package structured reads
+// to choose between a json_schema response format and a forced tool. The
+// default is llm.StructuredStrict on OpenAI's endpoint, the preset's mode
+// with a preset, and llm.StructuredNone (a forced tool) for any other
+// server: give llm.StructuredSchema for a server whose json_schema
+// response format works.
+func WithStructuredOutput(mode llm.StructuredMode) Option {
+	return func(c *config) { c.structured = &mode }
 }
 
 // Option configures a Model.
@@ -197,7 +212,15 @@ func WithCatalog(c *catalog.Catalog) Option {
 // but has no price (an unknown cost) unless the catalog has an entry for
 // that provider.
 func (m *Model) Info() llm.ModelInfo {
-	return m.cfg.o.Info(m.servingProvider())
+	p := m.servingProvider()
+	info := m.cfg.o.Info(p)
+	switch {
+	case m.cfg.structured != nil:
+		info.Structured = *m.cfg.structured
+	case p == "openai":
+		info.Structured = llm.StructuredStrict
+	}
+	return info
 }
 
 // servingProvider is the provider identity Info reports: the preset's, or

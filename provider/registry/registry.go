@@ -68,39 +68,45 @@ type Provider struct {
 	// Preset is the provider/openai preset of an OpenAI-compatible
 	// service (nil for OpenAI itself, compatible and the other wires).
 	Preset func() openai.Option
+	// Structured is the native structured-output mode the provider's API
+	// offers (llm.ModelInfo.Structured of the models New builds): strict
+	// json_schema for OpenAI's two APIs, a schema for Anthropic, Gemini and
+	// the compatible services whose json_schema works, none (a typed answer
+	// goes through a forced tool) for the others and for "compatible".
+	Structured llm.StructuredMode
 	// Description says in a few words what the provider is.
 	Description string
 }
 
 // table lists the providers in the order auto-detection tries them.
 var table = []Provider{
-	{Name: "openai", Wire: WireOpenAI, KeyEnv: "OPENAI_API_KEY", BaseEnv: "OPENAI_BASE_URL", DefaultBase: openai.DefaultBaseURL, DefaultModel: openai.DefaultModel,
+	{Name: "openai", Wire: WireOpenAI, Structured: llm.StructuredStrict, KeyEnv: "OPENAI_API_KEY", BaseEnv: "OPENAI_BASE_URL", DefaultBase: openai.DefaultBaseURL, DefaultModel: openai.DefaultModel,
 		KeyRequired: true, Detect: true, Description: "OpenAI (Chat Completions)"},
-	{Name: "openai-responses", Wire: WireResponses, KeyEnv: "OPENAI_API_KEY", BaseEnv: "OPENAI_BASE_URL", DefaultBase: responses.DefaultBaseURL, DefaultModel: responses.DefaultModel,
+	{Name: "openai-responses", Wire: WireResponses, Structured: llm.StructuredStrict, KeyEnv: "OPENAI_API_KEY", BaseEnv: "OPENAI_BASE_URL", DefaultBase: responses.DefaultBaseURL, DefaultModel: responses.DefaultModel,
 		KeyRequired: true, Description: "OpenAI through the Responses API ({base}/responses)"},
-	{Name: "anthropic", Wire: WireAnthropic, KeyEnv: "ANTHROPIC_API_KEY", BaseEnv: "ANTHROPIC_BASE_URL", DefaultBase: anthropic.DefaultBaseURL, DefaultModel: anthropic.DefaultModel,
+	{Name: "anthropic", Wire: WireAnthropic, Structured: llm.StructuredSchema, KeyEnv: "ANTHROPIC_API_KEY", BaseEnv: "ANTHROPIC_BASE_URL", DefaultBase: anthropic.DefaultBaseURL, DefaultModel: anthropic.DefaultModel,
 		KeyRequired: true, Detect: true, Description: "Anthropic (Claude, Messages API)"},
-	{Name: "gemini", Wire: WireGemini, KeyEnv: "GEMINI_API_KEY", AltKeyEnv: "GOOGLE_API_KEY", BaseEnv: "GOOGLE_GEMINI_BASE_URL", DefaultBase: gemini.DefaultBaseURL, DefaultModel: gemini.DefaultModel,
+	{Name: "gemini", Wire: WireGemini, Structured: llm.StructuredSchema, KeyEnv: "GEMINI_API_KEY", AltKeyEnv: "GOOGLE_API_KEY", BaseEnv: "GOOGLE_GEMINI_BASE_URL", DefaultBase: gemini.DefaultBaseURL, DefaultModel: gemini.DefaultModel,
 		KeyRequired: true, Detect: true, Description: "Google Gemini API"},
-	{Name: "deepseek", Wire: WireOpenAI, KeyEnv: "DEEPSEEK_API_KEY", BaseEnv: "DEEPSEEK_BASE_URL", DefaultBase: "https://api.deepseek.com", DefaultModel: "deepseek-chat",
+	{Name: "deepseek", Wire: WireOpenAI, Structured: llm.StructuredNone, KeyEnv: "DEEPSEEK_API_KEY", BaseEnv: "DEEPSEEK_BASE_URL", DefaultBase: "https://api.deepseek.com", DefaultModel: "deepseek-chat",
 		KeyRequired: true, Detect: true, Preset: openai.DeepSeek, Description: "DeepSeek"},
-	{Name: "ollama", Wire: WireOpenAI, DefaultBase: "http://localhost:11434/v1", DefaultModel: "llama3.2",
+	{Name: "ollama", Wire: WireOpenAI, Structured: llm.StructuredSchema, DefaultBase: "http://localhost:11434/v1", DefaultModel: "llama3.2",
 		Preset: openai.Ollama, Description: "a local Ollama server"},
-	{Name: "vllm", Wire: WireOpenAI, KeyEnv: "VLLM_API_KEY", DefaultBase: "http://localhost:8000/v1",
+	{Name: "vllm", Wire: WireOpenAI, Structured: llm.StructuredSchema, KeyEnv: "VLLM_API_KEY", DefaultBase: "http://localhost:8000/v1",
 		Preset: openai.VLLM, Description: "a local vLLM server (vllm serve)"},
-	{Name: "openrouter", Wire: WireOpenAI, KeyEnv: "OPENROUTER_API_KEY", DefaultBase: "https://openrouter.ai/api/v1",
+	{Name: "openrouter", Wire: WireOpenAI, Structured: llm.StructuredSchema, KeyEnv: "OPENROUTER_API_KEY", DefaultBase: "https://openrouter.ai/api/v1",
 		KeyRequired: true, Detect: true, Preset: openai.OpenRouter, Description: "OpenRouter (models named vendor/model)"},
-	{Name: "groq", Wire: WireOpenAI, KeyEnv: "GROQ_API_KEY", DefaultBase: "https://api.groq.com/openai/v1",
+	{Name: "groq", Wire: WireOpenAI, Structured: llm.StructuredSchema, KeyEnv: "GROQ_API_KEY", DefaultBase: "https://api.groq.com/openai/v1",
 		KeyRequired: true, Detect: true, Preset: openai.Groq, Description: "GroqCloud"},
-	{Name: "xai", Wire: WireOpenAI, KeyEnv: "XAI_API_KEY", DefaultBase: "https://api.x.ai/v1",
+	{Name: "xai", Wire: WireOpenAI, Structured: llm.StructuredSchema, KeyEnv: "XAI_API_KEY", DefaultBase: "https://api.x.ai/v1",
 		KeyRequired: true, Detect: true, Preset: openai.XAI, Description: "xAI (Grok)"},
-	{Name: "qwen", Wire: WireOpenAI, KeyEnv: "DASHSCOPE_API_KEY", DefaultBase: "https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
+	{Name: "qwen", Wire: WireOpenAI, Structured: llm.StructuredNone, KeyEnv: "DASHSCOPE_API_KEY", DefaultBase: "https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
 		KeyRequired: true, Detect: true, Preset: openai.Qwen, Description: "Alibaba Cloud Model Studio (Qwen)"},
-	{Name: "moonshot", Wire: WireOpenAI, KeyEnv: "MOONSHOT_API_KEY", DefaultBase: "https://api.moonshot.ai/v1",
+	{Name: "moonshot", Wire: WireOpenAI, Structured: llm.StructuredNone, KeyEnv: "MOONSHOT_API_KEY", DefaultBase: "https://api.moonshot.ai/v1",
 		KeyRequired: true, Detect: true, Preset: openai.Moonshot, Description: "Moonshot AI (Kimi)"},
-	{Name: "compatible", Wire: WireOpenAI, KeyEnv: "OPENAI_API_KEY", BaseEnv: "OPENAI_BASE_URL",
+	{Name: "compatible", Wire: WireOpenAI, Structured: llm.StructuredNone, KeyEnv: "OPENAI_API_KEY", BaseEnv: "OPENAI_BASE_URL",
 		Description: "any OpenAI-compatible server (LM Studio, llama.cpp, a gateway, ...)"},
-	{Name: "demo", Wire: WireDemo, DefaultBase: "offline", DefaultModel: demo.Name,
+	{Name: "demo", Wire: WireDemo, Structured: llm.StructuredSchema, DefaultBase: "offline", DefaultModel: demo.Name,
 		Description: "the offline scripted model of agcore demo (not a language model)"},
 }
 
@@ -270,7 +276,7 @@ func (p Provider) New(c Config) (llm.Model, error) {
 		if p.Preset != nil {
 			opts = append(opts, p.Preset())
 		}
-		opts = append(opts, openai.WithAPIKey(key), openai.WithBaseURL(base), openai.WithModel(model))
+		opts = append(opts, openai.WithAPIKey(key), openai.WithBaseURL(base), openai.WithModel(model), openai.WithStructuredOutput(p.Structured))
 		if c.HTTPClient != nil {
 			opts = append(opts, openai.WithHTTPClient(c.HTTPClient))
 		}

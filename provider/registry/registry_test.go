@@ -294,3 +294,23 @@ func TestDetect(t *testing.T) {
 		}
 	}
 }
+
+// TestStructuredModes: the models New builds report the table's
+// structured-output mode, and each provider/openai preset says the same as
+// its row (a library user building from the preset sees what the CLI does).
+func TestStructuredModes(t *testing.T) {
+	for _, p := range All() {
+		m, err := p.New(Config{Model: "m", BaseURL: "http://127.0.0.1:1/v1", APIKey: "k", Getenv: func(string) string { return "" }})
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		if got := m.Info().Structured; got != p.Structured {
+			t.Errorf("%s: New's model reports %v, the table says %v", p.Name, got, p.Structured)
+		}
+		if p.Preset != nil {
+			if got := openai.New(p.Preset(), openai.WithAPIKey("k")).Info().Structured; got != p.Structured {
+				t.Errorf("%s: the preset says %v, the table %v", p.Name, got, p.Structured)
+			}
+		}
+	}
+}

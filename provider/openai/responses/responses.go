@@ -196,7 +196,9 @@ func (m *Model) Info() llm.ModelInfo {
 	if u, err := url.Parse(m.cfg.o.BaseURL); err == nil && strings.EqualFold(u.Hostname(), "api.openai.com") {
 		provider = "openai"
 	}
-	return m.cfg.o.Info(provider)
+	info := m.cfg.o.Info(provider)
+	info.Structured = llm.StructuredStrict // text.format json_schema
+	return info
 }
 
 // Generate sends req without streaming and returns the whole answer.

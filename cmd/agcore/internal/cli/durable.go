@@ -111,6 +111,9 @@ func (a *app) withTemporal(run *cobra.Command) *cobra.Command {
 			}
 			return local(cmd, args)
 		}
+		if schema, _ := cmd.Flags().GetString("schema"); schema != "" {
+			return exit(ExitUsage, "--schema runs the turn in this process: it does not combine with --temporal")
+		}
 		var fwd []string
 		cmd.Flags().Visit(func(f *pflag.Flag) {
 			if sv, ok := f.Value.(pflag.SliceValue); ok {

@@ -40,6 +40,14 @@ output says nothing was stored. --timeout bounds the whole turn; a server
 silent for --idle-timeout (counted across retries) is reported as not
 responding.
 
+With --schema FILE.json the answer is one JSON object that validates
+against the JSON Schema in the file (asked for through the provider's
+native structured-output mode, or a forced answer tool where it has none;
+tools still run first): it is printed alone, compact, on stdout, and
+nothing else is. An answer that does not validate gets the model one
+repair turn; if none validates, or the model refuses, run exits 1 and
+says why on stderr.
+
 ` + providerHelp + "\n\n" + jsonHelp,
 		Example: `  agcore run "Summarize README.md"
   agcore run -c "And what about the tests?"
@@ -49,12 +57,14 @@ responding.
   agcore run --tools read_file,write_file --yes "Write a CHANGELOG.md from the git log in log.txt"
   agcore run --record ~/run.jsonl "Summarize README.md"
   agcore run --mcp 'npx -y @modelcontextprotocol/server-everything' "Add 2 and 3 with get-sum"
-  git diff | agcore run --json - | jq -r 'select(.type=="text_delta").text'`,
+  git diff | agcore run --json - | jq -r 'select(.type=="text_delta").text'
+  agcore run --provider demo --schema '{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}' "Ada Lovelace wrote the first program"`,
 		Args: cobra.ArbitraryArgs,
 		RunE: a.run,
 	}
 	addTurnFlags(cmd.Flags())
 	addRecordFlag(cmd.Flags())
+	cmd.Flags().String("schema", "", "answer with one JSON object that validates against the JSON Schema in `FILE` (or given inline, starting with {): printed alone on stdout, or exit 1 and the reason (not with --json)")
 	return cmd
 }
 
@@ -83,6 +93,16 @@ func (a *app) run(cmd *cobra.Command, args []string) error {
 	opts.record = recordPath(cmd)
 	// One Ctrl-C ends run: it cancels the turn and the command.
 	a.intr.setOneShot()
+	if path, _ := cmd.Flags().GetString("schema"); path != "" {
+		if s.JSON {
+			return a.failEarly(s, "invalid_request", exit(ExitUsage, "--schema prints the answer itself: it does not combine with --json"))
+		}
+		schema, err := readSchema(path)
+		if err != nil {
+			return err
+		}
+		return a.typedTurn(ctx, s, opts, spec, prompt, schema)
+	}
 	return a.oneTurn(ctx, s, opts, spec, prompt, textNotes{after: storedNote})
 }
 
