@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync/atomic"
 
+	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/compact"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/session"
@@ -28,6 +29,10 @@ type Response struct {
 	// CostUSD is the turn's price; meaningful only when CostKnown.
 	CostUSD   float64
 	CostKnown bool
+	// Budget is what remains of the run's spending limits after it (the
+	// run's, the session's, the principal's); nil for a run without
+	// limits.
+	Budget *budget.Remaining
 
 	post *postInvocation
 }
@@ -75,7 +80,8 @@ type Stream struct {
 // model call is cancelled and nothing is persisted. The turn is persisted
 // in the background once the model has finished; use Wait (or
 // Response.PersistErr) to wait for it. Ranging a second time yields
-// ErrStreamUsed.
+// ErrStreamUsed. A run stopped by a spending limit yields its finish
+// update (FinishReason llm.FinishBudget), then the *budget.ExceededError.
 func (s *Stream) Updates() iter.Seq2[Update, error] {
 	return func(yield func(Update, error) bool) {
 		if !s.started.CompareAndSwap(false, true) {
@@ -128,6 +134,10 @@ func (s *Stream) run(yield func(Update, error) bool) {
 		// the session's stored view, not from a process's memory.
 		mctx = compact.WithState(ctx, r.state)
 	}
+	if r.meter != nil {
+		// Runs started by the run's tool calls count in its limits.
+		mctx = budget.NewContext(mctx, r.meter)
+	}
 	for ev, err := range r.model.Stream(mctx, r.req) {
 		if err != nil {
 			over = true
@@ -154,6 +164,15 @@ func (s *Stream) run(yield func(Update, error) bool) {
 
 	resp := r.response(final, &conv, s.done)
 	s.resp = resp
+	var stopped error // the spending limit that ended the turn
+	if r.meter != nil {
+		rem := r.meter.Remaining(ctx)
+		resp.Budget = &rem
+		if e := r.meter.Err(); e != nil && resp.FinishReason == llm.FinishBudget {
+			stopped = e
+			s.err = e
+		}
+	}
 	over = true
 	// The post-invocation phase runs beside the caller, who already has
 	// every update but the finish. The caller's
@@ -176,7 +195,10 @@ func (s *Stream) run(yield func(Update, error) bool) {
 	u.FinishReason = resp.FinishReason
 	u.Usage = &resp.Usage
 	u.Response = resp
-	yield(u, nil)
+	if !yield(u, nil) || stopped == nil {
+		return
+	}
+	yield(Update{}, stopped)
 }
 
 // fail ends a run that produced no response: providers learn why, the

@@ -209,6 +209,21 @@ func (p *Policy) Fit(ctx context.Context, req *llm.Request, info llm.ModelInfo) 
 	return send, nil
 }
 
+// Count returns the input tokens of req (messages and tool definitions)
+// as the policy counts them for a model described by info: with its
+// counter, and, for an additive counter, from what it remembers of recent
+// requests, so counting a request Fit has just seen (or one that extends
+// it) costs a count of its new messages only. Spending limits (package
+// budget) count what is sent with it.
+func (p *Policy) Count(req *llm.Request, info llm.ModelInfo) int {
+	counter := p.CounterFor(info)
+	n := p.countMessages(counter, req.Messages)
+	if len(req.Tools) > 0 {
+		n += counter.CountTools(req.Tools)
+	}
+	return n
+}
+
 // countMessages returns counter's count of msgs. An additive counter's
 // count is taken from what the policy remembers of recent requests for
 // the messages they share with msgs from the start, so a request that

@@ -33,7 +33,7 @@ var layers = []struct {
 	{"on llm: the tool model, the catalog, costs, the session model and its stores, the HTTP transport, the scripted model",
 		[]string{"tool", "catalog", "usage", "session", "internal/httpx", "llmtest"}},
 	{"on those: approval's broker, the budget policy, MCP tools", []string{"approval", "compact", "mcp"}},
-	{"the model pipeline's decorators and the provider adapters (neither imports the other)", []string{"middleware", "provider"}},
+	{"the model pipeline's decorators, spending limits and the provider adapters (none imports another)", []string{"middleware", "budget", "provider"}},
 	{"the agent, and history without it", []string{"agent", "conversation"}},
 	{"what runs or observes agents", []string{"otelagent", "memory", "serve"}},
 	{"test rigs", []string{"internal/testkit"}},

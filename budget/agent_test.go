@@ -1,0 +1,159 @@
+package budget_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/budget"
+	"github.com/agcore/agcore/compact"
+	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/llmtest"
+	"github.com/agcore/agcore/session"
+	"github.com/agcore/agcore/tool"
+)
+
+// price is the scripted model's: $1 per million input tokens, $10 per
+// million output tokens (cache writes dearer, reads cheaper).
+var price = &llm.Price{Input: 1, Output: 10, CacheRead: 0.1, CacheWrite: 1.25}
+
+// perCall is what each scripted call reports: 1000 input and 100 output
+// tokens, $0.002.
+var perCall = llm.Usage{InputTokens: 1000, OutputTokens: 100}
+
+const callCost = 0.002
+
+// loopModel answers every request with one more tool call, for ever,
+// reporting perCall; calls counts what was sent.
+func loopModel(calls *int) *llmtest.Model {
+	m := llmtest.New().WithInfo(llm.ModelInfo{Provider: "test", Name: "loop", ContextWindow: 100_000, MaxOutputTokens: 100, Price: price})
+	for i := range 10 {
+		m.Add(llmtest.Func(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+			*calls++
+			return &llm.Response{
+				Message:      llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llmtest.Call(fmt.Sprintf("call_%d", i), "tick", map[string]any{})}},
+				FinishReason: llm.FinishToolUse,
+				Usage:        perCall,
+			}, nil
+		}))
+	}
+	return m
+}
+
+var tick = tool.MustFunc("tick", "one more step", func(ctx context.Context, _ struct{}) (string, error) { return "tock", nil })
+
+// The worst case of each call is its counted input (well under 1000
+// tokens) plus its output cap (100 tokens): under $0.0012. A limit of
+// $0.0065 lets a third call go (2 × $0.002 spent + $0.0012) but not a
+// fourth (3 × $0.002 + $0.0012 > $0.0065): the loop that would cross the
+// limit on its fourth call sends exactly three.
+const limit = 0.0065
+
+// TestFourthCallNotSent runs the endless loop under a cost limit of each
+// scope on each store, streaming and not: exactly three calls are sent,
+// the turn ends with FinishBudget and the typed error naming the scope,
+// what it did is stored, well-formed, every tool call answered.
+func TestFourthCallNotSent(t *testing.T) {
+	for _, st := range stores(t) {
+		t.Run(st.name, func(t *testing.T) {
+			store := st.open(t)
+			recs, ok := session.RecordsOf(store)
+			if !ok {
+				t.Fatal("the store has no records")
+			}
+			for _, scope := range []budget.Scope{budget.ScopeRun, budget.ScopeSession, budget.ScopePrincipal} {
+				for _, streamed := range []bool{false, true} {
+					name := fmt.Sprintf("%s/streamed=%v", scope, streamed)
+					t.Run(name, func(t *testing.T) {
+						ctx := t.Context()
+						id := "s-" + string(scope) + fmt.Sprint(streamed) + "-" + randomHex(3)
+						var calls int
+						cfg := agent.Config{Tools: []tool.Tool{tick}, Store: store, MaxSteps: 10}
+						opts := &agent.RunOptions{SessionID: id}
+						switch scope {
+						case budget.ScopeRun:
+							cfg.Budget = budget.Limits{CostUSD: limit}
+						case budget.ScopeSession:
+							// An earlier turn of the session spent one call's
+							// worth: the session's limit is one call more.
+							if err := store.Append(ctx, id, session.Turn{ID: "before", Messages: []llm.Message{llm.UserText("hi"), llm.AssistantText("hello")},
+								Usage: perCall, CostUSD: callCost}); err != nil {
+								t.Fatal(err)
+							}
+							cfg.SessionBudget = budget.Limits{CostUSD: limit + callCost}
+						case budget.ScopePrincipal:
+							opts.Quota = &budget.StoreQuota{Records: recs, Principal: "alice-" + id, Total: budget.Limits{CostUSD: limit}}
+						}
+						a, err := agent.New(loopModel(&calls), cfg)
+						if err != nil {
+							t.Fatal(err)
+						}
+						var resp *agent.Response
+						if streamed {
+							s := a.RunStream(ctx, []llm.Message{llm.UserText("loop")}, opts)
+							var last error
+							for _, err := range s.Updates() {
+								last = err
+							}
+							if !errors.Is(last, llm.ErrBudgetExceeded) {
+								t.Errorf("the stream's last item: %v, want the budget error", last)
+							}
+							resp, err = s.Wait()
+						} else {
+							resp, err = a.Run(ctx, []llm.Message{llm.UserText("loop")}, opts)
+						}
+						var ee *budget.ExceededError
+						if !errors.As(err, &ee) || !errors.Is(err, llm.ErrBudgetExceeded) {
+							t.Fatalf("err = %v, want a *budget.ExceededError", err)
+						}
+						if ee.Scope != scope || ee.Kind != budget.KindCost || ee.Limit <= 0 {
+							t.Errorf("error %+v, want the %s cost limit", ee, scope)
+						}
+						if calls != 3 {
+							t.Errorf("%d calls sent, want 3", calls)
+						}
+						if resp == nil || resp.FinishReason != llm.FinishBudget {
+							t.Fatalf("response %+v, want one with FinishBudget", resp)
+						}
+						if resp.Usage != (llm.Usage{InputTokens: 3000, OutputTokens: 300}) {
+							t.Errorf("usage %+v, want three calls'", resp.Usage)
+						}
+						if err := resp.PersistErr(); err != nil {
+							t.Fatal(err)
+						}
+						s, err := store.Load(ctx, id)
+						if err != nil {
+							t.Fatal(err)
+						}
+						msgs := s.Messages
+						if scope == budget.ScopeSession {
+							msgs = msgs[2:]
+						}
+						// The user's message, then three answers, each with its result.
+						if len(msgs) != 7 {
+							t.Errorf("stored %d messages, want 7", len(msgs))
+						}
+						if err := compact.Validate(s.Messages); err != nil {
+							t.Errorf("the stored session is not well-formed: %v", err)
+						}
+						if err := compact.ValidatePairing(s.Messages); err != nil {
+							t.Errorf("a tool call is not answered: %v", err)
+						}
+						if scope == budget.ScopePrincipal {
+							q := opts.Quota.(*budget.StoreQuota)
+							spent, err := q.Spent(ctx)
+							if err != nil {
+								t.Fatal(err)
+							}
+							if spent.Total.Usage != (llm.Usage{InputTokens: 3000, OutputTokens: 300}) {
+								t.Errorf("the quota holds %+v, want three calls' usage settled", spent.Total)
+							}
+						}
+					})
+				}
+			}
+		})
+	}
+}
