@@ -31,7 +31,7 @@ type run struct {
 	unlock      func()                     // releases the session; nil without one
 	inv         *Invocation
 	req         *llm.Request
-	model       llm.Model // this run's pipeline: the tool loop with the run's tools over the agent's
+	model       llm.Model     // this run's pipeline: the tool loop with the run's tools over the agent's
 	meter       *budget.Meter // the run's spending limits; nil when it has none
 
 	// What the run's compaction needs (runs with a session): the
