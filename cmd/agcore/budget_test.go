@@ -1,0 +1,107 @@
+package main_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// A turn whose tool loop would cross a spending limit on its fourth model
+// call sends three, through the built binary: exit status 1, the error
+// names the flag of the limit, the done event (finish_reason "budget",
+// what is left of the limit) says the turn was stored, and the stored
+// session is well-formed, every tool call answered.
+func TestRunStopsAtItsBudget(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		in, out  int // what each scripted call reports
+		flag     string
+		leftKind string
+	}{
+		// gpt-4o-mini: $0.15 in, $0.60 out per million; 16,384 output
+		// tokens at most. Each call costs $0.0156; the worst case of the
+		// next is under $0.0105: after two calls $0.0417 fits $0.05,
+		// after three $0.0573 does not.
+		{"max-cost", []string{"--max-cost", "0.05"}, 100_000, 1_000, "--max-cost", "cost_usd"},
+		// Each call uses 10,100 tokens; the worst case of the next is its
+		// input (under 1,000) and 16,384: after two calls 37,600 at most
+		// fits 40,000, after three it does not.
+		{"token-budget", []string{"--token-budget", "40000"}, 10_000, 100, "--token-budget", "tokens"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var replies []reply
+			for _, id := range []string{"call_1", "call_2", "call_3", "call_4"} {
+				replies = append(replies, openaiReply(turn{calls: []call{{id, "list_dir", `{"path":"."}`}}, in: tc.in, out: tc.out}))
+			}
+			srv := newFake(t, replies...)
+			c := newCLI(t).openai(srv, "sk-test")
+			writeFiles(t, c.dir, map[string]string{"a.txt": "a"})
+			args := append([]string{"run", "--json", "--session", "loop"}, tc.args...)
+			r := c.run("", append(args, "list the files, again and again")...)
+			if r.code != 1 {
+				t.Errorf("exit %d, want 1\nstderr:\n%s", r.code, r.stderr)
+			}
+			if n := len(srv.got()); n != 3 {
+				t.Errorf("%d model calls sent, want 3", n)
+			}
+			evs := events(t, r.stdout)
+			done := ofType(evs, "done")
+			if len(done) != 1 || done[0]["finish_reason"] != "budget" {
+				t.Fatalf("done events %v, want one with finish_reason budget", done)
+			}
+			run, _ := done[0]["budget"].(map[string]any)["run"].(map[string]any)
+			if _, ok := run[tc.leftKind]; !ok {
+				t.Errorf("done's budget %v, want what is left of the run's %s", done[0]["budget"], tc.leftKind)
+			}
+			e := last(t, evs)
+			if msg, _ := e["message"].(string); e.typ() != "error" || e["code"] != "budget" || !strings.Contains(msg, "spending limit "+tc.flag+" reached") {
+				t.Errorf("last event %v, want a budget error naming %s", e, tc.flag)
+			}
+			s := c.show("loop")
+			if len(s.Messages) != 7 {
+				t.Fatalf("stored %d messages, want 7 (the prompt, three calls, three results)", len(s.Messages))
+			}
+			var answered = map[string]bool{}
+			for _, raw := range s.Messages {
+				var m struct {
+					Role       string `json:"role"`
+					ToolCallID string `json:"tool_call_id"`
+					Content    []struct {
+						Type string `json:"type"`
+						ID   string `json:"id"`
+					} `json:"content"`
+				}
+				if err := json.Unmarshal(raw, &m); err != nil {
+					t.Fatal(err)
+				}
+				for _, b := range m.Content {
+					if b.Type == "tool_use" {
+						answered[b.ID] = answered[b.ID] || false
+					}
+				}
+				if m.ToolCallID != "" {
+					answered[m.ToolCallID] = true
+				}
+			}
+			for id, ok := range answered {
+				if !ok {
+					t.Errorf("tool call %s is not answered in the stored session", id)
+				}
+			}
+			if len(answered) != 3 {
+				t.Errorf("%d tool calls stored, want 3", len(answered))
+			}
+
+			// Text mode: the same stop, the session named on stderr.
+			srv.add(replies...)
+			r = c.run("", append([]string{"run", "--session", "loop2"}, append(tc.args, "again")...)...)
+			t.Logf("text mode stderr:\n%s", r.stderr)
+			if r.code != 1 || !strings.Contains(r.stderr, "error (budget): spending limit "+tc.flag+" reached") || !strings.Contains(r.stderr, "session loop2") {
+				t.Errorf("text mode: exit %d\nstderr:\n%s", r.code, r.stderr)
+			}
+		})
+	}
+}
