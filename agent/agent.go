@@ -271,7 +271,8 @@ type RunOptions struct {
 	Budget        *budget.Limits
 	SessionBudget *budget.Limits
 	// Quota, when not nil, is the principal's limit the run's model calls
-	// also keep (a server sets one per caller: budget.StoreQuota).
+	// also keep (budget.StoreQuota); nil means the one the run's context
+	// carries (budget.WithQuota: agcore serve sets one per request).
 	Quota budget.Quota
 }
 

@@ -147,6 +147,9 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 func (r *run) newMeter(ctx context.Context) *budget.Meter {
 	a, opts := r.agent, r.opts
 	m := &budget.Meter{Run: a.cfg.Budget, Quota: opts.Quota, Policy: a.policy, Parent: budget.FromContext(ctx)}
+	if m.Quota == nil {
+		m.Quota = budget.QuotaFrom(ctx) // a server's, for the request's principal
+	}
 	if opts.Budget != nil {
 		m.Run = *opts.Budget
 	}

@@ -89,8 +89,12 @@ type ExceededError struct {
 // spent.
 func (e *ExceededError) Error() string {
 	what := string(e.Scope)
-	if e.Period != "" {
-		what += " " + e.Period + "ly"
+	switch e.Period {
+	case "":
+	case "day":
+		what += " daily"
+	default:
+		what += " " + e.Period
 	}
 	if e.Unpriced {
 		return fmt.Sprintf("budget: the %s cost limit of %s cannot be kept: the model has no price", what, e.format(e.Limit))

@@ -304,3 +304,18 @@ func FromContext(ctx context.Context) *Meter {
 	m, _ := ctx.Value(ctxKey{}).(*Meter)
 	return m
 }
+
+type quotaKey struct{}
+
+// WithQuota returns ctx carrying q, the quota of the principal a request
+// is made for: an agent run in ctx (without RunOptions.Quota) keeps it. A
+// server sets it once per request, for every entry point.
+func WithQuota(ctx context.Context, q Quota) context.Context {
+	return context.WithValue(ctx, quotaKey{}, q)
+}
+
+// QuotaFrom returns the quota ctx carries, or nil.
+func QuotaFrom(ctx context.Context) Quota {
+	q, _ := ctx.Value(quotaKey{}).(Quota)
+	return q
+}
