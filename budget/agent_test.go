@@ -19,23 +19,20 @@ import (
 // million output tokens (cache writes dearer, reads cheaper).
 var price = &llm.Price{Input: 1, Output: 10, CacheRead: 0.1, CacheWrite: 1.25}
 
-// perCall is what each scripted call reports: 1000 input and 100 output
-// tokens, $0.002.
-var perCall = llm.Usage{InputTokens: 1000, OutputTokens: 100}
-
-const callCost = 0.002
+var info = llm.ModelInfo{Provider: "test", Name: "loop", ContextWindow: 100_000, MaxOutputTokens: 100, Price: price}
 
 // loopModel answers every request with one more tool call, for ever,
-// reporting perCall; calls counts what was sent.
+// reporting the request's input tokens as the policy counts them and 100
+// output tokens; calls counts what was sent.
 func loopModel(calls *int) *llmtest.Model {
-	m := llmtest.New().WithInfo(llm.ModelInfo{Provider: "test", Name: "loop", ContextWindow: 100_000, MaxOutputTokens: 100, Price: price})
+	m := llmtest.New().WithInfo(info)
 	for i := range 10 {
 		m.Add(llmtest.Func(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 			*calls++
 			return &llm.Response{
 				Message:      llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llmtest.Call(fmt.Sprintf("call_%d", i), "tick", map[string]any{})}},
 				FinishReason: llm.FinishToolUse,
-				Usage:        perCall,
+				Usage:        llm.Usage{InputTokens: (&compact.Policy{}).Count(req, info), OutputTokens: 100},
 			}, nil
 		}))
 	}
@@ -44,18 +41,49 @@ func loopModel(calls *int) *llmtest.Model {
 
 var tick = tool.MustFunc("tick", "one more step", func(ctx context.Context, _ struct{}) (string, error) { return "tock", nil })
 
-// The worst case of each call is its counted input (well under 1000
-// tokens) plus its output cap (100 tokens): under $0.0012. A limit of
-// $0.0065 lets a third call go (2 × $0.002 spent + $0.0012) but not a
-// fourth (3 × $0.002 + $0.0012 > $0.0065): the loop that would cross the
-// limit on its fourth call sends exactly three.
-const limit = 0.0065
+// fourthCallLimit runs the loop for four calls without limits and
+// returns a cost limit the fourth call's worst case would cross and the
+// third's would not (what the three calls spent plus half of the fourth's
+// worst case), with the usage of three calls.
+func fourthCallLimit(t *testing.T) (float64, llm.Usage) {
+	t.Helper()
+	var calls int
+	m := loopModel(&calls)
+	a, err := agent.New(m, agent.Config{Tools: []tool.Tool{tick}, MaxSteps: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Run(t.Context(), []llm.Message{llm.UserText("loop")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	reqs := m.Requests()
+	var spent [5]float64 // spent[i]: what calls 1..i cost
+	var usage llm.Usage
+	for i, req := range reqs {
+		u := llm.Usage{InputTokens: (&compact.Policy{}).Count(req, info), OutputTokens: 100}
+		spent[i+1] = spent[i] + price.Cost(u)
+		if i < 3 {
+			usage.Add(u)
+		}
+	}
+	worst := func(i int) float64 {
+		w, _ := budget.Worst(info, (&compact.Policy{}).Count(reqs[i-1], info), 100)
+		return w.CostUSD
+	}
+	limit := spent[3] + worst(4)/2
+	if spent[2]+worst(3) > limit {
+		t.Fatalf("no limit stops the loop at its fourth call exactly: %v", spent)
+	}
+	return limit, usage
+}
 
 // TestFourthCallNotSent runs the endless loop under a cost limit of each
 // scope on each store, streaming and not: exactly three calls are sent,
 // the turn ends with FinishBudget and the typed error naming the scope,
 // what it did is stored, well-formed, every tool call answered.
 func TestFourthCallNotSent(t *testing.T) {
+	limit, three := fourthCallLimit(t)
+	const before = 0.002 // an earlier turn's cost
 	for _, st := range stores(t) {
 		t.Run(st.name, func(t *testing.T) {
 			store := st.open(t)
@@ -79,10 +107,10 @@ func TestFourthCallNotSent(t *testing.T) {
 							// An earlier turn of the session spent one call's
 							// worth: the session's limit is one call more.
 							if err := store.Append(ctx, id, session.Turn{ID: "before", Messages: []llm.Message{llm.UserText("hi"), llm.AssistantText("hello")},
-								Usage: perCall, CostUSD: callCost}); err != nil {
+								Usage: llm.Usage{InputTokens: 1000, OutputTokens: 100}, CostUSD: before}); err != nil {
 								t.Fatal(err)
 							}
-							cfg.SessionBudget = budget.Limits{CostUSD: limit + callCost}
+							cfg.SessionBudget = budget.Limits{CostUSD: limit + before}
 						case budget.ScopePrincipal:
 							opts.Quota = &budget.StoreQuota{Records: recs, Principal: "alice-" + id, Total: budget.Limits{CostUSD: limit}}
 						}
@@ -117,7 +145,8 @@ func TestFourthCallNotSent(t *testing.T) {
 						if resp == nil || resp.FinishReason != llm.FinishBudget {
 							t.Fatalf("response %+v, want one with FinishBudget", resp)
 						}
-						if resp.Usage != (llm.Usage{InputTokens: 3000, OutputTokens: 300}) {
+						if resp.Usage != three && (scope != budget.ScopeSession || resp.Usage.OutputTokens != 300) {
+							// (a session's calls also carry its earlier turn)
 							t.Errorf("usage %+v, want three calls'", resp.Usage)
 						}
 						if err := resp.PersistErr(); err != nil {
@@ -147,7 +176,7 @@ func TestFourthCallNotSent(t *testing.T) {
 							if err != nil {
 								t.Fatal(err)
 							}
-							if spent.Total.Usage != (llm.Usage{InputTokens: 3000, OutputTokens: 300}) {
+							if spent.Total.Usage != three {
 								t.Errorf("the quota holds %+v, want three calls' usage settled", spent.Total)
 							}
 						}

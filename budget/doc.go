@@ -28,8 +28,11 @@
 // meter (see [Meter.Child]).
 //
 // Known limits of the guarantee: input tokens are those the policy's
-// counter counts (an estimate unless an exact counter is configured); a
-// call with no output cap known (no MaxTokens, no MaxOutputTokens, no
+// counter counts (an estimate unless an exact counter is configured),
+// raised, once a call of the run has answered, by the most the provider
+// reported above the count per token (the meter calibrates itself on the
+// run's calls); the first call of a run has only the count; a call with
+// no output cap known (no MaxTokens, no MaxOutputTokens, no
 // context window) is checked on its input only; a cost limit on a model
 // without a price refuses every call (its cost cannot be bounded).
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"math"
 	"sync"
 
 	"github.com/agcore/agcore/compact"
@@ -54,6 +55,7 @@ type Meter struct {
 	spent Spend
 	calls int
 	err   *ExceededError
+	scale float64 // the most input tokens a provider reported per token counted, when over 1
 }
 
 // Child returns a meter for a run nested in m's run (a sub-agent), with
@@ -166,6 +168,31 @@ func (m *Meter) charge(s Spend) {
 	}
 }
 
+// scaled returns the input tokens a request counted as n may really hold:
+// n raised by the most the provider has reported above the count, per
+// token, in this run's calls (an estimating counter's error).
+func (m *Meter) scaled(n int) int {
+	m.mu.Lock()
+	scale := m.scale
+	m.mu.Unlock()
+	if scale <= 1 {
+		return n
+	}
+	return int(math.Ceil(float64(n) * scale))
+}
+
+// calibrate learns from a call counted as counted whose provider reported
+// reported input tokens.
+func (m *Meter) calibrate(counted, reported int) {
+	if counted <= 0 || reported <= counted {
+		return
+	}
+	r := float64(reported) / float64(counted)
+	m.mu.Lock()
+	m.scale = max(m.scale, r)
+	m.mu.Unlock()
+}
+
 func (m *Meter) policy() *compact.Policy {
 	m.once.Do(func() {
 		if m.Policy == nil {
@@ -196,6 +223,7 @@ func (x *metered) Info() llm.ModelInfo { return x.next.Info() }
 // settle.
 type call struct {
 	info    llm.ModelInfo
+	counted int // the request's input tokens as counted
 	worst   Spend
 	input   Spend // the worst case's input part: what a failed call is charged
 	settles []func(context.Context, Spend) error
@@ -205,12 +233,13 @@ type call struct {
 func (x *metered) admit(ctx context.Context, req *llm.Request) (*call, error) {
 	m := x.m
 	info := x.next.Info()
-	in := m.policy().Count(req, info)
+	counted := m.policy().Count(req, info)
+	in := m.scaled(counted)
 	worst, priced := Worst(info, in, OutputCap(req, info, in))
 	if e := m.check(worst, priced); e != nil {
 		return nil, e
 	}
-	c := &call{info: info, worst: worst}
+	c := &call{info: info, worst: worst, counted: counted}
 	c.input, _ = Worst(info, in, 0)
 	for q := m; q != nil; q = q.Parent {
 		if q.Quota == nil {
@@ -243,6 +272,7 @@ func (x *metered) done(ctx context.Context, c *call, resp *llm.Response) {
 	default:
 		s.Usage = resp.Usage
 		s.CostUSD, _ = usage.CostOf(c.info, resp.Usage)
+		x.m.calibrate(c.counted, resp.Usage.InputTokens)
 	}
 	x.m.charge(s)
 	c.release(ctx, s)

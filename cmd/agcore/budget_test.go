@@ -21,14 +21,16 @@ func TestRunStopsAtItsBudget(t *testing.T) {
 		leftKind string
 	}{
 		// gpt-4o-mini: $0.15 in, $0.60 out per million; 16,384 output
-		// tokens at most. Each call costs $0.0156; the worst case of the
-		// next is under $0.0105: after two calls $0.0417 fits $0.05,
-		// after three $0.0573 does not.
-		{"max-cost", []string{"--max-cost", "0.05"}, 100_000, 1_000, "--max-cost", "cost_usd"},
+		// tokens at most. Each call reports 100 input and 10,000 output
+		// tokens ($0.006); the worst case of the next is its input (a
+		// few hundred tokens) and 16,384 output tokens, under $0.0102:
+		// after two calls $0.0222 fits $0.025, after three $0.0282 does
+		// not.
+		{"max-cost", []string{"--max-cost", "0.025"}, 100, 10_000, "--max-cost", "cost_usd"},
 		// Each call uses 10,100 tokens; the worst case of the next is its
-		// input (under 1,000) and 16,384: after two calls 37,600 at most
-		// fits 40,000, after three it does not.
-		{"token-budget", []string{"--token-budget", "40000"}, 10_000, 100, "--token-budget", "tokens"},
+		// input and 16,384: after two calls under 40,000 fits 42,000,
+		// after three, over 46,684, it does not.
+		{"token-budget", []string{"--token-budget", "42000"}, 100, 10_000, "--token-budget", "tokens"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
