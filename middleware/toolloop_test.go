@@ -206,7 +206,7 @@ func TestToolLoopRules(t *testing.T) {
 			},
 		},
 		{
-			name: "a model call refused by a spending limit ends the turn like the step limit",
+			name:  "a model call refused by a spending limit ends the turn like the step limit",
 			steps: append(loopForever(2), llmtest.Fail(fmt.Errorf("refused: %w", llm.ErrBudgetExceeded))),
 			check: func(t *testing.T, e *env, r turnResult) {
 				if r.resp.FinishReason != llm.FinishBudget || e.model.Calls() != 3 || e.echo.runs.Load() != 2 {
