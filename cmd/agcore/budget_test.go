@@ -2,6 +2,8 @@ package main_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -105,5 +107,28 @@ func TestRunStopsAtItsBudget(t *testing.T) {
 				t.Errorf("text mode: exit %d\nstderr:\n%s", r.code, r.stderr)
 			}
 		})
+	}
+}
+
+// sessions list shows each session's spend against the session limits of
+// the config file (or --session-max-cost, --session-token-budget).
+func TestSessionsListShowsSpendAgainstTheLimit(t *testing.T) {
+	t.Parallel()
+	srv := newFake(t, openaiReply(turn{text: "Hi.", in: 1000, out: 200}))
+	c := newCLI(t).openai(srv, "sk-test")
+	c.ok("run", "--session", "limited", "hello")
+	if err := os.WriteFile(filepath.Join(c.home, "config.json"), []byte(`{"session_token_budget": 50000, "session_max_cost": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := c.ok("sessions", "list")
+	if !strings.Contains(r.stdout, "1,200/50,000") || !strings.Contains(r.stdout, "/$1.00") {
+		t.Errorf("sessions list:\n%s", r.stdout)
+	}
+	r = c.ok("sessions", "list", "--json", "--session-token-budget", "9000")
+	var out struct {
+		Limits map[string]any `json:"session_limits"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || out.Limits["tokens"] != 9000.0 || out.Limits["cost_usd"] != 1.0 {
+		t.Errorf("sessions list --json: %v %s", err, r.stdout)
 	}
 }
