@@ -172,7 +172,7 @@ func (a *app) sessionsList(cmd *cobra.Command, _ []string) error {
 	if all == nil {
 		all = []session.Info{}
 	}
-	var limits budget.Limits // the session limits spend is shown against
+	var limits budget.Limits                   // the session limits spend is shown against
 	if set, _ := a.settings(cmd); set != nil { // a missing provider does not matter here
 		limits = budget.Limits{CostUSD: set.SessionMaxCost, Tokens: set.SessionTokenBudget}
 	}
