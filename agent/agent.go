@@ -127,6 +127,8 @@ type Agent struct {
 //
 //	tool loop (cfg.Tools and each run's tools; approval; MaxSteps)
 //	  → budget policy (compact.Guard: every step inside the input budget)
+//	    → spending limits (runs with Budget, SessionBudget or a quota:
+//	      budget.Meter, one per run)
 //	    → hooks (PreRequest, PostRequest, OnError; PreToolUse and
 //	      PostToolUse wrap each tool call, inside the telemetry's tool span)
 //	      → telemetry (cfg.Telemetry: one span per model call)
