@@ -132,3 +132,19 @@ func TestSessionsListShowsSpendAgainstTheLimit(t *testing.T) {
 		t.Errorf("sessions list --json: %v %s", err, r.stdout)
 	}
 }
+
+// chat keeps a session limit across its turns: the turn that could cross
+// it is not sent, the error names the flag, and chat goes on (and ends
+// normally).
+func TestChatKeepsTheSessionBudget(t *testing.T) {
+	t.Parallel()
+	// Each answer reports 100 input and 10,000 output tokens; the worst
+	// case of a call is its input and 16,384 output tokens: the first fits
+	// 20,000, the second (10,100 spent) does not.
+	srv := newFake(t, openaiReply(turn{text: "One.", in: 100, out: 10_000}), openaiReply(turn{text: "Two.", in: 100, out: 10_000}))
+	c := newCLI(t).openai(srv, "sk-test")
+	r := c.run("first\nsecond\n", "chat", "--session", "capped", "--tools", "", "--session-token-budget", "20000")
+	if r.code != 0 || len(srv.got()) != 1 || !strings.Contains(r.stderr, "error (budget): spending limit --session-token-budget reached: the session token limit of 20000 tokens would be crossed: 10100 tokens spent") {
+		t.Errorf("exit %d, %d model calls\nstdout:\n%s\nstderr:\n%s", r.code, len(srv.got()), r.stdout, r.stderr)
+	}
+}
