@@ -96,7 +96,9 @@ func (s *Stream) Updates() iter.Seq2[Update, error] {
 // is entirely over: the stream consumed and the post-invocation phase
 // (providers' Invoked, persistence) finished. If nobody has ranged over
 // Updates, Wait runs the turn itself, discarding the updates. Do not call
-// Wait from inside the range loop over Updates: it would wait forever.
+// Wait from inside the range loop over Updates: it would wait forever. A
+// run a spending limit stopped returns both its Response (stored) and the
+// *budget.ExceededError.
 func (s *Stream) Wait() (*Response, error) {
 	if s.started.CompareAndSwap(false, true) {
 		s.inline = true // nobody reads the updates: no need to fork
