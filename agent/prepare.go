@@ -147,8 +147,10 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 func (r *run) newMeter(ctx context.Context) *budget.Meter {
 	a, opts := r.agent, r.opts
 	m := &budget.Meter{Run: a.cfg.Budget, Quota: opts.Quota, Policy: a.policy, Parent: budget.FromContext(ctx)}
-	if m.Quota == nil {
-		m.Quota = budget.QuotaFrom(ctx) // a server's, for the request's principal
+	if m.Quota == nil && m.Parent == nil {
+		// A server's, for the request's principal (a nested run's calls
+		// reach it through the outer run's meter).
+		m.Quota = budget.QuotaFrom(ctx)
 	}
 	if opts.Budget != nil {
 		m.Run = *opts.Budget

@@ -186,3 +186,36 @@ func TestFourthCallNotSent(t *testing.T) {
 		})
 	}
 }
+
+// A run started inside a tool call of another run (an agent used as a
+// tool) counts in the outer run's limits: the outer run finds the inner
+// run's spend in its own, and stops.
+func TestNestedRunCountsInTheOuterRun(t *testing.T) {
+	small := llm.ModelInfo{Provider: "test", Name: "m", ContextWindow: 100_000, MaxOutputTokens: 100}
+	inner, err := agent.New(llmtest.New(llmtest.Text("the answer").WithUsage(llm.Usage{InputTokens: 7800, OutputTokens: 100})).WithInfo(small), agent.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := tool.MustFunc("ask", "ask the expert", func(ctx context.Context, _ struct{}) (string, error) {
+		resp, err := inner.Run(ctx, []llm.Message{llm.UserText("question")}, nil)
+		if err != nil {
+			return "", err
+		}
+		return resp.Text(), nil
+	})
+	outerModel := llmtest.New(
+		llmtest.Reply(llmtest.Call("c1", "ask", map[string]any{})).WithUsage(llm.Usage{InputTokens: 50, OutputTokens: 50}),
+		llmtest.Text("never sent"),
+	).WithInfo(small)
+	outer, err := agent.New(outerModel, agent.Config{Tools: []tool.Tool{ask}, Budget: budget.Limits{Tokens: 8000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := outer.Run(t.Context(), []llm.Message{llm.UserText("go")}, nil)
+	if !errors.Is(err, llm.ErrBudgetExceeded) || resp == nil || resp.FinishReason != llm.FinishBudget {
+		t.Fatalf("outer run: %v, %+v; want it stopped by its budget", err, resp)
+	}
+	if outerModel.Calls() != 1 || *resp.Budget.Run.Tokens != 0 {
+		t.Errorf("outer calls %d, %d tokens left; want 1 call and nothing left (the inner run's 7,900 tokens counted)", outerModel.Calls(), *resp.Budget.Run.Tokens)
+	}
+}

@@ -169,3 +169,29 @@ func TestChildMeterCountsInItsParent(t *testing.T) {
 		t.Error("the refusal is not recorded in both meters")
 	}
 }
+
+// countingQuota counts its reservations.
+type countingQuota struct{ reserved int }
+
+func (q *countingQuota) Reserve(context.Context, budget.Spend, bool) (func(context.Context, budget.Spend) error, error) {
+	q.reserved++
+	return func(context.Context, budget.Spend) error { return nil }, nil
+}
+
+func (q *countingQuota) Left(context.Context) (budget.Left, error) { return budget.Left{}, nil }
+
+// A quota held by a meter and its child is reserved once per call.
+func TestSharedQuotaReservedOnce(t *testing.T) {
+	t.Parallel()
+	q := &countingQuota{}
+	parent := &budget.Meter{Quota: q}
+	child := parent.Child(budget.Limits{})
+	child.Quota = q
+	m := child.Middleware()(instant{llm.ModelInfo{ContextWindow: 1000}})
+	if _, err := m.Generate(context.Background(), &llm.Request{Messages: []llm.Message{llm.UserText("hi")}}); err != nil {
+		t.Fatal(err)
+	}
+	if q.reserved != 1 {
+		t.Errorf("%d reservations, want 1", q.reserved)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"iter"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/agcore/agcore/compact"
@@ -241,10 +242,12 @@ func (x *metered) admit(ctx context.Context, req *llm.Request) (*call, error) {
 	}
 	c := &call{info: info, worst: worst, counted: counted}
 	c.input, _ = Worst(info, in, 0)
+	var reserved []Quota
 	for q := m; q != nil; q = q.Parent {
-		if q.Quota == nil {
-			continue
+		if q.Quota == nil || slices.Contains(reserved, q.Quota) {
+			continue // none, or one a nearer meter of the chain already holds
 		}
+		reserved = append(reserved, q.Quota)
 		settle, err := q.Quota.Reserve(ctx, worst, priced)
 		if err != nil {
 			c.release(ctx, Spend{})
