@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/clock"
 	"github.com/agcore/agcore/compact"
 	"github.com/agcore/agcore/llm"
@@ -60,6 +61,14 @@ type Config struct {
 	// MaxSteps is the most model calls of one turn; 0 means
 	// middleware.DefaultMaxSteps.
 	MaxSteps int
+	// Budget limits each run's model calls (input, output and total
+	// tokens, cost); SessionBudget limits each session (its stored turns'
+	// usage and cost plus the running turn). A model call that could
+	// cross a limit is not sent, and the run ends with the
+	// *budget.ExceededError (see [Agent.Run]). The zero values limit
+	// nothing; RunOptions can replace them.
+	Budget        budget.Limits
+	SessionBudget budget.Limits
 	// ToolTimeout limits each tool call ([tool.Timed] tools set their
 	// own); 0 means none. ToolConcurrency is the most calls of one batch
 	// running at once (0: tool.DefaultConcurrency). MaxResultBytes cuts
@@ -121,6 +130,8 @@ type Agent struct {
 //	tool loop (cfg.Tools and each run's tools; approval; MaxSteps; the
 //	  input guardrails of cfg.Hooks gate the turn's first model call)
 //	  → budget policy (compact.Guard: every step inside the input budget)
+//	    → spending limits (runs with Budget, SessionBudget or a quota:
+//	      budget.Meter, one per run)
 //	    → hooks (PreRequest, PostRequest, OnError; PreToolUse and
 //	      PostToolUse wrap each tool call, inside the telemetry's tool span)
 //	      → telemetry (cfg.Telemetry: one span per model call)
@@ -263,6 +274,14 @@ type RunOptions struct {
 	Declared []llm.ToolDefinition
 	// Metadata goes into Request.Metadata for middleware and hooks.
 	Metadata map[string]string
+	// Budget and SessionBudget, when not nil, replace Config.Budget and
+	// Config.SessionBudget for this run.
+	Budget        *budget.Limits
+	SessionBudget *budget.Limits
+	// Quota, when not nil, is the principal's limit the run's model calls
+	// also keep (budget.StoreQuota); nil means the one the run's context
+	// carries (budget.WithQuota: agcore serve sets one per request).
+	Quota budget.Quota
 }
 
 // Errors of a run; test them with errors.Is.
@@ -314,6 +333,13 @@ func (e *PersistError) Unwrap() error { return e.Err }
 // post-invocation phase (providers' Invoked and persistence). The error is
 // the run's; a persistence failure does not fail the run and is returned by
 // [Response.PersistErr].
+//
+// A run stopped by a spending limit (Config.Budget, SessionBudget,
+// RunOptions.Quota) after its first model call returns both its Response
+// (FinishReason llm.FinishBudget; what it did, persisted like any turn,
+// every tool call answered) and the *budget.ExceededError naming the
+// limit, which matches llm.ErrBudgetExceeded. When the first call is
+// refused, the run did nothing: no Response, nothing stored.
 func (a *Agent) Run(ctx context.Context, msgs []llm.Message, opts *RunOptions) (*Response, error) {
 	return a.RunStream(ctx, msgs, opts).Wait()
 }

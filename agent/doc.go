@@ -73,7 +73,7 @@
 // func(llm.Model) llm.Model values, and package conversation keeps a
 // history without an agent.
 //
-// Package agent imports llm, tool, middleware, session, compact, usage and
+// Package agent imports llm, tool, middleware, session, compact, usage, budget and
 // observe. It must never import cmd, provider adapters, concrete session
 // stores or OpenTelemetry (a test in internal/testkit/sizeprobe checks the last).
 package agent

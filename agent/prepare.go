@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/compact"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/middleware"
@@ -30,7 +31,8 @@ type run struct {
 	unlock      func()                     // releases the session; nil without one
 	inv         *Invocation
 	req         *llm.Request
-	model       llm.Model // this run's pipeline: the tool loop with the run's tools over the agent's
+	model       llm.Model     // this run's pipeline: the tool loop with the run's tools over the agent's
+	meter       *budget.Meter // the run's spending limits; nil when it has none
 
 	// What the run's compaction needs (runs with a session): the
 	// request's leading instructions (0 or 1 message), the context
@@ -118,6 +120,10 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 	// session records the prefix hashes of the first request as sent, after
 	// compression.
 	var next llm.Model = a.model
+	if r.meter = r.newMeter(ctx); r.meter != nil {
+		// Inside the budget policy: what is checked is what is sent.
+		next = r.meter.Middleware()(next)
+	}
 	if r.sess != nil {
 		next = compact.Guard(a.policy)(&recorder{Model: next, run: r})
 		next = &stepRecorder{Model: next, run: r}
@@ -136,6 +142,34 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 		Approver: a.cfg.Approver,
 	})(next)
 	return r, nil
+}
+
+// newMeter returns the run's meter: its limits, its session's (with what
+// the session's stored turns spent), the principal's quota, and the meter
+// of a run this one runs inside (an agent called as a tool); nil when
+// none of them limits anything.
+func (r *run) newMeter(ctx context.Context) *budget.Meter {
+	a, opts := r.agent, r.opts
+	m := &budget.Meter{Run: a.cfg.Budget, Quota: opts.Quota, Policy: a.policy, Parent: budget.FromContext(ctx)}
+	if m.Quota == nil && m.Parent == nil {
+		// A server's, for the request's principal (a nested run's calls
+		// reach it through the outer run's meter).
+		m.Quota = budget.QuotaFrom(ctx)
+	}
+	if opts.Budget != nil {
+		m.Run = *opts.Budget
+	}
+	if r.sess != nil {
+		m.Session = a.cfg.SessionBudget
+		if opts.SessionBudget != nil {
+			m.Session = *opts.SessionBudget
+		}
+		m.SessionSpent = budget.Spend{Usage: r.sess.Usage, CostUSD: r.sess.CostUSD}
+	}
+	if !m.Active() {
+		return nil
+	}
+	return m
 }
 
 // definitions returns the wire descriptions of tools followed by the

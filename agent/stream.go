@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync/atomic"
 
+	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/compact"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/session"
@@ -28,6 +29,10 @@ type Response struct {
 	// CostUSD is the turn's price; meaningful only when CostKnown.
 	CostUSD   float64
 	CostKnown bool
+	// Budget is what remains of the run's spending limits after it (the
+	// run's, the session's, the principal's); nil for a run without
+	// limits.
+	Budget *budget.Remaining
 
 	post *postInvocation
 }
@@ -75,7 +80,8 @@ type Stream struct {
 // model call is cancelled and nothing is persisted. The turn is persisted
 // in the background once the model has finished; use Wait (or
 // Response.PersistErr) to wait for it. Ranging a second time yields
-// ErrStreamUsed.
+// ErrStreamUsed. A run stopped by a spending limit yields its finish
+// update (FinishReason llm.FinishBudget), then the *budget.ExceededError.
 func (s *Stream) Updates() iter.Seq2[Update, error] {
 	return func(yield func(Update, error) bool) {
 		if !s.started.CompareAndSwap(false, true) {
@@ -90,7 +96,9 @@ func (s *Stream) Updates() iter.Seq2[Update, error] {
 // is entirely over: the stream consumed and the post-invocation phase
 // (providers' Invoked, persistence) finished. If nobody has ranged over
 // Updates, Wait runs the turn itself, discarding the updates. Do not call
-// Wait from inside the range loop over Updates: it would wait forever.
+// Wait from inside the range loop over Updates: it would wait forever. A
+// run a spending limit stopped returns both its Response (stored) and the
+// *budget.ExceededError.
 func (s *Stream) Wait() (*Response, error) {
 	if s.started.CompareAndSwap(false, true) {
 		s.inline = true // nobody reads the updates: no need to fork
@@ -127,6 +135,10 @@ func (s *Stream) run(yield func(Update, error) bool) {
 		// (compact.Incremental) belongs to the run: the run starts from
 		// the session's stored view, not from a process's memory.
 		mctx = compact.WithState(ctx, r.state)
+	}
+	if r.meter != nil {
+		// Runs started by the run's tool calls count in its limits.
+		mctx = budget.NewContext(mctx, r.meter)
 	}
 	for ev, err := range r.model.Stream(mctx, r.req) {
 		if err != nil {
@@ -165,6 +177,15 @@ func (s *Stream) run(yield func(Update, error) bool) {
 
 	resp := r.response(final, &conv, s.done)
 	s.resp = resp
+	var stopped error // the spending limit that ended the turn
+	if r.meter != nil {
+		rem := r.meter.Remaining(ctx)
+		resp.Budget = &rem
+		if e := r.meter.Err(); e != nil && resp.FinishReason == llm.FinishBudget {
+			stopped = e
+			s.err = e
+		}
+	}
 	over = true
 	// The post-invocation phase runs beside the caller, who already has
 	// every update but the finish. The caller's
@@ -187,7 +208,10 @@ func (s *Stream) run(yield func(Update, error) bool) {
 	u.FinishReason = resp.FinishReason
 	u.Usage = &resp.Usage
 	u.Response = resp
-	yield(u, nil)
+	if !yield(u, nil) || stopped == nil {
+		return
+	}
+	yield(Update{}, stopped)
 }
 
 // fail ends a run that produced no response: providers learn why, the

@@ -71,6 +71,12 @@ type Policy struct {
 	defOnce  sync.Once
 	def      Strategy
 	counts   countMemo // per-message counts of recent requests (additive counters)
+
+	// The last request Fit sent as it was given, and its count (what
+	// Count is asked next, for a spending limit).
+	fitMu  sync.Mutex
+	fitReq *llm.Request
+	fitN   int
 }
 
 // Failures returns how many compressions in a row have failed.
@@ -153,10 +159,12 @@ func (p *Policy) Fit(ctx context.Context, req *llm.Request, info llm.ModelInfo) 
 	}
 	n := p.countMessages(counter, req.Messages)
 	if n+tools <= budget {
+		p.noteFit(req, n+tools)
 		return req, nil
 	}
 	strategy := p.strategy()
 	if strategy == Off {
+		p.noteFit(req, n+tools)
 		p.logger().LogAttrs(ctx, slog.LevelDebug, "compact: compaction is off; sending the request over the budget",
 			slog.Int("tokens", n), slog.Int("tools", tools), slog.Int("budget", budget), slog.Int("window", window))
 		return req, nil
@@ -207,6 +215,36 @@ func (p *Policy) Fit(ctx context.Context, req *llm.Request, info llm.ModelInfo) 
 		slog.Int("tokens", n), slog.Int("tools", tools), slog.Int("budget", budget),
 		slog.Int("tokens_after", after), slog.Int("failures_in_a_row", p.Failures()), slog.Any("error", err))
 	return send, nil
+}
+
+// Count returns the input tokens of req (messages and tool definitions)
+// as the policy counts them for a model described by info: with its
+// counter, and, for an additive counter, from what it remembers of recent
+// requests, so counting a request Fit has just seen (or one that extends
+// it) costs a count of its new messages only, and counting the very
+// request Fit has just passed on as it was costs nothing. Spending limits
+// (package budget) count what is sent with it.
+func (p *Policy) Count(req *llm.Request, info llm.ModelInfo) int {
+	p.fitMu.Lock()
+	if req == p.fitReq {
+		n := p.fitN
+		p.fitMu.Unlock()
+		return n
+	}
+	p.fitMu.Unlock()
+	counter := p.CounterFor(info)
+	n := p.countMessages(counter, req.Messages)
+	if len(req.Tools) > 0 {
+		n += counter.CountTools(req.Tools)
+	}
+	return n
+}
+
+// noteFit remembers that Fit sent req, of n tokens, as it was given.
+func (p *Policy) noteFit(req *llm.Request, n int) {
+	p.fitMu.Lock()
+	p.fitReq, p.fitN = req, n
+	p.fitMu.Unlock()
 }
 
 // countMessages returns counter's count of msgs. An additive counter's

@@ -124,6 +124,12 @@ func Collect(seq iter.Seq2[Event, error]) (*Response, error) {
 // their final event.
 var ErrIncompleteStream = errors.New("stream ended before its final event")
 
+// ErrBudgetExceeded is what a spending limit's error matches (errors.Is):
+// a model call was not sent because it could have crossed a limit on
+// tokens or cost (package budget's *ExceededError names which). The tool
+// loop ends a turn on it like at its step limit, with [FinishBudget].
+var ErrBudgetExceeded = errors.New("spending limit reached")
+
 // IncompleteStream returns the error for a stream that ended before its
 // completion event: a retryable KindNetwork *Error wrapping
 // ErrIncompleteStream. provider names who noticed ("" for a layer above the

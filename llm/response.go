@@ -11,6 +11,7 @@ const (
 	FinishContentFilter FinishReason = "content_filter" // the provider withheld content
 	FinishRefusal       FinishReason = "refusal"        // the model refused
 	FinishMaxSteps      FinishReason = "max_steps"      // the tool loop hit its model-call limit
+	FinishBudget        FinishReason = "budget"         // the next model call could have crossed a spending limit
 	FinishUnknown       FinishReason = "unknown"        // anything else (the raw reason is logged by adapters)
 )
 

@@ -1,6 +1,7 @@
 package middleware
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/agcore/agcore/llm"
@@ -45,4 +46,16 @@ func NotRun(calls []llm.ToolUse, why string) []llm.Message {
 		out[i] = llm.ToolResultText(c.ID, fmt.Sprintf("tool %q was not run: %s", c.Name, why), true)
 	}
 	return out
+}
+
+// StopOnBudget decides whether a model call's error ends the turn the way
+// the step limit does: the call was refused by a spending limit (err
+// matches [llm.ErrBudgetExceeded]) and steps model calls of the turn
+// have already answered. The turn then ends with [llm.FinishBudget]: what
+// it did stands (every tool call made so far is answered, since the
+// refused call was the one that would have read their results). A refusal
+// of the turn's first call (steps == 0) is the turn's error: it did
+// nothing.
+func StopOnBudget(steps int, err error) bool {
+	return steps > 0 && errors.Is(err, llm.ErrBudgetExceeded)
 }

@@ -79,6 +79,11 @@ type DeniedError = tool.DeniedError
 //   - at most cfg.MaxSteps model calls: if the last one still asks for
 //     tools, they are not run, each gets an error result saying so, and the
 //     turn ends with FinishMaxSteps, so every tool_use has its tool_result;
+//   - a model call refused by a spending limit (an error matching
+//     llm.ErrBudgetExceeded, see [StopOnBudget]) after the first ends the
+//     turn with FinishBudget and what it did so far: the answers and the
+//     results of every tool call they made; a refused first call is the
+//     turn's error;
 //   - a call to a tool the model invented gets a `tool "x" not found` error
 //     result and the loop goes on;
 //   - a tool that needs approval runs only if the Approver approves; a
@@ -177,6 +182,10 @@ func (l *toolLoop) Generate(ctx context.Context, req *llm.Request) (*llm.Respons
 	t := newTurn(l, req)
 	for {
 		resp, err := l.next.Generate(ctx, t.request())
+		if StopOnBudget(t.steps, err) {
+			t.finish = llm.FinishBudget
+			return t.final(), nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -195,7 +204,13 @@ func (l *toolLoop) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.E
 		t := newTurn(l, req)
 		for {
 			var resp *llm.Response
+			sent := false // an event of this model call was forwarded
 			for ev, err := range l.next.Stream(ctx, t.request()) {
+				if !sent && StopOnBudget(t.steps, err) {
+					t.finish = llm.FinishBudget
+					yield(llm.Event{Type: llm.EventComplete, Response: t.final()}, nil)
+					return
+				}
 				if err != nil {
 					yield(llm.Event{}, err)
 					return
@@ -204,6 +219,7 @@ func (l *toolLoop) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.E
 					resp = ev.Response
 					ev.Type = llm.EventStepComplete
 				}
+				sent = true
 				if !yield(ev, nil) {
 					return
 				}

@@ -206,6 +206,19 @@ func TestToolLoopRules(t *testing.T) {
 			},
 		},
 		{
+			name:  "a model call refused by a spending limit ends the turn like the step limit",
+			steps: append(loopForever(2), llmtest.Fail(fmt.Errorf("refused: %w", llm.ErrBudgetExceeded))),
+			check: func(t *testing.T, e *env, r turnResult) {
+				if r.resp.FinishReason != llm.FinishBudget || e.model.Calls() != 3 || e.echo.runs.Load() != 2 {
+					t.Errorf("finish %s after %d calls and %d tool runs", r.resp.FinishReason, e.model.Calls(), e.echo.runs.Load())
+				}
+				tr := r.resp.Transcript
+				if len(tr) != 4 || tr[3].Role != llm.RoleTool || tr[3].ToolCallID != "c1" || r.resp.Usage.InputTokens != 2 {
+					t.Errorf("transcript (want both answers and both results):\n%s", dump(tr))
+				}
+			},
+		},
+		{
 			name: "a forced tool choice becomes auto after the first call",
 			steps: []llmtest.Step{
 				llmtest.Reply(llmtest.Call("a", "echo", `{}`)),
@@ -273,6 +286,20 @@ func lastAssistant(msgs []llm.Message) llm.Message {
 		}
 	}
 	return llm.Message{}
+}
+
+// A spending limit that refuses a turn's first model call fails the turn:
+// it did nothing.
+func TestBudgetRefusalOfTheFirstCallIsTheTurnsError(t *testing.T) {
+	t.Parallel()
+	refused := fmt.Errorf("refused: %w", llm.ErrBudgetExceeded)
+	for _, stream := range modes() {
+		m := llmtest.New(llmtest.Fail(refused))
+		r := runTurn(context.Background(), Chain(m, FunctionInvocation(ToolLoop{})), user("go"), stream)
+		if !errors.Is(r.err, llm.ErrBudgetExceeded) || r.resp != nil {
+			t.Errorf("%s: %v %+v, want the refusal", modeName(stream), r.err, r.resp)
+		}
+	}
 }
 
 func TestToolLoopFailures(t *testing.T) {

@@ -91,7 +91,7 @@
 // [Telemetry.OnRetry] given to its retries); [Telemetry.ToolMiddleware]
 // traces a tool.Invoker's calls.
 //
-// This package imports agent, middleware, tool, llm, observe, usage and
+// This package imports agent, budget, middleware, tool, llm, observe, usage and
 // the OpenTelemetry API (otel, trace, metric, semconv); never the SDK,
 // which is the program's choice.
 package otelagent

@@ -32,6 +32,8 @@ func ErrorType(err error) string {
 	switch {
 	case err == nil:
 		return ""
+	case errors.Is(err, llm.ErrBudgetExceeded):
+		return "budget_exceeded"
 	case errors.As(err, &le):
 		return le.Kind.String()
 	case errors.Is(err, context.Canceled):

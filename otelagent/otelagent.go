@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/clock"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/middleware"
@@ -52,6 +53,14 @@ const (
 	// retried: AttrAttempt, error.type, AttrErrorMessage, AttrRetryDelay.
 	// The last attempt's failure is the span's own error.
 	EventRetry = "agcore.retry"
+	// AttrBudgetRemaining prefixes what is left of a run's spending
+	// limits after it (invoke_agent spans of runs with limits):
+	// agcore.budget.remaining.SCOPE.KIND, SCOPE run, session or
+	// principal, KIND tokens, input_tokens, output_tokens or cost_usd.
+	AttrBudgetRemaining = "agcore.budget.remaining."
+	// AttrBudgetExceeded names the limit that stopped a run, SCOPE.KIND
+	// ("run.cost"); its error.type is then budget_exceeded.
+	AttrBudgetExceeded = "agcore.budget.exceeded"
 	// AttrRunID is the agent run's id (invoke_agent spans).
 	AttrRunID = observe.AttrRunID
 	// MetricCost is the counter of the price of model calls, in USD, with
@@ -262,9 +271,16 @@ func (t *Telemetry) endRun(ctx context.Context, span trace.Span, start time.Time
 			if resp.CostKnown {
 				span.SetAttributes(attribute.Float64(AttrCostUSD, resp.CostUSD))
 			}
+			if resp.Budget != nil {
+				setBudget(span, *resp.Budget)
+			}
 			if t.content {
 				setOutput(span, resp.Message, resp.FinishReason)
 			}
+		}
+		var ee *budget.ExceededError
+		if errors.As(res.Err, &ee) {
+			span.SetAttributes(attribute.String(AttrBudgetExceeded, string(ee.Scope)+"."+string(ee.Kind)))
 		}
 		fail(span, res.Err)
 	}
@@ -281,6 +297,31 @@ func (t *Telemetry) endRun(ctx context.Context, span trace.Span, start time.Time
 			attrs = append(attrs, semconv.ErrorTypeKey.String(ErrorType(res.Err)))
 		}
 		t.duration.Record(ctx, t.since(start), genaiconv.OperationNameInvokeAgent, genaiconv.ProviderNameAttr(provider), attrs...)
+	}
+}
+
+// setBudget records what is left of a run's limits.
+func setBudget(span trace.Span, r budget.Remaining) {
+	for _, sc := range []struct {
+		scope string
+		left  *budget.Left
+	}{{"run", r.Run}, {"session", r.Session}, {"principal", r.Principal}} {
+		l := sc.left
+		if l == nil {
+			continue
+		}
+		p := AttrBudgetRemaining + sc.scope + "."
+		for _, n := range []struct {
+			kind string
+			v    *int
+		}{{"tokens", l.Tokens}, {"input_tokens", l.InputTokens}, {"output_tokens", l.OutputTokens}} {
+			if n.v != nil {
+				span.SetAttributes(attribute.Int(p+n.kind, *n.v))
+			}
+		}
+		if l.CostUSD != nil {
+			span.SetAttributes(attribute.Float64(p+"cost_usd", *l.CostUSD))
+		}
 	}
 }
 

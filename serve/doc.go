@@ -206,6 +206,17 @@
 // page's POST /api/chat. Traces come from each agent's
 // Config.Telemetry (agcore serve's --otel), one invoke_agent span per turn.
 //
-// Package serve imports agent, approval, llm, middleware, session and
+// Options.Quota limits what each principal spends (tokens and cost, per
+// UTC day and in total), on every entry point: the handler puts a
+// budget.StoreQuota for the request's principal in its context
+// (budget.WithQuota), which every agent run of the request keeps. It lives
+// in the store's records, shared by replicas and kept across restarts. A
+// turn the quota refuses at once is a 429 budget_exceeded (type
+// insufficient_quota); one it stops after some model calls is stored, and
+// a Responses turn ends "incomplete" with the reason "budget" and the
+// limit in its error. The Responses usage object carries "budget": what
+// is left of the turn's limits (run, session, principal).
+//
+// Package serve imports agent, approval, budget, llm, middleware, session and
 // serve/host; it never imports a provider, a store or the CLI.
 package serve

@@ -19,6 +19,7 @@ const (
 	typeInvalidRequest = "invalid_request_error"
 	typeServer         = "server_error"
 	typeRateLimit      = "rate_limit_error"
+	typeQuota          = "insufficient_quota"
 )
 
 // apiError is an error as the endpoints answer it: an HTTP status and
@@ -131,6 +132,9 @@ func turnError(ctx context.Context, err error) *apiError {
 	}
 	if errors.Is(err, context.Canceled) && llm.KindOf(err) != llm.KindCancelled {
 		return &apiError{Status: 499, Type: typeInvalidRequest, Code: "cancelled", Message: "the request was cancelled"}
+	}
+	if errors.Is(err, llm.ErrBudgetExceeded) {
+		return &apiError{Status: http.StatusTooManyRequests, Type: typeQuota, Code: "budget_exceeded", Message: err.Error()}
 	}
 	var be *middleware.BlockedError
 	if errors.As(err, &be) {

@@ -139,6 +139,10 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	resp, err := runTurn(ctx, a, msgs, opts, strings.TrimPrefix(obj.ID, "resp_"), s)
+	var stopped error // the spending limit that ended a stored turn
+	if resp != nil && errors.Is(err, llm.ErrBudgetExceeded) {
+		stopped, err = err, nil
+	}
 	if err == nil {
 		err = resp.PersistErr()
 	}
@@ -170,7 +174,17 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 			Reason string `json:"reason"`
 		}{"max_output_tokens"}
 	}
+	if stopped != nil {
+		// Stored, but cut short: incomplete, with the limit as its error.
+		obj.Status = "incomplete"
+		obj.IncompleteDetails = &struct {
+			Reason string `json:"reason"`
+		}{"budget"}
+		e := turnError(ctx, stopped)
+		obj.Error = &responseError{Code: e.Code, Message: e.Message}
+	}
 	obj.Usage = responseUsageOf(resp.Usage)
+	obj.Usage.Budget = resp.Budget
 	switch {
 	case pos.slot != nil:
 		released = true

@@ -5,6 +5,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/llm"
 )
 
@@ -54,6 +55,9 @@ type responseUsage struct {
 		ReasoningTokens int `json:"reasoning_tokens"`
 	} `json:"output_tokens_details"`
 	TotalTokens int `json:"total_tokens"`
+	// Budget extends the object: what is left of the turn's spending
+	// limits (run, session, the principal's quota), when it has any.
+	Budget *budget.Remaining `json:"budget,omitempty"`
 }
 
 func responseUsageOf(u llm.Usage) *responseUsage {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agcore/agcore/approval"
+	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/serve/host"
 	"github.com/agcore/agcore/session"
 )
@@ -88,6 +89,21 @@ type Options struct {
 	DrainGrace time.Duration
 	// Now stamps created times; nil means time.Now.
 	Now func() time.Time
+	// Quota, when not nil, limits what each principal's turns spend, on
+	// every entry point (the /v1 endpoints, A2A, the web page).
+	Quota *Quota
+}
+
+// Quota is a server's per-principal spending limit: tokens and cost, in
+// total and per UTC day. It is kept in a session store's records
+// (budget.StoreQuota), so it holds across the replicas sharing the store
+// and across restarts. A model call that could cross it is not sent (see
+// package budget).
+type Quota struct {
+	Total, PerDay budget.Limits
+	// Records keeps what each principal spent; nil means the records of
+	// the default agent's store (New fails when it has none).
+	Records session.Records
 }
 
 // Handler is agcore's HTTP server: OpenAI-compatible endpoints under /v1/,
@@ -178,6 +194,15 @@ func New(opts Options) (*Handler, error) {
 		}
 		h.origins[strings.ToLower(o)] = true
 	}
+	if q := opts.Quota; q != nil && q.Records == nil {
+		recs, ok := session.RecordsOf(opts.Agents.Default().Store)
+		if !ok || opts.Agents.Default().Store == nil {
+			return nil, errors.New("serve: Options.Quota needs a store with records to keep what principals spent")
+		}
+		quota := *q
+		quota.Records = recs
+		h.opts.Quota = &quota
+	}
 	h.started = h.now().Unix()
 	h.routes()
 	return h, nil
@@ -262,7 +287,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		principal = p
-		r = r.WithContext(host.WithPrincipal(r.Context(), p))
+		ctx := host.WithPrincipal(r.Context(), p)
+		if q := h.opts.Quota; q != nil {
+			ctx = budget.WithQuota(ctx, &budget.StoreQuota{Records: q.Records, Principal: p, Total: q.Total, PerDay: q.PerDay})
+		}
+		r = r.WithContext(ctx)
 	}
 	if r.Body != nil && r.Body != http.NoBody {
 		if r.ContentLength > h.maxBody {

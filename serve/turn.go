@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -25,7 +26,9 @@ type sink interface {
 	toolResult(msg *llm.Message) error
 }
 
-// runTurn runs one turn of a and hands its updates to s. The turn's
+// runTurn runs one turn of a and hands its updates to s. A turn a
+// spending limit stopped returns both its response and the
+// *budget.ExceededError. The turn's
 // context carries the approval owner (the request's principal). A sink
 // error (the client went away) abandons the turn, which stores nothing.
 func runTurn(ctx context.Context, a host.Agent, msgs []llm.Message, opts *agent.RunOptions, run string, s sink) (*agent.Response, error) {
@@ -39,6 +42,11 @@ func runTurn(ctx context.Context, a host.Agent, msgs []llm.Message, opts *agent.
 	var resp *agent.Response
 	for u, err := range stream.Updates() {
 		if err != nil {
+			if resp != nil && errors.Is(err, llm.ErrBudgetExceeded) {
+				// A spending limit stopped the turn after its first
+				// model call: what it did is stored (resp).
+				return resp, err
+			}
 			return nil, err
 		}
 		var serr error

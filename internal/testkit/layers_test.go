@@ -33,7 +33,7 @@ var layers = []struct {
 	{"on llm: the tool model, the catalog, costs, the session model and its stores, the HTTP transport, the scripted model",
 		[]string{"tool", "catalog", "usage", "session", "internal/httpx", "llmtest"}},
 	{"on those: approval's broker, the budget policy, MCP tools", []string{"approval", "compact", "mcp"}},
-	{"the model pipeline's decorators, the provider adapters and the record/replay of runs (none imports another)", []string{"middleware", "provider", "replay"}},
+	{"the model pipeline's decorators, spending limits, the provider adapters and the record/replay of runs (none imports another)", []string{"middleware", "budget", "provider", "replay"}},
 	{"the agent, and history without it", []string{"agent", "conversation"}},
 	{"what runs or observes agents, and typed answers over them", []string{"otelagent", "memory", "serve", "structured"}},
 	{"test rigs", []string{"internal/testkit"}},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/approval"
+	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/serve/host"
 	"github.com/agcore/agcore/session"
@@ -38,7 +39,10 @@ type item struct {
 	SessionUsage *llm.Usage `json:"session_usage,omitempty"`
 	SessionCost  *float64   `json:"session_cost_usd,omitempty"`
 	SessionTurns int        `json:"session_turns,omitempty"`
-	Message      string     `json:"message,omitempty"` // error
+	// Budget is what is left of the turn's spending limits (finish): the
+	// run's, the session's, the principal's quota.
+	Budget  *budget.Remaining `json:"budget,omitempty"`
+	Message string            `json:"message,omitempty"` // error
 }
 
 // transcript turns stored messages into the items the page renders, the
@@ -183,7 +187,7 @@ func (h *handler) chat(w http.ResponseWriter, r *http.Request) {
 // finish builds the finish event once the turn is stored.
 func (h *handler) finish(ctx context.Context, store session.Store, resp *agent.Response) item {
 	usage := resp.Usage
-	ev := item{Type: "finish", Session: resp.SessionID, Model: resp.Model, Usage: &usage, FinishReason: resp.FinishReason}
+	ev := item{Type: "finish", Session: resp.SessionID, Model: resp.Model, Usage: &usage, FinishReason: resp.FinishReason, Budget: resp.Budget}
 	if resp.CostKnown {
 		cost := resp.CostUSD
 		ev.CostUSD = &cost

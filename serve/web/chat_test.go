@@ -12,6 +12,7 @@ import (
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/approval"
+	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/internal/testkit/testwait"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
@@ -122,6 +123,30 @@ func TestChatModelError(t *testing.T) {
 	}
 	if _, err := f.store.Load(context.Background(), evs[0].Session); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("a failed turn was stored: %v", err)
+	}
+}
+
+// A turn the principal's quota stopped after its first model call: the
+// finish event (the turn is stored) shows what is left of the quota, then
+// the error names the limit.
+func TestChatStoppedByQuota(t *testing.T) {
+	model := llmtest.New(
+		llmtest.Reply(llmtest.Call("call_1", "get_weather", `{"city":"Paris"}`)).WithUsage(llm.Usage{InputTokens: 100, OutputTokens: 20}),
+		llmtest.Text("never sent"),
+	).WithInfo(llm.ModelInfo{Provider: "llmtest", Name: "scripted", MaxOutputTokens: 100})
+	f := newFixture(t, model, weather())
+	f.quota = &budget.StoreQuota{Records: f.store, Principal: "alice", Total: budget.Limits{Tokens: 300}}
+	evs := collect(t, events(t, f.do(t, context.Background(), "POST", "/api/chat", "", map[string]string{"agent": "helper", "message": "Weather in Paris?"})))
+	if got, want := kinds(evs), "session tool_call usage tool_result finish error"; got != want {
+		t.Fatalf("events %q\nwant   %q", got, want)
+	}
+	fin, last := evs[4], evs[5]
+	left, _ := fin.Budget["principal"].(map[string]any)
+	if fin.FinishReason != "budget" || left["tokens"] != 180.0 || !strings.Contains(last.Message, "principal token limit of 300 tokens") {
+		t.Errorf("finish %+v, error %q", fin, last.Message)
+	}
+	if s, err := f.store.Load(context.Background(), evs[0].Session); err != nil || len(s.Messages) != 3 {
+		t.Errorf("stored %d messages, want the prompt, the call and its result", len(s.Messages))
 	}
 }
 

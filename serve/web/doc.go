@@ -52,8 +52,10 @@
 //	usage        {usage}: the current model call's usage so far
 //	finish       {session, model, usage, cost_usd (when known), finish_reason,
 //	              session_usage, session_cost_usd, session_turns (the totals once stored),
+//	              budget (what is left of the turn's spending limits, when it has some),
 //	              message (when the turn could not be stored)}: last, on success
-//	error        {message}: last, on failure
+//	error        {message}: last, on failure (after finish for a turn a spending
+//	              limit stopped: what it did is stored)
 //
 // A stored transcript (GET /api/sessions/{id}) uses the same ITEM shapes,
 // plus {"type":"user","text"} for the user's messages; it holds no usage
@@ -104,6 +106,6 @@
 // the Host header (DNS rebinding); that belongs to the server, not to this
 // handler.
 //
-// Package web imports agent, approval, llm, middleware, session and
+// Package web imports agent, approval, budget, llm, middleware, session and
 // serve/host; it never imports package serve or a provider.
 package web

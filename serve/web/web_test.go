@@ -14,6 +14,7 @@ import (
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/approval"
+	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/internal/testkit/testwait"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
@@ -33,6 +34,7 @@ type fixture struct {
 	broker *approval.Broker
 	model  *llmtest.Model
 	done   chan struct{} // one value each time a request's handler returns
+	quota  budget.Quota  // when set, every request's principal quota (as agcore serve sets it)
 }
 
 func newFixture(t *testing.T, model *llmtest.Model, tools ...tool.Tool) *fixture {
@@ -67,6 +69,9 @@ func newFixtureOpts(t *testing.T, opts web.Options, model *llmtest.Model, tools 
 		defer func() { f.done <- struct{}{} }()
 		if p := r.Header.Get(principalHeader); p != "" {
 			r = r.WithContext(host.WithPrincipal(r.Context(), p))
+		}
+		if f.quota != nil {
+			r = r.WithContext(budget.WithQuota(r.Context(), f.quota))
 		}
 		h.ServeHTTP(w, r)
 	}))
@@ -135,6 +140,7 @@ type event struct {
 	CostUSD      *float64        `json:"cost_usd"`
 	FinishReason string          `json:"finish_reason"`
 	SessionTurns int             `json:"session_turns"`
+	Budget       map[string]any  `json:"budget"`
 	Message      string          `json:"message"`
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/catalog"
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
 	"github.com/agcore/agcore/cmd/agcore/internal/render"
@@ -281,19 +282,21 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		toolMW = append(toolMW, rt.rec.ToolMiddleware())
 	}
 	rt.agent, err = agent.New(model, agent.Config{
-		Name:         name,
-		Instructions: rt.instr,
-		Tools:        tools,
-		Store:        rt.store,
-		Compaction:   policy,
-		Retry:        retry,
-		Approver:     approve,
-		MaxSteps:     s.MaxSteps,
-		ModelInfo:    &info,
-		Logger:       logger,
-		Providers:    []agent.ContextProvider{&metaRecorder{meta: sessionMeta{Model: s.Model, Provider: s.Provider}}},
-		Telemetry:    tel,
-		Middleware:   recMW,
+		Name:          name,
+		Instructions:  rt.instr,
+		Tools:         tools,
+		Store:         rt.store,
+		Compaction:    policy,
+		Retry:         retry,
+		Approver:      approve,
+		MaxSteps:      s.MaxSteps,
+		ModelInfo:     &info,
+		Budget:        budget.Limits{CostUSD: s.MaxCost, Tokens: s.TokenBudget},
+		SessionBudget: budget.Limits{CostUSD: s.SessionMaxCost, Tokens: s.SessionTokenBudget},
+		Logger:        logger,
+		Providers:     []agent.ContextProvider{&metaRecorder{meta: sessionMeta{Model: s.Model, Provider: s.Provider}}},
+		Telemetry:     tel,
+		Middleware:    recMW,
 
 		ToolMiddleware: toolMW,
 		MaxResultBytes: s.MaxResultBytes, // and read_file's cap above

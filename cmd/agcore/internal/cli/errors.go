@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/middleware"
@@ -28,13 +29,30 @@ func shouldRetry(err error) bool {
 // describe says what went wrong in a turn in words a person can act on,
 // naming the provider as the user configured it (not the adapter it runs
 // on: a compatible server is not "openai").
+// budgetMessage names the limit a turn was stopped by, as the flag that
+// sets it.
+func budgetMessage(e *budget.ExceededError) string {
+	flag := map[budget.Scope]map[budget.Kind]string{
+		budget.ScopeRun:     {budget.KindCost: "--max-cost", budget.KindTokens: "--token-budget"},
+		budget.ScopeSession: {budget.KindCost: "--session-max-cost", budget.KindTokens: "--session-token-budget"},
+	}[e.Scope][e.Kind]
+	msg := strings.TrimPrefix(e.Error(), "budget: ")
+	if flag == "" {
+		return "spending limit reached: " + msg
+	}
+	return fmt.Sprintf("spending limit %s reached: %s", flag, msg)
+}
+
 func describe(s *config.Settings, err error) string {
 	var (
 		le   *llm.Error
 		na   *notAPIError
 		perr *agent.PersistError
+		be   *budget.ExceededError
 	)
 	switch {
+	case errors.As(err, &be):
+		return budgetMessage(be)
 	case errors.As(err, &na):
 		return fmt.Sprintf("%s; check the base URL (%s): an OpenAI-compatible API is usually under /v1", na.Error(), config.RedactURL(s.BaseURL))
 	case errors.As(err, &perr):

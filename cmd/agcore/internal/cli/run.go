@@ -18,7 +18,12 @@ const jsonHelp = `With --json, stdout carries one JSON event a line:
   {"type":"tool_call","id":"call_1","name":"read_file","input":{...}}
   {"type":"tool_result","id":"call_1","name":"read_file","is_error":false,"output":"..."}
   {"type":"done","finish_reason":"stop","text":"...","usage":{"input_tokens":N,"output_tokens":N,"cached_input_tokens":N},"cost_usd":N,"cost_known":true}
-  {"type":"error","code":"rate_limited|auth|context_length|overloaded|server|network|invalid_request|blocked|cancelled|timeout|internal","message":"..."}
+  {"type":"error","code":"rate_limited|auth|context_length|overloaded|server|network|invalid_request|blocked|budget|cancelled|timeout|internal","message":"..."}
+With spending limits (--max-cost, --token-budget, --session-max-cost,
+--session-token-budget) done has "budget": what is left of them; a model
+call that could cross one is not sent: the turn ends with done
+(finish_reason "budget": what it did is stored) and then an error event
+with the code "budget" naming the limit, and the exit status is 1.
 Exit status: 0 after done; 1 after error (the session is left as it was);
 2 for a usage or configuration mistake, or no provider, found before any
 model call; 130 when cancelled with Ctrl-C (one quiet line; with --json an
@@ -109,9 +114,11 @@ func (a *app) run(cmd *cobra.Command, args []string) error {
 // storedNote says after a turn whether the session holds it.
 func storedNote(rt *runtime, t turnOutcome) string {
 	switch {
-	case t.err != nil && t.existed:
+	case t.err != nil && t.stored && rt.store.Durable:
+		return "session " + t.id + " (what the turn did before the limit)"
+	case t.err != nil && t.existed && !t.stored:
 		return fmt.Sprintf("session %s is as it was", t.id)
-	case t.err != nil:
+	case t.err != nil && !t.stored:
 		return ""
 	case !rt.store.Durable:
 		return fmt.Sprintf("not stored (--store %s)", rt.store.Description)
@@ -130,6 +137,7 @@ type turnOutcome struct {
 	id      string // the session
 	existed bool   // it held turns before this one
 	err     error  // why the turn did not complete, nil when it did
+	stored  bool   // the turn was stored (a spending limit stopped it after its first model call)
 }
 
 // oneTurn builds the runtime, picks the session, runs one turn and reports
@@ -152,9 +160,9 @@ func (a *app) oneTurn(ctx context.Context, s *config.Settings, opts buildOptions
 	if notes.before != nil && !s.JSON {
 		fmt.Fprint(a.env.Stderr, notes.before(rt, id))
 	}
-	_, err = a.runTurn(ctx, rt, id, prompt)
+	resp, err := a.runTurn(ctx, rt, id, prompt)
 	if notes.after != nil {
-		if note := notes.after(rt, turnOutcome{id: id, existed: existed, err: err}); note != "" {
+		if note := notes.after(rt, turnOutcome{id: id, existed: existed, err: err, stored: resp != nil}); note != "" {
 			rt.sink.Note(note)
 		}
 	}

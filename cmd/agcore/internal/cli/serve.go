@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agcore/agcore/approval"
+	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
 	"github.com/agcore/agcore/provider/demo"
 	"github.com/agcore/agcore/serve"
@@ -63,7 +64,15 @@ a few seconds later, whatever the clients do.
 Config file (agcore config shows where it is):
   {"agents": {"coder": {"provider": "anthropic", "model": "sonnet", "system": "You write Go.",
                         "tools": ["read_file", "grep"], "description": "Go helper"}},
-   "serve": {"addr": "127.0.0.1:8080", "allowed_origins": ["https://app.example.com"]}}
+   "serve": {"addr": "127.0.0.1:8080", "allowed_origins": ["https://app.example.com"],
+             "quota": {"tokens_per_day": 2000000, "cost_usd": 25}}}
+
+Quotas ("serve.quota": tokens_per_day, tokens, cost_per_day_usd, cost_usd)
+limit what each token's principal spends, on every endpoint; they are kept
+in the store (--store), so replicas sharing it and restarts keep them. A
+model call that could cross one is not sent: the turn fails with HTTP 429
+"budget_exceeded", or, when it already made model calls, is stored and
+ends "incomplete" (the Responses API) naming the limit.
 
 ` + providerHelp,
 		Example: `  agcore serve
@@ -157,9 +166,16 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return exit(ExitUsage, "%v", err)
 	}
+	var quota *serve.Quota
+	if q := sc.Quota; q != nil {
+		quota = &serve.Quota{
+			Total:  budget.Limits{Tokens: q.Tokens, CostUSD: q.CostUSD},
+			PerDay: budget.Limits{Tokens: q.TokensPerDay, CostUSD: q.CostPerDayUSD},
+		}
+	}
 	h, err := serve.New(serve.Options{
 		Agents: set, Broker: broker, Tokens: tokens, AllowedOrigins: origins, TurnTimeout: s.Timeout,
-		Logger: logger, A2A: a2a, Web: page,
+		Logger: logger, A2A: a2a, Web: page, Quota: quota,
 	})
 	if err != nil {
 		return exit(ExitUsage, "%v", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
 	"github.com/agcore/agcore/cmd/agcore/internal/render"
 	"github.com/agcore/agcore/llm"
@@ -44,14 +45,21 @@ store keeps of each session (never its messages), so it is fast on any number
 of sessions. A session id can be given to the other commands, and to
 --session, by any unique prefix of it.
 
+With a session limit (the config file's session_max_cost or
+session_token_budget, their variables, or --session-max-cost and
+--session-token-budget) the tokens and cost columns show spend against it:
+"12,000/50,000" and "$0.12/$1.00".
+
 -n N (--limit N) prints the N newest sessions; 0 (the default) prints them all.
 When more are left, a last line on stderr gives the command that prints the
 next N: the same with --cursor C, C an opaque position in the listing.
 
 With --json it prints {"sessions":[{"id","title","model","turns","messages",
 "usage":{"input_tokens","output_tokens","cached_input_tokens",...},"cost_usd",
-"created_at","updated_at"},...],"next":"C"}; "next" (present only when -n left
-sessions out) is the --cursor of the next page. Empty fields are left out.
+"created_at","updated_at"},...],"next":"C","session_limits":{"tokens":N,
+"cost_usd":N}}; "next" (present only when -n left sessions out) is the
+--cursor of the next page, "session_limits" the session limits, when there
+are any. Empty fields are left out.
 
 Sessions belong to an owner: agcore serve's principals own theirs, the CLI's
 are the single user's (""). List shows the single user's; --all-owners shows
@@ -70,6 +78,8 @@ does not exist is an error, and a database you cannot write is read.`,
 	list.Flags().IntP("limit", "n", 0, "print at most `N` sessions, the newest (0: all)")
 	list.Flags().String("cursor", "", "start after the position `C` a previous -n listing printed")
 	list.Flags().Bool("all-owners", false, "list every owner's sessions, not only the single user's")
+	list.Flags().String("session-max-cost", "0", "show each session's cost against this limit (default: the config file's session_max_cost) [$AGCORE_SESSION_MAX_COST]")
+	list.Flags().Int("session-token-budget", 0, "show each session's tokens against this limit (default: the config file's session_token_budget) [$AGCORE_SESSION_TOKEN_BUDGET]")
 
 	show := &cobra.Command{
 		Use:   "show ID [--json]",
@@ -162,11 +172,20 @@ func (a *app) sessionsList(cmd *cobra.Command, _ []string) error {
 	if all == nil {
 		all = []session.Info{}
 	}
+	var limits budget.Limits                   // the session limits spend is shown against
+	if set, _ := a.settings(cmd); set != nil { // a missing provider does not matter here
+		limits = budget.Limits{CostUSD: set.SessionMaxCost, Tokens: set.SessionTokenBudget}
+	}
 	if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
+		var lim *budget.Limits
+		if !limits.IsZero() {
+			lim = &limits
+		}
 		return writeJSON(a.env.Stdout, struct {
 			Sessions []session.Info `json:"sessions"`
 			Next     string         `json:"next,omitempty"`
-		}{all, next})
+			Limits   *budget.Limits `json:"session_limits,omitempty"`
+		}{all, next, lim})
 	}
 	if len(all) == 0 {
 		fmt.Fprintf(a.env.Stderr, "no sessions in %s yet\n", st.Description)
@@ -183,8 +202,15 @@ func (a *app) sessionsList(cmd *cobra.Command, _ []string) error {
 		if anyOwner {
 			owner = orDash(s.Owner) + "\t"
 		}
+		tokens, usd := render.Thousands(s.Usage.InputTokens+s.Usage.OutputTokens), cost(s.CostUSD)
+		if limits.Tokens > 0 {
+			tokens += "/" + render.Thousands(limits.Tokens)
+		}
+		if limits.CostUSD > 0 {
+			usd += "/" + render.USD(limits.CostUSD)
+		}
 		fmt.Fprintf(tw, "%s\t%s%s\t%s\t%d\t%s\t%s\t%s\n", s.ID, owner, orDash(clipTitle(s.Title, 48)), orDash(s.Model), s.Turns,
-			render.Thousands(s.Usage.InputTokens+s.Usage.OutputTokens), cost(s.CostUSD), s.UpdatedAt.Local().Format("2006-01-02 15:04"))
+			tokens, usd, s.UpdatedAt.Local().Format("2006-01-02 15:04"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

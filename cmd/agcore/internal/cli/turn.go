@@ -104,6 +104,12 @@ func (a *app) runTurn(ctx context.Context, rt *runtime, sessionID, prompt string
 	}
 	timedOut := errors.Is(context.Cause(tctx), errTurnTimeout)
 	interrupted := end()
+	// A turn a spending limit stopped after its first model call is
+	// stored: done, then the error naming the limit.
+	var stopped error
+	if resp != nil && errors.Is(err, llm.ErrBudgetExceeded) {
+		stopped, err = err, resp.PersistErr()
+	}
 	switch {
 	case err == nil:
 	case interrupted || ctx.Err() != nil:
@@ -126,6 +132,11 @@ func (a *app) runTurn(ctx context.Context, rt *runtime, sessionID, prompt string
 		CostKnown:    resp.CostKnown,
 		Duration:     time.Since(start),
 		Citations:    render.CitationsOf(resp.Message),
+		Budget:       resp.Budget,
 	})
+	if stopped != nil {
+		sink.Error(render.ErrorCode(stopped), describe(rt.s, stopped))
+		return resp, &turnError{err: stopped}
+	}
 	return resp, nil
 }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -61,19 +62,26 @@ var CompactModes = []string{"auto", "summarize", "off"}
 // Keys are never read from the file: "api_key_env" names the environment
 // variable that holds one.
 type File struct {
-	Provider      string                    `json:"provider,omitempty"`
-	Providers     map[string]ProviderConfig `json:"providers,omitempty"`
-	Tools         *[]string                 `json:"tools,omitempty"`
-	MCP           []MCPServer               `json:"mcp,omitempty"`
-	Store         string                    `json:"store,omitempty"`
-	Root          string                    `json:"root,omitempty"`
-	System        string                    `json:"system,omitempty"`
-	MaxSteps      int                       `json:"max_steps,omitempty"`
-	ContextWindow int                       `json:"context_window,omitempty"`
-	Compact       string                    `json:"compact,omitempty"`
-	Retries       *int                      `json:"retries,omitempty"`
-	Log           string                    `json:"log,omitempty"`
-	HideThinking  bool                      `json:"hide_thinking,omitempty"`
+	Provider  string                    `json:"provider,omitempty"`
+	Providers map[string]ProviderConfig `json:"providers,omitempty"`
+	Tools     *[]string                 `json:"tools,omitempty"`
+	MCP       []MCPServer               `json:"mcp,omitempty"`
+	Store     string                    `json:"store,omitempty"`
+	Root      string                    `json:"root,omitempty"`
+	System    string                    `json:"system,omitempty"`
+	MaxSteps  int                       `json:"max_steps,omitempty"`
+	// MaxCost and TokenBudget limit each turn (run): its cost in USD and
+	// its input plus output tokens; SessionMaxCost and SessionTokenBudget
+	// limit a session, its stored turns included. 0 is no limit.
+	MaxCost            float64 `json:"max_cost,omitempty"`
+	TokenBudget        int     `json:"token_budget,omitempty"`
+	SessionMaxCost     float64 `json:"session_max_cost,omitempty"`
+	SessionTokenBudget int     `json:"session_token_budget,omitempty"`
+	ContextWindow      int     `json:"context_window,omitempty"`
+	Compact            string  `json:"compact,omitempty"`
+	Retries            *int    `json:"retries,omitempty"`
+	Log                string  `json:"log,omitempty"`
+	HideThinking       bool    `json:"hide_thinking,omitempty"`
 	// Timeout and IdleTimeout are durations ("10m", "90s").
 	Timeout     string `json:"timeout,omitempty"`
 	IdleTimeout string `json:"idle_timeout,omitempty"`
@@ -111,6 +119,19 @@ type ServeConfig struct {
 	Addr           string            `json:"addr,omitempty"`
 	Tokens         map[string]string `json:"tokens,omitempty"`
 	AllowedOrigins []string          `json:"allowed_origins,omitempty"`
+	// Quota limits what each principal (each bearer token's name) spends,
+	// kept in the session store's records so that it holds across
+	// replicas and restarts.
+	Quota *QuotaConfig `json:"quota,omitempty"`
+}
+
+// QuotaConfig is agcore serve's per-principal quota: tokens (input plus
+// output) and cost in USD, per UTC day and in total. 0 is no limit.
+type QuotaConfig struct {
+	TokensPerDay  int     `json:"tokens_per_day,omitempty"`
+	Tokens        int     `json:"tokens,omitempty"`
+	CostPerDayUSD float64 `json:"cost_per_day_usd,omitempty"`
+	CostUSD       float64 `json:"cost_usd,omitempty"`
 }
 
 // ProviderConfig configures one named provider of the config file.
@@ -175,16 +196,22 @@ type Settings struct {
 	Yes           bool
 	MaxSteps      int
 	ContextWindow int
-	System        string
-	Compact       string
-	Retries       int
-	Log           string
-	JSON          bool
-	HideThinking  bool
-	Raw           bool          // no Markdown rendering
-	Timeout       time.Duration // one whole turn; 0 means none
-	IdleTimeout   time.Duration // silence of one model call, across its retries
-	Aliases       map[string]string
+	// MaxCost and TokenBudget limit each turn, SessionMaxCost and
+	// SessionTokenBudget each session (0: no limit).
+	MaxCost            float64
+	TokenBudget        int
+	SessionMaxCost     float64
+	SessionTokenBudget int
+	System             string
+	Compact            string
+	Retries            int
+	Log                string
+	JSON               bool
+	HideThinking       bool
+	Raw                bool          // no Markdown rendering
+	Timeout            time.Duration // one whole turn; 0 means none
+	IdleTimeout        time.Duration // silence of one model call, across its retries
+	Aliases            map[string]string
 	// Alias is the alias the model was given as ("" when none).
 	Alias string
 
@@ -335,6 +362,18 @@ func Resolve(in Input) (*Settings, error) {
 	if s.MaxSteps == 0 {
 		return nil, errors.New("--max-steps must be at least 1")
 	}
+	if s.MaxCost, err = r.money("max_cost", "max-cost", "AGCORE_MAX_COST", f.MaxCost); err != nil {
+		return nil, err
+	}
+	if s.TokenBudget, err = r.num("token_budget", "token-budget", []string{"AGCORE_TOKEN_BUDGET"}, f.TokenBudget, 0); err != nil {
+		return nil, err
+	}
+	if s.SessionMaxCost, err = r.money("session_max_cost", "session-max-cost", "AGCORE_SESSION_MAX_COST", f.SessionMaxCost); err != nil {
+		return nil, err
+	}
+	if s.SessionTokenBudget, err = r.num("session_token_budget", "session-token-budget", []string{"AGCORE_SESSION_TOKEN_BUDGET"}, f.SessionTokenBudget, 0); err != nil {
+		return nil, err
+	}
 	if v := r.str("max_result_bytes", "max-result-bytes", []string{"AGCORE_MAX_RESULT_BYTES"}, "", "0"); v != "0" {
 		if s.MaxResultBytes, err = strconv.Atoi(strings.TrimSpace(v)); err != nil {
 			return nil, fmt.Errorf("max_result_bytes: %q is not an integer (from %s)", v, s.Sources["max_result_bytes"])
@@ -396,6 +435,21 @@ func Resolve(in Input) (*Settings, error) {
 		}
 	}
 	return s, setupErr
+}
+
+// money resolves a non-negative amount of USD ("0.50", "$0.50"); 0 is
+// none.
+func (r *resolver) money(key, flag, env string, file float64) (float64, error) {
+	fileStr := ""
+	if file != 0 {
+		fileStr = strconv.FormatFloat(file, 'f', -1, 64)
+	}
+	v := strings.TrimPrefix(strings.TrimSpace(r.str(key, flag, []string{env}, fileStr, "0")), "$")
+	n, err := strconv.ParseFloat(v, 64)
+	if err != nil || n < 0 || math.IsInf(n, 0) || math.IsNaN(n) {
+		return 0, fmt.Errorf("%s %q is not an amount of USD: give one such as 0.50 (0 for no limit)", r.set.origin(key, flag), v)
+	}
+	return n, nil
 }
 
 // list resolves a list setting: the repeated flag, else the environment

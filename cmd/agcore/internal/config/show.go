@@ -73,6 +73,10 @@ func (s *Settings) Entries() []Entry {
 		{"allowed secrets", orName(strings.Join(s.AllowSecrets, " "), "(none: the file tools refuse keys and credentials)"), src("allow_secrets")},
 		{"mcp", orName(strings.Join(mcp, "; "), "(none)"), src("mcp")},
 		{"max steps", strconv.Itoa(s.MaxSteps), src("max_steps")},
+		{"max cost", costText(s.MaxCost), src("max_cost")},
+		{"token budget", tokensText(s.TokenBudget), src("token_budget")},
+		{"session max cost", costText(s.SessionMaxCost), src("session_max_cost")},
+		{"session token budget", tokensText(s.SessionTokenBudget), src("session_token_budget")},
 		{"context window", window, src("context_window")},
 		{"compact", s.Compact, src("compact")},
 		{"system", orName(s.System, "(built-in instructions)"), src("system")},
@@ -82,6 +86,20 @@ func (s *Settings) Entries() []Entry {
 		{"markdown", map[bool]string{true: "off (--raw)", false: "on a terminal"}[s.Raw], src("raw")},
 		{"log", orName(s.Log, "(off)"), src("log")},
 	}
+}
+
+func costText(usd float64) string {
+	if usd == 0 {
+		return "none"
+	}
+	return "$" + strconv.FormatFloat(usd, 'f', -1, 64)
+}
+
+func tokensText(n int) string {
+	if n == 0 {
+		return "none"
+	}
+	return strconv.Itoa(n) + " tokens"
 }
 
 func durationText(d time.Duration) string {
@@ -149,31 +167,35 @@ func (s *Settings) JSONObject() map[string]any {
 		tools = []string{}
 	}
 	return map[string]any{
-		"home":              s.Home,
-		"config_file":       s.ConfigFile,
-		"config_file_found": s.FileFound,
-		"provider":          s.Provider,
-		"kind":              s.Kind.Name,
-		"model":             s.Model,
-		"alias":             s.Alias,
-		"base_url":          RedactURL(s.BaseURL),
-		"api_key_env":       s.KeyEnv,
-		"api_key_set":       s.APIKey != "",
-		"store":             store,
-		"tools":             tools,
-		"root":              s.Root,
-		"mcp":               mcp,
-		"max_steps":         s.MaxSteps,
-		"context_window":    s.ContextWindow,
-		"compact":           s.Compact,
-		"system":            s.System,
-		"retries":           s.Retries,
-		"timeout":           s.Timeout.String(),
-		"idle_timeout":      s.IdleTimeout.String(),
-		"log":               s.Log,
-		"raw":               s.Raw,
-		"hide_thinking":     s.HideThinking,
-		"aliases":           s.Aliases,
-		"sources":           s.Sources,
+		"home":                 s.Home,
+		"config_file":          s.ConfigFile,
+		"config_file_found":    s.FileFound,
+		"provider":             s.Provider,
+		"kind":                 s.Kind.Name,
+		"model":                s.Model,
+		"alias":                s.Alias,
+		"base_url":             RedactURL(s.BaseURL),
+		"api_key_env":          s.KeyEnv,
+		"api_key_set":          s.APIKey != "",
+		"store":                store,
+		"tools":                tools,
+		"root":                 s.Root,
+		"mcp":                  mcp,
+		"max_steps":            s.MaxSteps,
+		"max_cost":             s.MaxCost,
+		"token_budget":         s.TokenBudget,
+		"session_max_cost":     s.SessionMaxCost,
+		"session_token_budget": s.SessionTokenBudget,
+		"context_window":       s.ContextWindow,
+		"compact":              s.Compact,
+		"system":               s.System,
+		"retries":              s.Retries,
+		"timeout":              s.Timeout.String(),
+		"idle_timeout":         s.IdleTimeout.String(),
+		"log":                  s.Log,
+		"raw":                  s.Raw,
+		"hide_thinking":        s.HideThinking,
+		"aliases":              s.Aliases,
+		"sources":              s.Sources,
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/llm"
 )
 
@@ -19,6 +20,11 @@ import (
 //	{"type":"tool_result","id":"call_1","name":"read_file","is_error":false,"output":"..."}
 //	{"type":"done","finish_reason":"stop","text":"...","usage":{"input_tokens":N,"output_tokens":N,"cached_input_tokens":N},"cost_usd":N,"cost_known":true}
 //	{"type":"error","code":"...","message":"..."}
+//
+// A turn with spending limits has "budget" in its done event: what is left
+// of them ({"run":{"cost_usd":N,"tokens":N},"session":{...}}); a turn a
+// limit stopped has a done event with finish_reason "budget" (it is
+// stored) followed by an error event with the code "budget".
 type JSON struct {
 	mu    sync.Mutex
 	enc   *json.Encoder
@@ -77,6 +83,9 @@ type doneEvent struct {
 	// Citations are the sources the answer cites (llm.Citation's JSON),
 	// when there are any.
 	Citations []llm.Citation `json:"citations,omitempty"`
+	// Budget is what remains of the turn's spending limits (run,
+	// session), when it has any.
+	Budget *budget.Remaining `json:"budget,omitempty"`
 }
 
 type errorEvent struct {
@@ -144,6 +153,7 @@ func (j *JSON) Done(d Done) {
 		CostUSD:      cost,
 		CostKnown:    d.CostKnown,
 		Citations:    d.Citations,
+		Budget:       d.Budget,
 	})
 }
 

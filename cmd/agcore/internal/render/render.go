@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/middleware"
 )
@@ -54,6 +55,9 @@ type Done struct {
 	Duration     time.Duration
 	// Citations are the sources the answer's text blocks cite, in order.
 	Citations []llm.Citation
+	// Budget is what remains of the turn's spending limits; nil without
+	// limits.
+	Budget *budget.Remaining
 }
 
 // CitationsOf returns the citations of msg's text blocks, in order.
@@ -115,6 +119,9 @@ func shorten(s string, n int) string {
 func ErrorCode(err error) string {
 	if errors.Is(err, middleware.ErrBlocked) {
 		return "blocked"
+	}
+	if errors.Is(err, llm.ErrBudgetExceeded) {
+		return "budget"
 	}
 	switch k := llm.KindOf(err); k {
 	case llm.KindRateLimited, llm.KindAuth, llm.KindContextLength, llm.KindOverloaded,

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/llm"
 )
 
@@ -297,7 +298,34 @@ func UsageLine(d Done) string {
 	if d.FinishReason != "" && d.FinishReason != llm.FinishStop {
 		s += " · stopped: " + string(d.FinishReason)
 	}
+	if d.Budget != nil {
+		for _, l := range []struct {
+			what string
+			left *budget.Left
+		}{{"turn", d.Budget.Run}, {"session", d.Budget.Session}, {"quota", d.Budget.Principal}} {
+			if l.left != nil {
+				s += " · " + l.what + " budget left: " + leftText(*l.left)
+			}
+		}
+	}
 	return s
+}
+
+// leftText shows what is left of limits: "$0.4210, 12,000 tokens".
+func leftText(l budget.Left) string {
+	var parts []string
+	if l.CostUSD != nil {
+		parts = append(parts, USD(*l.CostUSD))
+	}
+	for _, n := range []struct {
+		v    *int
+		unit string
+	}{{l.Tokens, "tokens"}, {l.InputTokens, "input tokens"}, {l.OutputTokens, "output tokens"}} {
+		if n.v != nil {
+			parts = append(parts, Thousands(*n.v)+" "+n.unit)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func firstLine(s string, n int) string {

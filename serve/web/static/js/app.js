@@ -2,7 +2,7 @@
 // approvals. Everything it fetches comes from this server's /api/.
 
 import { APIError, events, getJSON, onTokenNeeded, request, sendJSON, setToken, token } from './api.js';
-import { Transcript, el, formatCost, formatTokens, usageText } from './render.js';
+import { Transcript, budgetTexts, el, formatCost, formatTokens, usageText } from './render.js';
 import { renderSessions } from './sessions.js';
 import { watchApprovals } from './approvals.js';
 
@@ -193,9 +193,10 @@ async function send(text) {
             const n = ev.session_turns || 0;
             const parts = ['This session: ' + n + (n === 1 ? ' turn' : ' turns'), usageText(ev.session_usage)];
             if (ev.session_cost_usd) parts.push(formatCost(ev.session_cost_usd));
+            parts.push(...budgetTexts(ev.budget));
             status(parts.join(' · '));
           } else {
-            status(ev.message || '');
+            status([ev.message || '', ...budgetTexts(ev.budget)].filter(Boolean).join(' · '));
           }
           break;
         case 'error':

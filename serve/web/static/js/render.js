@@ -29,6 +29,24 @@ export function usageText(u) {
   return s;
 }
 
+// budgetTexts shows what is left of a turn's spending limits (the finish
+// event's budget): one text per scope that has limits.
+export function budgetTexts(b) {
+  if (!b) return [];
+  const out = [];
+  for (const [scope, label] of [['run', 'turn'], ['session', 'session'], ['principal', 'quota']]) {
+    const l = b[scope];
+    if (!l) continue;
+    const parts = [];
+    if (l.cost_usd !== undefined) parts.push(formatCost(l.cost_usd));
+    if (l.tokens !== undefined) parts.push(formatTokens(l.tokens) + ' tokens');
+    if (l.input_tokens !== undefined) parts.push(formatTokens(l.input_tokens) + ' input tokens');
+    if (l.output_tokens !== undefined) parts.push(formatTokens(l.output_tokens) + ' output tokens');
+    if (parts.length) out.push(label + ' budget left: ' + parts.join(', '));
+  }
+  return out;
+}
+
 function prettyJSON(v) {
   if (v === undefined) return '';
   try {
@@ -224,6 +242,7 @@ export class Transcript {
     const parts = [usageText(ev.usage)];
     if (ev.cost_usd !== undefined) parts.push(formatCost(ev.cost_usd));
     if (ev.finish_reason && ev.finish_reason !== 'stop') parts.push(ev.finish_reason);
+    parts.push(...budgetTexts(ev.budget));
     if (ev.message) parts.push(ev.message);
     this.setFooter(parts.join(' · '), true);
     this.turn = null;
