@@ -35,6 +35,11 @@ type ToolLoop struct {
 	// calls are denied. It must be safe for concurrent use: the calls of
 	// one batch are decided in parallel.
 	Approver tool.Approver
+	// Stop, when set, is asked after each batch of tool calls has run and
+	// its results are in the transcript: true ends the turn there, every
+	// call answered, with FinishToolUse (the agent's handoffs end a turn
+	// of one agent this way, for the next to continue it).
+	Stop func() bool
 }
 
 // Approver decides whether a tool call that needs approval may run.
@@ -86,7 +91,9 @@ type DeniedError = tool.DeniedError
 //   - a fatal tool error or the context's cancellation ends the turn with
 //     that error, after every running tool has returned;
 //   - after the first model call a "required" or named tool choice becomes
-//     auto, so a forced tool call cannot loop forever.
+//     auto, so a forced tool call cannot loop forever;
+//   - when cfg.Stop reports true after a batch, the turn ends with that
+//     batch's results (FinishToolUse).
 //
 // The streaming call forwards each inner event as it arrives, except that
 // each inner EventComplete becomes an EventStepComplete; tool calls run only
@@ -100,7 +107,7 @@ type DeniedError = tool.DeniedError
 // goroutine, nothing to close): FunctionInvocation(cfg)(next).
 func FunctionInvocation(cfg ToolLoop) Middleware {
 	return func(next llm.Model) llm.Model {
-		l := &toolLoop{next: next, maxSteps: StepLimit(cfg.MaxSteps), approver: cfg.Approver, tools: cfg.Tools}
+		l := &toolLoop{next: next, maxSteps: StepLimit(cfg.MaxSteps), approver: cfg.Approver, tools: cfg.Tools, stop: cfg.Stop}
 		l.inv = cfg.Invoker
 		l.inv.Middleware = append(slices.Clip(cfg.Invoker.Middleware), l.approve)
 		return l
@@ -113,6 +120,7 @@ type toolLoop struct {
 	approver tool.Approver
 	inv      tool.Invoker
 	tools    []tool.Tool
+	stop     func() bool
 }
 
 func (l *toolLoop) Info() llm.ModelInfo { return l.next.Info() }
@@ -300,6 +308,10 @@ func (t *turn) step(ctx context.Context, resp *llm.Response) ([]llm.Message, boo
 	}
 	for _, m := range results {
 		t.add(m)
+	}
+	if t.l.stop != nil && t.l.stop() {
+		t.finish = llm.FinishToolUse
+		return results, true, nil
 	}
 	return results, false, nil
 }
