@@ -154,6 +154,10 @@ func (s *Stream) run(yield func(Update, error) bool) {
 		final = nil
 		for ev, err := range seg.model.Stream(sctx, seg.req) {
 			if err != nil {
+				if r.sub.abandoned() {
+					endSpan(hspan, ErrAbandoned)
+					return // the caller stopped ranging during a sub-agent's update
+				}
 				over = true
 				endSpan(hspan, err)
 				s.fail(ctx, r, err)

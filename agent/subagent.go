@@ -218,6 +218,17 @@ func (l *subLink) emit(u Update, err error) bool {
 	return true
 }
 
+// abandoned reports whether the consumer of l's run stopped ranging (false
+// for a nil l).
+func (l *subLink) abandoned() bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.stopped
+}
+
 // forward sends the sub-agent's update u into the caller's stream.
 func (l *subLink) forward(u Update, callID, toolName string) bool {
 	sub := u
