@@ -124,6 +124,9 @@ type buildOptions struct {
 	ask     askFunc // interactive approval; nil denies
 	// name is the agent's name; "" means "agcore".
 	name string
+	// description says what the agent does (agent.Config.Description: the
+	// transfer tools of agents handing off to it show it).
+	description string
 	// approver, when set, decides the calls needing approval instead of
 	// the terminal (agcore serve's broker).
 	approver tool.Approver
@@ -245,6 +248,7 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 	rt.instr = instructions(s, tools)
 	rt.agent, err = agent.New(model, agent.Config{
 		Name:         name,
+		Description:  o.description,
 		Instructions: rt.instr,
 		Tools:        tools,
 		Store:        rt.store,
