@@ -213,6 +213,7 @@ func (r *run) handOver(to *Agent, sofar []llm.Message) segment {
 	if approver == nil {
 		approver = r.approver
 	}
+	r.setCurrent(to)
 	return segment{agent: to, req: &req, model: to.loop(compact.Guard(to.policy)(to.model), tools, approver, r.handoff)}
 }
 
@@ -233,4 +234,14 @@ func (r *run) recordAgents(base int) {
 			return
 		}
 	}
+}
+
+// setCurrent records the agent answering (read by sub-agents' runs, which
+// may run in parallel).
+func (r *run) setCurrent(a *Agent) {
+	if r.sub != nil {
+		r.sub.mu.Lock()
+		defer r.sub.mu.Unlock()
+	}
+	r.current = a
 }

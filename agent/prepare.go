@@ -48,6 +48,7 @@ type run struct {
 	providerTools        []tool.Tool
 	approver             tool.Approver
 	handoff              *handoffState
+	current              *Agent // the agent answering: a, or the last one handed the turn
 	// spans name the agent answering from each index of the turn's
 	// messages (the caller's, then the transcript) on.
 	spans []session.AgentSpan
@@ -65,6 +66,7 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 		return nil, ErrNoModel
 	}
 	r := &run{agent: a, id: a.newID(), opts: opts, input: dropSystem(msgs)}
+	r.current = a
 	if err := r.openSession(ctx); err != nil {
 		return nil, err
 	}
@@ -134,7 +136,8 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 	}
 	tools := tool.Merge(a.cfg.Tools, opts.Tools, providerTools, a.transferTools(r.handoff))
 	r.spans = []session.AgentSpan{{From: len(r.input), Agent: a.cfg.Name}}
-	if hasAgentTool(tools) {
+	if hasAgentTool(tools) || len(a.handoffs) > 0 {
+		// (an agent handed the turn may have agent tools)
 		r.sub = &subLink{run: r}
 	}
 	r.req = &llm.Request{

@@ -232,7 +232,10 @@ func (l *subLink) abandoned() bool {
 // forward sends the sub-agent's update u into the caller's stream.
 func (l *subLink) forward(u Update, callID, toolName string) bool {
 	sub := u
-	return l.emit(Update{Kind: UpdateSubAgent, Agent: l.run.agent.cfg.Name, RunID: l.run.id,
+	l.mu.Lock()
+	caller := l.run.current.cfg.Name
+	l.mu.Unlock()
+	return l.emit(Update{Kind: UpdateSubAgent, Agent: caller, RunID: l.run.id,
 		ToolCall: llm.ToolUse{ID: callID, Name: toolName}, Sub: &sub}, nil)
 }
 
@@ -259,7 +262,10 @@ func (r *run) markParent() {
 	if c == nil || r.sess == nil || r.sess.State[session.ParentKey] != nil {
 		return
 	}
-	p := session.Parent{Agent: c.link.run.agent.cfg.Name, RunID: c.link.run.id, ToolCallID: c.callID}
+	c.link.mu.Lock()
+	caller := c.link.run.current.cfg.Name
+	c.link.mu.Unlock()
+	p := session.Parent{Agent: caller, RunID: c.link.run.id, ToolCallID: c.callID}
 	if c.link.run.sess != nil {
 		p.Session = c.link.run.sess.ID
 	}

@@ -49,6 +49,10 @@
 //	tool_call    {id, name, input}: a whole tool call
 //	approval     {id, tool_call_id, name, input}: the call waits for POST /api/approvals/{id}
 //	tool_result  {tool_call_id, text, is_error}
+//	handoff      {from, agent}: the turn passed from the agent from to agent
+//	sub_agent    {agent, tool_call_id, sub}: an event of the sub-agent agent run by the
+//	             tool call tool_call_id (agent.AsTool); sub is a text, thinking,
+//	             tool_call, tool_result or handoff ITEM of its own
 //	usage        {usage}: the current model call's usage so far
 //	finish       {session, model, usage, cost_usd (when known), finish_reason,
 //	              session_usage, session_cost_usd, session_turns (the totals once stored),
