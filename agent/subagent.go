@@ -11,6 +11,11 @@ import (
 	"github.com/agcore/agcore/tool"
 )
 
+// MaxSubAgentDepth is how deep sub-agents nest: a sub-agent's call at this
+// depth (an agent that calls itself, say) gets an error result instead of
+// a run.
+const MaxSubAgentDepth = 8
+
 // ToolOptions adjust the tool [AsTool] makes. The zero value (or nil)
 // names the tool after the agent and takes {"input": "..."}.
 type ToolOptions struct {
@@ -95,7 +100,13 @@ func (t *agentTool) Invoke(ctx context.Context, args json.RawMessage) (string, e
 	link, _ := ctx.Value(linkKey{}).(*subLink)
 	callID, _ := ctx.Value(callKey{}).(string)
 	opts := &RunOptions{}
-	call := &subCall{link: link, callID: callID}
+	call := &subCall{link: link, callID: callID, depth: 1}
+	if link != nil && link.run.parent != nil {
+		call.depth = link.run.parent.depth + 1
+	}
+	if call.depth > MaxSubAgentDepth {
+		return "", fmt.Errorf("agent %s not run: sub-agents nest %d deep at most", t.agent.cfg.Name, MaxSubAgentDepth)
+	}
 	if link != nil && link.run.sess != nil && link.run.sess.ID != "" && callID != "" {
 		opts.SessionID = ChildSessionID(link.run.sess.ID, callID)
 		opts.Store = link.run.store()
@@ -173,6 +184,7 @@ func hasAgentTool(tools []tool.Tool) bool {
 type subCall struct {
 	link   *subLink // nil when the caller is not an agent run
 	callID string
+	depth  int // 1 for a sub-agent of a top-level run
 }
 
 // linkOf returns the caller of the run whose context ctx is, or nil.

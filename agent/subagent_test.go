@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -234,5 +236,49 @@ func TestAsToolOptions(t *testing.T) {
 	}
 	if got := cm.Requests()[0].Messages[0].Text(); got != `{"city":"Lyon"}` {
 		t.Errorf("input %q, want the arguments' JSON", got)
+	}
+}
+
+// TestSubAgentDepthBounded: sub-agents nest MaxSubAgentDepth deep at
+// most: in a chain of agents each calling the next, the call past the
+// limit is an error result and the agent past it never runs.
+func TestSubAgentDepthBounded(t *testing.T) {
+	n := agent.MaxSubAgentDepth + 2 // a0 (top level) … a9
+	var mu sync.Mutex
+	ran := map[int]bool{}
+	var next tool.Tool
+	var errText string
+	for i := n - 1; i >= 0; i-- {
+		step := func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			ran[i] = true
+			last := req.Messages[len(req.Messages)-1]
+			if last.Role == llm.RoleTool {
+				if last.IsError {
+					errText = last.Text()
+				}
+				return &llm.Response{Message: llm.AssistantText("done")}, nil
+			}
+			if len(req.Tools) == 0 {
+				return &llm.Response{Message: llm.AssistantText("bottom")}, nil
+			}
+			return &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llmtest.Call("c", req.Tools[0].Name, `{"input":"deeper"}`)}}}, nil
+		}
+		cfg := agent.Config{Name: fmt.Sprintf("a%d", i)}
+		if next != nil {
+			cfg.Tools = []tool.Tool{next}
+		}
+		a, err := agent.New(llmtest.New(llmtest.Func(step), llmtest.Func(step)), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		next = agent.AsTool(a, nil)
+	}
+	if _, err := next.Invoke(t.Context(), json.RawMessage(`{"input":"go"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if !ran[n-2] || ran[n-1] || !strings.Contains(errText, "nest 8 deep at most") {
+		t.Errorf("ran %v; the last error result %q", ran, errText)
 	}
 }
