@@ -222,13 +222,14 @@ func (r *run) handOver(to *Agent, sofar []llm.Message) segment {
 // off, or a session that already records them. base is the index in the
 // session's history of the turn's first message.
 func (r *run) recordAgents(base int) {
-	if r.sess == nil || len(r.spans) == 0 {
+	if r.sess == nil || len(r.agent.handoffs) == 0 && r.sess.State[session.AgentsKey] == nil {
 		return
 	}
-	if len(r.agent.handoffs) == 0 && r.sess.State[session.AgentsKey] == nil {
-		return
+	spans := r.spans
+	if spans == nil {
+		spans = []session.AgentSpan{{From: len(r.input), Agent: r.agent.cfg.Name}}
 	}
-	for _, sp := range r.spans {
+	for _, sp := range spans {
 		if err := session.RecordAgent(r.sess, base+sp.From, sp.Agent); err != nil {
 			r.agent.logger().Warn("agent: answering agent not recorded", "agent", sp.Agent, "run_id", r.id, "error", err)
 			return

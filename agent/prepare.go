@@ -50,7 +50,8 @@ type run struct {
 	handoff              *handoffState
 	current              *Agent // the agent answering: a, or the last one handed the turn
 	// spans name the agent answering from each index of the turn's
-	// messages (the caller's, then the transcript) on.
+	// messages (the caller's, then the transcript) on; nil for an agent
+	// without handoffs (its own name from the transcript on).
 	spans []session.AgentSpan
 	// sub links the run to its sub-agents' runs (nil when it has no agent
 	// tools); parent is the link of the run this one is a sub-agent of.
@@ -135,7 +136,9 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 		}
 	}
 	tools := tool.Merge(a.cfg.Tools, opts.Tools, providerTools, a.transferTools(r.handoff))
-	r.spans = []session.AgentSpan{{From: len(r.input), Agent: a.cfg.Name}}
+	if len(a.handoffs) > 0 {
+		r.spans = []session.AgentSpan{{From: len(r.input), Agent: a.cfg.Name}}
+	}
 	if hasAgentTool(tools) || len(a.handoffs) > 0 {
 		// (an agent handed the turn may have agent tools)
 		r.sub = &subLink{run: r}

@@ -132,10 +132,8 @@ func (s *Stream) run(yield func(Update, error) bool) {
 		// the session's stored view, not from a process's memory.
 		mctx = compact.WithState(ctx, r.state)
 	}
+	out := r.sub.output(yield, cancel) // yield, made safe for sub-agents (subagent.go)
 	if r.sub != nil {
-		// Sub-agents' updates reach the caller from their tools'
-		// goroutines: one at a time, never after the caller stopped.
-		yield = r.sub.guard(yield, cancel)
 		mctx = context.WithValue(mctx, linkKey{}, r.sub)
 	}
 
@@ -151,35 +149,26 @@ func (s *Stream) run(yield func(Update, error) bool) {
 		hspan      observe.Span
 	)
 	for {
-		final = nil
-		for ev, err := range seg.model.Stream(sctx, seg.req) {
-			if err != nil {
-				if r.sub.abandoned() {
-					endSpan(hspan, ErrAbandoned)
-					return // the caller stopped ranging during a sub-agent's update
-				}
-				over = true
-				endSpan(hspan, err)
-				s.fail(ctx, r, err)
-				yield(Update{}, err)
-				return
-			}
-			if ev.Type == llm.EventComplete {
-				final = ev.Response
-			}
-			for _, u := range conv.consume(ev) {
-				if !yield(u, nil) {
-					endSpan(hspan, ErrAbandoned)
-					return
-				}
-			}
-		}
-		if final == nil {
+		res := part(sctx, seg, &conv, out)
+		final = res.final
+		switch {
+		case res.stopped || res.err != nil && r.sub.abandoned():
+			// the caller stopped ranging (during a sub-agent's update, the
+			// run was cancelled and failed)
+			endSpan(hspan, ErrAbandoned)
+			return
+		case res.err != nil:
+			over = true
+			endSpan(hspan, res.err)
+			s.fail(ctx, r, res.err)
+			out(Update{}, res.err)
+			return
+		case final == nil:
 			over = true
 			err := llm.IncompleteStream("", "")
 			endSpan(hspan, err)
 			s.fail(ctx, r, err)
-			yield(Update{}, err)
+			out(Update{}, err)
 			return
 		}
 		var next *Agent
@@ -201,7 +190,7 @@ func (s *Stream) run(yield func(Update, error) bool) {
 		u := conv.update(UpdateHandoff)
 		u.From, u.Agent = seg.agent.cfg.Name, next.cfg.Name
 		conv.agent = next.cfg.Name
-		if !yield(u, nil) {
+		if !out(u, nil) {
 			endSpan(hspan, ErrAbandoned)
 			return
 		}
@@ -241,7 +230,37 @@ func (s *Stream) run(yield func(Update, error) bool) {
 	u.FinishReason = resp.FinishReason
 	u.Usage = &resp.Usage
 	u.Response = resp
-	yield(u, nil)
+	out(u, nil)
+}
+
+// partResult is how one agent's part of a turn ended.
+type partResult struct {
+	final   *llm.Response // the part's response; nil when it did not complete
+	err     error         // the error that ended it
+	stopped bool          // the consumer stopped ranging
+}
+
+// part ranges over one agent's part of a turn, sending its updates to
+// yield.
+func part(ctx context.Context, seg segment, conv *converter, yield func(Update, error) bool) partResult {
+	var res partResult
+events:
+	for ev, err := range seg.model.Stream(ctx, seg.req) {
+		if err != nil {
+			res.err = err
+			break
+		}
+		if ev.Type == llm.EventComplete {
+			res.final = ev.Response
+		}
+		for _, u := range conv.consume(ev) {
+			if !yield(u, nil) {
+				res.stopped = true
+				break events
+			}
+		}
+	}
+	return res
 }
 
 // endSpan ends a handoff span, if one is open.

@@ -209,9 +209,14 @@ type subLink struct {
 	cost    priced
 }
 
-// guard returns yield made safe for the sub-agents' goroutines: one call
-// at a time, none after the consumer stopped (which cancels the run).
-func (l *subLink) guard(yield func(Update, error) bool, cancel func()) func(Update, error) bool {
+// output returns the function a run sends its updates to: yield itself
+// for a run without sub-agents (a nil l), else yield made safe for the
+// sub-agents' goroutines: one call at a time, none after the consumer
+// stopped (which cancels the run).
+func (l *subLink) output(yield func(Update, error) bool, cancel func()) func(Update, error) bool {
+	if l == nil {
+		return yield
+	}
 	l.yield, l.cancel = yield, cancel
 	return l.emit
 }
