@@ -47,10 +47,21 @@ type item struct {
 }
 
 // transcript turns stored messages into the items the page renders, the
-// same shapes as the live stream's events plus "user".
-func transcript(msgs []llm.Message) []item {
+// same shapes as the live stream's events plus "user". spans are the
+// agents that answered (session.Agents): where the answering agent
+// changes within a turn, a handoff item says so.
+func transcript(msgs []llm.Message, spans []session.AgentSpan) []item {
 	var out []item
-	for _, m := range msgs {
+	who := ""
+	for i, m := range msgs {
+		if m.Role == llm.RoleUser {
+			who = ""
+		} else if a := session.AgentAt(spans, i); a != who {
+			if who != "" {
+				out = append(out, item{Type: "handoff", From: who, Agent: a})
+			}
+			who = a
+		}
 		switch m.Role {
 		case llm.RoleSystem:
 			continue

@@ -60,7 +60,8 @@
 //	error        {message}: last, on failure
 //
 // A stored transcript (GET /api/sessions/{id}) uses the same ITEM shapes,
-// plus {"type":"user","text"} for the user's messages; it holds no usage
+// plus {"type":"user","text"} for the user's messages and a handoff item
+// where the answering agent changes (session.Agents); it holds no usage
 // per turn, only the session's totals. A block the page does not show (an
 // image, a file) is named in brackets: "[image]".
 //

@@ -55,4 +55,19 @@ func TestChatHandoffAndSubAgent(t *testing.T) {
 	if subText.String() != "Go appeared in 2009." {
 		t.Errorf("sub-agent text %q", subText.String())
 	}
+
+	// The stored transcript shows the handoff where the answering agent
+	// changed.
+	stored := decode(t, f.do(t, context.Background(), "GET", "/api/sessions/"+evs[0].Session+"?agent=helper", "", nil), 200)
+	var types []string
+	for _, it := range stored["items"].([]any) {
+		m := it.(map[string]any)
+		types = append(types, m["type"].(string))
+		if m["type"] == "handoff" && (m["from"] != "helper" || m["agent"] != "writer") {
+			t.Errorf("stored handoff %v", m)
+		}
+	}
+	if got := strings.Join(types, " "); got != "user tool_call tool_result handoff tool_call tool_result text" {
+		t.Errorf("stored items %q", got)
+	}
 }
