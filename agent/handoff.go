@@ -189,10 +189,11 @@ type segment struct {
 	req   *llm.Request
 }
 
-// handOver returns the segment in which to answers the turn after the
-// messages so far (the transcript of the turn until the transfer's
-// result): to's instructions, the request's history and context, to's
-// tools and handoffs, to's pipeline and limits.
+// handOver returns the segment in which the agent to answers the rest of
+// the turn, after sofar (the turn's transcript up to the transfer's
+// result): to's instructions with the context providers' (the run's
+// providers were asked once, by the first agent), the request's history
+// and context, to's tools and handoffs, to's pipeline and limits.
 func (r *run) handOver(to *Agent, sofar []llm.Message) segment {
 	var instructions []string
 	if to.cfg.Instructions != "" {
