@@ -26,6 +26,10 @@ type Config struct {
 	// ID, when set, is the agent's identifier for telemetry (the GenAI
 	// conventions' gen_ai.agent.id); agcore itself never reads it.
 	ID string
+	// Description says what the agent does, for the agents that hand off
+	// to it (in the transfer tool's description) or call it as a tool
+	// ([AsTool]).
+	Description string
 	// Instructions open the system message of every request (a run can
 	// replace them with RunOptions.Instructions).
 	Instructions string
@@ -34,6 +38,17 @@ type Config struct {
 	// so every interface they implement is seen by the loop ([tool.Timed],
 	// [tool.Approvable]), by hooks and by the Approver.
 	Tools []tool.Tool
+	// Handoffs are the agents this agent may hand a turn over to: each is
+	// offered as a tool named TransferToolName(its Name); when the model
+	// calls one, the call is answered ("Transferred to X.") and the turn
+	// goes on with that agent: its instructions, tools, handoffs, pipeline
+	// and limits, over the history and the turn so far. Agents that hand
+	// off to each other are joined with [Agent.AddHandoffs].
+	Handoffs []*Agent
+	// MaxHandoffs is the most handoffs of one turn; 0 means
+	// DefaultMaxHandoffs. A transfer past it gets an error result
+	// (ErrHandoffLimit) and the agent that asked answers on.
+	MaxHandoffs int
 	// Providers add context to each run that has a session, in this order.
 	Providers []ContextProvider
 	// Store keeps sessions: a run with RunOptions.SessionID loads its
@@ -121,6 +136,8 @@ type Agent struct {
 	policy *compact.Policy
 	inv    tool.Invoker
 	locks  sessionLocks
+	// handoffs are Config.Handoffs and those AddHandoffs added.
+	handoffs []*Agent
 }
 
 // New builds the standard agent over model (a provider adapter, or any
@@ -185,6 +202,7 @@ func New(model llm.Model, cfg Config) (*Agent, error) {
 	}
 	mws = append(mws, cfg.Middleware...)
 	toolMWs = append(toolMWs, cfg.ToolMiddleware...)
+	toolMWs = append(toolMWs, subAgentCalls) // sub-agents learn their call's id (subagent.go)
 	retry := cfg.Retry
 	if retry.Clock == nil {
 		retry.Clock = cfg.Clock
@@ -209,6 +227,9 @@ func New(model llm.Model, cfg Config) (*Agent, error) {
 		Runner:         cfg.Runner,
 		Middleware:     toolMWs,
 		Logger:         cfg.Logger,
+	}
+	if err := a.AddHandoffs(cfg.Handoffs...); err != nil {
+		return nil, err
 	}
 	return a, nil
 }

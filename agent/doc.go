@@ -68,6 +68,17 @@
 // through the same Agent never interleave: a second run waits for the first
 // to finish, including its persistence.
 //
+// Agents work together in two ways. [AsTool] makes an agent a tool
+// another agent offers: each call is a run of its own, in the call's
+// context, with its transcript in a child session ([ChildSessionID]), its
+// updates forwarded ([UpdateSubAgent]) and its usage added to the
+// caller's. Config.Handoffs (and [Agent.AddHandoffs], for agents that hand
+// off to each other) offer transfer_to_NAME tools ([TransferToolName]):
+// calling one hands the rest of the turn to that agent, under its own
+// instructions, tools and pipeline ([UpdateHandoff], at most
+// Config.MaxHandoffs times a turn); the session records which agent
+// answered what (session.AgentsKey).
+//
 // Lower-level composition stays possible: package middleware's
 // FunctionInvocation, compact.Guard and the rest are plain
 // func(llm.Model) llm.Model values, and package conversation keeps a

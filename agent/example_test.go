@@ -129,3 +129,55 @@ func Example_guardrails() {
 	// input guardrail "on-topic" tripped: asks to delete files map[rule:no-deletes]
 	// Paris is the capital of France.
 }
+
+// Handoffs: the triage agent's model calls transfer_to_billing, and the
+// billing agent answers the rest of the turn under its own instructions.
+func ExampleConfig_handoffs() {
+	billing, _ := agent.New(llmtest.New(llmtest.Text("Your refund is on its way.")),
+		agent.Config{Name: "billing", Instructions: "You handle refunds.", Description: "Invoices and refunds."})
+	triage, _ := agent.New(llmtest.New(llmtest.Reply(llmtest.Call("c1", agent.TransferToolName("billing"), `{}`))),
+		agent.Config{Name: "triage", Instructions: "Route each question.", Handoffs: []*agent.Agent{billing}})
+	_ = billing.AddHandoffs(triage) // and back: a cycle
+
+	for u, err := range triage.RunStream(context.Background(), []llm.Message{llm.UserText("I want a refund")}, nil).Updates() {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		switch u.Kind {
+		case agent.UpdateHandoff:
+			fmt.Printf("handed over: %s → %s\n", u.From, u.Agent)
+		case agent.UpdateFinish:
+			fmt.Printf("%s: %s\n", u.Response.Agent, u.Response.Text())
+		}
+	}
+	// Output:
+	// handed over: triage → billing
+	// billing: Your refund is on its way.
+}
+
+// An agent as another agent's tool: the writer's model calls the
+// researcher, whose updates arrive wrapped in UpdateSubAgent.
+func ExampleAsTool() {
+	researcher, _ := agent.New(llmtest.New(llmtest.Text("Go 1.0: March 2012.")), agent.Config{Name: "researcher"})
+	writer, _ := agent.New(llmtest.New(
+		llmtest.Reply(llmtest.Call("c1", "researcher", `{"input":"When was Go 1.0 released?"}`)),
+		llmtest.Text("Go 1.0 came out in March 2012."),
+	), agent.Config{Name: "writer", Tools: []tool.Tool{agent.AsTool(researcher, nil)}})
+
+	for u, err := range writer.RunStream(context.Background(), []llm.Message{llm.UserText("Tell me about Go 1.0")}, nil).Updates() {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		switch {
+		case u.Kind == agent.UpdateSubAgent && u.Sub.Kind == agent.UpdateFinish:
+			fmt.Printf("%s (call %s) answered: %s\n", u.Sub.Agent, u.ToolCall.ID, u.Sub.Response.Text())
+		case u.Kind == agent.UpdateFinish:
+			fmt.Printf("%s: %s\n", u.Agent, u.Response.Text())
+		}
+	}
+	// Output:
+	// researcher (call c1) answered: Go 1.0: March 2012.
+	// writer: Go 1.0 came out in March 2012.
+}

@@ -14,7 +14,6 @@ import (
 	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/compact"
 	"github.com/agcore/agcore/llm"
-	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/tool"
 )
@@ -43,6 +42,23 @@ type run struct {
 	state    *compact.State
 	lastIn   *llm.Request
 	lastSent *llm.Request
+
+	// What a handoff needs to build the next agent's request: the context
+	// providers' instructions and tools, the run's approver, and the
+	// turn's handoffs (nil for an agent without any).
+	providerInstructions []string
+	providerTools        []tool.Tool
+	approver             tool.Approver
+	handoff              *handoffState
+	current              *Agent // the agent answering: a, or the last one handed the turn
+	// spans name the agent answering from each index of the turn's
+	// messages (the caller's, then the transcript) on; nil for an agent
+	// without handoffs (its own name from the transcript on).
+	spans []session.AgentSpan
+	// sub links the run to its sub-agents' runs (nil when it has no agent
+	// tools); parent is the link of the run this one is a sub-agent of.
+	sub    *subLink
+	parent *subCall
 }
 
 // prepare is the pre-invocation phase: it takes the session, asks the
@@ -53,6 +69,7 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 		return nil, ErrNoModel
 	}
 	r := &run{agent: a, id: a.newID(), opts: opts, input: dropSystem(msgs)}
+	r.current = a
 	if err := r.openSession(ctx); err != nil {
 		return nil, err
 	}
@@ -67,6 +84,7 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 	} else if a.cfg.Instructions != "" {
 		instructions = append(instructions, a.cfg.Instructions)
 	}
+	own := len(instructions)
 	if r.sess != nil {
 		r.inv = &Invocation{Agent: a, RunID: r.id, Session: r.sess, Messages: r.input, Options: opts}
 		for _, p := range a.cfg.Providers {
@@ -106,7 +124,27 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 	full = append(full, providerMsgs...)
 	full = append(full, r.input...)
 
-	tools := tool.Merge(a.cfg.Tools, opts.Tools, providerTools)
+	r.providerInstructions, r.providerTools = instructions[own:], providerTools
+	r.approver = a.cfg.Approver
+	r.parent = linkOf(ctx)
+	r.markParent()
+	if r.approver == nil && r.parent != nil {
+		r.approver = r.parent.link.run.approver // a sub-agent asks its caller's approver
+	}
+	if len(a.handoffs) > 0 {
+		r.handoff = &handoffState{max: a.cfg.MaxHandoffs}
+		if r.handoff.max <= 0 {
+			r.handoff.max = DefaultMaxHandoffs
+		}
+	}
+	tools := tool.Merge(a.cfg.Tools, opts.Tools, providerTools, a.transferTools(r.handoff))
+	if len(a.handoffs) > 0 {
+		r.spans = []session.AgentSpan{{From: len(r.input), Agent: a.cfg.Name}}
+	}
+	if hasAgentTool(tools) || len(a.handoffs) > 0 {
+		// (an agent handed the turn may have agent tools)
+		r.sub = &subLink{run: r}
+	}
 	r.req = &llm.Request{
 		Messages:       full,
 		Tools:          definitions(tools, opts.Declared),
@@ -135,12 +173,7 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 	// the tool loop: its answer (and so its tool calls) reaches the loop
 	// only once they passed.
 	next = a.cfg.Hooks.InputGate()(next)
-	r.model = middleware.FunctionInvocation(middleware.ToolLoop{
-		Tools:    tools,
-		MaxSteps: a.cfg.MaxSteps,
-		Invoker:  a.inv,
-		Approver: a.cfg.Approver,
-	})(next)
+	r.model = a.loop(next, tools, r.approver, r.handoff)
 	return r, nil
 }
 
@@ -241,6 +274,9 @@ func (sr *stepRecorder) Stream(ctx context.Context, req *llm.Request) iter.Seq2[
 // messages, or the loop's transcript is not what the turn stores).
 func (r *run) compaction(transcript []llm.Message) *session.Compaction {
 	in, sent := r.lastIn, r.lastSent
+	if len(r.spans) > 1 {
+		return nil // handed over: the last request was another agent's
+	}
 	if in == nil || sent == nil || in == sent || len(in.Messages) < len(r.req.Messages) {
 		return nil
 	}

@@ -9,13 +9,16 @@ import (
 	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/compact"
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/observe"
 	"github.com/agcore/agcore/session"
 )
 
 // Response is the result of a successful run.
 type Response struct {
-	RunID     string
-	Agent     string // the agent's Name
+	RunID string
+	// Agent is the Name of the agent that answered: after handoffs, the
+	// last one the turn was handed to.
+	Agent     string
 	SessionID string // empty for a run without a session
 	Model     string // the model that answered
 	// Message is the final assistant message.
@@ -24,9 +27,11 @@ type Response struct {
 	// assistant messages and tool results, in order.
 	Messages     []llm.Message
 	FinishReason llm.FinishReason
-	// Usage is summed over every model call of the turn.
+	// Usage is summed over every model call of the turn, the calls of the
+	// agents it was handed to and of its sub-agents ([AsTool]) included.
 	Usage llm.Usage
-	// CostUSD is the turn's price; meaningful only when CostKnown.
+	// CostUSD is the turn's price (its sub-agents' included); meaningful
+	// only when CostKnown.
 	CostUSD   float64
 	CostKnown bool
 	// Budget is what remains of the run's spending limits after it (the
@@ -128,7 +133,6 @@ func (s *Stream) run(yield func(Update, error) bool) {
 	}()
 
 	conv := converter{agent: a.cfg.Name, runID: r.id}
-	var final *llm.Response
 	mctx := ctx
 	if r.state != nil {
 		// What the budget policy's strategy remembers within the run
@@ -140,42 +144,93 @@ func (s *Stream) run(yield func(Update, error) bool) {
 		// Runs started by the run's tool calls count in its limits.
 		mctx = budget.NewContext(mctx, r.meter)
 	}
-	for ev, err := range r.model.Stream(mctx, r.req) {
-		if err != nil {
+	out := r.sub.output(yield, cancel) // yield, made safe for sub-agents (subagent.go)
+	if r.sub != nil {
+		mctx = context.WithValue(mctx, linkKey{}, r.sub)
+	}
+	// The turn's parts: the agent's, then, after each handoff, the
+	// agent's it was handed to.
+	seg := segment{agent: a, model: r.model, req: r.req}
+	var (
+		final      *llm.Response
+		prior      []llm.Message // the transcript of the parts before seg
+		priorUsage llm.Usage
+		cost       priced
+		sctx       = mctx
+		hspan      observe.Span
+	)
+	for {
+		res := part(sctx, seg, &conv, out)
+		final = res.final
+		switch {
+		case res.stopped || res.err != nil && r.sub.abandoned():
+			// the caller stopped ranging (during a sub-agent's update, the
+			// run was cancelled and failed)
+			endSpan(hspan, ErrAbandoned)
+			return
+		case res.err != nil:
 			over = true
+			endSpan(hspan, res.err)
+			s.fail(ctx, r, res.err)
+			out(Update{}, res.err)
+			return
+		case final == nil:
+			over = true
+			err := llm.IncompleteStream("", "")
+			endSpan(hspan, err)
 			s.fail(ctx, r, err)
-			yield(Update{}, err)
+			out(Update{}, err)
 			return
 		}
-		if ev.Type == llm.EventComplete {
-			final = ev.Response
+		var next *Agent
+		if r.handoff != nil {
+			next = r.handoff.take()
 		}
-		for _, u := range conv.consume(ev) {
-			if !yield(u, nil) {
-				return
-			}
+		if next == nil {
+			break
 		}
+		// seg's part is over: its transcript and usage go on into the turn.
+		prior = append(prior, conv.transcript(final)...)
+		priorUsage.Add(final.Usage)
+		cost.add(r.price(seg.agent, final))
+		endSpan(hspan, nil)
+		sctx, hspan = observe.Start(mctx, PhaseHandoff)
+		hspan.SetString(AttrHandoffFrom, seg.agent.cfg.Name)
+		hspan.SetString(AttrHandoffTo, next.cfg.Name)
+		hspan.SetString(observe.AttrRunID, r.id)
+		u := conv.update(UpdateHandoff)
+		u.From, u.Agent = seg.agent.cfg.Name, next.cfg.Name
+		conv.agent = next.cfg.Name
+		if !out(u, nil) {
+			endSpan(hspan, ErrAbandoned)
+			return
+		}
+		r.spans = append(r.spans, session.AgentSpan{From: len(r.input) + len(prior), Agent: next.cfg.Name})
+		seg = r.handOver(next, prior)
 	}
-	if final == nil {
-		over = true
-		err := llm.IncompleteStream("", "")
-		s.fail(ctx, r, err)
-		yield(Update{}, err)
-		return
+	endSpan(hspan, nil)
+	cost.add(r.price(seg.agent, final))
+	if prior != nil {
+		whole := *final
+		whole.Transcript = append(prior, conv.transcript(final)...)
+		whole.Usage.Add(priorUsage)
+		final = &whole
 	}
-	if h := a.cfg.Hooks; h.HasOutputGuardrails() {
-		// The final answer's deltas were delivered; its finish is not
+
+	if h := seg.agent.cfg.Hooks; h.HasOutputGuardrails() {
+		// The final answer's deltas were delivered (by the agent that
+		// answered, whose guardrails apply); its finish is not
 		// until the output guardrails passed. A tripped turn ends with
 		// their error, and nothing of it is stored.
 		if err := h.RunOutputGuardrails(ctx, r.req, final); err != nil {
 			over = true
 			s.fail(ctx, r, err)
-			yield(Update{}, err)
+			out(Update{}, err)
 			return
 		}
 	}
 
-	resp := r.response(final, &conv, s.done)
+	resp := r.response(final, &conv, s.done, seg.agent, cost)
 	s.resp = resp
 	var stopped error // the spending limit that ended the turn
 	if r.meter != nil {
@@ -208,10 +263,72 @@ func (s *Stream) run(yield func(Update, error) bool) {
 	u.FinishReason = resp.FinishReason
 	u.Usage = &resp.Usage
 	u.Response = resp
-	if !yield(u, nil) || stopped == nil {
+	if !out(u, nil) || stopped == nil {
 		return
 	}
-	yield(Update{}, stopped)
+	out(Update{}, stopped)
+}
+
+// partResult is how one agent's part of a turn ended.
+type partResult struct {
+	final   *llm.Response // the part's response; nil when it did not complete
+	err     error         // the error that ended it
+	stopped bool          // the consumer stopped ranging
+}
+
+// part ranges over one agent's part of a turn, sending its updates to
+// yield.
+func part(ctx context.Context, seg segment, conv *converter, yield func(Update, error) bool) partResult {
+	var res partResult
+events:
+	for ev, err := range seg.model.Stream(ctx, seg.req) {
+		if err != nil {
+			res.err = err
+			break
+		}
+		if ev.Type == llm.EventComplete {
+			res.final = ev.Response
+		}
+		for _, u := range conv.consume(ev) {
+			if !yield(u, nil) {
+				res.stopped = true
+				break events
+			}
+		}
+	}
+	return res
+}
+
+// endSpan ends a handoff span, if one is open.
+func endSpan(s observe.Span, err error) {
+	if s != nil {
+		s.End(err)
+	}
+}
+
+// priced is a cost summed over parts of a turn.
+type priced struct {
+	usd     float64
+	unknown bool
+}
+
+func (p *priced) add(usd float64, known bool) {
+	p.usd += usd
+	p.unknown = p.unknown || !known
+}
+
+// price prices the usage of the part of the turn a answered, with a's
+// model info (and records it with a's Tracker).
+func (r *run) price(a *Agent, part *llm.Response) (float64, bool) {
+	model := part.Model
+	if model == "" {
+		model = a.Info().Name
+	}
+	sessionID := ""
+	if r.sess != nil {
+		sessionID = r.sess.ID
+	}
+	return a.price(sessionID, model, part.Usage)
 }
 
 // fail ends a run that produced no response: providers learn why, the
@@ -225,24 +342,28 @@ func (s *Stream) fail(ctx context.Context, r *run, err error) {
 	s.over(r)
 }
 
-func (r *run) response(final *llm.Response, conv *converter, done chan struct{}) *Response {
+func (r *run) response(final *llm.Response, conv *converter, done chan struct{}, last *Agent, cost priced) *Response {
 	resp := &Response{
 		RunID:        r.id,
-		Agent:        r.agent.cfg.Name,
+		Agent:        last.cfg.Name,
 		Model:        final.Model,
 		Message:      final.Message,
 		Messages:     conv.transcript(final),
 		FinishReason: final.FinishReason,
 		Usage:        final.Usage,
+		CostUSD:      cost.usd,
+		CostKnown:    !cost.unknown,
 		post:         &postInvocation{done: done},
 	}
 	if r.sess != nil {
 		resp.SessionID = r.sess.ID
 	}
 	if resp.Model == "" {
-		resp.Model = r.agent.Info().Name
+		resp.Model = last.Info().Name
 	}
-	resp.CostUSD, resp.CostKnown = r.agent.price(resp.SessionID, resp.Model, resp.Usage)
+	if r.sub != nil {
+		r.sub.addTo(resp) // the sub-agents' usage and cost
+	}
 	return resp
 }
 
@@ -272,6 +393,7 @@ func (r *run) persist(ctx context.Context, resp *Response) error {
 		return nil
 	}
 	a := r.agent
+	r.recordAgents(r.sess.Base + len(r.sess.Messages))
 	msgs := make([]llm.Message, 0, len(r.input)+len(resp.Messages))
 	msgs = append(msgs, r.input...)
 	msgs = append(msgs, resp.Messages...)

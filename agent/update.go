@@ -12,8 +12,9 @@ type UpdateKind uint8
 
 // Update kinds, in the order they can appear in a run: text and thinking
 // deltas as the model writes them, each tool call whole once its arguments
-// are complete, each tool result the tool loop produced, usage reports, and
-// exactly one finish, last, on success.
+// are complete, each tool result the tool loop produced, usage reports,
+// handoffs and sub-agents' updates, and exactly one finish, last, on
+// success.
 const (
 	UpdateText       UpdateKind = iota + 1 // Text: a text delta
 	UpdateThinking                         // Text: a thinking delta
@@ -21,6 +22,15 @@ const (
 	UpdateToolResult                       // ToolResult: a tool's result message
 	UpdateUsage                            // Usage: token usage of the current model call so far
 	UpdateFinish                           // FinishReason, Usage (the turn's total), Response
+	// UpdateHandoff: the turn passed from the agent From to the agent
+	// Agent (a transfer_to_* call); the updates after it are Agent's.
+	UpdateHandoff
+	// UpdateSubAgent carries, in Sub, an update of a sub-agent (an agent
+	// run as a tool, [AsTool]) while the tool call ToolCall runs it; Agent
+	// and RunID are the caller's, Sub's the sub-agent's own (a sub-agent's
+	// own sub-agents nest further). Consumers that show only the agent's
+	// own answer skip this kind.
+	UpdateSubAgent
 )
 
 var updateKindNames = [...]string{
@@ -30,6 +40,8 @@ var updateKindNames = [...]string{
 	UpdateToolResult: "tool_result",
 	UpdateUsage:      "usage",
 	UpdateFinish:     "finish",
+	UpdateHandoff:    "handoff",
+	UpdateSubAgent:   "sub_agent",
 }
 
 // String returns the kind's snake_case name.
@@ -43,9 +55,13 @@ func (k UpdateKind) String() string {
 // Update is one item of a run's stream.
 // Which fields are set depends on Kind; Agent and RunID always are.
 type Update struct {
-	Kind         UpdateKind
-	Agent        string // the agent's Name
+	Kind UpdateKind
+	// Agent is the Name of the agent that produced the update: after a
+	// handoff, the agent the turn was handed to.
+	Agent        string
 	RunID        string
+	From         string  // UpdateHandoff: the agent that handed the turn over
+	Sub          *Update // UpdateSubAgent: the sub-agent's update
 	Text         string
 	ToolCall     llm.ToolUse
 	ToolResult   *llm.Message

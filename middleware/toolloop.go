@@ -35,6 +35,11 @@ type ToolLoop struct {
 	// calls are denied. It must be safe for concurrent use: the calls of
 	// one batch are decided in parallel.
 	Approver tool.Approver
+	// Stop, when set, is asked after each batch of tool calls has run and
+	// its results are in the transcript: true ends the turn there, every
+	// call answered, with FinishToolUse (the agent's handoffs end a turn
+	// of one agent this way, for the next to continue it).
+	Stop func() bool
 }
 
 // Approver decides whether a tool call that needs approval may run.
@@ -94,6 +99,8 @@ type DeniedError = tool.DeniedError
 //     auto, so a forced tool call cannot loop forever;
 //   - a successful call to a [tool.Final] tool ends the turn (FinishStop)
 //     once its batch has run: the model is not called again.
+//   - when cfg.Stop reports true after a batch, the turn ends with that
+//     batch's results (FinishToolUse).
 //
 // The streaming call forwards each inner event as it arrives, except that
 // each inner EventComplete becomes an EventStepComplete; tool calls run only
@@ -107,7 +114,7 @@ type DeniedError = tool.DeniedError
 // goroutine, nothing to close): FunctionInvocation(cfg)(next).
 func FunctionInvocation(cfg ToolLoop) Middleware {
 	return func(next llm.Model) llm.Model {
-		l := &toolLoop{next: next, maxSteps: StepLimit(cfg.MaxSteps), approver: cfg.Approver, tools: cfg.Tools}
+		l := &toolLoop{next: next, maxSteps: StepLimit(cfg.MaxSteps), approver: cfg.Approver, tools: cfg.Tools, stop: cfg.Stop}
 		l.inv = cfg.Invoker
 		l.inv.Middleware = append(slices.Clip(cfg.Invoker.Middleware), l.approve)
 		return l
@@ -120,6 +127,7 @@ type toolLoop struct {
 	approver tool.Approver
 	inv      tool.Invoker
 	tools    []tool.Tool
+	stop     func() bool
 }
 
 func (l *toolLoop) Info() llm.ModelInfo { return l.next.Info() }
@@ -321,6 +329,10 @@ func (t *turn) step(ctx context.Context, resp *llm.Response) ([]llm.Message, boo
 	}
 	if t.l.ends(calls, results) {
 		t.finish = llm.FinishStop
+		return results, true, nil
+	}
+	if t.l.stop != nil && t.l.stop() {
+		t.finish = llm.FinishToolUse
 		return results, true, nil
 	}
 	return results, false, nil

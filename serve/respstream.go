@@ -5,6 +5,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/llm"
 )
@@ -80,6 +81,11 @@ type outputItem struct {
 	Name      string         `json:"name,omitempty"`
 	Arguments *string        `json:"arguments,omitempty"`
 	Output    *string        `json:"output,omitempty"`
+	// Agent (agcore's extension) names the agent that produced the item,
+	// in a turn that handed off or ran sub-agents; ParentCallID is, for a
+	// sub-agent's item, the id of the function call that ran it.
+	Agent        string `json:"agent,omitempty"`
+	ParentCallID string `json:"parent_call_id,omitempty"`
 }
 
 type contentOut struct {
@@ -97,11 +103,21 @@ type summaryPart struct {
 // respSink builds the response's output from a turn's updates and, when
 // streaming, sends the Responses event family as it goes.
 type respSink struct {
-	obj  *responseObject
-	sse  *sse
-	seq  int
-	open int    // index of the open message or reasoning item, -1 for none
-	buf  []byte // the open item's text
+	obj   *responseObject
+	sse   *sse
+	seq   int
+	open  int    // index of the open message or reasoning item, -1 for none
+	buf   []byte // the open item's text
+	agent string // the agent answering, once the turn has handed off
+}
+
+// add appends an item to the output, marked with the agent answering.
+func (s *respSink) add(it *outputItem) int {
+	if it.Agent == "" {
+		it.Agent = s.agent
+	}
+	s.obj.Output = append(s.obj.Output, it)
+	return len(s.obj.Output) - 1
 }
 
 // emit sends one event with its type and sequence number; without a
@@ -126,8 +142,7 @@ func (s *respSink) openItem(typ string) error {
 		return err
 	}
 	it := &outputItem{Type: typ, Status: "in_progress"}
-	idx := len(s.obj.Output)
-	s.obj.Output = append(s.obj.Output, it)
+	idx := s.add(it)
 	s.open, s.buf = idx, s.buf[:0]
 	if typ == "message" {
 		it.ID, it.Role, it.Content = newID("msg_"), "assistant", &[]contentOut{}
@@ -199,13 +214,20 @@ func (s *respSink) thinking(delta string) error {
 // runs (its function_call_output follows), in progress for one of the
 // client's declared tools, which the client answers in its next request.
 func (s *respSink) toolCall(call llm.ToolUse, declared bool) error {
+	_ = declared // both are complete calls; only the server's get an output item
+	return s.callItem(call, "", "")
+}
+
+// callItem adds a completed function_call item; agent and parent are set
+// for a sub-agent's call.
+func (s *respSink) callItem(call llm.ToolUse, agent, parent string) error {
 	if err := s.close(); err != nil {
 		return err
 	}
 	args := string(call.InputOrEmpty())
-	it := &outputItem{Type: "function_call", ID: newID("fc_"), CallID: call.ID, Name: call.Name, Arguments: &args, Status: "in_progress"}
-	idx := len(s.obj.Output)
-	s.obj.Output = append(s.obj.Output, it)
+	it := &outputItem{Type: "function_call", ID: newID("fc_"), CallID: call.ID, Name: call.Name, Arguments: &args, Status: "in_progress",
+		Agent: agent, ParentCallID: parent}
+	idx := s.add(it)
 	if err := s.emit("response.output_item.added", map[string]any{"output_index": idx, "item": it}); err != nil {
 		return err
 	}
@@ -213,22 +235,61 @@ func (s *respSink) toolCall(call llm.ToolUse, declared bool) error {
 		return err
 	}
 	it.Status = "completed"
-	_ = declared // both are complete calls; only the server's get an output item
 	return s.emit("response.output_item.done", map[string]any{"output_index": idx, "item": it})
 }
 
 func (s *respSink) toolResult(m *llm.Message) error {
+	return s.resultItem(m, "", "")
+}
+
+// resultItem adds a function_call_output item; agent and parent are set
+// for a sub-agent's tool result.
+func (s *respSink) resultItem(m *llm.Message, agent, parent string) error {
 	if err := s.close(); err != nil {
 		return err
 	}
 	out := m.Text()
-	it := &outputItem{Type: "function_call_output", ID: newID("fco_"), CallID: m.ToolCallID, Output: &out, Status: "completed"}
-	idx := len(s.obj.Output)
-	s.obj.Output = append(s.obj.Output, it)
+	it := &outputItem{Type: "function_call_output", ID: newID("fco_"), CallID: m.ToolCallID, Output: &out, Status: "completed",
+		Agent: agent, ParentCallID: parent}
+	idx := s.add(it)
 	if err := s.emit("response.output_item.added", map[string]any{"output_index": idx, "item": it}); err != nil {
 		return err
 	}
 	return s.emit("response.output_item.done", map[string]any{"output_index": idx, "item": it})
+}
+
+// handoff marks the items after it with the agent taking over, and those
+// before it, not yet marked, with the agent handing over.
+func (s *respSink) handoff(from, to string) error {
+	if err := s.close(); err != nil {
+		return err
+	}
+	for _, it := range s.obj.Output {
+		if it.Agent == "" {
+			it.Agent = from
+		}
+	}
+	s.agent = to
+	return nil
+}
+
+// subAgent shows a sub-agent's tool calls and results as completed
+// function_call and function_call_output items marked with the sub-agent
+// and the call that ran it. (Its answer is the output of that call; its
+// text is not repeated as a message, which clients would take for the
+// turn's answer.)
+func (s *respSink) subAgent(u agent.Update) error {
+	for u.Kind == agent.UpdateSubAgent && u.Sub != nil {
+		parent, sub := u.ToolCall.ID, u.Sub
+		switch sub.Kind {
+		case agent.UpdateToolCall:
+			return s.callItem(sub.ToolCall, sub.Agent, parent)
+		case agent.UpdateToolResult:
+			return s.resultItem(sub.ToolResult, sub.Agent, parent)
+		}
+		u = *sub // a sub-agent's own sub-agent
+	}
+	return nil
 }
 
 // sessionLocks serializes the Responses turns of one session in this

@@ -26,6 +26,14 @@ type sink interface {
 	toolResult(msg *llm.Message) error
 }
 
+// agentSink is a sink that also shows which agent produced what: the
+// handoffs of a turn, and the work of its sub-agents (agent.AsTool).
+type agentSink interface {
+	handoff(from, to string) error
+	// subAgent is an agent.UpdateSubAgent update.
+	subAgent(u agent.Update) error
+}
+
 // runTurn runs one turn of a and hands its updates to s. A turn a
 // spending limit stopped returns both its response and the
 // *budget.ExceededError. The turn's
@@ -59,6 +67,14 @@ func runTurn(ctx context.Context, a host.Agent, msgs []llm.Message, opts *agent.
 			serr = s.toolCall(u.ToolCall, declared[u.ToolCall.Name])
 		case agent.UpdateToolResult:
 			serr = s.toolResult(u.ToolResult)
+		case agent.UpdateHandoff:
+			if as, ok := s.(agentSink); ok {
+				serr = as.handoff(u.From, u.Agent)
+			}
+		case agent.UpdateSubAgent:
+			if as, ok := s.(agentSink); ok {
+				serr = as.subAgent(u)
+			}
 		case agent.UpdateFinish:
 			resp = u.Response
 		}

@@ -9,7 +9,12 @@
 // computed from the request it receives — the files it reads are the ones
 // the listing showed, and the summary is made from the text the tools
 // returned. A request that does not offer list_dir and read_file (the
-// names of package tool/fstool) gets one text answer saying so.
+// names of package tool/fstool) gets one text answer saying so (and
+// naming the instructions it answers under). Agents working together
+// follow a plan too (multi.go): a request offering transfer_to_* tools is
+// handed over once per turn, to the agent the user's message names (else
+// the first); one offering agent tools (agent.AsTool's {"input": string})
+// asks each once and answers with their answers.
 //
 // A request for structured output is answered at once, without the plan:
 // a json_schema response format (Request.ResponseFormat) with a text

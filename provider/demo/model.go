@@ -193,7 +193,14 @@ func next(req *llm.Request) *llm.Response {
 	for _, t := range req.Tools {
 		offered[t.Name] = true
 	}
+	user := userText(req)
+	if r := multi(req, calls, user, &ids); r != nil {
+		return r
+	}
 	if !offered[listDir] || !offered[readFile] {
+		if r := instructed(req, user); r != nil {
+			return r
+		}
 		return answer(llm.Text{Text: "I am agcore's scripted demo model. My plan needs the read_file and list_dir tools, " +
 			"and this request does not offer both, so there is nothing I can look at. Run `agcore demo` with its default tools."})
 	}

@@ -148,7 +148,7 @@ func (h *handler) getSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := summary(a, s)
-	out.Items = transcript(s.Messages)
+	out.Items = transcript(s.Messages, session.Agents(s))
 	writeJSON(w, http.StatusOK, out)
 }
 

@@ -43,13 +43,29 @@ type item struct {
 	// run's, the session's, the principal's quota.
 	Budget  *budget.Remaining `json:"budget,omitempty"`
 	Message string            `json:"message,omitempty"` // error
+	// From is the agent handing over (handoff; Agent takes over).
+	From string `json:"from,omitempty"`
+	// Sub is a sub-agent's event (sub_agent: the agent Agent, run by the
+	// tool call ToolCallID), in the shapes of the stream's own.
+	Sub *item `json:"sub,omitempty"`
 }
 
 // transcript turns stored messages into the items the page renders, the
-// same shapes as the live stream's events plus "user".
-func transcript(msgs []llm.Message) []item {
+// same shapes as the live stream's events plus "user". spans are the
+// agents that answered (session.Agents): where the answering agent
+// changes within a turn, a handoff item says so.
+func transcript(msgs []llm.Message, spans []session.AgentSpan) []item {
 	var out []item
-	for _, m := range msgs {
+	who := ""
+	for i, m := range msgs {
+		if m.Role == llm.RoleUser {
+			who = ""
+		} else if a := session.AgentAt(spans, i); a != who {
+			if who != "" {
+				out = append(out, item{Type: "handoff", From: who, Agent: a})
+			}
+			who = a
+		}
 		switch m.Role {
 		case llm.RoleSystem:
 			continue
@@ -178,10 +194,43 @@ func (h *handler) chat(w http.ResponseWriter, r *http.Request) {
 		case agent.UpdateUsage:
 			usage := *u.Usage
 			q.push(item{Type: "usage", Usage: &usage})
+		case agent.UpdateHandoff:
+			q.push(item{Type: "handoff", From: u.From, Agent: u.Agent})
+		case agent.UpdateSubAgent:
+			if it, ok := subItem(u); ok {
+				q.push(it)
+			}
 		case agent.UpdateFinish:
 			q.push(h.finish(r.Context(), sessions, u.Response))
 		}
 	}
+}
+
+// subItem is the sub_agent event of a sub-agent's update: its text,
+// thinking, tool calls and results, and its own sub-agents' (nested);
+// false for what the page does not show (usage, the finish).
+func subItem(u agent.Update) (item, bool) {
+	var sub item
+	s := u.Sub
+	switch s.Kind {
+	case agent.UpdateText, agent.UpdateThinking:
+		sub = item{Type: s.Kind.String(), Text: s.Text}
+	case agent.UpdateToolCall:
+		sub = toolCall(s.ToolCall)
+	case agent.UpdateToolResult:
+		sub = toolResult(*s.ToolResult)
+	case agent.UpdateHandoff:
+		sub = item{Type: "handoff", From: s.From, Agent: s.Agent}
+	case agent.UpdateSubAgent:
+		nested, ok := subItem(*s)
+		if !ok {
+			return item{}, false
+		}
+		sub = nested
+	default:
+		return item{}, false
+	}
+	return item{Type: "sub_agent", Agent: s.Agent, ToolCallID: u.ToolCall.ID, Sub: &sub}, true
 }
 
 // finish builds the finish event once the turn is stored.

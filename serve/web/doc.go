@@ -49,6 +49,10 @@
 //	tool_call    {id, name, input}: a whole tool call
 //	approval     {id, tool_call_id, name, input}: the call waits for POST /api/approvals/{id}
 //	tool_result  {tool_call_id, text, is_error}
+//	handoff      {from, agent}: the turn passed from the agent from to agent
+//	sub_agent    {agent, tool_call_id, sub}: an event of the sub-agent agent run by the
+//	             tool call tool_call_id (agent.AsTool); sub is a text, thinking,
+//	             tool_call, tool_result or handoff ITEM of its own
 //	usage        {usage}: the current model call's usage so far
 //	finish       {session, model, usage, cost_usd (when known), finish_reason,
 //	              session_usage, session_cost_usd, session_turns (the totals once stored),
@@ -58,7 +62,8 @@
 //	              limit stopped: what it did is stored)
 //
 // A stored transcript (GET /api/sessions/{id}) uses the same ITEM shapes,
-// plus {"type":"user","text"} for the user's messages; it holds no usage
+// plus {"type":"user","text"} for the user's messages and a handoff item
+// where the answering agent changes (session.Agents); it holds no usage
 // per turn, only the session's totals. A block the page does not show (an
 // image, a file) is named in brackets: "[image]".
 //

@@ -33,6 +33,7 @@ type fixture struct {
 	store  *memstore.Store
 	broker *approval.Broker
 	model  *llmtest.Model
+	agent  *agent.Agent  // the agent "helper"
 	done   chan struct{} // one value each time a request's handler returns
 	quota  budget.Quota  // when set, every request's principal quota (as agcore serve sets it)
 }
@@ -50,6 +51,7 @@ func newFixtureOpts(t *testing.T, opts web.Options, model *llmtest.Model, tools 
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.agent = a
 	other, err := agent.New(llmtest.New(), agent.Config{Name: "plain"})
 	if err != nil {
 		t.Fatal(err)
@@ -142,6 +144,9 @@ type event struct {
 	SessionTurns int             `json:"session_turns"`
 	Budget       map[string]any  `json:"budget"`
 	Message      string          `json:"message"`
+	Agent        string          `json:"agent"`
+	From         string          `json:"from"`
+	Sub          *event          `json:"sub"`
 }
 
 // events reads a chat stream, sending each event on the returned channel,

@@ -52,6 +52,7 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"Metadata", testMetadata},
 		{"LoadView", testLoadView},
 		{"CompactionAtomic", testCompactionAtomic},
+		{"AnsweringAgents", testAnsweringAgents},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -128,6 +128,9 @@ type buildOptions struct {
 	// name is the agent's name; "" means the settings' Agent, else
 	// "agcore".
 	name string
+	// description says what the agent does (agent.Config.Description: the
+	// transfer tools of agents handing off to it show it).
+	description string
 	// approver, when set, decides the calls needing approval instead of
 	// the terminal (agcore serve's broker).
 	approver tool.Approver
@@ -283,6 +286,7 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 	}
 	rt.agent, err = agent.New(model, agent.Config{
 		Name:          name,
+		Description:   o.description,
 		Instructions:  rt.instr,
 		Tools:         tools,
 		Store:         rt.store,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/approval"
 	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
@@ -145,12 +146,13 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 		broker.Shared = host.Approvals(recs)
 	}
 	agents := []host.Agent{{Name: "agcore", Agent: main.agent, Store: main.store, Model: s.Model, Description: "the agent agcore run builds"}}
+	named, err := a.buildFileAgents(ctx, cmd, file.Agents, main, approver)
+	defer named.Close()
+	if err != nil {
+		return err
+	}
 	for _, name := range slices.Sorted(maps.Keys(file.Agents)) {
-		rt, err := a.buildNamed(ctx, cmd, name, main, approver)
-		if err != nil {
-			return err
-		}
-		defer rt.Close()
+		rt := named[name]
 		agents = append(agents, host.Agent{Name: name, Agent: rt.agent, Store: rt.store, Model: rt.s.Model, Description: file.Agents[name].Description})
 	}
 	set, err := host.NewSet(agents...)
@@ -222,10 +224,52 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 	return nil
 }
 
+// fileAgents are the config file's agents, built, by name.
+type fileAgents map[string]*runtime
+
+// Close closes every agent's runtime.
+func (f fileAgents) Close() {
+	for _, rt := range f {
+		rt.Close()
+	}
+}
+
+// buildFileAgents builds every agent of the config file (buildNamed) and
+// joins each to the agents its handoffs name (main, named "agcore",
+// included): the agents agcore serve offers, and those a command running
+// one of them needs. On error, what was built is returned, to be closed.
+func (a *app) buildFileAgents(ctx context.Context, cmd *cobra.Command, agents map[string]config.AgentConfig, main *runtime, approver tool.Approver) (fileAgents, error) {
+	if err := config.CheckHandoffs(agents, "agcore"); err != nil {
+		return nil, exit(ExitUsage, "%v", err)
+	}
+	built := fileAgents{}
+	for _, name := range slices.Sorted(maps.Keys(agents)) {
+		rt, err := a.buildNamed(ctx, cmd, name, agents[name], main, approver)
+		if err != nil {
+			return built, err
+		}
+		built[name] = rt
+	}
+	for _, name := range slices.Sorted(maps.Keys(agents)) {
+		targets := make([]*agent.Agent, 0, len(agents[name].Handoffs))
+		for _, h := range agents[name].Handoffs {
+			if rt, ok := built[h]; ok {
+				targets = append(targets, rt.agent)
+			} else {
+				targets = append(targets, main.agent) // "agcore" (CheckHandoffs)
+			}
+		}
+		if err := built[name].agent.AddHandoffs(targets...); err != nil {
+			return built, exit(ExitUsage, "agent %q of the config file: %v", name, err)
+		}
+	}
+	return built, nil
+}
+
 // buildNamed builds the config file's agent name: the command's settings
 // with the agent's replaced (config.Resolve with config.AgentFlag, as run
 // and chat --agent), sharing main's log, telemetry and store.
-func (a *app) buildNamed(ctx context.Context, cmd *cobra.Command, name string, main *runtime, approver tool.Approver) (*runtime, error) {
+func (a *app) buildNamed(ctx context.Context, cmd *cobra.Command, name string, ac config.AgentConfig, main *runtime, approver tool.Approver) (*runtime, error) {
 	in := a.input(cmd)
 	in.Flags[config.AgentFlag] = name
 	s, err := config.Resolve(in)
@@ -239,7 +283,7 @@ func (a *app) buildNamed(ctx context.Context, cmd *cobra.Command, name string, m
 	if err != nil {
 		return nil, exit(ExitUsage, "agent %q of the config file: %v", name, err)
 	}
-	opts.shared, opts.approver = main, approver
+	opts.shared, opts.approver, opts.description = main, approver, ac.Description
 	return a.build(ctx, s, opts)
 }
 

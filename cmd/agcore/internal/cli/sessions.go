@@ -274,8 +274,12 @@ func (a *app) sessionsShow(cmd *cobra.Command, args []string) error {
 			Turns    int              `json:"turns"`
 			Usage    render.UsageJSON `json:"usage"`
 			CostUSD  float64          `json:"cost_usd"`
+			// Agents and Parent: see session.AgentsKey and session.ParentKey.
+			Agents []session.AgentSpan `json:"agents,omitempty"`
+			Parent *session.Parent     `json:"parent,omitempty"`
 		}{s.ID, msgs, meta.Model, meta.Provider, s.Turns,
-			render.UsageJSON{InputTokens: s.Usage.InputTokens, OutputTokens: s.Usage.OutputTokens, CachedInputTokens: s.Usage.CachedInputTokens}, s.CostUSD})
+			render.UsageJSON{InputTokens: s.Usage.InputTokens, OutputTokens: s.Usage.OutputTokens, CachedInputTokens: s.Usage.CachedInputTokens}, s.CostUSD,
+			session.Agents(s), parentOf(s)})
 	}
 	return printSession(a.env.Stdout, s)
 }
@@ -331,8 +335,12 @@ func printSession(w io.Writer, s *session.Session) error {
 	fmt.Fprintf(w, "session %s%s · %s · %s input / %s cached / %s output tokens%s · updated %s\n",
 		s.ID, model, count(s.Turns, "turn"), render.Thousands(s.Usage.InputTokens),
 		render.Thousands(s.Usage.CachedInputTokens), render.Thousands(s.Usage.OutputTokens), costText, s.UpdatedAt.Local().Format(time.DateTime))
+	if p := parentOf(s); p != nil {
+		fmt.Fprintf(w, "sub-agent session: agent %s's call %s in session %s (turn %s) ran it\n", orDash(p.Agent), p.ToolCallID, orDash(p.Session), p.RunID)
+	}
+	spans := session.Agents(s)   // who answered what, when the session's agents hand off
 	names := map[string]string{} // tool call id → tool name
-	for _, m := range s.Messages {
+	for i, m := range s.Messages {
 		switch m.Role {
 		case llm.RoleTool:
 			state, text := "✓", m.Text()
@@ -344,7 +352,11 @@ func printSession(w io.Writer, s *session.Session) error {
 		case llm.RoleUser:
 			fmt.Fprint(w, "\n── you ──\n")
 		case llm.RoleAssistant:
-			fmt.Fprint(w, "\n── assistant ──\n")
+			if who := session.AgentAt(spans, i); who != "" {
+				fmt.Fprintf(w, "\n── assistant (%s) ──\n", who)
+			} else {
+				fmt.Fprint(w, "\n── assistant ──\n")
+			}
 		default:
 			fmt.Fprintf(w, "\n── %s ──\n", m.Role)
 		}
@@ -363,6 +375,15 @@ func printSession(w io.Writer, s *session.Session) error {
 		}
 	}
 	return nil
+}
+
+// parentOf returns the calling run a sub-agent's session records, or nil.
+func parentOf(s *session.Session) *session.Parent {
+	p, ok, err := session.GetState[session.Parent](s, session.ParentKey)
+	if !ok || err != nil {
+		return nil
+	}
+	return &p
 }
 
 func indent(s, by string) string {

@@ -11,9 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -111,6 +113,27 @@ type AgentConfig struct {
 	System      string    `json:"system,omitempty"`
 	Tools       *[]string `json:"tools,omitempty"`
 	MaxSteps    int       `json:"max_steps,omitempty"`
+	// Handoffs name the agents of the file (or "agcore", the default
+	// agent) this agent may hand a turn over to: each is offered to its
+	// model as a transfer_to_NAME tool.
+	Handoffs []string `json:"handoffs,omitempty"`
+}
+
+// CheckHandoffs reports a handoff of agents that names no agent of the
+// file (nor main, the default agent's name), or the agent itself.
+func CheckHandoffs(agents map[string]AgentConfig, main string) error {
+	for _, name := range slices.Sorted(maps.Keys(agents)) {
+		for _, h := range agents[name].Handoffs {
+			_, ok := agents[h]
+			switch {
+			case h == name:
+				return fmt.Errorf("agent %q of the config file hands off to itself", name)
+			case !ok && h != main:
+				return fmt.Errorf("agent %q of the config file hands off to %q, which is not an agent of the file", name, h)
+			}
+		}
+	}
+	return nil
 }
 
 // ServeConfig configures agcore serve. Tokens are secrets: they are never

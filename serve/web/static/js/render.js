@@ -117,6 +117,12 @@ export class Transcript {
       case 'usage':
         this.setFooter(usageText(ev.usage) + ' …', false);
         break;
+      case 'handoff':
+        this.handoff(ev);
+        break;
+      case 'sub_agent':
+        this.subAgent(ev);
+        break;
       case 'finish':
         this.finish(ev);
         break;
@@ -225,6 +231,50 @@ export class Transcript {
     const res = el('pre', 'tool-result' + (ev.is_error ? ' is-error' : ''), ev.text || '');
     card.append(res);
     this.block = null;
+  }
+
+  /** A handoff: a divider naming both agents; what follows is the new agent's. */
+  handoff(ev) {
+    const turn = this.assistant();
+    turn.append(el('div', 'handoff small muted', '↪ ' + (ev.from || 'agent') + ' handed the conversation to ' + (ev.agent || 'another agent')));
+    turn.append(el('div', 'who', ev.agent || 'agent'));
+    this.block = null;
+  }
+
+  /**
+   * A sub-agent's event, shown inside the card of the tool call that runs
+   * it: its text as it streams, its own tool calls and results as lines.
+   */
+  subAgent(ev) {
+    const card = this.card(ev.tool_call_id);
+    let box = card.querySelector(':scope > details.sub-agent');
+    if (!box) {
+      box = el('details', 'sub-agent');
+      box.open = true;
+      box.append(el('summary', '', (ev.agent || 'sub-agent') + ' is working'));
+      card.append(box);
+    }
+    const sub = ev.sub || {};
+    let last = box.lastElementChild;
+    switch (sub.type) {
+      case 'text':
+      case 'thinking':
+        if (!last || !last.classList.contains('sub-' + sub.type)) {
+          last = el('div', 'sub-' + sub.type);
+          box.append(last);
+        }
+        last.append(document.createTextNode(sub.text || ''));
+        break;
+      case 'tool_call':
+        box.append(el('div', 'sub-line small muted', '⚙ ' + (sub.name || 'tool')));
+        break;
+      case 'tool_result':
+        box.append(el('div', 'sub-line small' + (sub.is_error ? ' warn' : ' muted'), '→ ' + (sub.text || '').slice(0, 200)));
+        break;
+      case 'handoff':
+        box.append(el('div', 'sub-line small muted', '↪ ' + sub.from + ' → ' + sub.agent));
+        break;
+    }
   }
 
   setFooter(text, final) {
