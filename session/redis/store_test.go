@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -227,4 +228,43 @@ func BenchmarkLoadView(b *testing.B) {
 func TestSharedStores(t *testing.T) {
 	p := newPrefix(t)
 	sessiontest.Shared(t, open(t, p), open(t, p))
+}
+
+// A prefix given in the URL keys the store under it, through
+// session.Open too; an option given to Open wins over it.
+func TestURLPrefix(t *testing.T) {
+	p := newPrefix(t)
+	sep := "?"
+	if strings.Contains(serverURL(t), "?") {
+		sep = "&"
+	}
+	u := serverURL(t) + sep + "prefix=" + url.QueryEscape(p)
+	st, err := session.Open(t.Context(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Append(t.Context(), "via-url", session.Turn{ID: "t1", Messages: sessiontest.Conversation("u", 2)}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := client(t).Exists(t.Context(), p+"s:via-url").Result(); err != nil || n != 1 {
+		t.Fatalf("the session's key under the URL's prefix: %d, %v", n, err)
+	}
+	if _, err := open(t, p).Load(t.Context(), "via-url"); err != nil {
+		t.Fatalf("a store with the same prefix: %v", err)
+	}
+	other := newPrefix(t)
+	s, err := redis.Open(t.Context(), u, redis.WithPrefix(other))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Load(t.Context(), "via-url"); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("WithPrefix over the URL's prefix: %v", err)
+	}
+	for _, bad := range []string{"prefix=", "prefix=a&prefix=b"} {
+		if _, err := redis.Open(t.Context(), serverURL(t)+sep+bad); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
 }

@@ -7,8 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/agcore/agcore/internal/testkit/testenv"
 	"github.com/agcore/agcore/llm"
@@ -238,7 +241,20 @@ func TestOpenRemote(t *testing.T) {
 			t.Fatal(err)
 		}
 		if u.Scheme == "redis" {
-			u.Path = "/13" // this package's own database
+			// A key prefix of the test's own in the database it is given;
+			// the one key the store makes (its layout version) is deleted
+			// after.
+			prefix := "agcoretest:stores-" + strconv.Itoa(os.Getpid()) + ":"
+			q := u.Query()
+			q.Set("prefix", prefix)
+			u.RawQuery = q.Encode()
+			o, err := goredis.ParseURL(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := goredis.NewClient(o)
+			defer c.Close()
+			defer c.Del(context.Background(), prefix+"version")
 		}
 		if u.User == nil {
 			u.User = url.User("")
