@@ -31,15 +31,16 @@ import (
 // version 3; one row per message before).
 
 // appendSet is the update of an existing sessions row (s). The usage is
-// summed in SQL over every numeric field of the stored JSON and the
-// turn's (llm.Usage is integers only) unless the stored text is the one
-// the store last saw (@usage_was), whose sum with the turn's it computed
-// already (@usage_now). The cost adds as float64 does in Go.
+// summed in SQL (agcore_usage_add, schema.go) over every numeric field of
+// the stored JSON and the turn's (llm.Usage is integers only) unless the
+// stored text is the one the store last saw (@usage_was), whose sum with
+// the turn's it computed already (@usage_now). The sum is a function, not
+// a subquery, because the executor sets up a subquery's plan on every
+// run of the statement, whether or not the CASE reaches it: that set-up
+// alone cost an append more than the rest of the session row's update.
+// The cost adds as float64 does in Go.
 const appendSet = `updated_at = greatest(s.updated_at, @time), turns = s.turns + 1, messages = s.messages + @n,
-	usage = CASE WHEN s.usage = @usage_was::text THEN @usage_now::text ELSE
-		(SELECT coalesce(jsonb_object_agg(k, n), '{}')::text FROM (SELECT k, sum(v::numeric) AS n
-			FROM (SELECT * FROM jsonb_each_text(s.usage::jsonb) UNION ALL SELECT * FROM jsonb_each_text(@usage::jsonb)) AS x (k, v)
-			GROUP BY k) AS y) END,
+	usage = CASE WHEN s.usage = @usage_was::text THEN @usage_now::text ELSE agcore_usage_add(s.usage, @usage::text) END,
 	cost_usd = s.cost_usd + @cost,
 	prefix = CASE WHEN @prefix::text IS NULL THEN s.prefix ELSE @prefix END,
 	hashes = CASE WHEN @prefix::text IS NULL THEN s.hashes ELSE @hashes END,

@@ -65,6 +65,7 @@
 //	                 first integer (the session-wide index of the turn's first message),
 //	                 msgs bytea[] (the messages' storage JSON, byte for byte, in order)
 //	agcore_state    (session_id, key) PRIMARY KEY, value text (JSON)
+//	agcore_usage_add(text, text) the field-by-field sum of two JSON llm.Usage
 //
 // Version 1 (the releases before issue 22) is version 2 without owner,
 // title, model, compaction and upto; Open migrates it and derives the

@@ -102,6 +102,12 @@ var migrations = [][]string{
 		`ALTER TABLE agcore_turns ALTER COLUMN first DROP DEFAULT, ALTER COLUMN msgs DROP DEFAULT`,
 		`ALTER TABLE agcore_turns SET (toast_tuple_target = 8160)`,
 		`DROP TABLE agcore_messages`,
+		// The sum of two JSON llm.Usage texts, field by field (append.go).
+		`CREATE FUNCTION agcore_usage_add(a text, b text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+			SELECT coalesce(jsonb_object_agg(k, n), '{}')::text FROM (SELECT k, sum(v::numeric) AS n
+				FROM (SELECT * FROM jsonb_each_text(a::jsonb) UNION ALL SELECT * FROM jsonb_each_text(b::jsonb)) AS x (k, v)
+				GROUP BY k) AS y
+		$$`,
 	},
 }
 
