@@ -195,16 +195,27 @@ func BenchmarkAppendConcurrent64(b *testing.B) {
 // BenchmarkFloorSet is the floor of BenchmarkStoreAppend: one SET of a
 // value the size of a 10-message turn's JSON, a single round trip.
 func BenchmarkFloorSet(b *testing.B) {
+	sessiontest.BenchFloor(b, floorSet(b, newPrefix(b)))
+}
+
+// BenchmarkAppendVsFloor measures BenchmarkStoreAppend's append and
+// BenchmarkFloorSet's SET in turns.
+func BenchmarkAppendVsFloor(b *testing.B) {
 	p := newPrefix(b)
+	sessiontest.BenchAppendVsFloor(b, func(b *testing.B) session.Store { return open(b, p) }, floorSet(b, p))
+}
+
+// floorSet returns the floor's op, writing under prefix p.
+func floorSet(b *testing.B, p string) func(i int) error {
 	c := client(b)
 	ctx := b.Context()
 	body, err := json.Marshal(sessiontest.Conversation("bench", 10))
 	if err != nil {
 		b.Fatal(err)
 	}
-	sessiontest.BenchFloor(b, func(i int) error {
+	return func(i int) error {
 		return c.Set(ctx, fmt.Sprintf("%sfloor:%d", p, i), body, 0).Err()
-	})
+	}
 }
 
 // BenchmarkSessionLoadUncached loads without the store's decoded-session
