@@ -149,8 +149,8 @@ func (s *Store) Load(ctx context.Context, id string) (*session.Session, error) {
 }
 
 // LoadView reads the session as Load does, but only the messages from its
-// compaction's Upto on (WHERE seq >= upto), with Base set to Upto; see
-// session.Store.
+// compaction's Upto on (the turns from the one holding message Upto),
+// with Base set to Upto; see session.Store.
 func (s *Store) LoadView(ctx context.Context, id string) (*session.Session, error) {
 	if err := check(ctx, id); err != nil {
 		return nil, err
