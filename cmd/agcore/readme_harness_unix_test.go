@@ -90,7 +90,7 @@ func newHarness(t *testing.T) *harness {
 			}
 		}
 	}
-	drop := regexp.MustCompile(`^(AGCORE_|OPENAI_|ANTHROPIC_|GEMINI_|GOOGLE_|DEEPSEEK_|OPENROUTER_|GROQ_|XAI_|DASHSCOPE_|MOONSHOT_|VLLM_|OTEL_|HOME=|PATH=|REDIS_PASSWORD=|PGPASSWORD=)`)
+	drop := regexp.MustCompile(`^(AGCORE_|OPENAI_|ANTHROPIC_|GEMINI_|GOOGLE_|DEEPSEEK_|OPENROUTER_|GROQ_|XAI_|DASHSCOPE_|MOONSHOT_|VLLM_|OTEL_|HOME=|PATH=|REDIS_PASSWORD=|PGPASSWORD=|PGOPTIONS=)`)
 	for _, kv := range os.Environ() {
 		if !drop.MatchString(kv) {
 			h.env = append(h.env, kv)
@@ -114,6 +114,16 @@ func newHarness(t *testing.T) *harness {
 		"GEMINI_API_KEY="+key, "GOOGLE_GEMINI_BASE_URL="+srv.URL,
 		"DEEPSEEK_API_KEY="+key, "DEEPSEEK_BASE_URL="+srv.URL,
 	)
+
+	// The documented PostgreSQL URLs name no schema: their tables go to
+	// a schema of this run's own (PGOPTIONS, which pgx reads), dropped
+	// after, not to the public one every other run shares, whatever
+	// schema version it holds.
+	if raw := os.Getenv("AGCORE_TEST_POSTGRES"); raw != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		h.env = append(h.env, "PGOPTIONS=-c search_path="+pgSchema(t, ctx, raw, "readme_"))
+		cancel()
+	}
 
 	// The template HOME: sessions the examples name (work, notes, a full
 	// id), ~/src/project, and a ~/.curlrc that makes the documented curl

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/agcore/agcore/internal/testkit/testenv"
@@ -240,7 +241,24 @@ func TestOpenRemote(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if u.Scheme == "redis" {
+		switch u.Scheme {
+		case "postgres", "postgresql":
+			// A schema of the test's own, dropped after: the public one is
+			// every other run's, whatever its schema version.
+			schema := "stores_" + strconv.Itoa(os.Getpid())
+			conn, err := pgx.Connect(t.Context(), raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(context.Background())
+			if _, err := conn.Exec(t.Context(), "CREATE SCHEMA IF NOT EXISTS "+schema); err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
+			q := u.Query()
+			q.Set("search_path", schema)
+			u.RawQuery = q.Encode()
+		case "redis":
 			// A key prefix of the test's own in the database it is given;
 			// the one key the store makes (its layout version) is deleted
 			// after.
