@@ -261,10 +261,25 @@ func readMessages(ctx context.Context, tx pgx.Tx, id string, at, n int) ([]json.
 	if err != nil {
 		return nil, 0, err
 	}
+	// msgs comes in binary (pgx asks for it for bytea[]); it is decoded
+	// here, one allocation a message, unless it comes as text.
+	binaryMsgs := rows.FieldDescriptions()[1].Format == pgx.BinaryFormatCode
+	var msgs [][]byte
 	for rows.Next() {
 		var first int
-		var msgs [][]byte // each row's own: the messages are kept
-		if err := rows.Scan(&first, &msgs); err != nil {
+		if err := rows.Scan(&first, nil); err != nil {
+			rows.Close()
+			return nil, 0, err
+		}
+		msgs = msgs[:0]
+		if binaryMsgs {
+			msgs, err = appendByteaArray(msgs, rows.RawValues()[1])
+		} else {
+			var fresh [][]byte // not decoded over the messages kept
+			err = rows.Scan(nil, &fresh)
+			msgs = fresh
+		}
+		if err != nil {
 			rows.Close()
 			return nil, 0, err
 		}
@@ -274,7 +289,7 @@ func readMessages(ctx context.Context, tx pgx.Tx, id string, at, n int) ([]json.
 			return nil, 0, fmt.Errorf("a turn stored from message %d where message %d was expected", first, pos)
 		}
 		for _, m := range msgs[min(pos-first, len(msgs)):] {
-			raws = append(raws, m)
+			raws = append(raws, m) // each message its own copy
 			size += int64(len(m))
 		}
 	}
