@@ -460,6 +460,7 @@ func (h *harness) runGroup(t *testing.T, g docGroup, ht *helpTree) {
 		m := h.portLock(p)
 		m.Lock()
 		defer m.Unlock()
+		defer portFileLock(t, p)()
 	}
 	h.sem <- struct{}{}
 	defer func() { <-h.sem }()
@@ -665,6 +666,24 @@ func (h *harness) portLock(p int) *sync.Mutex {
 		h.ports[p] = &sync.Mutex{}
 	}
 	return h.ports[p]
+}
+
+// portFileLock takes an exclusive flock(2) on a file named after port p
+// in the temporary directory, so that test processes running at once on
+// one machine (the runs of other checkouts) take a documented fixed port
+// one at a time too, as portLock makes this process's groups do; the
+// func it returns releases it (the system does, should the process die).
+func portFileLock(t *testing.T, p int) func() {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), fmt.Sprintf("agcore-readme-port-%d.lock", p)), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	return func() { f.Close() }
 }
 
 // available reports whether what the line needs is here, and otherwise
