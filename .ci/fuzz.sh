@@ -43,6 +43,7 @@ targets=(
 	"./provider/gemini FuzzErrorBody"
 	"./session FuzzValidateID"
 	"./session/filestore FuzzSessionLog"
+	"./session/postgres FuzzByteaArray"
 	"./tool FuzzToolArguments"
 	"./tool/fstool FuzzPathsStayInTheRoot"
 	"./compact FuzzRepair"

@@ -90,7 +90,7 @@ func newHarness(t *testing.T) *harness {
 			}
 		}
 	}
-	drop := regexp.MustCompile(`^(AGCORE_|OPENAI_|ANTHROPIC_|GEMINI_|GOOGLE_|DEEPSEEK_|OPENROUTER_|GROQ_|XAI_|DASHSCOPE_|MOONSHOT_|VLLM_|OTEL_|HOME=|PATH=|REDIS_PASSWORD=|PGPASSWORD=)`)
+	drop := regexp.MustCompile(`^(AGCORE_|OPENAI_|ANTHROPIC_|GEMINI_|GOOGLE_|DEEPSEEK_|OPENROUTER_|GROQ_|XAI_|DASHSCOPE_|MOONSHOT_|VLLM_|OTEL_|HOME=|PATH=|REDIS_PASSWORD=|PGPASSWORD=|PGOPTIONS=)`)
 	for _, kv := range os.Environ() {
 		if !drop.MatchString(kv) {
 			h.env = append(h.env, kv)
@@ -114,6 +114,16 @@ func newHarness(t *testing.T) *harness {
 		"GEMINI_API_KEY="+key, "GOOGLE_GEMINI_BASE_URL="+srv.URL,
 		"DEEPSEEK_API_KEY="+key, "DEEPSEEK_BASE_URL="+srv.URL,
 	)
+
+	// The documented PostgreSQL URLs name no schema: their tables go to
+	// a schema of this run's own (PGOPTIONS, which pgx reads), dropped
+	// after, not to the public one every other run shares, whatever
+	// schema version it holds.
+	if raw := os.Getenv("AGCORE_TEST_POSTGRES"); raw != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		h.env = append(h.env, "PGOPTIONS=-c search_path="+pgSchema(t, ctx, raw, "readme_"))
+		cancel()
+	}
 
 	// The template HOME: sessions the examples name (work, notes, a full
 	// id), ~/src/project, and a ~/.curlrc that makes the documented curl
@@ -450,6 +460,7 @@ func (h *harness) runGroup(t *testing.T, g docGroup, ht *helpTree) {
 		m := h.portLock(p)
 		m.Lock()
 		defer m.Unlock()
+		defer portFileLock(t, p)()
 	}
 	h.sem <- struct{}{}
 	defer func() { <-h.sem }()
@@ -655,6 +666,24 @@ func (h *harness) portLock(p int) *sync.Mutex {
 		h.ports[p] = &sync.Mutex{}
 	}
 	return h.ports[p]
+}
+
+// portFileLock takes an exclusive flock(2) on a file named after port p
+// in the temporary directory, so that test processes running at once on
+// one machine (the runs of other checkouts) take a documented fixed port
+// one at a time too, as portLock makes this process's groups do; the
+// func it returns releases it (the system does, should the process die).
+func portFileLock(t *testing.T, p int) func() {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), fmt.Sprintf("agcore-readme-port-%d.lock", p)), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	return func() { f.Close() }
 }
 
 // available reports whether what the line needs is here, and otherwise

@@ -17,8 +17,6 @@ import (
 	"testing"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
-
 	"github.com/agcore/agcore/internal/testkit/testenv"
 	"github.com/agcore/agcore/session"
 )
@@ -64,8 +62,8 @@ func replicaProvider(t *testing.T) *httptest.Server {
 }
 
 // replicaStore returns the URL of a store of the test's own: a
-// PostgreSQL schema (dropped after) or Redis database 7 (emptied before
-// and after: it is this test's alone).
+// PostgreSQL schema (dropped after) or a Redis key prefix (its keys
+// deleted after) in the database AGCORE_TEST_REDIS names.
 func replicaStore(t *testing.T, kind string) string {
 	t.Helper()
 	env := map[string]string{"postgres": "AGCORE_TEST_POSTGRES", "redis": "AGCORE_TEST_REDIS"}[kind]
@@ -86,22 +84,7 @@ func replicaStore(t *testing.T, kind string) string {
 		q.Set("search_path", schema)
 		u.RawQuery = q.Encode()
 	case "redis":
-		u.Path = "/7"
-		o, err := goredis.ParseURL(u.String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		flush := func() {
-			c := goredis.NewClient(o)
-			defer c.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := c.FlushDB(ctx).Err(); err != nil {
-				testenv.Missing(t, "Redis at %s: %v", session.Redact(raw), err)
-			}
-		}
-		flush()
-		t.Cleanup(flush)
+		return redisPrefix(t, ctx, raw, "replicas_")
 	}
 	return u.String()
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/agcore/agcore/internal/testkit/testenv"
 	"github.com/agcore/agcore/session"
@@ -75,22 +76,11 @@ func newRemoteStore(t *testing.T, kind string) remoteStore {
 		q.Set("search_path", schema)
 		u.RawQuery = q.Encode()
 	case "redis":
-		u.Path = "/13"
-		t.Cleanup(func() { // the test's sessions, under its prefix
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			st, err := session.Open(ctx, rs.url)
-			if err != nil {
-				return
-			}
-			defer st.Close()
-			page, _ := st.List(ctx, session.ListOptions{Limit: 1000})
-			for _, info := range page.Sessions {
-				if strings.HasPrefix(info.ID, rs.prefix) {
-					st.Delete(ctx, info.ID)
-				}
-			}
-		})
+		// The test's own key prefix: what it stored goes when it ends.
+		if u, err = url.Parse(redisPrefix(t, ctx, raw, "cli_store_")); err != nil {
+			t.Fatal(err)
+		}
+		u.User = url.UserPassword(user, rs.pw)
 	}
 	rs.url = u.String()
 	st, err := session.Open(ctx, rs.url)
@@ -327,4 +317,47 @@ func pgSchema(t *testing.T, ctx context.Context, raw, prefix string) string {
 		}
 	})
 	return schema
+}
+
+// redisPrefix returns raw (the AGCORE_TEST_REDIS URL: the database these
+// tests are given) with a key prefix (prefix=) made of name and random
+// hex, whose keys are deleted when the test ends: tests and packages
+// using the database at once never see each other's keys.
+func redisPrefix(t *testing.T, ctx context.Context, raw, name string) string {
+	t.Helper()
+	o, err := goredis.ParseURL(raw)
+	if err != nil {
+		t.Fatalf("AGCORE_TEST_REDIS: %v", err)
+	}
+	c := goredis.NewClient(o)
+	if err := c.Ping(ctx).Err(); err != nil {
+		c.Close()
+		testenv.Missing(t, "Redis at %s: %v", session.Redact(raw), err)
+	}
+	prefix := "agcoretest:" + name + randomHex(6) + ":"
+	t.Cleanup(func() {
+		defer c.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var keys []string
+		iter := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+		for iter.Next(ctx) {
+			keys = append(keys, iter.Val())
+		}
+		err := iter.Err()
+		if err == nil && len(keys) > 0 {
+			err = c.Del(ctx, keys...).Err()
+		}
+		if err != nil {
+			t.Errorf("deleting the keys under %s: %v", prefix, err)
+		}
+	})
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("prefix", prefix)
+	u.RawQuery = q.Encode()
+	return u.String()
 }

@@ -161,14 +161,7 @@ func (m *Model) part(b llm.Block) (p wirePart, ok bool, err error) {
 		t := b.Text
 		return wirePart{Type: "text", Text: &t}, true, nil
 	case llm.Image:
-		u := b.URL
-		if len(b.Data) > 0 {
-			mt := b.MediaType
-			if mt == "" {
-				mt = http.DetectContentType(b.Data)
-			}
-			u = adapter.DataURL(mt, b.Data)
-		}
+		u := adapter.ImageURL(b)
 		if u == "" {
 			return p, false, m.invalid("an image block has neither data nor URL")
 		}
@@ -206,21 +199,10 @@ func (m *Model) filePart(f llm.File) (wirePart, bool, error) {
 	if f.FileID != "" {
 		return wirePart{Type: "file", File: &wireFile{FileID: f.FileID}}, true, nil
 	}
-	data, mt := f.Data, f.MediaType
-	if len(data) == 0 {
-		d, dmt, isData := adapter.ParseDataURL(f.URL)
-		if !isData {
-			return wirePart{}, false, m.invalid("Chat Completions does not fetch files by URL; give the file's data or an uploaded file id")
-		}
-		data = d
-		if mt == "" {
-			mt = dmt
-		}
+	data, mt, base, inline := adapter.InlineFile(f)
+	if !inline {
+		return wirePart{}, false, m.invalid("Chat Completions does not fetch files by URL; give the file's data or an uploaded file id")
 	}
-	if mt == "" {
-		mt = http.DetectContentType(data)
-	}
-	base := strings.TrimSpace(strings.ToLower(strings.SplitN(mt, ";", 2)[0]))
 	switch {
 	case base == "application/pdf":
 		name := f.Name
@@ -228,7 +210,7 @@ func (m *Model) filePart(f llm.File) (wirePart, bool, error) {
 			name = "document.pdf"
 		}
 		return wirePart{Type: "file", File: &wireFile{Filename: name, FileData: adapter.DataURL("application/pdf", data)}}, true, nil
-	case strings.HasPrefix(base, "text/") || base == "application/json" || base == "application/xml":
+	case adapter.IsTextMediaType(base):
 		t := string(data)
 		return wirePart{Type: "text", Text: &t}, true, nil
 	}
@@ -236,7 +218,7 @@ func (m *Model) filePart(f llm.File) (wirePart, bool, error) {
 }
 
 func audioFormat(mediaType string) (string, bool) {
-	switch strings.TrimSpace(strings.ToLower(strings.SplitN(mediaType, ";", 2)[0])) {
+	switch adapter.BaseMediaType(mediaType) {
 	case "audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave":
 		return "wav", true
 	case "audio/mpeg", "audio/mp3":

@@ -3,7 +3,6 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/provider/internal/adapter"
@@ -59,21 +58,7 @@ type wireUsage struct {
 
 // tokenCount is a token count that tolerates what servers send for it: an
 // integer, a number with a fraction part, or null.
-type tokenCount int
-
-func (t *tokenCount) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		return nil
-	}
-	f, err := strconv.ParseFloat(string(b), 64)
-	if err != nil {
-		return err
-	}
-	if f > 0 && f < 1<<62 {
-		*t = tokenCount(f)
-	}
-	return nil
-}
+type tokenCount = adapter.TokenCount
 
 // usage maps the wire usage to llm.Usage. prompt_tokens includes cached
 // tokens everywhere (OpenAI's cached_tokens, DeepSeek's

@@ -50,8 +50,7 @@ type streamReader struct {
 	dec     *sse.Decoder
 	c       chunk
 	asm     llm.Assembler
-	queue   []llm.Event
-	head    int
+	q       adapter.Queue
 	scratch []byte
 
 	started   bool // EventMessageStart was emitted
@@ -62,7 +61,6 @@ type streamReader struct {
 	refused   bool
 	sawFinish bool
 	finish    string
-	done      bool
 	// lastText is the index of the last text block started, -1 before
 	// one; annotations cite it.
 	lastText  int
@@ -81,21 +79,7 @@ func newStreamReader(m *Model, r io.Reader) *streamReader {
 // Next returns the next event; errStreamDone after EventComplete. Other
 // errors are either *llm.Error (in-band errors, malformed chunks) or the
 // reader's own (left for the caller to classify).
-func (s *streamReader) Next() (llm.Event, error) {
-	for s.head >= len(s.queue) {
-		if s.done {
-			return llm.Event{}, errStreamDone
-		}
-		s.queue, s.head = s.queue[:0], 0
-		if err := s.pull(); err != nil {
-			return llm.Event{}, err
-		}
-	}
-	ev := s.queue[s.head]
-	s.queue[s.head] = llm.Event{} // drop references held by the queue
-	s.head++
-	return ev, nil
-}
+func (s *streamReader) Next() (llm.Event, error) { return s.q.Next(s.pull) }
 
 // pull reads one server-sent event and queues what it yields.
 func (s *streamReader) pull() error {
@@ -380,7 +364,7 @@ func (s *streamReader) complete() error {
 		return s.m.malformed(err.Error())
 	}
 	s.emit(llm.Event{Type: llm.EventComplete, Response: resp})
-	s.done = true
+	s.q.Finish()
 	return nil
 }
 
@@ -389,7 +373,7 @@ func (s *streamReader) emit(ev llm.Event) {
 	// The Assembler only rejects events for blocks never started, which
 	// this reader does not produce.
 	_ = s.asm.Add(ev)
-	s.queue = append(s.queue, ev)
+	s.q.Push(ev)
 }
 
 // str turns a chunk string into a Go string (the one allocation a delta

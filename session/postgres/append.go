@@ -25,19 +25,22 @@ import (
 // stores nothing. The CTEs after it read the row the update returned
 // ("s"), so none runs when the row was left as it was: the turn's row
 // (the unique index on (session_id, turn_id) refuses a turn already
-// stored, which fails the whole statement: dupTurn), its messages,
-// numbered from the row's count, and the state bag's changes.
+// stored, which fails the whole statement: dupTurn) holding its
+// messages, the first numbered from the row's count, and the state bag's
+// changes. So an append writes two rows whatever the turn's size (schema
+// version 3; one row per message before).
 
 // appendSet is the update of an existing sessions row (s). The usage is
-// summed in SQL over every numeric field of the stored JSON and the
-// turn's (llm.Usage is integers only) unless the stored text is the one
-// the store last saw (@usage_was), whose sum with the turn's it computed
-// already (@usage_now). The cost adds as float64 does in Go.
+// summed in SQL (agcore_usage_add, schema.go) over every numeric field of
+// the stored JSON and the turn's (llm.Usage is integers only) unless the
+// stored text is the one the store last saw (@usage_was), whose sum with
+// the turn's it computed already (@usage_now). The sum is a function, not
+// a subquery, because the executor sets up a subquery's plan on every
+// run of the statement, whether or not the CASE reaches it: that set-up
+// alone cost an append more than the rest of the session row's update.
+// The cost adds as float64 does in Go.
 const appendSet = `updated_at = greatest(s.updated_at, @time), turns = s.turns + 1, messages = s.messages + @n,
-	usage = CASE WHEN s.usage = @usage_was::text THEN @usage_now::text ELSE
-		(SELECT coalesce(jsonb_object_agg(k, n), '{}')::text FROM (SELECT k, sum(v::numeric) AS n
-			FROM (SELECT * FROM jsonb_each_text(s.usage::jsonb) UNION ALL SELECT * FROM jsonb_each_text(@usage::jsonb)) AS x (k, v)
-			GROUP BY k) AS y) END,
+	usage = CASE WHEN s.usage = @usage_was::text THEN @usage_now::text ELSE agcore_usage_add(s.usage, @usage::text) END,
 	cost_usd = s.cost_usd + @cost,
 	prefix = CASE WHEN @prefix::text IS NULL THEN s.prefix ELSE @prefix END,
 	hashes = CASE WHEN @prefix::text IS NULL THEN s.hashes ELSE @hashes END,
@@ -47,8 +50,13 @@ const appendSet = `updated_at = greatest(s.updated_at, @time), turns = s.turns +
 	upto = CASE WHEN @compaction::bytea IS NULL THEN s.upto ELSE @upto END`
 
 // appendWhere is Totals.Check on an existing row: the appending owner's,
-// and a compaction within the messages.
-const appendWhere = `s.owner = @owner AND (@compaction::bytea IS NULL OR @upto <= s.messages + @n)`
+// and a compaction within the messages. The owner test is written so that
+// it cannot be an index condition: as a plain owner = @owner, the generic
+// plan pgx's prepared statement settles on finds the row of
+// appendUpdate's WHERE id = @id through the index on (owner, updated_at,
+// id), walking every entry of the owner's sessions, every version of
+// them, instead of the one the primary key points to.
+const appendWhere = `(s.owner = @owner) IS TRUE AND (@compaction::bytea IS NULL OR @upto <= s.messages + @n)`
 
 // appendUpsert makes or updates the row; appendUpdate only updates it,
 // for a session the store saw (cheaper) and for a turn that cannot start
@@ -67,14 +75,12 @@ const (
 	RETURNING s.turns, s.messages, s.usage)`
 )
 
-// appendTurn stores the turn and its messages; appendState changes the
+// appendTurn stores the turn with its messages; appendState changes the
 // state bag (left out of a turn that changes none).
 const (
 	appendTurn = `,
-t AS (INSERT INTO agcore_turns (session_id, seq, turn_id, time, messages, usage, cost_usd)
-	SELECT @id, s.turns - 1, @turn_id, @time, @n, @usage, @cost FROM s),
-m AS (INSERT INTO agcore_messages (session_id, seq, turn_seq, json)
-	SELECT @id, s.messages - @n + o - 1, s.turns - 1, j FROM s, unnest(@msgs::bytea[]) WITH ORDINALITY AS m (j, o))`
+t AS (INSERT INTO agcore_turns (session_id, seq, turn_id, time, messages, usage, cost_usd, first, msgs)
+	SELECT @id, s.turns - 1, @turn_id, @time, @n, @usage, @cost, s.messages - @n, @msgs FROM s)`
 	appendState = `,
 d AS (DELETE FROM agcore_state WHERE session_id = @id AND key = ANY (@del::text[]) AND EXISTS (SELECT FROM s)),
 st AS (INSERT INTO agcore_state (session_id, key, value) SELECT @id, k, v FROM s, unnest(@set_keys::text[], @set_vals::text[]) AS x (k, v)

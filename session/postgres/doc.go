@@ -44,9 +44,9 @@
 // the connection string to pick one). The schema is versioned in the
 // agcore_schema table and created or upgraded by Open, in one transaction
 // holding an advisory lock (pg_advisory_xact_lock) keyed by the schema's
-// name, so processes that start at once migrate it once. Migrations only
-// add; a database whose schema is newer than this code is refused with
-// [ErrSchemaTooNew]. Version 2:
+// name, so processes that start at once migrate it once. Migrations never
+// lose what an older version stored; a database whose schema is newer
+// than this code is refused with [ErrSchemaTooNew]. Version 3:
 //
 //	agcore_sessions (id text PRIMARY KEY, created_at, updated_at bigint (Unix ns, UTC),
 //	                 turns, messages integer, usage text (JSON llm.Usage),
@@ -61,17 +61,23 @@
 //	                 (owner, updated_at DESC, id DESC) for List of one,
 //	                 (id) WHERE title IS NULL for the title backfill
 //	agcore_turns    (session_id, seq) PRIMARY KEY, UNIQUE (session_id, turn_id),
-//	                 time bigint, messages integer, usage text, cost_usd
-//	agcore_messages (session_id, seq) PRIMARY KEY, turn_seq, json bytea
-//	                 (the message's storage JSON, byte for byte)
+//	                 time bigint, messages integer, usage text, cost_usd,
+//	                 first integer (the session-wide index of the turn's first message),
+//	                 msgs bytea[] (the messages' storage JSON, byte for byte, in order)
 //	agcore_state    (session_id, key) PRIMARY KEY, value text (JSON)
+//	agcore_usage_add(text, text) the field-by-field sum of two JSON llm.Usage
 //
 // Version 1 (the releases before issue 22) is version 2 without owner,
 // title, model, compaction and upto; Open migrates it and derives the
-// titles of its sessions from their first prompt. The owner check
-// (session.ErrOwner) is made under the session row's lock, in the append's
-// statement. List reads only agcore_sessions rows; LoadView reads the
-// messages WHERE seq >= upto.
+// titles of its sessions from their first prompt. Versions 1 and 2 kept
+// one row per message (agcore_messages: (session_id, seq) PRIMARY KEY,
+// turn_seq, json bytea); version 3 keeps a turn's messages in its turn's
+// row, so an append writes two rows whatever its size, and Open moves the
+// messages of an older database there (locking the tables while it does:
+// stop older agcores first, or their appends fail once the move is
+// done). The owner check (session.ErrOwner) is made under the session
+// row's lock, in the append's statement. List reads only agcore_sessions
+// rows; LoadView reads the turns from the one holding message upto.
 //
 // Ids use the "C" collation, so the listing order is the byte order every
 // store uses. Loads read in one repeatable-read transaction and hand over
@@ -82,7 +88,7 @@
 // A Store keeps the messages of the sessions it loaded last decoded in
 // memory (WithCacheBytes). Within one incarnation of a session rows are
 // only ever appended, so the next Load of such a session reads the
-// sessions row and only the messages numbered from what the store holds:
+// sessions row and only the turns holding messages after what it holds:
 // what this or any other process appended since. A session deleted and
 // made again has another incarnation and is read whole.
 //

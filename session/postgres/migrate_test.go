@@ -115,7 +115,9 @@ func TestPreviousVersionDatabase(t *testing.T) {
 	oldSession(t, pool, "first", base,
 		[]llm.Message{llm.SystemText("be brief"), llm.UserText("\n  Plan a trip  to Lyon\nin May"), llm.AssistantText("Sure.")},
 		sessiontest.Conversation("more", 4))
-	oldSession(t, pool, "second", base.Add(time.Hour), sessiontest.Conversation("q", 4))
+	// A turn without messages between two: version 3 numbers each turn's
+	// first message from the turns before it.
+	oldSession(t, pool, "second", base.Add(time.Hour), sessiontest.Conversation("q", 4), nil, sessiontest.Conversation("r", 3))
 
 	s := open(t, u)
 	var v int
@@ -154,6 +156,30 @@ func TestPreviousVersionDatabase(t *testing.T) {
 	view, err := s.LoadView(t.Context(), "first")
 	if err != nil || view.Base != 9 || len(view.Messages) != 2 || view.Turns != 3 || view.Model != "new-model" || view.Title != "Plan a trip to Lyon" {
 		t.Fatalf("LoadView after continuing: %+v, %v", view, err)
+	}
+	// The messages moved into their turns' rows (schema version 3) load
+	// in order, whole or from a compaction's upto inside a moved turn.
+	wantSecond := append(sessiontest.Conversation("q", 4), sessiontest.Conversation("r", 3)...)
+	sess, err = s.Load(t.Context(), "second")
+	if err != nil || len(sess.Messages) != len(wantSecond) || sess.Turns != 3 {
+		t.Fatalf("old session loaded as %+v, %v", sess, err)
+	}
+	for i, m := range sess.Messages {
+		if m.Text() != wantSecond[i].Text() {
+			t.Fatalf("message %d moved as %q, want %q", i, m.Text(), wantSecond[i].Text())
+		}
+	}
+	if err := s.Append(t.Context(), "second", session.Turn{ID: "compact", Messages: sessiontest.Conversation("s", 1),
+		Compaction: &session.Compaction{Upto: 6, Messages: []llm.Message{llm.UserText("summary")}}}); err != nil {
+		t.Fatal(err)
+	}
+	view, err = open(t, u, postgres.WithCacheBytes(0)).LoadView(t.Context(), "second")
+	if err != nil || view.Base != 6 || len(view.Messages) != 2 || view.Messages[0].Text() != wantSecond[6].Text() {
+		t.Fatalf("LoadView from inside a moved turn: %+v, %v", view, err)
+	}
+	var gone bool
+	if err := pool.QueryRow(context.Background(), `SELECT to_regclass('agcore_messages') IS NULL`).Scan(&gone); err != nil || !gone {
+		t.Errorf("agcore_messages left after the move: %v", err)
 	}
 	// A second store opening the migrated database finds nothing to do.
 	open(t, u)

@@ -149,8 +149,8 @@ func (s *Store) Load(ctx context.Context, id string) (*session.Session, error) {
 }
 
 // LoadView reads the session as Load does, but only the messages from its
-// compaction's Upto on (WHERE seq >= upto), with Base set to Upto; see
-// session.Store.
+// compaction's Upto on (the turns from the one holding message Upto),
+// with Base set to Upto; see session.Store.
 func (s *Store) LoadView(ctx context.Context, id string) (*session.Session, error) {
 	if err := check(ctx, id); err != nil {
 		return nil, err
@@ -207,20 +207,8 @@ func (s *Store) load(ctx context.Context, id string, view bool) (*session.Sessio
 	}
 	var raws []json.RawMessage
 	var moreBytes int64
-	if from+len(base) < t.Messages {
-		raws = make([]json.RawMessage, 0, t.Messages-from-len(base))
-		rows, err := tx.Query(ctx, `SELECT json FROM agcore_messages WHERE session_id = $1 AND seq >= $2 ORDER BY seq`, id, from+len(base))
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			// RawValues is the column's bytes (bytea comes in binary).
-			raw := rows.RawValues()[0]
-			raws = append(raws, json.RawMessage(append([]byte(nil), raw...)))
-			moreBytes += int64(len(raw))
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+	if at := from + len(base); at < t.Messages {
+		if raws, moreBytes, err = readMessages(ctx, tx, id, at, t.Messages-at); err != nil {
 			return nil, err
 		}
 	}
@@ -257,6 +245,56 @@ func (s *Store) load(ctx context.Context, id string, view bool) (*session.Sessio
 	}
 	sess.SetMessageHashes(msgs, msgHashes)
 	return sess, nil
+}
+
+// readMessages reads session id's messages from the at'th on (n of them
+// are expected) out of its turns' rows: the turn holding message at (the
+// last whose first message is at or before it, found scanning back from
+// the session's last turn, so only the turns read are visited) and every
+// turn after it.
+func readMessages(ctx context.Context, tx pgx.Tx, id string, at, n int) ([]json.RawMessage, int64, error) {
+	raws := make([]json.RawMessage, 0, n)
+	var size int64
+	rows, err := tx.Query(ctx, `SELECT first, msgs FROM agcore_turns WHERE session_id = $1 AND first + messages > $2
+		AND seq >= coalesce((SELECT seq FROM agcore_turns WHERE session_id = $1 AND first <= $2 ORDER BY seq DESC LIMIT 1), 0)
+		ORDER BY seq`, id, at)
+	if err != nil {
+		return nil, 0, err
+	}
+	// msgs comes in binary (pgx asks for it for bytea[]); it is decoded
+	// here, one allocation a message, unless it comes as text.
+	binaryMsgs := rows.FieldDescriptions()[1].Format == pgx.BinaryFormatCode
+	var msgs [][]byte
+	for rows.Next() {
+		var first int
+		if err := rows.Scan(&first, nil); err != nil {
+			rows.Close()
+			return nil, 0, err
+		}
+		msgs = msgs[:0]
+		if binaryMsgs {
+			msgs, err = appendByteaArray(msgs, rows.RawValues()[1])
+		} else {
+			var fresh [][]byte // not decoded over the messages kept
+			err = rows.Scan(nil, &fresh)
+			msgs = fresh
+		}
+		if err != nil {
+			rows.Close()
+			return nil, 0, err
+		}
+		pos := at + len(raws) // the next message wanted
+		if first > pos || len(raws) > 0 && first != pos {
+			rows.Close()
+			return nil, 0, fmt.Errorf("a turn stored from message %d where message %d was expected", first, pos)
+		}
+		for _, m := range msgs[min(pos-first, len(msgs)):] {
+			raws = append(raws, m) // each message its own copy
+			size += int64(len(m))
+		}
+	}
+	rows.Close()
+	return raws, size, rows.Err()
 }
 
 // Append adds the turn in one statement (one round trip, one commit; see

@@ -279,7 +279,19 @@ func BenchmarkAppendConcurrent64(b *testing.B) {
 // committed with synchronous_commit on, as the server's fsync'd commit
 // costs any durable write.
 func BenchmarkFloorCommit(b *testing.B) {
+	sessiontest.BenchFloor(b, floorCommit(b, open(b, newSchema(b))))
+}
+
+// BenchmarkAppendVsFloor measures BenchmarkStoreAppend's append and
+// BenchmarkFloorCommit's insert in turns, through one store's pool.
+func BenchmarkAppendVsFloor(b *testing.B) {
 	s := open(b, newSchema(b))
+	sessiontest.BenchAppendVsFloor(b, func(*testing.B) session.Store { return s }, floorCommit(b, s))
+}
+
+// floorCommit makes the floor's table in s's schema and returns the
+// floor's op.
+func floorCommit(b *testing.B, s *postgres.Store) func(i int) error {
 	ctx := b.Context()
 	if _, err := s.Pool().Exec(ctx, `CREATE TABLE floor (id bigint PRIMARY KEY, body jsonb NOT NULL)`); err != nil {
 		b.Fatal(err)
@@ -288,10 +300,10 @@ func BenchmarkFloorCommit(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sessiontest.BenchFloor(b, func(i int) error {
+	return func(i int) error {
 		_, err := s.Pool().Exec(ctx, `INSERT INTO floor (id, body) VALUES ($1, $2)`, i, body)
 		return err
-	})
+	}
 }
 
 // BenchmarkSessionLoadUncached loads without the store's decoded-session

@@ -6,8 +6,9 @@
 //
 // # Keys
 //
-// Under a prefix (WithPrefix, default "agcore:"), one session is four
-// keys and a line of the index:
+// Under a prefix (WithPrefix, or prefix=P in the URL Open and session.Open
+// take; default "agcore:"), one session is four keys and a line of the
+// index:
 //
 //	PREFIX s:ID    hash: inc (incarnation), created, updated (Unix ns), turns,
 //	               messages, usage (JSON llm.Usage), cost, prefix (JSON

@@ -2,8 +2,10 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -21,10 +23,12 @@ type opener struct{}
 func (opener) Syntax() string { return "redis://…" }
 
 func (opener) Check(url string) error {
-	if _, err := goredis.ParseURL(url); err != nil {
+	clientURL, _, _, err := splitPrefix(url)
+	if err != nil {
 		return err
 	}
-	return nil
+	_, err = goredis.ParseURL(clientURL)
+	return err
 }
 
 func (opener) Open(ctx context.Context, url string, o session.OpenOptions) (*session.Opened, error) {
@@ -47,4 +51,22 @@ func (l logger) Printf(ctx context.Context, format string, v ...any) {
 	if l.l != nil {
 		l.l.DebugContext(ctx, "redis: "+fmt.Sprintf(format, v...))
 	}
+}
+
+// splitPrefix takes the store's own query option, prefix, out of a URL
+// (go-redis refuses options it does not know): the URL left for go-redis,
+// the prefix, and whether the URL gave one. A prefix must not be empty.
+func splitPrefix(rawURL string) (string, string, bool, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || !u.Query().Has("prefix") {
+		return rawURL, "", false, nil // go-redis reports a malformed URL
+	}
+	q := u.Query()
+	p := q.Get("prefix")
+	if p == "" || len(q["prefix"]) > 1 {
+		return "", "", false, errors.New("the prefix option must be given once, not empty")
+	}
+	q.Del("prefix")
+	u.RawQuery = q.Encode()
+	return u.String(), p, true, nil
 }

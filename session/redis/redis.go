@@ -55,16 +55,25 @@ func WithCacheBytes(n int64) Option {
 const DefaultPrefix = "agcore:"
 
 // Open connects to the server a redis:// (or rediss://, unix://) URL
-// names: redis://[user[:password]@]host:port/db. A password not in the
-// URL is taken from REDIS_PASSWORD. It checks the server answers and
-// records (or checks) the key layout's version.
+// names: redis://[user[:password]@]host:port/db, with go-redis's query
+// options, and prefix=P for the key prefix (as WithPrefix; an option
+// given to Open wins). A password not in the URL is taken from
+// REDIS_PASSWORD. It checks the server answers and records (or checks)
+// the key layout's version.
 func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
-	o, err := goredis.ParseURL(rawURL)
+	clientURL, prefix, hasPrefix, err := splitPrefix(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("redis: %s", redact.Text(err.Error(), redact.Secrets(rawURL)))
+	}
+	o, err := goredis.ParseURL(clientURL)
 	if err != nil {
 		return nil, fmt.Errorf("redis: %s", redact.Text(err.Error(), redact.Secrets(rawURL)))
 	}
 	if o.Password == "" {
 		o.Password = envPassword()
+	}
+	if hasPrefix {
+		opts = append([]Option{WithPrefix(prefix)}, opts...)
 	}
 	rdb := goredis.NewClient(o)
 	s, err := New(ctx, rdb, opts...)

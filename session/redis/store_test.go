@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -194,16 +195,27 @@ func BenchmarkAppendConcurrent64(b *testing.B) {
 // BenchmarkFloorSet is the floor of BenchmarkStoreAppend: one SET of a
 // value the size of a 10-message turn's JSON, a single round trip.
 func BenchmarkFloorSet(b *testing.B) {
+	sessiontest.BenchFloor(b, floorSet(b, newPrefix(b)))
+}
+
+// BenchmarkAppendVsFloor measures BenchmarkStoreAppend's append and
+// BenchmarkFloorSet's SET in turns.
+func BenchmarkAppendVsFloor(b *testing.B) {
 	p := newPrefix(b)
+	sessiontest.BenchAppendVsFloor(b, func(b *testing.B) session.Store { return open(b, p) }, floorSet(b, p))
+}
+
+// floorSet returns the floor's op, writing under prefix p.
+func floorSet(b *testing.B, p string) func(i int) error {
 	c := client(b)
 	ctx := b.Context()
 	body, err := json.Marshal(sessiontest.Conversation("bench", 10))
 	if err != nil {
 		b.Fatal(err)
 	}
-	sessiontest.BenchFloor(b, func(i int) error {
+	return func(i int) error {
 		return c.Set(ctx, fmt.Sprintf("%sfloor:%d", p, i), body, 0).Err()
-	})
+	}
 }
 
 // BenchmarkSessionLoadUncached loads without the store's decoded-session
@@ -227,4 +239,43 @@ func BenchmarkLoadView(b *testing.B) {
 func TestSharedStores(t *testing.T) {
 	p := newPrefix(t)
 	sessiontest.Shared(t, open(t, p), open(t, p))
+}
+
+// A prefix given in the URL keys the store under it, through
+// session.Open too; an option given to Open wins over it.
+func TestURLPrefix(t *testing.T) {
+	p := newPrefix(t)
+	sep := "?"
+	if strings.Contains(serverURL(t), "?") {
+		sep = "&"
+	}
+	u := serverURL(t) + sep + "prefix=" + url.QueryEscape(p)
+	st, err := session.Open(t.Context(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Append(t.Context(), "via-url", session.Turn{ID: "t1", Messages: sessiontest.Conversation("u", 2)}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := client(t).Exists(t.Context(), p+"s:via-url").Result(); err != nil || n != 1 {
+		t.Fatalf("the session's key under the URL's prefix: %d, %v", n, err)
+	}
+	if _, err := open(t, p).Load(t.Context(), "via-url"); err != nil {
+		t.Fatalf("a store with the same prefix: %v", err)
+	}
+	other := newPrefix(t)
+	s, err := redis.Open(t.Context(), u, redis.WithPrefix(other))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Load(t.Context(), "via-url"); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("WithPrefix over the URL's prefix: %v", err)
+	}
+	for _, bad := range []string{"prefix=", "prefix=a&prefix=b"} {
+		if _, err := redis.Open(t.Context(), serverURL(t)+sep+bad); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
 }

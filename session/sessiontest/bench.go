@@ -50,14 +50,50 @@ func BenchFloor(b *testing.B, op func(i int) error) {
 	reportPercentiles(b, lat)
 }
 
+// BenchAppendVsFloor measures BenchAppend's append and BenchFloor's op
+// in turns, one of each per iteration, so that on a shared machine both
+// meet the same load, which moves from one second to the next; it
+// reports the median of each ("append-p50-ns", "floor-p50-ns") and the
+// first over the second ("x-floor-p50"). newStore is called once.
+func BenchAppendVsFloor(b *testing.B, newStore func(b *testing.B) session.Store, floor func(i int) error) {
+	s := newStore(b)
+	ctx := b.Context()
+	msgs := Conversation("bench", 10)
+	appends := make([]time.Duration, 0, 1024)
+	floors := make([]time.Duration, 0, 1024)
+	for b.Loop() {
+		i := len(appends)
+		start := time.Now()
+		if err := s.Append(ctx, "bench", session.Turn{ID: fmt.Sprintf("turn-%d", i), Messages: msgs}); err != nil {
+			b.Fatal(err)
+		}
+		mid := time.Now()
+		if err := floor(i); err != nil {
+			b.Fatal(err)
+		}
+		appends, floors = append(appends, mid.Sub(start)), append(floors, time.Since(mid))
+	}
+	if len(appends) == 0 {
+		return
+	}
+	a, f := percentile(appends, 0.50), percentile(floors, 0.50)
+	b.ReportMetric(a, "append-p50-ns")
+	b.ReportMetric(f, "floor-p50-ns")
+	b.ReportMetric(a/f, "x-floor-p50")
+}
+
 func reportPercentiles(b *testing.B, lat []time.Duration) {
 	if len(lat) == 0 {
 		return
 	}
+	b.ReportMetric(percentile(lat, 0.50), "p50-ns")
+	b.ReportMetric(percentile(lat, 0.99), "p99-ns")
+}
+
+// percentile sorts lat and returns its p'th percentile in nanoseconds.
+func percentile(lat []time.Duration, p float64) float64 {
 	slices.Sort(lat)
-	pct := func(p float64) float64 { return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))]) }
-	b.ReportMetric(pct(0.50), "p50-ns")
-	b.ReportMetric(pct(0.99), "p99-ns")
+	return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))])
 }
 
 // LoadMessages is the size of the session BenchLoad loads.

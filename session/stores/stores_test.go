@@ -7,8 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/agcore/agcore/internal/testkit/testenv"
 	"github.com/agcore/agcore/llm"
@@ -237,8 +241,38 @@ func TestOpenRemote(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if u.Scheme == "redis" {
-			u.Path = "/13" // this package's own database
+		switch u.Scheme {
+		case "postgres", "postgresql":
+			// A schema of the test's own, dropped after: the public one is
+			// every other run's, whatever its schema version.
+			schema := "stores_" + strconv.Itoa(os.Getpid())
+			conn, err := pgx.Connect(t.Context(), raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(context.Background())
+			if _, err := conn.Exec(t.Context(), "CREATE SCHEMA IF NOT EXISTS "+schema); err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
+			q := u.Query()
+			q.Set("search_path", schema)
+			u.RawQuery = q.Encode()
+		case "redis":
+			// A key prefix of the test's own in the database it is given;
+			// the one key the store makes (its layout version) is deleted
+			// after.
+			prefix := "agcoretest:stores-" + strconv.Itoa(os.Getpid()) + ":"
+			q := u.Query()
+			q.Set("prefix", prefix)
+			u.RawQuery = q.Encode()
+			o, err := goredis.ParseURL(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := goredis.NewClient(o)
+			defer c.Close()
+			defer c.Del(context.Background(), prefix+"version")
 		}
 		if u.User == nil {
 			u.User = url.User("")

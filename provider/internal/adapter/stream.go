@@ -25,6 +25,43 @@ type Events interface {
 	Next() (llm.Event, error)
 }
 
+// Queue holds the events a stream reader has decoded and not yet handed
+// out. The reader reads from its body only when the queue is empty (see
+// Next), so a slow consumer slows the reads and nothing runs in the
+// background. The zero Queue is empty.
+type Queue struct {
+	events []llm.Event
+	head   int
+	done   bool
+}
+
+// Push queues ev.
+func (q *Queue) Push(ev llm.Event) { q.events = append(q.events, ev) }
+
+// Finish marks the stream's end: once the events queued are handed out,
+// Next returns ErrStreamDone.
+func (q *Queue) Finish() { q.done = true }
+
+// Next returns the next queued event. While none is queued it calls pull,
+// which reads the stream on and queues what that yields (perhaps
+// nothing), and returns pull's error as it is; ErrStreamDone after the
+// last event.
+func (q *Queue) Next(pull func() error) (llm.Event, error) {
+	for q.head >= len(q.events) {
+		if q.done {
+			return llm.Event{}, ErrStreamDone
+		}
+		q.events, q.head = q.events[:0], 0
+		if err := pull(); err != nil {
+			return llm.Event{}, err
+		}
+	}
+	ev := q.events[q.head]
+	q.events[q.head] = llm.Event{} // drop the references the queue holds
+	q.head++
+	return ev, nil
+}
+
 // Decode maps a whole response body, received with an HTTP status, to the
 // answer.
 type Decode func(data []byte, status int) (*llm.Response, error)

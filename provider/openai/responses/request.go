@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 
@@ -454,14 +453,7 @@ func (m *Model) part(b llm.Block) (p wireContent, ok bool, err error) {
 		t := b.Text
 		return wireContent{Type: "input_text", Text: &t}, true, nil
 	case llm.Image:
-		u := b.URL
-		if len(b.Data) > 0 {
-			mt := b.MediaType
-			if mt == "" {
-				mt = http.DetectContentType(b.Data)
-			}
-			u = adapter.DataURL(mt, b.Data)
-		}
+		u := adapter.ImageURL(b)
 		if u == "" {
 			return p, false, m.invalid("an image block has neither data nor URL")
 		}
@@ -489,22 +481,11 @@ func (m *Model) filePart(f llm.File) (wireContent, bool, error) {
 	if len(f.Data) == 0 && f.URL != "" && !strings.HasPrefix(f.URL, "data:") {
 		return wireContent{Type: "input_file", FileURL: f.URL}, true, nil
 	}
-	data, mt := f.Data, f.MediaType
-	if len(data) == 0 {
-		d, dmt, isData := adapter.ParseDataURL(f.URL)
-		if !isData {
-			return wireContent{}, false, m.invalid("a file block has neither data, a URL nor a file id")
-		}
-		data = d
-		if mt == "" {
-			mt = dmt
-		}
+	data, _, base, inline := adapter.InlineFile(f)
+	if !inline {
+		return wireContent{}, false, m.invalid("a file block has neither data, a URL nor a file id")
 	}
-	if mt == "" {
-		mt = http.DetectContentType(data)
-	}
-	base := strings.TrimSpace(strings.ToLower(strings.SplitN(mt, ";", 2)[0]))
-	if strings.HasPrefix(base, "text/") || base == "application/json" || base == "application/xml" {
+	if adapter.IsTextMediaType(base) {
 		t := string(data)
 		return wireContent{Type: "input_text", Text: &t}, true, nil
 	}

@@ -66,8 +66,7 @@ type streamReader struct {
 	keep    bool         // queue the events (a stream) or only assemble them
 	ev      event
 	asm     llm.Assembler
-	queue   []llm.Event
-	head    int
+	q       adapter.Queue
 	scratch []byte
 	typBuf  []byte
 
@@ -81,7 +80,6 @@ type streamReader struct {
 	refused   bool
 	finish    llm.FinishReason // set once the response ended
 	final     *llm.Response
-	done      bool
 }
 
 func newStreamReader(m *Model, r io.Reader) *streamReader {
@@ -96,21 +94,7 @@ func newStreamReader(m *Model, r io.Reader) *streamReader {
 // Next returns the next event; errStreamDone after EventComplete. Other
 // errors are *llm.Error (in-band errors, malformed events, a stream cut
 // short) or the reader's own (left for the caller to classify).
-func (s *streamReader) Next() (llm.Event, error) {
-	for s.head >= len(s.queue) {
-		if s.done {
-			return llm.Event{}, errStreamDone
-		}
-		s.queue, s.head = s.queue[:0], 0
-		if err := s.pull(); err != nil {
-			return llm.Event{}, err
-		}
-	}
-	ev := s.queue[s.head]
-	s.queue[s.head] = llm.Event{} // drop references held by the queue
-	s.head++
-	return ev, nil
-}
+func (s *streamReader) Next() (llm.Event, error) { return s.q.Next(s.pull) }
 
 // pull reads one server-sent event and queues what it yields.
 func (s *streamReader) pull() error {
@@ -309,7 +293,7 @@ func (s *streamReader) complete(r *wireResponse) error {
 	}
 	s.final = resp
 	s.emit(llm.Event{Type: llm.EventComplete, Response: resp})
-	s.done = true
+	s.q.Finish()
 	return nil
 }
 
@@ -372,7 +356,7 @@ func (s *streamReader) emit(ev llm.Event) {
 	// this reader does not produce.
 	_ = s.asm.Add(ev)
 	if s.keep {
-		s.queue = append(s.queue, ev)
+		s.q.Push(ev)
 	}
 }
 

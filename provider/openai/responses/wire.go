@@ -3,9 +3,9 @@ package responses
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/provider/internal/adapter"
 )
 
 // wireResponse is a response object: the body of a non-streamed answer,
@@ -59,21 +59,7 @@ type wireUsage struct {
 
 // tokenCount is a token count that tolerates what servers send for it: an
 // integer, a number with a fraction part, or null.
-type tokenCount int
-
-func (t *tokenCount) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		return nil
-	}
-	f, err := strconv.ParseFloat(string(b), 64)
-	if err != nil {
-		return err
-	}
-	if f > 0 && f < 1<<62 {
-		*t = tokenCount(f)
-	}
-	return nil
-}
+type tokenCount = adapter.TokenCount
 
 // usage maps the wire usage: input_tokens includes the cached ones, and
 // output_tokens the reasoning ones, as llm.Usage counts them.
