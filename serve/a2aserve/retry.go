@@ -18,9 +18,10 @@ import (
 // can land in that window: its message is refused ("task execution is
 // already in progress") and its cancellation goes to the ending execution,
 // failing to write to it (eventqueue.ErrQueueClosed) or resolving to its
-// input-required result (a2a.ErrTaskNotCancelable). Both are retried
-// briefly while the task's turn is not being followed and the task is not
-// over, which is exactly that window.
+// input-required result (a2a.ErrTaskNotCancelable). A message is retried
+// briefly while the task's turn is not being followed, which is exactly
+// that window; a cancellation waits for the SDK to let go of the
+// execution (OnCancelTask).
 type retrying struct {
 	a2asrv.RequestHandler
 	exec  *executor
