@@ -136,8 +136,10 @@
 //   - Push notifications, the authenticated extended card, and the gRPC and
 //     HTTP+JSON transports are not offered.
 //   - a2a-go v0.3.3 forgets an execution that ended input-required a moment
-//     after its client has the final event; a decision or cancellation that
-//     arrives in that window is retried for up to two seconds.
+//     after its client has the final event; a decision that arrives in that
+//     window is retried for up to two seconds, and a cancellation waits
+//     for the SDK to let go of the execution (the SDK would send it into
+//     the ended execution, where it fails).
 //
 // Package a2aserve imports agent, approval, llm, middleware, session and serve/host of
 // agcore; nothing in agcore imports it but package serve and the examples.

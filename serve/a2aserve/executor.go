@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,6 +36,11 @@ type executor struct {
 
 	mu   sync.Mutex
 	runs map[a2a.TaskID]*run // the turns not yet over, by task
+	// executing counts the Execute calls in progress, by task; begun
+	// holds, by task, channels closed when the next one begins (see
+	// retrying.settle).
+	executing map[a2a.TaskID]int
+	begun     map[a2a.TaskID][]chan struct{}
 }
 
 // run is one agent turn, the work of one task.
@@ -123,6 +129,8 @@ func (m *mailbox) pop() (signal, bool) {
 // Execute implements a2asrv.AgentExecutor: the first message of a task
 // starts a turn; a later one decides the approvals the turn waits for.
 func (e *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
+	e.begin(rc.TaskID)
+	defer e.finish(rc.TaskID)
 	if rc.StoredTask == nil {
 		return e.start(ctx, rc, q)
 	}
@@ -419,6 +427,58 @@ func (e *executor) followed(id a2a.TaskID) bool {
 	r := e.runs[id]
 	e.mu.Unlock()
 	return r != nil && r.attached.Load()
+}
+
+// begin records an Execute of task id in progress and tells the watchers
+// of id (watch).
+func (e *executor) begin(id a2a.TaskID) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.executing == nil {
+		e.executing = map[a2a.TaskID]int{}
+	}
+	e.executing[id]++
+	for _, c := range e.begun[id] {
+		close(c)
+	}
+	delete(e.begun, id)
+}
+
+// finish records the return of an Execute of task id.
+func (e *executor) finish(id a2a.TaskID) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.executing[id]--; e.executing[id] <= 0 {
+		delete(e.executing, id)
+	}
+}
+
+// inExecute reports whether an Execute of task id is in progress.
+func (e *executor) inExecute(id a2a.TaskID) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.executing[id] > 0
+}
+
+// watch returns a channel closed when the next Execute of task id
+// begins, and the function that stops watching.
+func (e *executor) watch(id a2a.TaskID) (<-chan struct{}, func()) {
+	c := make(chan struct{})
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.begun == nil {
+		e.begun = map[a2a.TaskID][]chan struct{}{}
+	}
+	e.begun[id] = append(e.begun[id], c)
+	return c, func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if cs := slices.DeleteFunc(e.begun[id], func(x chan struct{}) bool { return x == c }); len(cs) > 0 {
+			e.begun[id] = cs
+		} else {
+			delete(e.begun, id)
+		}
+	}
 }
 
 // end forgets r: its task accepts no more messages.

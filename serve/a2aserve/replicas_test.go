@@ -13,6 +13,7 @@ import (
 	"github.com/agcore/agcore/serve/host"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/session/memstore"
+	"github.com/agcore/agcore/tool"
 )
 
 // replicas returns two servers over one store, as two processes: a runs
@@ -85,5 +86,72 @@ func TestTaskOfADeadProcess(t *testing.T) {
 	}
 	if _, err := c.SendMessage(bounded(t), &a2a.MessageSendParams{Message: followUp("t-dead", a2a.TextPart{Text: "approve"})}); err == nil {
 		t.Fatal("a message to a lost task was taken")
+	}
+}
+
+// TestCancelAcrossReplicas: a task waiting for approval, cancelled as
+// soon as its stream shows input-required, through the server running
+// its turn or the other one, ends canceled, and reads so on both. (Sent
+// to the other server, the cancellation does not reach the turn: it goes
+// on waiting, and its end, here a denial, changes nothing of the task.)
+func TestCancelAcrossReplicas(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		other bool // cancel through the server not running the turn
+	}{
+		{"running server", false},
+		{"other server", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			steps := []llmtest.Step{llmtest.Reply(llmtest.Call("c1", "delete_file", `{"path":"x"}`))}
+			if tt.other {
+				steps = append(steps, llmtest.Text("Not deleted."))
+			}
+			a, b := replicas(t, steps...)
+			var taskID a2a.TaskID
+			for ev, err := range a.client("alice").SendStreamingMessage(bounded(t), &a2a.MessageSendParams{Message: userText("delete x")}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st, ok := ev.(*a2a.TaskStatusUpdateEvent); ok && st.Status.State == a2a.TaskStateInputRequired {
+					taskID = st.TaskID
+					break
+				}
+			}
+			if taskID == "" {
+				t.Fatal("never reached input-required")
+			}
+			via := a
+			if tt.other {
+				via = b
+			}
+			task, err := via.client("alice").CancelTask(bounded(t), &a2a.TaskIDParams{ID: taskID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if task.Status.State != a2a.TaskStateCanceled {
+				t.Fatalf("cancel answered %s", task.Status.State)
+			}
+			if tt.other {
+				// End the turn still waiting on the first server.
+				for _, p := range a.broker.Pending(nil) {
+					if err := a.broker.Decide(p.ID, tool.Decision{Reason: "test over"}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				waitFor(t, func() bool { return a.model.Calls() == 2 })
+			} else if p := a.broker.Pending(nil); len(p) != 0 {
+				t.Fatalf("the cancelled turn still waits: %v", p)
+			}
+			for _, f := range []*fixture{a, b} {
+				got, err := f.client("alice").GetTask(bounded(t), &a2a.TaskQueryParams{ID: taskID})
+				if err != nil || got.Status.State != a2a.TaskStateCanceled {
+					t.Fatalf("tasks/get: %+v, %v", got, err)
+				}
+			}
+			if a.ran.Load() != 0 {
+				t.Fatalf("the tool ran %d times", a.ran.Load())
+			}
+		})
 	}
 }
