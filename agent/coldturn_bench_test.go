@@ -79,10 +79,13 @@ func BenchmarkColdTurn(b *testing.B) {
 			continue
 		}
 		if env.name == "redis" {
-			if i := strings.LastIndex(url, "/"); i > len("redis://") {
-				url = url[:i]
+			// The configured database, under a key prefix of this run's
+			// own: never another run's keys.
+			sep := "?"
+			if strings.Contains(url, "?") {
+				sep = "&"
 			}
-			url += "/9"
+			url += sep + "prefix=" + fmt.Sprintf("agcore-coldturn-%d:", os.Getpid())
 		}
 		stores = append(stores, struct {
 			name string
