@@ -19,6 +19,7 @@ import (
 	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
 	"github.com/agcore/agcore/provider/demo"
+	"github.com/agcore/agcore/replay"
 	"github.com/agcore/agcore/serve"
 	"github.com/agcore/agcore/serve/a2aserve"
 	"github.com/agcore/agcore/serve/host"
@@ -93,6 +94,7 @@ ends "incomplete" (the Responses API) naming the limit.
 	fs.String("addr", "", "the address to listen on (default "+DefaultServeAddr+"; a non-loopback address needs a token)")
 	fs.StringArray("allowed-origin", nil, "a browser origin allowed to call the API (CORS), e.g. https://app.example.com (repeatable)")
 	fs.Duration("shutdown-timeout", 30*time.Second, "how long turns in progress may take to finish once the server is asked to stop")
+	fs.String("record-dir", "", "keep a replayable record of every turn served in this directory: one JSON Lines file per session (per request for a chat completion), appended turn after turn; agcore replay re-runs one")
 	return cmd
 }
 
@@ -135,6 +137,14 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	opts.approver = approver
+	recordDir, _ := cmd.Flags().GetString("record-dir")
+	var records *replay.Dir
+	if recordDir != "" {
+		if records, err = replay.OpenDir(recordDir); err != nil {
+			return exit(ExitUsage, "--record-dir: %v", err)
+		}
+		opts.recordCtx = true
+	}
 	main, err := a.build(ctx, s, opts)
 	if err != nil {
 		return err
@@ -175,10 +185,21 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 			PerDay: budget.Limits{Tokens: q.TokensPerDay, CostUSD: q.CostPerDayUSD},
 		}
 	}
-	h, err := serve.New(serve.Options{
+	sopts := serve.Options{
 		Agents: set, Broker: broker, Tokens: tokens, AllowedOrigins: origins, TurnTimeout: s.Timeout,
 		Logger: logger, A2A: a2a, Web: page, Quota: quota,
-	})
+	}
+	if records != nil {
+		// Closed after the server stopped: the last turns' lines are written.
+		defer records.Close()
+		headers := map[string]replay.Header{"agcore": *main.recHeader}
+		for name, rt := range named {
+			headers[name] = *rt.recHeader
+		}
+		sopts.Records = records
+		sopts.RecordHeader = func(agent string) replay.Header { return headers[agent] }
+	}
+	h, err := serve.New(sopts)
 	if err != nil {
 		return exit(ExitUsage, "%v", err)
 	}
@@ -284,6 +305,7 @@ func (a *app) buildNamed(ctx context.Context, cmd *cobra.Command, name string, a
 		return nil, exit(ExitUsage, "agent %q of the config file: %v", name, err)
 	}
 	opts.shared, opts.approver, opts.description = main, approver, ac.Description
+	opts.recordCtx = main.recHeader != nil // serve --record-dir
 	return a.build(ctx, s, opts)
 }
 
