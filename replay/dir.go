@@ -209,17 +209,24 @@ func (d *Dir) Begin(ctx context.Context, key string, h Header, session string, i
 		d.release(key, e, false)
 		return ctx, nil, context.Cause(ctx)
 	}
-	if e.rec == nil {
-		rec, err := Append(d.File(key), h)
-		if err != nil {
+	// The run holds key: no one else opens its record, and a record in
+	// use is never closed (release), but others read e.rec under d.mu.
+	d.mu.Lock()
+	rec := e.rec
+	d.mu.Unlock()
+	if rec == nil {
+		var err error
+		if rec, err = Append(d.File(key), h); err != nil {
 			d.release(key, e, true)
 			return ctx, nil, err
 		}
+		d.mu.Lock()
 		e.rec = rec
+		d.mu.Unlock()
 	}
 	var once sync.Once
 	end := func() { once.Do(func() { d.release(key, e, true) }) }
-	return WithTurn(ctx, e.rec, session, input), end, nil
+	return WithTurn(ctx, rec, session, input), end, nil
 }
 
 // release ends a run's hold on e (held: it had the lock), closing
