@@ -76,6 +76,14 @@ model call that could cross one is not sent: the turn fails with HTTP 429
 "budget_exceeded", or, when it already made model calls, is stored and
 ends "incomplete" (the Responses API) naming the limit.
 
+--record-dir DIR keeps a replayable record (as agcore run --record does) of
+every turn served, on every endpoint: one JSON Lines file per session of each
+principal (per request for a chat completion), appended turn after turn,
+named from the principal and session id (escaped) and a hash of both.
+agcore replay DIR/FILE re-runs a session's turns with no network and shows
+how the requests drift; per-request settings (Responses instructions,
+temperature, declared tools) are not re-applied and show as drift.
+
 ` + providerHelp,
 		Example: `  agcore serve
   agcore serve --provider demo --addr 127.0.0.1:9000
