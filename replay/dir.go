@@ -51,12 +51,17 @@ func appendTo(f *os.File, h Header) (*Recorder, error) {
 	br := bufio.NewReaderSize(f, 64<<10)
 	var good int64 // the end of the last whole line
 	lineNo := 0
+	newline := false // the last line is whole but lacks its newline
 	for {
 		line, err := br.ReadBytes('\n')
 		if err == io.EOF {
-			break // what is left (if anything) is a line cut short
-		}
-		if err != nil {
+			// What is left, if anything, is a line cut short, unless it is
+			// a whole JSON value (a file edited by hand).
+			if t := bytes.TrimSpace(line); len(t) == 0 || !json.Valid(t) {
+				break
+			}
+			newline = true
+		} else if err != nil {
 			return nil, err
 		}
 		good += int64(len(line))
@@ -74,15 +79,22 @@ func appendTo(f *os.File, h Header) (*Recorder, error) {
 			}
 			continue
 		}
+		var kind struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(line, &kind); err != nil {
+			return nil, fmt.Errorf("%w: line %d: %v", ErrFormat, lineNo, err)
+		}
 		var l struct {
-			Type    string `json:"type"`
 			N       int    `json:"n"`
 			Session string `json:"session"`
 		}
-		if err := json.Unmarshal(line, &l); err != nil {
-			return nil, fmt.Errorf("%w: line %d: %v", ErrFormat, lineNo, err)
+		if kind.Type == "turn" || kind.Type == "call" {
+			if err := json.Unmarshal(line, &l); err != nil {
+				return nil, fmt.Errorf("%w: line %d: %s: %v", ErrFormat, lineNo, kind.Type, err)
+			}
 		}
-		switch l.Type {
+		switch kind.Type {
 		case "turn":
 			r.turns = max(r.turns, l.N)
 			r.marked = true
@@ -91,6 +103,9 @@ func appendTo(f *os.File, h Header) (*Recorder, error) {
 			}
 		case "call":
 			r.calls = max(r.calls, l.N)
+		}
+		if newline {
+			break
 		}
 	}
 	if lineNo == 0 {
@@ -103,6 +118,11 @@ func appendTo(f *os.File, h Header) (*Recorder, error) {
 	}
 	if _, err := f.Seek(good, io.SeekStart); err != nil {
 		return nil, err
+	}
+	if newline {
+		if _, err := f.Write([]byte{'\n'}); err != nil {
+			return nil, err
+		}
 	}
 	r.enc = newEncoder(f)
 	r.turn = r.turns
