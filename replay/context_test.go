@@ -150,6 +150,19 @@ func TestWithTurnMarksTheTurnAtItsFirstCall(t *testing.T) {
 	if r := rec.Record(); len(r.Turns) != 1 || len(r.Calls) != 1 || len(r.Turns[0].Input) != 1 || r.Calls[0].Turn != 1 {
 		t.Fatalf("record: %+v", r)
 	}
+
+	// WithRecorder marks nothing: a recorder never marked infers its turns.
+	inferred := replay.Memory(replay.Header{})
+	ctx = replay.WithRecorder(context.Background(), inferred)
+	if replay.FromContext(ctx) != inferred || replay.FromContext(context.Background()) != nil {
+		t.Fatal("FromContext does not return the context's recorder")
+	}
+	if _, err := replay.ContextMiddleware()(echoing(1)).Generate(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if r := inferred.Record(); len(r.Turns) != 1 || r.Turns[0].Session != "turn-1" || len(r.Calls) != 1 {
+		t.Fatalf("record with inferred turns: %+v", r)
+	}
 }
 
 // TestAppendGoesOnAfterTheRecord reopens a record: its header is kept,
