@@ -52,6 +52,7 @@ targets=(
 	"./serve FuzzTextChunkEncoding"
 	"./internal/jsonw FuzzAppendString"
 	"./replay FuzzParse"
+	"./replay FuzzAppend"
 	"./structured FuzzCompleteJSON"
 	"./structured FuzzAnswer"
 )

@@ -12,6 +12,13 @@
 // [Recorder.Turn] before each run so a replay knows the turns' inputs
 // (without it the recorder infers them from the requests).
 //
+// An agent that serves many sessions at once records each run in the
+// recorder its context carries: [ContextMiddleware] and
+// [ContextToolMiddleware] in its configuration, and [WithTurn] for each
+// run (the turn is marked at the run's first model call). [Append]
+// continues a record file; a [Dir] keeps one record per key (a server's
+// session) in a directory, the runs of a key one after the other.
+//
 // A [Model] answers call N with recorded response N as a proper event
 // stream, so an agent built over it (agent.New(replay.NewModel(rec,
 // opts), cfg)) runs its loop, updates and persistence as it did live.

@@ -2,9 +2,13 @@ package replay_test
 
 import (
 	"bytes"
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/replay"
 )
 
@@ -50,6 +54,58 @@ func FuzzParse(f *testing.F) {
 		}
 		if !bytes.Equal(first.Bytes(), second.Bytes()) {
 			t.Fatalf("the round trip changed the record:\n%s\n%s", first.Bytes(), second.Bytes())
+		}
+	})
+}
+
+// FuzzAppend feeds arbitrary text to Append as an existing record file:
+// it never panics, and a file Parse accepts is continued into one that
+// Parse accepts, with one more turn and one more call, numbered on.
+func FuzzAppend(f *testing.F) {
+	for _, s := range []string{
+		`{"agcore_record":1}`,
+		`{"agcore_record":1}` + "\n" + `{"type":"turn","n":1,"session":"s","input":[]}` + "\n" +
+			`{"type":"call","n":1,"turn":1,"request":{"messages":[]},"response":{"message":{"role":"assistant","content":[]}}}` + "\n",
+		`{"agcore_record":1}` + "\n" + `{"type":"call","n":1,"req`,
+		`{"agcore_record":1}` + "\n" + `{"type":"other","n":"x"}`,
+		"\n\n",
+		"not json",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "r.jsonl")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		before, perr := replay.Parse(bytes.NewReader(data))
+		rec, err := replay.Append(path, replay.Header{Model: "m"})
+		if err != nil {
+			if perr == nil && len(bytes.TrimSpace(data)) > 0 {
+				t.Fatalf("Append refuses a record Parse reads: %v", err)
+			}
+			return
+		}
+		msgs := []llm.Message{llm.UserText("more")}
+		m := replay.ContextMiddleware()(echoing(1))
+		if _, err := m.Generate(replay.WithTurn(context.Background(), rec, "fz", msgs), &llm.Request{Messages: msgs}); err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if perr != nil {
+			return
+		}
+		after, err := replay.Load(path)
+		if err != nil {
+			t.Fatalf("the continued record does not parse: %v", err)
+		}
+		if len(after.Turns) != len(before.Turns)+1 || len(after.Calls) != len(before.Calls)+1 {
+			t.Fatalf("%d turns, %d calls after; %d, %d before", len(after.Turns), len(after.Calls), len(before.Turns), len(before.Calls))
+		}
+		if tr := after.Turns[len(after.Turns)-1]; tr.Session != "fz" || after.Calls[len(after.Calls)-1].Turn != tr.N {
+			t.Fatalf("the new turn %+v, its call's turn %d", tr, after.Calls[len(after.Calls)-1].Turn)
 		}
 	})
 }

@@ -217,6 +217,16 @@
 // limit in its error. The Responses usage object carries "budget": what
 // is left of the turn's limits (run, session, principal).
 //
-// Package serve imports agent, approval, budget, llm, middleware, session and
-// serve/host; it never imports a provider, a store or the CLI.
+// Options.Records keeps a replayable record (package replay) of every
+// turn, on every entry point: the handler puts its record keeping in the
+// request's context (host.WithTurnHook), and each entry point calls
+// host.BeginTurn before a turn, which waits for the turns before it on
+// the session's record (replay.Dir.Begin) and runs the turn with the
+// record in its context (replay.WithTurn), where the agents'
+// replay.ContextMiddleware and ContextToolMiddleware find it. One record
+// per session of a principal, one per request for a turn without a
+// session; the calls of concurrent turns never mix.
+//
+// Package serve imports agent, approval, budget, llm, middleware, replay,
+// session and serve/host; it never imports a provider, a store or the CLI.
 package serve

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agcore/agcore/approval"
 	"github.com/agcore/agcore/budget"
+	"github.com/agcore/agcore/replay"
 	"github.com/agcore/agcore/serve/host"
 	"github.com/agcore/agcore/session"
 )
@@ -92,6 +93,22 @@ type Options struct {
 	// Quota, when not nil, limits what each principal's turns spend, on
 	// every entry point (the /v1 endpoints, A2A, the web page).
 	Quota *Quota
+	// Records, when not nil, keeps a replayable record (package replay)
+	// of every turn the server runs, on every entry point (the /v1
+	// endpoints, A2A, the web page): one record per session of a
+	// principal, appended turn after turn (the key "PRINCIPAL/SESSION";
+	// replay.Dir names its file), and one per request for a turn without
+	// a session (a chat completion: "PRINCIPAL/ID"). The turns of one
+	// session are recorded one after the other, those of different
+	// sessions side by side. Every agent must record through the run's
+	// context: replay.ContextMiddleware in its Config.Middleware and
+	// replay.ContextToolMiddleware in its Config.ToolMiddleware. A record
+	// that cannot be opened is logged and its turn runs unrecorded.
+	Records *replay.Dir
+	// RecordHeader returns the header of a new record of the named
+	// agent's turns (its model, instructions, tools: what a replay needs
+	// to rebuild it); nil means a header naming the agent only.
+	RecordHeader func(agent string) replay.Header
 }
 
 // Quota is a server's per-principal spending limit: tokens and cost, in
@@ -290,6 +307,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ctx := host.WithPrincipal(r.Context(), p)
 		if q := h.opts.Quota; q != nil {
 			ctx = budget.WithQuota(ctx, &budget.StoreQuota{Records: q.Records, Principal: p, Total: q.Total, PerDay: q.PerDay})
+		}
+		if h.opts.Records != nil {
+			ctx = host.WithTurnHook(ctx, h.record)
 		}
 		r = r.WithContext(ctx)
 	}

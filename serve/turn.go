@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"log/slog"
+	"maps"
 	"net/http"
 	"sync"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/approval"
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/replay"
 	"github.com/agcore/agcore/serve/host"
 )
 
@@ -42,6 +45,8 @@ type agentSink interface {
 func runTurn(ctx context.Context, a host.Agent, msgs []llm.Message, opts *agent.RunOptions, run string, s sink) (*agent.Response, error) {
 	principal, _ := host.PrincipalFrom(ctx)
 	ctx = approval.WithOwner(ctx, approval.Owner{Agent: a.Name, Session: sessionOf(opts), Run: run, Principal: principal})
+	ctx, end := host.BeginTurn(ctx, host.Turn{Agent: a.Name, Session: sessionOf(opts), ID: run, Input: msgs})
+	defer end()
 	declared := make(map[string]bool, len(opts.Declared))
 	for _, d := range opts.Declared {
 		declared[d.Name] = true
@@ -86,6 +91,39 @@ func runTurn(ctx context.Context, a host.Agent, msgs []llm.Message, opts *agent.
 		return nil, context.Cause(ctx)
 	}
 	return resp, nil
+}
+
+// record is the TurnHook of a server with Options.Records: it begins
+// the turn in its session's record, or in a record of its own.
+func (h *Handler) record(ctx context.Context, t host.Turn) (context.Context, func()) {
+	principal, _ := host.PrincipalFrom(ctx)
+	key := principal + "/" + t.Session
+	if t.Session == "" {
+		id := t.ID
+		if id == "" {
+			id = newID("turn-")
+		}
+		key = principal + "/" + id
+	}
+	var hdr replay.Header
+	if h.opts.RecordHeader != nil {
+		hdr = h.opts.RecordHeader(t.Agent)
+	}
+	hdr.Meta = maps.Clone(hdr.Meta)
+	if hdr.Meta == nil {
+		hdr.Meta = map[string]string{}
+	}
+	if _, ok := hdr.Meta["agent"]; !ok {
+		hdr.Meta["agent"] = t.Agent
+	}
+	rctx, end, err := h.opts.Records.Begin(ctx, key, hdr, t.Session, t.Input)
+	if err != nil {
+		if ctx.Err() == nil {
+			h.log.LogAttrs(ctx, slog.LevelError, "recording a turn: the turn runs unrecorded", slog.String("agent", t.Agent), slog.String("record", h.opts.Records.File(key)), slog.String("error", err.Error()))
+		}
+		return ctx, func() {}
+	}
+	return rctx, end
 }
 
 func sessionOf(opts *agent.RunOptions) string {

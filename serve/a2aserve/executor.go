@@ -193,6 +193,10 @@ func (e *executor) drive(ctx context.Context, r *run, msgs []llm.Message, opts *
 	defer close(r.done)
 	defer r.stopLease()
 	defer r.cancel()
+	// The server's record keeping (host.BeginTurn), here where the turn
+	// may wait for the turns before it on the session.
+	ctx, end := host.BeginTurn(ctx, host.Turn{Agent: e.agent.Name, Session: r.session, ID: string(r.task), Input: msgs})
+	defer end()
 	stream := e.agent.Agent.RunStream(ctx, msgs, opts)
 	for u, err := range stream.Updates() {
 		if err != nil {

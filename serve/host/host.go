@@ -8,7 +8,7 @@
 // [Approvals] keeps an approval.Broker's waiting calls in a session
 // store's records, so that several servers over one store share them.
 //
-// Package host imports agent, approval and session only.
+// Package host imports agent, approval, llm and session only.
 package host
 
 import (

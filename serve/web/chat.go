@@ -178,7 +178,10 @@ func (h *handler) chat(w http.ResponseWriter, r *http.Request) {
 
 	model := modelName(a)
 	q.push(item{Type: "session", Session: sid, Agent: a.Name, Model: model, Run: run})
-	stream := a.Agent.RunStream(ctx, []llm.Message{llm.UserText(req.Message)}, &agent.RunOptions{SessionID: sid, Store: sessions})
+	input := []llm.Message{llm.UserText(req.Message)}
+	ctx, end := host.BeginTurn(ctx, host.Turn{Agent: a.Name, Session: sid, ID: run, Input: input})
+	defer end()
+	stream := a.Agent.RunStream(ctx, input, &agent.RunOptions{SessionID: sid, Store: sessions})
 	for u, err := range stream.Updates() {
 		if err != nil {
 			q.push(item{Type: "error", Message: errorText(err)})

@@ -101,7 +101,11 @@ type runtime struct {
 	model   string           // the model's name, for events
 	sink    render.Sink      // where the current turn is shown
 	rec     *replay.Recorder // --record: each turn marked in it; nil without
-	closers []func() error
+	// recHeader is the header of a record of this agent's runs, when they
+	// are recorded through their context (serve --record-dir); nil
+	// without.
+	recHeader *replay.Header
+	closers   []func() error
 
 	// What build opened that another agent of the same command may share
 	// (buildOptions.shared): the log, the telemetry.
@@ -141,6 +145,9 @@ type buildOptions struct {
 	// record, when set, is the file --record writes the run's record to
 	// (replay.go).
 	record string
+	// recordCtx: each run is recorded in the recorder its context carries
+	// (replay.ContextMiddleware; serve --record-dir).
+	recordCtx bool
 	// replaying: the adapter is a record (agcore replay): no idle guard,
 	// no retries (a recorded error is the answer its call got after its
 	// retries); toolMW answers the chosen tools from the record, and
@@ -262,6 +269,11 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		rt.closers = append(rt.closers, rt.rec.Close)
 		recMW = append(recMW, rt.rec.Middleware())
 	}
+	if o.recordCtx {
+		h := recordHeader(s, o.info, rt.instr, tools)
+		rt.recHeader = &h
+		recMW = append(recMW, replay.ContextMiddleware())
+	}
 
 	// --compact: the agent's budget policy keeps every model call of the
 	// tool loop inside the input budget.
@@ -283,6 +295,9 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 	toolMW := o.toolMW
 	if rt.rec != nil {
 		toolMW = append(toolMW, rt.rec.ToolMiddleware())
+	}
+	if o.recordCtx {
+		toolMW = append(toolMW, replay.ContextToolMiddleware())
 	}
 	rt.agent, err = agent.New(model, agent.Config{
 		Name:          name,

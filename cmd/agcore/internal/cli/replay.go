@@ -39,6 +39,12 @@ var recordedSettings = []string{"system", "tools", "compact", "max_steps", "max_
 // openRecord creates the --record file with a header saying what the
 // run is made of.
 func openRecord(path string, s *config.Settings, info llm.ModelInfo, instr string, tools []tool.Tool) (*replay.Recorder, error) {
+	return replay.Create(path, recordHeader(s, info, instr, tools))
+}
+
+// recordHeader is the header of a record of the runs of the agent built
+// from s, info, instr and tools.
+func recordHeader(s *config.Settings, info llm.ModelInfo, instr string, tools []tool.Tool) replay.Header {
 	names := make([]string, len(tools))
 	for i, t := range tools {
 		names[i] = t.Name()
@@ -56,7 +62,7 @@ func openRecord(path string, s *config.Settings, info llm.ModelInfo, instr strin
 	if s.MaxResultBytes != 0 {
 		meta["max_result_bytes"] = strconv.Itoa(s.MaxResultBytes)
 	}
-	return replay.Create(path, replay.Header{
+	return replay.Header{
 		Agcore:          readBuildInfo().Version,
 		Provider:        info.Provider,
 		Model:           info.Name,
@@ -65,7 +71,7 @@ func openRecord(path string, s *config.Settings, info llm.ModelInfo, instr strin
 		Instructions:    instr,
 		Tools:           names,
 		Meta:            meta,
-	})
+	}
 }
 
 func (a *app) newReplayCmd() *cobra.Command {

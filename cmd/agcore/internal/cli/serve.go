@@ -19,6 +19,7 @@ import (
 	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
 	"github.com/agcore/agcore/provider/demo"
+	"github.com/agcore/agcore/replay"
 	"github.com/agcore/agcore/serve"
 	"github.com/agcore/agcore/serve/a2aserve"
 	"github.com/agcore/agcore/serve/host"
@@ -75,6 +76,14 @@ model call that could cross one is not sent: the turn fails with HTTP 429
 "budget_exceeded", or, when it already made model calls, is stored and
 ends "incomplete" (the Responses API) naming the limit.
 
+--record-dir DIR keeps a replayable record (as agcore run --record does) of
+every turn served, on every endpoint: one JSON Lines file per session of each
+principal (per request for a chat completion), appended turn after turn,
+named from the principal and session id (escaped) and a hash of both.
+agcore replay DIR/FILE re-runs a session's turns with no network and shows
+how the requests drift; per-request settings (Responses instructions,
+temperature, declared tools) are not re-applied and show as drift.
+
 ` + providerHelp,
 		Example: `  agcore serve
   agcore serve --provider demo --addr 127.0.0.1:9000
@@ -93,6 +102,7 @@ ends "incomplete" (the Responses API) naming the limit.
 	fs.String("addr", "", "the address to listen on (default "+DefaultServeAddr+"; a non-loopback address needs a token)")
 	fs.StringArray("allowed-origin", nil, "a browser origin allowed to call the API (CORS), e.g. https://app.example.com (repeatable)")
 	fs.Duration("shutdown-timeout", 30*time.Second, "how long turns in progress may take to finish once the server is asked to stop")
+	fs.String("record-dir", "", "keep a replayable record of every turn served in this directory: one JSON Lines file per session (per request for a chat completion), appended turn after turn; agcore replay re-runs one")
 	return cmd
 }
 
@@ -135,6 +145,14 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	opts.approver = approver
+	recordDir, _ := cmd.Flags().GetString("record-dir")
+	var records *replay.Dir
+	if recordDir != "" {
+		if records, err = replay.OpenDir(recordDir); err != nil {
+			return exit(ExitUsage, "--record-dir: %v", err)
+		}
+		opts.recordCtx = true
+	}
 	main, err := a.build(ctx, s, opts)
 	if err != nil {
 		return err
@@ -175,10 +193,21 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 			PerDay: budget.Limits{Tokens: q.TokensPerDay, CostUSD: q.CostPerDayUSD},
 		}
 	}
-	h, err := serve.New(serve.Options{
+	sopts := serve.Options{
 		Agents: set, Broker: broker, Tokens: tokens, AllowedOrigins: origins, TurnTimeout: s.Timeout,
 		Logger: logger, A2A: a2a, Web: page, Quota: quota,
-	})
+	}
+	if records != nil {
+		// Closed after the server stopped: the last turns' lines are written.
+		defer records.Close()
+		headers := map[string]replay.Header{"agcore": *main.recHeader}
+		for name, rt := range named {
+			headers[name] = *rt.recHeader
+		}
+		sopts.Records = records
+		sopts.RecordHeader = func(agent string) replay.Header { return headers[agent] }
+	}
+	h, err := serve.New(sopts)
 	if err != nil {
 		return exit(ExitUsage, "%v", err)
 	}
@@ -284,6 +313,7 @@ func (a *app) buildNamed(ctx context.Context, cmd *cobra.Command, name string, a
 		return nil, exit(ExitUsage, "agent %q of the config file: %v", name, err)
 	}
 	opts.shared, opts.approver, opts.description = main, approver, ac.Description
+	opts.recordCtx = main.recHeader != nil // serve --record-dir
 	return a.build(ctx, s, opts)
 }
 
