@@ -390,6 +390,9 @@ func Parse(r io.Reader) (*Record, error) {
 			if err := json.Unmarshal(line, &t); err != nil {
 				return nil, fmt.Errorf("%w: line %d: turn: %v", ErrFormat, lineNo, err)
 			}
+			if err := roles(lineNo, t.Input, t.History); err != nil {
+				return nil, err
+			}
 			rec.Turns = append(rec.Turns, Turn{N: t.N, Session: t.Session, Input: t.Input, History: t.History})
 		case "call":
 			var c callJSON
@@ -406,6 +409,9 @@ func Parse(r io.Reader) (*Record, error) {
 			if err != nil {
 				return nil, fmt.Errorf("line %d: %w", lineNo, err)
 			}
+			if err := roles(lineNo, req.Messages); err != nil {
+				return nil, err
+			}
 			msgs[c.N] = req.Messages
 			call := Call{N: c.N, Turn: c.Turn, Request: req}
 			switch {
@@ -413,6 +419,9 @@ func Parse(r io.Reader) (*Record, error) {
 				call.Err = c.Error.error()
 			case c.Response != nil:
 				call.Response = c.Response.response()
+				if err := roles(lineNo, []llm.Message{call.Response.Message}, call.Response.Transcript); err != nil {
+					return nil, err
+				}
 			default:
 				return nil, fmt.Errorf("%w: line %d: call %d has neither a response nor an error", ErrFormat, lineNo, c.N)
 			}
@@ -432,6 +441,19 @@ func Parse(r io.Reader) (*Record, error) {
 		return nil, fmt.Errorf("%w: empty", ErrFormat)
 	}
 	return rec, nil
+}
+
+// roles refuses messages without a role: the message model cannot write
+// them back (found by FuzzParse).
+func roles(lineNo int, lists ...[]llm.Message) error {
+	for _, msgs := range lists {
+		for i, m := range msgs {
+			if m.Role == "" {
+				return fmt.Errorf("%w: line %d: message %d has no role", ErrFormat, lineNo, i+1)
+			}
+		}
+	}
+	return nil
 }
 
 // Load reads the record in the file at path.

@@ -26,6 +26,9 @@ func FuzzParse(f *testing.F) {
 		`{"agcore_record":2}`,
 		`{"agcore_record":1}
 {"type":"call","n":1,"request":{"base":3,"keep":1,"messages":[]},"response":{"message":{"role":"assistant","content":[]}}}`,
+		// a message without a role (refused by Parse: it could not be written back)
+		`{"agcore_record":1}
+{"type":"call","n":1,"request":{"messages":[{"content":[]}]},"response":{"message":{"role":"assistant","content":[]}}}`,
 		"",
 		"not json",
 	}
