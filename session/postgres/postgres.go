@@ -263,7 +263,17 @@ func readMessages(ctx context.Context, tx pgx.Tx, id string, at, n int) ([]json.
 	}
 	// msgs comes in binary (pgx asks for it for bytea[]); it is decoded
 	// here, one allocation a message, unless it comes as text.
-	binaryMsgs := rows.FieldDescriptions()[1].Format == pgx.BinaryFormatCode
+	fields := rows.FieldDescriptions()
+	if len(fields) < 2 {
+		// The query failed before its result's description arrived (a
+		// lost connection): pgx reports it through rows.Err.
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, 0, err
+		}
+		return nil, 0, fmt.Errorf("reading the turns of %q: no result description", id)
+	}
+	binaryMsgs := fields[1].Format == pgx.BinaryFormatCode
 	var msgs [][]byte
 	for rows.Next() {
 		var first int
