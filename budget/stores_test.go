@@ -4,15 +4,15 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"net/url"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/agcore/agcore/internal/testkit/pgtest"
 	"github.com/agcore/agcore/internal/testkit/testenv"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/session/filestore"
@@ -75,32 +75,17 @@ func postgresOpener(t *testing.T) func(*testing.T) session.Store {
 			testenv.Missing(tt, "AGCORE_TEST_POSTGRES is not set: set it to a PostgreSQL URL to run the budget tests on PostgreSQL")
 		}
 		if u == "" {
-			ctx := context.Background()
-			conn, err := pgx.Connect(ctx, raw)
-			if err != nil {
-				testenv.Missing(tt, "PostgreSQL at %s: %v", session.Redact(raw), err)
+			schema, drop, err := pgtest.Create(tt.Context(), raw, "budget_")
+			if errors.Is(err, pgtest.ErrUnreachable) {
+				testenv.Missing(tt, "%v", err)
 			}
-			schema := "budget_" + randomHex(6)
-			if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-				tt.Fatal(err)
-			}
-			conn.Close(ctx)
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				if conn, err := pgx.Connect(ctx, raw); err == nil {
-					conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
-					conn.Close(ctx)
-				}
-			})
-			pu, err := url.Parse(raw)
 			if err != nil {
 				tt.Fatal(err)
 			}
-			q := pu.Query()
-			q.Set("search_path", schema)
-			pu.RawQuery = q.Encode()
-			u = pu.String()
+			t.Cleanup(drop) // the schema outlives the subtest that made it
+			if u, err = pgtest.URL(raw, schema); err != nil {
+				tt.Fatal(err)
+			}
 		}
 		st, err := postgres.Open(tt.Context(), u)
 		if err != nil {

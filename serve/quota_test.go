@@ -5,17 +5,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"sync"
 	"testing"
-	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/compact"
+	"github.com/agcore/agcore/internal/testkit/pgtest"
 	"github.com/agcore/agcore/internal/testkit/testenv"
 	"github.com/agcore/agcore/internal/testkit/testwait"
 	"github.com/agcore/agcore/llm"
@@ -31,11 +28,15 @@ import (
 
 // quotaModel loops for ever (one more tick per answer), each answer
 // reporting exactly the worst case a meter reserved for it (the counted
-// input, the output cap of 100): the tightest case for a quota.
+// input, the output cap of 100): the tightest case for a quota. Its
+// script is shared by every turn of a replica, and one replica may serve
+// the whole of both principals' quotas (each call spends at least the 100
+// output tokens: at most 160 calls for two quotas of 8,000), so it has
+// room for more.
 func quotaModel() *llmtest.Model {
 	info := llm.ModelInfo{Provider: "test", Name: "loop", ContextWindow: 100_000, MaxOutputTokens: 100}
 	m := llmtest.New().WithInfo(info)
-	for i := range 60 {
+	for i := range 400 {
 		m.Add(llmtest.Func(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 			return &llm.Response{
 				Message:      llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llmtest.Call(fmt.Sprintf("c%d", i), "tick", map[string]any{})}},
@@ -193,30 +194,9 @@ func pgSchemaURL(t *testing.T) string {
 	if raw == "" {
 		testenv.Missing(t, "AGCORE_TEST_POSTGRES is not set: set it to a PostgreSQL URL to run the quota test on PostgreSQL")
 	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, raw)
-	if err != nil {
-		testenv.Missing(t, "PostgreSQL at %s: %v", session.Redact(raw), err)
-	}
-	schema := fmt.Sprintf("quota_%d", time.Now().UnixNano())
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	conn.Close(ctx)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if conn, err := pgx.Connect(ctx, raw); err == nil {
-			conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
-			conn.Close(ctx)
-		}
-	})
-	u, err := url.Parse(raw)
+	u, err := pgtest.URL(raw, pgtest.Schema(t, raw, "quota_"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return u
 }

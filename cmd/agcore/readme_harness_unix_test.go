@@ -26,6 +26,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/agcore/agcore/internal/testkit/pgtest"
 	"github.com/agcore/agcore/internal/testkit/testenv"
 )
 
@@ -120,9 +121,7 @@ func newHarness(t *testing.T) *harness {
 	// after, not to the public one every other run shares, whatever
 	// schema version it holds.
 	if raw := os.Getenv("AGCORE_TEST_POSTGRES"); raw != "" {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		h.env = append(h.env, "PGOPTIONS=-c search_path="+pgSchema(t, ctx, raw, "readme_"))
-		cancel()
+		h.env = append(h.env, "PGOPTIONS=-c search_path="+pgtest.Schema(t, raw, "readme_"))
 	}
 
 	// The template HOME: sessions the examples name (work, notes, a full

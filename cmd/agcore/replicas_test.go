@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agcore/agcore/internal/testkit/pgtest"
 	"github.com/agcore/agcore/internal/testkit/testenv"
 	"github.com/agcore/agcore/session"
 )
@@ -79,7 +80,7 @@ func replicaStore(t *testing.T, kind string) string {
 	defer cancel()
 	switch kind {
 	case "postgres":
-		schema := pgSchema(t, ctx, raw, "h_replicas_")
+		schema := pgtest.Schema(t, raw, "h_replicas_")
 		q := u.Query()
 		q.Set("search_path", schema)
 		u.RawQuery = q.Encode()

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/agcore/agcore/internal/testkit/pgtest"
 	"github.com/agcore/agcore/internal/testkit/testenv"
 	"github.com/agcore/agcore/session"
 	_ "github.com/agcore/agcore/session/stores"
@@ -71,7 +71,7 @@ func newRemoteStore(t *testing.T, kind string) remoteStore {
 	defer cancel()
 	switch kind {
 	case "postgres":
-		schema := pgSchema(t, ctx, raw, "cli_store_")
+		schema := pgtest.Schema(t, raw, "cli_store_")
 		q := u.Query()
 		q.Set("search_path", schema)
 		u.RawQuery = q.Encode()
@@ -293,30 +293,6 @@ func TestUnknownStoreNamesEveryKind(t *testing.T) {
 		}
 		noSecret(t, "s3cret", args[0], r.stdout, r.stderr)
 	}
-}
-
-// pgSchema makes a PostgreSQL schema of its own for the test, named
-// prefix and random hex, dropped when the test ends.
-func pgSchema(t *testing.T, ctx context.Context, raw, prefix string) string {
-	t.Helper()
-	conn, err := pgx.Connect(ctx, raw)
-	if err != nil {
-		testenv.Missing(t, "PostgreSQL at %s: %v", session.Redact(raw), err)
-	}
-	schema := prefix + randomHex(6)
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	conn.Close(ctx)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if conn, err := pgx.Connect(ctx, raw); err == nil {
-			conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
-			conn.Close(ctx)
-		}
-	})
-	return schema
 }
 
 // redisPrefix returns raw (the AGCORE_TEST_REDIS URL: the database these
