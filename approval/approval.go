@@ -89,6 +89,10 @@ type Broker struct {
 type entry struct {
 	req      Request
 	decision chan tool.Decision // buffered, one send
+	// recorded is set (under Broker.mu) once the call's Shared record is
+	// written: before that, Pending does not list it, since another
+	// process could not see or decide it yet.
+	recorded bool
 }
 
 // Approve implements tool.Approver: it files the call under the
@@ -118,6 +122,9 @@ func (b *Broker) Approve(ctx context.Context, call tool.Call) (tool.Decision, er
 		if err := b.Shared.Put(ctx, e.req, now().Add(b.lease())); err != nil {
 			return tool.Decision{}, fmt.Errorf("approval: recording call %q: %w", e.req.ID, err)
 		}
+		b.mu.Lock()
+		e.recorded = true
+		b.mu.Unlock()
 		defer func() {
 			sctx, cancel := sharedCtx()
 			defer cancel()
@@ -251,12 +258,19 @@ func (b *Broker) Get(id string) (Request, bool) {
 
 // Pending returns the waiting requests that match (all when match is
 // nil), oldest first, ties by id: this process's and, with Shared, every
-// other process's (if Shared cannot be read, this process's only).
+// other process's (if Shared cannot be read, this process's only). With
+// Shared, a call is listed once its record is written, so each request
+// Pending returns can be decided through any process.
 func (b *Broker) Pending(match func(Request) bool) []Request {
 	b.mu.Lock()
 	out := make([]Request, 0, len(b.pending))
 	seen := make(map[string]bool, len(b.pending))
 	for _, e := range b.pending {
+		if b.Shared != nil && !e.recorded {
+			// Not yet decidable through another process: listing it now
+			// would send a client there to decide what it cannot see.
+			continue
+		}
 		seen[e.req.ID] = true
 		if match == nil || match(e.req) {
 			out = append(out, e.req)

@@ -86,3 +86,71 @@ func TestApprovalOfADeadProcessExpires(t *testing.T) {
 		t.Fatalf("deciding an expired call: %v, want ErrUnknown", err)
 	}
 }
+
+// gatedShared holds Put until release is closed, telling entered first.
+type gatedShared struct {
+	approval.Shared
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (g gatedShared) Put(ctx context.Context, q approval.Request, expires time.Time) error {
+	select {
+	case g.entered <- struct{}{}:
+	default:
+	}
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return g.Shared.Put(ctx, q, expires)
+}
+
+// TestPendingListsOnlyWhatOthersCanDecide: while a call's shared record
+// is being written, the waiting process does not list it either: a
+// client that saw it listed here could send its decision to another
+// process, which would not find the call (the flake once seen in the
+// CLI's TestServeReplicas/postgres: "approve" sent to replica B came back
+// input-required).
+func TestPendingListsOnlyWhatOthersCanDecide(t *testing.T) {
+	st := memstore.New()
+	g := gatedShared{Shared: host.Approvals(st), entered: make(chan struct{}, 1), release: make(chan struct{})}
+	a := &approval.Broker{Shared: g, Poll: 5 * time.Millisecond}
+	b := &approval.Broker{Shared: host.Approvals(st), Poll: 5 * time.Millisecond}
+	notified := make(chan struct{})
+	ctx := approval.WithOwner(t.Context(), approval.Owner{Agent: "agcore", Run: "run3", Principal: "alice"})
+	ctx = approval.WithNotify(ctx, func(approval.Request) { close(notified) })
+	got := make(chan tool.Decision, 1)
+	go func() {
+		d, err := a.Approve(ctx, tool.Call{ID: "c1", Name: "write_file"})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- d
+	}()
+	<-g.entered
+	if p := a.Pending(nil); len(p) != 0 {
+		t.Fatalf("listed before its shared record exists: %+v", p)
+	}
+	close(g.release)
+	<-notified
+	if p := a.Pending(nil); len(p) != 1 {
+		t.Fatalf("waiting process lists %+v after the record, want the call", p)
+	}
+	p := b.Pending(nil)
+	if len(p) != 1 {
+		t.Fatalf("other process lists %+v, want the call", p)
+	}
+	if err := b.Decide(p[0].ID, tool.Decision{Approved: true}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case d := <-got:
+		if !d.Approved {
+			t.Fatalf("decision = %+v", d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the decision never reached the waiting process")
+	}
+}
