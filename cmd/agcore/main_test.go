@@ -42,9 +42,7 @@ func TestMain(m *testing.M) {
 	if runtime.GOOS == "windows" {
 		binary += ".exe"
 	}
-	build := exec.Command("go", "build", "-o", binary, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	if err := buildAgcore(binary); err != nil {
 		fmt.Fprintln(os.Stderr, "building agcore:", err)
 		os.RemoveAll(dir)
 		os.Exit(1)

@@ -80,12 +80,15 @@ func newHarness(t *testing.T) *harness {
 	}
 
 	// The environment: the test's own, without anything of agcore's or a
-	// provider's, with the go command's caches kept (HOME changes).
+	// provider's, with the go command's caches and its configuration file
+	// kept (HOME changes): without GOENV, a go env -w setting such as
+	// GOFLAGS=-buildvcs=false is lost, and the README's go build links
+	// the command again instead of finding it up to date.
 	goenv := map[string]string{}
-	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH", "GOENV").Output()
 	if err == nil {
 		vals := strings.Split(strings.TrimSpace(string(out)), "\n")
-		for i, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+		for i, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOENV"} {
 			if i < len(vals) {
 				goenv[k] = vals[i]
 			}

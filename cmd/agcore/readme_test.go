@@ -75,7 +75,16 @@ var excluded = map[string]string{
 }
 
 // excludedByRule returns why line is not run by rule, or "".
+// long lists documented lines that go test -short does not run, with
+// the reason; the full run (CI's) runs them.
+var long = map[string]string{
+	"go run ./examples/cacheshare": "a simulation of 230 turns over two strategies (about 6 s of CPU on the 2-core machine)",
+}
+
 func excludedByRule(line string) string {
+	if why := long[line]; why != "" && testing.Short() {
+		return "-short: " + why
+	}
 	if regexp.MustCompile(`(^|[;&|(]\s*|\s)go (test|vet)\b`).MatchString(line) {
 		return "the test suite or a benchmark: CI runs those itself, and running the suite from inside it would recurse"
 	}
