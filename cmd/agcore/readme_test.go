@@ -81,9 +81,19 @@ var long = map[string]string{
 	"go run ./examples/cacheshare": "a simulation of 230 turns over two strategies (about 6 s of CPU on the 2-core machine)",
 }
 
+// goRun matches a go run line, after any environment assignments.
+var goRun = regexp.MustCompile(`^(\S+=\S*\s+)*go run \./`)
+
 func excludedByRule(line string) string {
-	if why := long[line]; why != "" && testing.Short() {
-		return "-short: " + why
+	if testing.Short() {
+		if why := long[line]; why != "" {
+			return "-short: " + why
+		}
+		// Each go run costs the go command's check of every package it
+		// builds (0.5-1 s of CPU here); -short keeps the first screen's.
+		if goRun.MatchString(line) && line != "go run ./cmd/agcore demo" {
+			return "-short: one go run line is run (the first screen's); this one's code runs in its package's tests, and the full run runs the line"
+		}
 	}
 	if regexp.MustCompile(`(^|[;&|(]\s*|\s)go (test|vet)\b`).MatchString(line) {
 		return "the test suite or a benchmark: CI runs those itself, and running the suite from inside it would recurse"

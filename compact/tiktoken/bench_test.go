@@ -21,3 +21,23 @@ func BenchmarkCount(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLoad measures what a process pays before its first exact count:
+// building the o200k_base encoding (New), against the floor of only
+// inflating and splitting its vocabulary file (decodeVocab).
+func BenchmarkLoad(b *testing.B) {
+	b.Run("floor_decode", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := decodeVocab(o200kData); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("o200k", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := New(O200kBase); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

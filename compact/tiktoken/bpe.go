@@ -7,7 +7,6 @@ import (
 	_ "embed"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"math"
 
 	"github.com/dlclark/regexp2/v2"
@@ -46,7 +45,7 @@ const (
 // among equals), as tiktoken does. Special tokens are not recognized in
 // text, as in the tokenizer's Count.
 type bpe struct {
-	ranks map[string]uint32
+	ranks *rankTable
 	split *regexp2.Regexp
 }
 
@@ -56,37 +55,44 @@ func loadBPE(data []byte, pattern string) (*bpe, error) {
 	if err != nil {
 		return nil, err
 	}
-	ranks := make(map[string]uint32, len(toks))
-	for rank, tok := range toks {
-		if tok != "" {
-			ranks[tok] = uint32(rank)
-		}
-	}
 	re, err := regexp2.Compile(pattern, regexp2.None)
 	if err != nil {
 		return nil, err
 	}
-	return &bpe{ranks: ranks, split: re}, nil
+	return &bpe{ranks: newRankTable(toks), split: re}, nil
 }
 
-// decodeVocab returns the tokens of a vocabulary file in rank order.
+// decodeVocab returns the tokens of a vocabulary file in rank order, as
+// substrings of one string.
 func decodeVocab(data []byte) ([]string, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("tiktoken: vocabulary: %w", err)
 	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
+	// The gzip trailer's last four bytes are the data's length (mod 2³²).
+	var raw []byte
+	if len(data) >= 4 {
+		raw = make([]byte, 0, binary.LittleEndian.Uint32(data[len(data)-4:])+1)
+	}
+	buf := bytes.NewBuffer(raw)
+	if _, err := buf.ReadFrom(zr); err != nil {
 		return nil, fmt.Errorf("tiktoken: vocabulary: %w", err)
 	}
-	var toks []string
-	for len(raw) > 0 {
-		n, k := binary.Uvarint(raw)
-		if k <= 0 || uint64(len(raw)-k) < n {
-			return nil, fmt.Errorf("tiktoken: vocabulary: corrupt at token %d", len(toks))
+	raw = buf.Bytes()
+	n := 0
+	for rest := raw; len(rest) > 0; n++ {
+		l, k := binary.Uvarint(rest)
+		if k <= 0 || uint64(len(rest)-k) < l {
+			return nil, fmt.Errorf("tiktoken: vocabulary: corrupt at token %d", n)
 		}
-		toks = append(toks, string(raw[k:k+int(n)]))
-		raw = raw[k+int(n):]
+		rest = rest[k+int(l):]
+	}
+	all := string(raw)
+	toks := make([]string, 0, n)
+	for at := 0; at < len(all); {
+		l, k := binary.Uvarint(raw[at:])
+		toks = append(toks, all[at+k:at+k+int(l)])
+		at += k + int(l)
 	}
 	return toks, nil
 }
@@ -111,7 +117,7 @@ func (b *bpe) Count(s string) (int, error) {
 	m, err := b.split.FindStringMatch(s)
 	for ; m != nil && err == nil; m, err = b.split.FindNextMatch(m) {
 		piece := m.String()
-		if _, ok := b.ranks[piece]; ok {
+		if _, ok := b.ranks.rank(piece); ok {
 			n++
 			continue
 		}
@@ -145,7 +151,7 @@ func (b *bpe) mergeScan(piece string) int {
 		if i+2 >= len(bounds) {
 			return noRank
 		}
-		if r, ok := b.ranks[piece[bounds[i]:bounds[i+2]]]; ok {
+		if r, ok := b.ranks.rank(piece[bounds[i]:bounds[i+2]]); ok {
 			return r
 		}
 		return noRank
@@ -182,7 +188,7 @@ func (b *bpe) mergeHeap(piece string) int {
 		if j < 0 || next[j] < 0 {
 			return noRank
 		}
-		if r, ok := b.ranks[piece[i:next[j]]]; ok {
+		if r, ok := b.ranks.rank(piece[i:next[j]]); ok {
 			return r
 		}
 		return noRank
