@@ -82,6 +82,9 @@ func TestSessionsCommands(t *testing.T) {
 	t.Parallel()
 	for _, store := range []string{"", "file:sessions", "sqlite:other/agcore.db"} {
 		t.Run("store="+store, func(t *testing.T) {
+			if store != "" {
+				skipShort(t, "the default store runs in -short")
+			}
 			srv := newFake(t,
 				openaiReply(turn{text: "One.", calls: []call{{"c1", "list_dir", `{}`}}, in: 5, out: 1}),
 				openaiReply(turn{text: "Two.", in: 5, out: 1}),
@@ -285,6 +288,9 @@ func TestCompactionKeepsRequestsInsideTheWindow(t *testing.T) {
 	filler := strings.Repeat("lorem ipsum dolor sit amet ", 80) // about 400 tokens
 	for _, mode := range []string{"auto", "off"} {
 		t.Run(mode, func(t *testing.T) {
+			if mode == "off" {
+				skipShort(t, "compaction on runs in -short")
+			}
 			srv := newFake(t)
 			c := newCLI(t).openai(srv, "sk-test")
 			for i := 1; i <= 5; i++ {

@@ -30,6 +30,7 @@ import (
 // must be paired with its result. Run with -v to see the figure.
 func TestCompactionAcrossProcesses(t *testing.T) {
 	t.Parallel()
+	skipShort(t, "30 agcore processes in turn")
 	const turns = 30
 	c := newCLI(t)
 	writeFiles(t, c.dir, cacheshare.Files())

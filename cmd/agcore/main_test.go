@@ -52,6 +52,15 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// skipShort skips t under go test -short, saying why: a slow test, or a
+// variant of one whose first variant runs. The full run (CI's) runs it.
+func skipShort(t *testing.T, why string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: " + why)
+	}
+}
+
 // cli is one environment to run the binary in: its own AGCORE_HOME and
 // working directory, and no provider keys unless a test adds them.
 type cli struct {
