@@ -20,8 +20,8 @@ func ExampleOpen() {
 	defer st.Close()
 	fmt.Println(st.Description, st.Durable)
 
-	_, err = session.Open(context.Background(), "redis://:s3cret@127.0.0.1:1/0")
-	fmt.Println(strings.Contains(err.Error(), "redis://:xxxxx@127.0.0.1:1/0"), errors.Is(err, session.ErrUnavailable))
+	_, err = session.Open(context.Background(), "postgres://agcore:s3cret@127.0.0.1:1/agcore")
+	fmt.Println(strings.Contains(err.Error(), "postgres://agcore:xxxxx@127.0.0.1:1/agcore"), errors.Is(err, session.ErrUnavailable))
 	// Output:
 	// memory: false
 	// true true
