@@ -62,7 +62,7 @@ func TestFixturesReplay(t *testing.T) {
 			case strings.HasSuffix(name, ".sse"):
 				var first []byte
 				for _, mode := range streamModes {
-					if mode.piece == 1 && len(body) > 40<<10 && testing.Short() {
+					if mode.piece == 1 && len(body) > 16<<10 && testing.Short() {
 						continue
 					}
 					srv, _ := replay(t, http.StatusOK, mode.contentType, body, mode.piece)
