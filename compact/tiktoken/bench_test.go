@@ -24,7 +24,7 @@ func BenchmarkCount(b *testing.B) {
 
 // BenchmarkLoad measures what a process pays before its first exact count:
 // building the o200k_base encoding (New), against the floor of only
-// inflating and splitting its vocabulary file (decodeVocab).
+// splitting its vocabulary file into tokens (decodeVocab).
 func BenchmarkLoad(b *testing.B) {
 	b.Run("floor_decode", func(b *testing.B) {
 		for b.Loop() {

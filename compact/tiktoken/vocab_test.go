@@ -48,7 +48,7 @@ func TestVocabulariesMatchTheTokenizer(t *testing.T) {
 		enc  Encoding
 		file string
 		data []byte
-	}{{O200kBase, "o200k_base.tkz", o200kData}, {Cl100kBase, "cl100k_base.tkz", cl100kData}} {
+	}{{O200kBase, "o200k_base.tkv", o200kData}, {Cl100kBase, "cl100k_base.tkv", cl100kData}} {
 		want := referenceTokens(tc.enc)
 		if *update {
 			if err := os.WriteFile(tc.file, encodeVocab(want), 0o644); err != nil {
