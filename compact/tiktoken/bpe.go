@@ -20,8 +20,9 @@ import (
 // no token). tiktoken-go/tokenizer compiles them as Go map literals, which
 // cost a binary about 9 MB for these two; these files are 2.3 MB. They
 // are not compressed: gzipped (1.6 MB), inflating o200k_base took 20 ms
-// of every process's first count, most of its load. TestVocabulariesMatchTheTokenizer checks them token by token
-// against that package's, and -update writes them. The vocabularies are
+// of every process's first count, most of its load.
+// TestVocabulariesMatchTheTokenizer checks them token by token against
+// that package's, and -update writes them. The vocabularies are
 // data, not code: OpenAI's o200k_base and cl100k_base encodings, published
 // with tiktoken under the MIT licence, as tiktoken-go/tokenizer (MIT)
 // carries them.
