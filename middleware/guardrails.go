@@ -103,6 +103,11 @@ func Tripwire(reason string, info any) error {
 	return &hookVerdict{reason: reason, info: info}
 }
 
+// inline reports whether the input guardrails run before the first model
+// call, on the caller's goroutine: GuardrailsBlocking, or hooks without a
+// timeout (Timeout < 0), which start no goroutine.
+func (h *Hooks) inline() bool { return h.GuardrailMode == GuardrailsBlocking || h.Timeout < 0 }
+
 // HasInputGuardrails reports whether h has input guardrails (a nil h has
 // none).
 func (h *Hooks) HasInputGuardrails() bool { return h != nil && len(h.InputGuardrails) > 0 }
@@ -216,7 +221,7 @@ func (g *gate) Generate(ctx context.Context, req *llm.Request) (*llm.Response, e
 	if g.used.Swap(true) {
 		return g.next.Generate(ctx, req)
 	}
-	if g.h.GuardrailMode == GuardrailsBlocking {
+	if g.h.inline() {
 		if err := g.h.RunInputGuardrails(ctx, req); err != nil {
 			return nil, err
 		}
@@ -235,7 +240,7 @@ func (g *gate) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event
 	if g.used.Swap(true) {
 		return g.next.Stream(ctx, req)
 	}
-	if g.h.GuardrailMode == GuardrailsBlocking {
+	if g.h.inline() {
 		return func(yield func(llm.Event, error) bool) {
 			if err := g.h.RunInputGuardrails(ctx, req); err != nil {
 				yield(llm.Event{}, err)

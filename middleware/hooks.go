@@ -91,7 +91,11 @@ type Hooks struct {
 	// turn's first model call (GuardrailsParallel, the zero value) or
 	// before it (GuardrailsBlocking).
 	GuardrailMode GuardrailMode
-	// Timeout limits each hook run; 0 means DefaultHookTimeout.
+	// Timeout limits each hook run; 0 means DefaultHookTimeout. A
+	// negative Timeout sets no limit and runs each hook on the caller's
+	// goroutine: for a driver that schedules the work itself and bounds
+	// it elsewhere (a durable run, whose hooks are activities with
+	// timeouts of their own, may start no goroutine).
 	Timeout time.Duration
 	// Logger records failing hooks; nil means slog.Default().
 	Logger *slog.Logger
@@ -166,7 +170,15 @@ func (h *Hooks) run(ctx context.Context, event, name string, fn func(ctx context
 
 // call runs fn with the timeout, recovering a panic, and returns its error,
 // or the panic's or the timeout's.
-func (h *Hooks) call(ctx context.Context, fn func(ctx context.Context) error) error {
+func (h *Hooks) call(ctx context.Context, fn func(ctx context.Context) error) (err error) {
+	if h.Timeout < 0 {
+		defer func() {
+			if v := recover(); v != nil {
+				err = fmt.Errorf("panic: %v", v)
+			}
+		}()
+		return fn(ctx)
+	}
 	timeout := h.Timeout
 	if timeout <= 0 {
 		timeout = DefaultHookTimeout
@@ -182,7 +194,6 @@ func (h *Hooks) call(ctx context.Context, fn func(ctx context.Context) error) er
 		}()
 		done <- fn(hctx)
 	}()
-	var err error
 	select {
 	case err = <-done:
 	case <-hctx.Done():
@@ -362,4 +373,34 @@ func (m *hooked) postStream(ctx context.Context, req *llm.Request, resp *llm.Res
 		m.h.logger().WarnContext(ctx, "a PostRequest hook blocked a streamed response that was already delivered; ignored",
 			"hook", b.Hook, "reason", b.Reason)
 	}
+}
+
+// Verdict is what a hook's [Block], [Deny] or [Tripwire] error says, as
+// data: a driver that runs a hook somewhere else (a durable run's worker)
+// carries it back and rebuilds the error with [Verdict.Err].
+type Verdict struct {
+	// Kind is "block" (Block and Tripwire) or "deny".
+	Kind   string
+	Reason string
+	// Info is what Tripwire was given (nil for Block and Deny).
+	Info any
+}
+
+// VerdictOf returns the verdict err carries, if it is one.
+func VerdictOf(err error) (Verdict, bool) {
+	var v *hookVerdict
+	if !errors.As(err, &v) {
+		return Verdict{}, false
+	}
+	kind := "block"
+	if v.deny {
+		kind = "deny"
+	}
+	return Verdict{Kind: kind, Reason: v.reason, Info: v.info}, true
+}
+
+// Err returns the error the verdict stands for, which hooks, guardrails
+// and the tool loop treat as the hook's own.
+func (v Verdict) Err() error {
+	return &hookVerdict{deny: v.Kind == "deny", reason: v.Reason, info: v.Info}
 }

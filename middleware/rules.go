@@ -7,10 +7,8 @@ import (
 	"github.com/agcore/agcore/llm"
 )
 
-// The rules below decide how a tool loop ends a turn. They are shared by
-// the in-process loop ([FunctionInvocation]) and the durable one (the temporal
-// module's TurnWorkflow), so that a turn ends the same way wherever it
-// runs.
+// The rules below decide how a tool loop ends a turn ([FunctionInvocation]
+// applies them; a durable turn runs that same loop inside its workflow).
 
 // StepLimit returns the most model calls of a turn configured with
 // maxSteps: maxSteps when positive, else [DefaultMaxSteps].

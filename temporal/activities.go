@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/tool"
 )
@@ -28,14 +31,24 @@ type Options struct {
 	// one a turn that names none uses.
 	Models       map[string]llm.Model
 	DefaultModel string
+	// NewModel, when set, makes the model of an agent.Spec that names a
+	// provider or a model not in Models (the agcore-temporal worker builds
+	// adapters with the provider registry, from its own keys); each
+	// (provider, model) is made once and kept.
+	NewModel func(provider, model string) (llm.Model, error)
+	// Hooks are the worker's hooks and guardrails, by name: an agent.Spec
+	// names those that apply to it (Spec.Hooks), and each runs as an
+	// activity.
+	Hooks *middleware.Hooks
 	// Tools are the tools turns may offer, in the order they are offered.
 	Tools []tool.Tool
 	// Store keeps sessions; nil runs turns without history or persistence
 	// (a turn with a session id then fails).
 	Store session.Store
-	// Providers add context before the first model call, in the
-	// Prepare activity. Their Invocation has no Agent, and the tools they
-	// inject are ignored (a tool must be registered on every worker).
+	// Providers add context to every run that has a session, each call
+	// of Invoking and Invoked an activity. Their Invocation has no Agent,
+	// and of the tools they inject only those the worker has (Tools) are
+	// offered.
 	Providers []agent.ContextProvider
 	// Live receives the text of each model call as it streams; nil sends
 	// it nowhere.
@@ -55,17 +68,22 @@ type Options struct {
 // Register registers the turn and session workflows and their activities
 // on a worker.
 func Register(w worker.Registry, opts Options) {
-	a := &activities{opts: opts}
+	a := &activities{opts: opts, made: map[string]llm.Model{}}
 	if a.opts.Logger == nil {
 		a.opts.Logger = slog.Default()
 	}
 	w.RegisterWorkflowWithOptions(TurnWorkflow, workflow.RegisterOptions{Name: TurnWorkflowName})
+	w.RegisterWorkflowWithOptions(TurnWorkflowV1, workflow.RegisterOptions{Name: TurnWorkflowV1Name})
 	w.RegisterWorkflowWithOptions(SessionWorkflow, workflow.RegisterOptions{Name: SessionWorkflowName})
 	w.RegisterActivityWithOptions(a.Prepare, activity.RegisterOptions{Name: activityPrepare})
 	w.RegisterActivityWithOptions(a.Model, activity.RegisterOptions{Name: activityModel})
 	w.RegisterActivityWithOptions(a.Tool, activity.RegisterOptions{Name: activityTool})
 	w.RegisterActivityWithOptions(a.Persist, activity.RegisterOptions{Name: activityPersist})
 	w.RegisterActivityWithOptions(a.Summarize, activity.RegisterOptions{Name: activitySummarize})
+	w.RegisterActivityWithOptions(a.Describe, activity.RegisterOptions{Name: activityDescribe})
+	w.RegisterActivityWithOptions(a.Load, activity.RegisterOptions{Name: activityLoad})
+	w.RegisterActivityWithOptions(a.Provide, activity.RegisterOptions{Name: activityProvide})
+	w.RegisterActivityWithOptions(a.Hook, activity.RegisterOptions{Name: activityHook})
 }
 
 // PrepareInput is the Prepare activity's input.
@@ -95,8 +113,11 @@ type PrepareResult struct {
 
 // ModelInput is one model call.
 type ModelInput struct {
-	Model   string
-	Request *llm.Request
+	// Provider and Model name the model (see Options.NewModel); a Model
+	// alone may name one of Options.Models.
+	Provider string `json:",omitempty"`
+	Model    string
+	Request  *llm.Request
 	// Stream is the live-output stream key; empty publishes nothing.
 	Stream string
 	Step   int
@@ -118,19 +139,44 @@ type ToolOutput struct {
 // PersistInput is the session append of a finished turn.
 type PersistInput struct {
 	SessionID string
+	Principal string `json:",omitempty"`
 	Turn      session.Turn
 }
 
-type activities struct{ opts Options }
+type activities struct {
+	opts Options
+	mu   sync.Mutex
+	made map[string]llm.Model // NewModel's, by provider and model
+}
 
-func (a *activities) model(name string) (llm.Model, error) {
-	if name == "" {
-		name = a.opts.DefaultModel
+func (a *activities) model(name string) (llm.Model, error) { return a.resolve("", name) }
+
+// resolve finds the model a turn names: one of Options.Models (by name,
+// or the default when nothing is named), else one NewModel makes.
+func (a *activities) resolve(provider, name string) (llm.Model, error) {
+	if provider == "" {
+		key := name
+		if key == "" {
+			key = a.opts.DefaultModel
+		}
+		if m, ok := a.opts.Models[key]; ok {
+			return m, nil
+		}
 	}
-	m, ok := a.opts.Models[name]
-	if !ok {
-		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("no model %q on this worker", name), ErrTypeUnknownModel, nil)
+	if a.opts.NewModel == nil {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("no model %q on this worker", strings.Trim(provider+"/"+name, "/")), ErrTypeUnknownModel, nil)
 	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	key := provider + "\x00" + name
+	if m, ok := a.made[key]; ok {
+		return m, nil
+	}
+	m, err := a.opts.NewModel(provider, name)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeUnknownModel, nil)
+	}
+	a.made[key] = m
 	return m, nil
 }
 
@@ -222,7 +268,7 @@ func (a *activities) Prepare(ctx context.Context, in PrepareInput) (*PrepareResu
 // is sent on a timer, and the assembled response is returned. Errors are
 // classified for Temporal's retry policy (see [ModelError]).
 func (a *activities) Model(ctx context.Context, in ModelInput) (*llm.Response, error) {
-	m, err := a.model(in.Model)
+	m, err := a.resolve(in.Provider, in.Model)
 	if err != nil {
 		return nil, err
 	}
@@ -364,10 +410,14 @@ func (a *activities) Tool(ctx context.Context, in ToolInput) (out *ToolOutput, e
 // session already holds is a no-op (session.Store is idempotent by turn
 // id).
 func (a *activities) Persist(ctx context.Context, in PersistInput) error {
-	if a.opts.Store == nil {
-		return temporal.NewNonRetryableApplicationError("this worker has no session store", "agcore.NoStore", nil)
+	st, err := a.store(in.Principal)
+	if err != nil {
+		return err
 	}
-	if err := a.opts.Store.Append(ctx, in.SessionID, in.Turn); err != nil {
+	if err := st.Append(ctx, in.SessionID, in.Turn); err != nil {
+		if errors.Is(err, session.ErrOwner) || errors.Is(err, session.ErrInvalidID) {
+			return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
+		}
 		return err
 	}
 	if a.opts.AfterPersist != nil {
@@ -379,7 +429,7 @@ func (a *activities) Persist(ctx context.Context, in PersistInput) error {
 // Summarize makes one blocking model call for the budget policy's
 // summarization strategy.
 func (a *activities) Summarize(ctx context.Context, in ModelInput) (*llm.Response, error) {
-	m, err := a.model(in.Model)
+	m, err := a.resolve(in.Provider, in.Model)
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ import (
 // testdata (recorded from a dev server by TestRecordHistories): a change
 // to the workflows that would break a running turn fails here.
 func TestReplayCommittedHistories(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "history-*.json"))
+	files, err := filepath.Glob(filepath.Join("testdata", "history-v1-*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,6 +34,7 @@ func TestReplayCommittedHistories(t *testing.T) {
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
+			r.RegisterWorkflowWithOptions(agtemporal.TurnWorkflowV1, workflow.RegisterOptions{Name: agtemporal.TurnWorkflowV1Name})
 			r.RegisterWorkflowWithOptions(agtemporal.TurnWorkflow, workflow.RegisterOptions{Name: agtemporal.TurnWorkflowName})
 			r.RegisterWorkflowWithOptions(agtemporal.SessionWorkflow, workflow.RegisterOptions{Name: agtemporal.SessionWorkflowName})
 			if err := r.ReplayWorkflowHistoryFromJSONFile(quietLogger(), f); err != nil {

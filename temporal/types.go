@@ -1,20 +1,28 @@
 package agtemporal
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/replay"
 	"github.com/agcore/agcore/tool"
 )
 
 // Names under which the workflows, activities, query and update are
 // registered; clients and workers must agree on them.
 const (
-	// TurnWorkflowName is the workflow that runs one turn.
-	TurnWorkflowName = "agcore.Turn"
+	// TurnWorkflowName is the workflow that runs one turn: the agent's own
+	// loop ([TurnWorkflow]).
+	TurnWorkflowName = "agcore.Turn.v2"
+	// TurnWorkflowV1Name is the frozen turn workflow of earlier versions
+	// ([TurnWorkflowV1]), registered so that their running turns finish.
+	TurnWorkflowV1Name = "agcore.Turn"
 	// SessionWorkflowName is the long-lived workflow that serializes the
 	// turns of one session.
 	SessionWorkflowName = "agcore.Session"
@@ -30,6 +38,11 @@ const (
 	activityTool      = "agcore.Tool"
 	activityPersist   = "agcore.Persist"
 	activitySummarize = "agcore.Summarize"
+	activityDescribe  = "agcore.Describe"
+	activityLoad      = "agcore.Load"
+	activityProvide   = "agcore.Provide"
+	activityInvoked   = "agcore.Invoked"
+	activityHook      = "agcore.Hook"
 )
 
 // Error types of the application errors the activities return; a
@@ -39,6 +52,17 @@ const (
 	ErrTypeRateLimited  = "agcore.RateLimited"
 	ErrTypeFatalTool    = "agcore.FatalTool"
 	ErrTypeUnknownModel = "agcore.UnknownModel"
+	// ErrTypeGuardrail: a guardrail tripped or failed (details: the
+	// *middleware.GuardrailError's fields); ErrTypeBlocked: a hook
+	// blocked the turn; ErrTypeBudget: a spending limit refused the
+	// turn's first model call; ErrTypeStructured: no answer validated
+	// against the turn's schema. [TurnError] turns each back into the
+	// error an in-process run returns.
+	ErrTypeGuardrail  = "agcore.Guardrail"
+	ErrTypeBlocked    = "agcore.Blocked"
+	ErrTypeBudget     = "agcore.Budget"
+	ErrTypeStructured = "agcore.Structured"
+	ErrTypeBadInput   = "agcore.BadInput"
 )
 
 // ErrUnknownCall is returned by a decision for a call id the turn is not
@@ -47,8 +71,33 @@ const (
 var ErrUnknownCall = fmt.Errorf("agtemporal: %w", tool.ErrNotPending)
 
 // TurnInput is one turn as a workflow runs it. Everything in it is data:
-// the model and the tools are names the worker resolves ([Worker]).
+// the agents are [agent.Spec] values, the model and the tools names the
+// worker resolves ([Options]).
 type TurnInput struct {
+	// Agents describe the turn's agents: the first answers the turn,
+	// unless Agent names another; their handoffs and agent tools name
+	// agents of this list. Empty: one agent, "agcore", made of Model,
+	// Instructions, Tools, MaxSteps, Budget and Summarize below.
+	Agents []agent.Spec
+	Agent  string
+	// Principal, when set, owns the session (the worker's store is scoped
+	// to it, as agcore serve scopes each request's).
+	Principal string
+	// Temperature and MaxTokens go into every model request of the turn.
+	Temperature *float64
+	// Schema, when set, asks for the answer as one JSON object that
+	// validates against this JSON Schema (structured.Run: the provider's
+	// native mode or a forced answer tool, one repair turn);
+	// TurnResult.Object holds it.
+	Schema json.RawMessage
+	// Record, when true, returns the turn's record (package replay's JSON
+	// Lines) in TurnResult.Record, for agcore replay.
+	Record bool
+	// RecordHeader, when set, is the header the record starts with (the
+	// agcore command writes the one a local run's record would have, so
+	// that agcore replay rebuilds the same agent); nil describes the
+	// answering agent's spec.
+	RecordHeader *replay.Header
 	// SessionID names the session the history is loaded from and the turn
 	// appended to; empty runs the turn without a session.
 	SessionID string
@@ -65,7 +114,7 @@ type TurnInput struct {
 	// Tools names the worker's tools offered to the model, in this order;
 	// nil offers every tool the worker has.
 	Tools []string
-	// MaxSteps is the most model calls of the turn (0: DefaultMaxSteps).
+	// MaxSteps is the most model calls of the turn (0: middleware.DefaultMaxSteps).
 	// The calls of the last one are answered without running (error
 	// results saying so) and the turn ends with llm.FinishMaxSteps, as
 	// in the in-process tool loop.
@@ -133,6 +182,22 @@ type TurnResult struct {
 	Steps int
 	// Stored reports that the turn was appended to the session.
 	Stored bool
+	// Agent is the agent that answered (after handoffs, the last one the
+	// turn was handed to).
+	Agent string `json:",omitempty"`
+	// CostUSD is the turn's price, sub-agents included; meaningful when
+	// CostKnown.
+	CostUSD   float64 `json:",omitempty"`
+	CostKnown bool    `json:",omitempty"`
+	// Budget is what is left of the turn's spending limits (nil without
+	// limits); Exceeded names the limit that ended the turn, when one did
+	// (FinishReason is then llm.FinishBudget and the turn is stored).
+	Budget   *budget.Remaining     `json:",omitempty"`
+	Exceeded *budget.ExceededError `json:",omitempty"`
+	// Object is the typed answer of a turn with a Schema.
+	Object json.RawMessage `json:",omitempty"`
+	// Record is the turn's record, when TurnInput.Record asked for it.
+	Record []byte `json:",omitempty"`
 }
 
 // PendingApproval is a tool call waiting for a decision.

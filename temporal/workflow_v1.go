@@ -18,10 +18,6 @@ import (
 	"github.com/agcore/agcore/session"
 )
 
-// DefaultMaxSteps is the most model calls of a turn when TurnInput.MaxSteps
-// is 0: the in-process tool loop's ([middleware.DefaultMaxSteps]).
-const DefaultMaxSteps = middleware.DefaultMaxSteps
-
 // turn is the state of one running turn workflow. Every field is rebuilt
 // identically when the workflow replays.
 type turn struct {
@@ -35,13 +31,19 @@ type turn struct {
 	streamKey string
 }
 
-// TurnWorkflow runs one turn of an agent: it loads the session (an
-// activity), calls the model (an activity per call) and the tools (an
-// activity per call, a batch in parallel) until the model answers without
-// calling tools, parks calls that need approval until a [Decision] arrives
-// by the [DecideUpdate] update, and appends the turn to the session (an
-// activity keyed by the turn id).
-func TurnWorkflow(ctx workflow.Context, in TurnInput) (*TurnResult, error) {
+// TurnWorkflowV1 is the turn workflow of agcore before version 0.4,
+// frozen: registered under [TurnWorkflowV1Name] so that turns started by an
+// earlier agcore finish on a new worker. Nothing starts it any more, and it
+// must not change (the committed histories testdata/history-v1-*.json
+// replay it). It was its own loop over agcore's pieces; [TurnWorkflow], the
+// agent's own loop, replaces it.
+//
+// It loads the session (an activity), calls the model (an activity per
+// call) and the tools (an activity per call, a batch in parallel) until the
+// model answers without calling tools, parks calls that need approval until
+// a [Decision] arrives by the [DecideUpdate] update, and appends the turn to
+// the session (an activity keyed by the turn id).
+func TurnWorkflowV1(ctx workflow.Context, in TurnInput) (*TurnResult, error) {
 	if err := validateInput(&in); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "agcore.BadInput", nil)
 	}
@@ -121,7 +123,10 @@ func (t *turn) run(ctx workflow.Context) (*TurnResult, error) {
 	// same step limit, and at the limit, or after an answer cut off by the
 	// output limit, the calls are answered without running and the turn
 	// ends (and is stored) with that finish reason.
-	maxSteps := middleware.StepLimit(t.in.MaxSteps)
+	maxSteps := t.in.MaxSteps
+	if maxSteps <= 0 {
+		maxSteps = 20 // frozen: version 1's default, whatever middleware's becomes
+	}
 	res := &TurnResult{TurnID: t.in.TurnID}
 	for step := 1; ; step++ {
 		msgs := make([]llm.Message, 0, len(base)+len(res.Transcript))

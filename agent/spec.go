@@ -1,0 +1,182 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/agcore/agcore/budget"
+	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/middleware"
+)
+
+// Spec describes an agent as data: what a driver that builds the agent
+// somewhere else needs, with every piece of code named rather than
+// carried. agcore's durable runner (package agtemporal) sends the specs of
+// a turn's agents in the workflow's input and builds each with [New] inside
+// the workflow; the worker resolves the names (the provider and model, the
+// tools, the hooks). A Spec survives JSON encode → decode unchanged.
+type Spec struct {
+	// Name is the agent's name (Config.Name): handoffs and agent tools
+	// refer to agents by it.
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Instructions open the system message (Config.Instructions).
+	Instructions string `json:"instructions,omitempty"`
+	// Provider and Model name the model; the driver resolves them ("" is
+	// the driver's default).
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	// Tools names the tools offered, in this order; nil offers every tool
+	// the driver has, an empty list none.
+	Tools []string `json:"tools"`
+	// Handoffs name the agents of the same set this one may hand the turn
+	// over to (Config.Handoffs); AgentTools those it may call as tools
+	// ([AsTool]).
+	Handoffs   []string `json:"handoffs,omitempty"`
+	AgentTools []string `json:"agent_tools,omitempty"`
+	// MaxSteps and MaxHandoffs are Config's (0: the defaults).
+	MaxSteps    int `json:"max_steps,omitempty"`
+	MaxHandoffs int `json:"max_handoffs,omitempty"`
+	// ContextWindow, when positive, replaces the model's known window;
+	// Compact is the budget policy's strategy: "auto" (the default),
+	// "summarize" (old turns summarized by the agent's model), "off".
+	ContextWindow int    `json:"context_window,omitempty"`
+	Compact       string `json:"compact,omitempty"`
+	// Budget and SessionBudget are Config's spending limits.
+	Budget        budget.Limits `json:"budget,omitzero"`
+	SessionBudget budget.Limits `json:"session_budget,omitzero"`
+	// Guardrails are checks made of data ([GuardrailSpec]); Hooks name
+	// the driver's own hooks and guardrails (code registered where the
+	// agent runs) that apply to this agent.
+	Guardrails []GuardrailSpec `json:"guardrails,omitempty"`
+	Hooks      []string        `json:"hooks,omitempty"`
+}
+
+// GuardrailSpec is a guardrail made of data: it trips when Pattern (a Go
+// regular expression) matches the turn's input (Stage "input": the text
+// of the caller's last user message) or its final answer (Stage
+// "output"), with Reason as the tripwire's reason.
+type GuardrailSpec struct {
+	Name    string `json:"name"`
+	Stage   string `json:"stage"`
+	Pattern string `json:"pattern"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// Check reports what is wrong with g: a missing name, an unknown stage, a
+// pattern that does not compile.
+func (g GuardrailSpec) Check() error {
+	if g.Name == "" {
+		return fmt.Errorf("agent: a guardrail has no name")
+	}
+	if g.Stage != string(middleware.StageInput) && g.Stage != string(middleware.StageOutput) {
+		return fmt.Errorf("agent: guardrail %q: stage %q is neither \"input\" nor \"output\"", g.Name, g.Stage)
+	}
+	if _, err := regexp.Compile(g.Pattern); err != nil {
+		return fmt.Errorf("agent: guardrail %q: pattern: %v", g.Name, err)
+	}
+	return nil
+}
+
+// AddGuardrails adds the guardrails of specs to h (made when nil) and returns it; a
+// guardrail that fails Check is an error.
+func AddGuardrails(h *middleware.Hooks, specs []GuardrailSpec) (*middleware.Hooks, error) {
+	if len(specs) == 0 {
+		return h, nil
+	}
+	if h == nil {
+		h = &middleware.Hooks{}
+	}
+	for _, g := range specs {
+		if err := g.Check(); err != nil {
+			return nil, err
+		}
+		re := regexp.MustCompile(g.Pattern)
+		reason := g.Reason
+		if reason == "" {
+			reason = "matched " + g.Pattern
+		}
+		if g.Stage == string(middleware.StageInput) {
+			h.InputGuardrails = append(h.InputGuardrails, middleware.Hook[middleware.InputGuardrailFunc]{Name: g.Name,
+				Func: func(_ context.Context, req *llm.Request) error {
+					if re.MatchString(lastUserText(req.Messages)) {
+						return middleware.Block(reason)
+					}
+					return nil
+				}})
+			continue
+		}
+		h.OutputGuardrails = append(h.OutputGuardrails, middleware.Hook[middleware.OutputGuardrailFunc]{Name: g.Name,
+			Func: func(_ context.Context, _ *llm.Request, resp *llm.Response) error {
+				if re.MatchString(resp.Message.Text()) {
+					return middleware.Block(reason)
+				}
+				return nil
+			}})
+	}
+	return h, nil
+}
+
+// lastUserText is the text of the last user message of msgs (tool
+// results, which user messages also carry, are not its text).
+func lastUserText(msgs []llm.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == llm.RoleUser && !isToolResults(msgs[i]) {
+			return msgs[i].Text()
+		}
+	}
+	return ""
+}
+
+func isToolResults(m llm.Message) bool {
+	for _, b := range m.Content {
+		if _, ok := b.(llm.ToolResult); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckSpecs reports what is wrong with a set of specs: an empty or
+// repeated name, a handoff or agent tool naming no agent of the set, a
+// guardrail that fails its Check, an unknown Compact.
+func CheckSpecs(specs []Spec) error {
+	names := make(map[string]bool, len(specs))
+	for _, s := range specs {
+		if s.Name == "" {
+			return fmt.Errorf("agent: a spec has no name")
+		}
+		if names[s.Name] {
+			return fmt.Errorf("agent: two specs are called %q", s.Name)
+		}
+		names[s.Name] = true
+	}
+	for _, s := range specs {
+		for _, h := range append(append([]string(nil), s.Handoffs...), s.AgentTools...) {
+			if !names[h] {
+				return fmt.Errorf("agent: %s names agent %q, which is not one of %s", s.Name, h, strings.Join(specNames(specs), ", "))
+			}
+		}
+		for _, g := range s.Guardrails {
+			if err := g.Check(); err != nil {
+				return err
+			}
+		}
+		switch s.Compact {
+		case "", "auto", "summarize", "off":
+		default:
+			return fmt.Errorf("agent: %s: compact %q is none of auto, summarize, off", s.Name, s.Compact)
+		}
+	}
+	return nil
+}
+
+func specNames(specs []Spec) []string {
+	out := make([]string, len(specs))
+	for i, s := range specs {
+		out[i] = s.Name
+	}
+	return out
+}

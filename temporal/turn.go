@@ -1,0 +1,370 @@
+package agtemporal
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/budget"
+	"github.com/agcore/agcore/compact"
+	"github.com/agcore/agcore/compact/tiktoken"
+	"github.com/agcore/agcore/middleware"
+	"github.com/agcore/agcore/replay"
+	"github.com/agcore/agcore/structured"
+	"github.com/agcore/agcore/tool"
+)
+
+// driver is the state of one running TurnWorkflow: what the seams bound to
+// the workflow share. Every field is rebuilt identically when the workflow
+// replays: it changes only in workflow code, in an order the workflow's
+// deterministic scheduler fixes.
+type driver struct {
+	root      workflow.Context
+	in        TurnInput
+	to        Timeouts
+	ids       *wfIDs
+	streamKey string
+	desc      *DescribeResult
+
+	calls    int // model calls started (activity ids model-N; summaries included)
+	steps    int // the tool loops' model calls (TurnResult.Steps)
+	effects  int // other activities started (ids load-N, provide-N, hook-N, tool-N-...)
+	pending  []PendingApproval
+	decided  map[string]Decision // by call id; read by key only
+	recorder *replay.Recorder
+	record   *bytes.Buffer
+}
+
+// TurnWorkflow runs one turn with agcore's own agent: the agents the input
+// describes ([agent.Spec]) are built with agent.New inside the workflow,
+// and the turn is the agent's run (agent.Agent.Run, or structured.Run for
+// a turn with a Schema). Nothing of the tool loop, handoffs, sub-agents,
+// budgets, guardrails, hooks, compaction or approvals is written here: the
+// agent's seams are bound to the workflow (its clock, coroutines and ids)
+// and its effects to activities (model calls, tool calls, the store, the
+// context providers, the worker's hooks). See the package documentation.
+func TurnWorkflow(ctx workflow.Context, in TurnInput) (*TurnResult, error) {
+	if err := validateInput(&in); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
+	}
+	specs := in.specs()
+	if err := agent.CheckSpecs(specs); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
+	}
+	d := &driver{root: ctx, in: in, to: in.Timeouts.withDefaults(), ids: &wfIDs{turn: in.TurnID},
+		decided: map[string]Decision{}, streamKey: StreamKey(workflow.GetInfo(ctx).WorkflowExecution.ID)}
+	if err := d.handlers(ctx); err != nil {
+		return nil, err
+	}
+	if err := workflow.ExecuteActivity(d.options(ctx, "describe", d.to.Persist, 5), activityDescribe,
+		DescribeInput{Agents: specs}).Get(ctx, &d.desc); err != nil {
+		return nil, err
+	}
+	if len(d.desc.Agents) != len(specs) {
+		return nil, temporal.NewNonRetryableApplicationError("the worker described a different number of agents", ErrTypeBadInput, nil)
+	}
+	agents, err := d.build(specs) //workflowcheck:ignore (agent.New, the recorder: see below)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
+	}
+	entry := agents[specs[0].Name]
+	if in.Agent != "" {
+		if entry = agents[in.Agent]; entry == nil {
+			return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("no agent %q among the turn's agents", in.Agent), ErrTypeBadInput, nil)
+		}
+	}
+
+	rctx := bind(context.Background(), ctx)
+	opts := &agent.RunOptions{SessionID: in.SessionID, MaxTokens: in.MaxTokens, Temperature: in.Temperature}
+	if d.recorder != nil {
+		d.recorder.Turn(in.SessionID, in.Messages) //workflowcheck:ignore (writes to a buffer in memory)
+	}
+	var (
+		resp   *agent.Response
+		runErr error
+		object json.RawMessage
+	)
+	// The agent's run: its code, with every goroutine, clock and id
+	// behind the seams bound above (bind.go) and every effect an
+	// activity (proxies.go). workflowcheck cannot see that the seams
+	// replace the in-process defaults (tool.GoRunner, the hooks'
+	// timers), which it reports on this call; replay tests over
+	// committed histories check the determinism instead.
+	if hasSchema(in.Schema) {
+		object, resp, runErr = structured.Run[json.RawMessage](rctx, entry, in.Messages, &structured.Options{Run: opts, Schema: in.Schema}) //workflowcheck:ignore
+	} else {
+		resp, runErr = entry.Run(rctx, in.Messages, opts) //workflowcheck:ignore
+	}
+	res := &TurnResult{TurnID: in.TurnID, Steps: d.steps, Object: object}
+	if resp != nil {
+		res.Text, res.FinishReason, res.Transcript, res.Usage = resp.Text(), resp.FinishReason, resp.Messages, resp.Usage
+		res.Agent, res.CostUSD, res.CostKnown, res.Budget = resp.Agent, resp.CostUSD, resp.CostKnown, resp.Budget
+		// The run was inline (Run waits): its post-invocation phase is
+		// over and the channel PersistErr reads is closed.
+		perr := resp.PersistErr() //workflowcheck:ignore
+		if perr != nil {
+			return nil, perr
+		}
+		res.Stored = in.SessionID != ""
+	}
+	if d.recorder != nil {
+		_ = d.recorder.Close() //workflowcheck:ignore (a buffer in memory)
+		res.Record = d.record.Bytes()
+	}
+	if runErr != nil {
+		var ex *budget.ExceededError
+		if resp != nil && errors.As(runErr, &ex) {
+			res.Exceeded = ex
+			return res, nil
+		}
+		return nil, failure(runErr)
+	}
+	return res, nil
+}
+
+// specs returns the turn's agents: its Agents, or the one agent the
+// single-agent fields describe.
+func (in *TurnInput) specs() []agent.Spec {
+	if len(in.Agents) > 0 {
+		return in.Agents
+	}
+	s := agent.Spec{Name: "agcore", Model: in.Model, Instructions: in.Instructions, Tools: in.Tools, MaxSteps: in.MaxSteps}
+	if in.Summarize {
+		s.Compact = "summarize"
+	}
+	return []agent.Spec{s}
+}
+
+// handlers registers the approval query and update.
+func (d *driver) handlers(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandler(ctx, PendingQuery, func() ([]PendingApproval, error) {
+		out := make([]PendingApproval, 0, len(d.pending))
+		for _, p := range d.pending {
+			if _, done := d.decided[p.CallID]; !done {
+				out = append(out, p)
+			}
+		}
+		return out, nil
+	}); err != nil {
+		return err
+	}
+	return workflow.SetUpdateHandlerWithOptions(ctx, DecideUpdate,
+		func(_ workflow.Context, dec Decision) error {
+			d.decided[dec.CallID] = dec
+			return nil
+		},
+		workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, dec Decision) error {
+			for _, p := range d.pending {
+				if p.CallID == dec.CallID {
+					if _, done := d.decided[dec.CallID]; done {
+						return fmt.Errorf("%w: %q was already decided", ErrUnknownCall, dec.CallID)
+					}
+					return nil
+				}
+			}
+			return fmt.Errorf("%w: %q", ErrUnknownCall, dec.CallID)
+		}})
+}
+
+// Approve is the turn's tool.Approver: the call waits in the workflow
+// (listed by the PendingQuery) until a Decision arrives by the
+// DecideUpdate, or until TurnInput.ApprovalTimeout denies it. Calls of a
+// batch wait in parallel, each on its own coroutine.
+func (d *driver) Approve(ctx context.Context, call tool.Call) (tool.Decision, error) {
+	w := wf(ctx)
+	delete(d.decided, call.ID) // a call id an earlier step used is decided anew
+	for i, p := range d.pending {
+		if p.CallID == call.ID {
+			d.pending = append(d.pending[:i:i], d.pending[i+1:]...)
+			break
+		}
+	}
+	// A decided call stays listed (the query skips it), so that a second
+	// decision for it is rejected as already decided.
+	d.pending = append(d.pending, PendingApproval{CallID: call.ID, Tool: call.Name, Input: string(call.Input), Since: workflow.Now(w).UTC()})
+	decided := func() bool { _, ok := d.decided[call.ID]; return ok }
+	if d.in.ApprovalTimeout > 0 {
+		ok, err := workflow.AwaitWithTimeout(w, d.in.ApprovalTimeout, decided)
+		if err != nil {
+			return tool.Decision{}, err
+		}
+		if !ok {
+			return tool.Decision{Reason: fmt.Sprintf("no decision within %s", d.in.ApprovalTimeout)}, nil
+		}
+	} else if err := workflow.Await(w, decided); err != nil {
+		return tool.Decision{}, err
+	}
+	return d.decided[call.ID].Tool(), nil
+}
+
+// build makes the turn's agents with agent.New, from their specs and what
+// the worker described: the agents a spec calls as tools first, then the
+// handoffs joined.
+func (d *driver) build(specs []agent.Spec) (map[string]*agent.Agent, error) {
+	byName := make(map[string]int, len(specs))
+	for i, s := range specs {
+		byName[s.Name] = i
+	}
+	agents := make(map[string]*agent.Agent, len(specs))
+	building := make(map[string]bool, len(specs))
+	var make1 func(name string) (*agent.Agent, error)
+	make1 = func(name string) (*agent.Agent, error) {
+		if a := agents[name]; a != nil {
+			return a, nil
+		}
+		if building[name] {
+			return nil, fmt.Errorf("agent %s calls itself as a tool, through its agent tools: a durable turn needs them acyclic", name)
+		}
+		building[name] = true
+		i := byName[name]
+		var subs []tool.Tool
+		for _, sub := range specs[i].AgentTools {
+			sa, err := make1(sub)
+			if err != nil {
+				return nil, err
+			}
+			subs = append(subs, agent.AsTool(sa, nil))
+		}
+		a, err := d.agent(specs[i], d.desc.Agents[i], subs)
+		if err != nil {
+			return nil, err
+		}
+		agents[name] = a
+		return a, nil
+	}
+	for _, s := range specs {
+		if _, err := make1(s.Name); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range specs {
+		targets := make([]*agent.Agent, 0, len(s.Handoffs))
+		for _, h := range s.Handoffs {
+			targets = append(targets, agents[h])
+		}
+		if err := agents[s.Name].AddHandoffs(targets...); err != nil {
+			return nil, err
+		}
+	}
+	return agents, nil
+}
+
+// agent builds one agent with its seams bound to the workflow.
+func (d *driver) agent(s agent.Spec, desc AgentDescription, subs []tool.Tool) (*agent.Agent, error) {
+	info := desc.Info
+	model := &actModel{d: d, provider: s.Provider, model: s.Model, info: info, loop: true}
+	tools := make([]tool.Tool, 0, len(desc.Tools)+len(subs))
+	for _, ts := range desc.Tools {
+		tools = append(tools, &actTool{d: d, spec: ts})
+	}
+	tools = append(tools, subs...)
+
+	hooks, err := agent.AddGuardrails(nil, s.Guardrails)
+	if err != nil {
+		return nil, err
+	}
+	hooks = d.hooks(hooks, desc.Hooks)
+	if hooks != nil {
+		hooks.Timeout = -1 // each hook on the caller's coroutine; activities bound them
+	}
+
+	counter, _ := tiktoken.For(info.Name) // the counter agcore run uses
+	policy := &compact.Policy{Counter: counter}
+	switch s.Compact {
+	case "off":
+		policy.Strategy = compact.Off
+	case "summarize":
+		policy.Strategy = compact.NewIncremental(compact.DefaultPipeline(&actModel{d: d, provider: s.Provider, model: s.Model, info: info}))
+	}
+	if d.in.Budget > 0 && len(d.in.Agents) == 0 {
+		policy.Budget = d.in.Budget
+	}
+	providers := make([]agent.ContextProvider, len(d.desc.Providers))
+	for i, name := range d.desc.Providers {
+		providers[i] = &actProvider{d: d, index: i, name: name}
+	}
+	var mw []middleware.Middleware
+	if d.in.Record {
+		if d.recorder == nil {
+			h := replay.Header{Provider: s.Provider, Model: info.Name, ContextWindow: info.ContextWindow,
+				MaxOutputTokens: info.MaxOutputTokens, Instructions: s.Instructions, Tools: toolNames(tools)}
+			if d.in.RecordHeader != nil {
+				h = *d.in.RecordHeader
+			}
+			h.Created = workflow.Now(d.root).UTC().Truncate(time.Second)
+			d.record = &bytes.Buffer{}
+			if d.recorder, err = replay.NewRecorder(d.record, h); err != nil {
+				return nil, err
+			}
+		}
+		mw = append(mw, d.recorder.Middleware())
+	}
+	var toolMW []tool.Middleware
+	if d.recorder != nil {
+		toolMW = append(toolMW, d.recorder.ToolMiddleware())
+	}
+	toolMW = append(toolMW, callIDs)
+	return agent.New(model, agent.Config{
+		Name:         s.Name,
+		Description:  s.Description,
+		Instructions: s.Instructions,
+		Tools:        tools,
+		MaxHandoffs:  s.MaxHandoffs,
+		Providers:    providers,
+		Store:        &actStore{d: d},
+		Compaction:   policy,
+		Retry:        middleware.RetryConfig{MaxAttempts: 1}, // Temporal's retry policy owns retries
+		Hooks:        hooks,
+		Approver:     d,
+		MaxSteps:     s.MaxSteps,
+		// The worker cuts results (Options.MaxResultBytes), as it always has.
+		MaxResultBytes: -1,
+		Budget:         s.Budget,
+		SessionBudget:  s.SessionBudget,
+		Runner:         wfRunner{},
+		Middleware:     mw,
+		ModelInfo:      &info,
+		Logger:         slog.New(slog.DiscardHandler),
+		Clock:          wfClock{root: d.root},
+		NewID:          d.ids.next,
+
+		ToolMiddleware: toolMW,
+	})
+}
+
+func toolNames(ts []tool.Tool) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Name()
+	}
+	return out
+}
+
+// options are the activity options of one effect.
+func (d *driver) options(ctx workflow.Context, id string, timeout time.Duration, attempts int32) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		ActivityID: id, StartToCloseTimeout: timeout,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: attempts,
+			NonRetryableErrorTypes: []string{ErrTypeBadInput, errTypeNotFound}},
+	})
+}
+
+// effect returns the next id of a side effect's activity.
+func (d *driver) effect(kind string) string {
+	d.effects++
+	return fmt.Sprintf("%s-%d", kind, d.effects)
+}
+
+// hasSchema reports whether a turn asks for a typed answer (a JSON null,
+// as an empty Schema arrives, does not).
+func hasSchema(s json.RawMessage) bool {
+	return len(bytes.TrimSpace(s)) > 0 && string(bytes.TrimSpace(s)) != "null"
+}
