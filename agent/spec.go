@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/agcore/agcore/budget"
+	"github.com/agcore/agcore/compact"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/middleware"
+	"github.com/agcore/agcore/tool"
 )
 
 // Spec describes an agent as data: what a driver that builds the agent
@@ -179,4 +182,105 @@ func specNames(specs []Spec) []string {
 		out[i] = s.Name
 	}
 	return out
+}
+
+// Apply returns base with what s says of the agent set on it: its name,
+// description, instructions, step and handoff limits, spending limits,
+// its guardrails added to base.Hooks (a copy), and its Compact strategy on
+// base.Compaction (a copy; summarizer makes the summaries of "summarize").
+// The model, the tools, the handoffs and the seams stay base's: they are
+// the driver's to resolve.
+func (s Spec) Apply(base Config, summarizer llm.Model) (Config, error) {
+	c := base
+	c.Name, c.Description, c.Instructions = s.Name, s.Description, s.Instructions
+	c.MaxSteps, c.MaxHandoffs = s.MaxSteps, s.MaxHandoffs
+	c.Budget, c.SessionBudget = s.Budget, s.SessionBudget
+	if len(s.Guardrails) > 0 {
+		var h *middleware.Hooks
+		if base.Hooks != nil {
+			cp := *base.Hooks
+			cp.InputGuardrails = slices.Clone(cp.InputGuardrails)
+			cp.OutputGuardrails = slices.Clone(cp.OutputGuardrails)
+			h = &cp
+		}
+		var err error
+		if c.Hooks, err = AddGuardrails(h, s.Guardrails); err != nil {
+			return Config{}, err
+		}
+	}
+	policy := compact.Policy{}
+	if base.Compaction != nil {
+		policy = *base.Compaction
+	}
+	switch s.Compact {
+	case "off":
+		policy.Strategy = compact.Off
+	case "summarize":
+		if summarizer == nil {
+			return Config{}, fmt.Errorf("agent: %s: compact \"summarize\" needs a model to summarize with", s.Name)
+		}
+		policy.Strategy = compact.NewIncremental(compact.DefaultPipeline(summarizer))
+	case "", "auto":
+	default:
+		return Config{}, fmt.Errorf("agent: %s: compact %q is none of auto, summarize, off", s.Name, s.Compact)
+	}
+	c.Compaction = &policy
+	return c, nil
+}
+
+// FromSpecs builds the agents of a set of specs (checked by [CheckSpecs]):
+// make builds one agent, given the tools its AgentTools name (each an
+// [AsTool] of an agent built before it); then each agent's Handoffs are
+// joined ([Agent.AddHandoffs]). It returns the agents by name. Agent tools
+// must not form a cycle (an agent calling itself runs a new agent of its
+// own in-process, which a set of specs cannot say).
+func FromSpecs(specs []Spec, build1 func(s Spec, agentTools []tool.Tool) (*Agent, error)) (map[string]*Agent, error) {
+	if err := CheckSpecs(specs); err != nil {
+		return nil, err
+	}
+	byName := make(map[string]int, len(specs))
+	for i, s := range specs {
+		byName[s.Name] = i
+	}
+	agents := make(map[string]*Agent, len(specs))
+	building := make(map[string]bool, len(specs))
+	var build func(name string) error
+	build = func(name string) error {
+		if agents[name] != nil {
+			return nil
+		}
+		if building[name] {
+			return fmt.Errorf("agent: %s calls itself through its agent tools", name)
+		}
+		building[name] = true
+		s := specs[byName[name]]
+		subs := make([]tool.Tool, 0, len(s.AgentTools))
+		for _, sub := range s.AgentTools {
+			if err := build(sub); err != nil {
+				return err
+			}
+			subs = append(subs, AsTool(agents[sub], nil))
+		}
+		a, err := build1(s, subs)
+		if err != nil {
+			return fmt.Errorf("agent: %s: %w", name, err)
+		}
+		agents[name] = a
+		return nil
+	}
+	for _, s := range specs {
+		if err := build(s.Name); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range specs {
+		targets := make([]*Agent, 0, len(s.Handoffs))
+		for _, h := range s.Handoffs {
+			targets = append(targets, agents[h])
+		}
+		if err := agents[s.Name].AddHandoffs(targets...); err != nil {
+			return nil, err
+		}
+	}
+	return agents, nil
 }

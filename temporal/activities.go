@@ -350,15 +350,21 @@ func heartbeat(ctx context.Context, timeout time.Duration) {
 func ModelError(err error) error {
 	kind := llm.KindOf(err)
 	msg := err.Error()
+	// The details let the workflow rebuild the *llm.Error (modelErr).
+	d := modelDetails{Kind: kind.String(), Message: msg}
+	var le *llm.Error
+	if errors.As(err, &le) {
+		d = modelDetails{Kind: kind.String(), Provider: le.Provider, StatusCode: le.StatusCode, Code: le.Code, Message: le.Message}
+	}
 	switch {
 	case kind == llm.KindRateLimited:
 		return temporal.NewApplicationErrorWithOptions(msg, ErrTypeRateLimited, temporal.ApplicationErrorOptions{
-			NextRetryDelay: llm.RetryAfterOf(err),
+			NextRetryDelay: llm.RetryAfterOf(err), Details: []any{d},
 		})
 	case llm.IsRetryable(err):
-		return temporal.NewApplicationError(msg, ErrTypeModel+"."+kind.String())
+		return temporal.NewApplicationError(msg, ErrTypeModel+"."+kind.String(), d)
 	default:
-		return temporal.NewNonRetryableApplicationError(msg, ErrTypeModel+"."+kind.String(), nil)
+		return temporal.NewNonRetryableApplicationError(msg, ErrTypeModel+"."+kind.String(), nil, d)
 	}
 }
 

@@ -92,15 +92,14 @@ func modelErr(err error) error {
 	if !errors.As(err, &ae) {
 		return err
 	}
-	kind, ok := strings.CutPrefix(ae.Type(), ErrTypeModel+".")
-	if ae.Type() == ErrTypeRateLimited {
-		kind, ok = llm.KindRateLimited.String(), true
-	}
-	if !ok {
+	if ae.Type() != ErrTypeRateLimited && !strings.HasPrefix(ae.Type(), ErrTypeModel+".") {
 		return err
 	}
-	e := &llm.Error{Kind: kindNamed(kind), Message: ae.Message(), Err: err}
-	return e
+	var d modelDetails
+	if ae.Details(&d) != nil {
+		return &llm.Error{Kind: kindNamed(strings.TrimPrefix(ae.Type(), ErrTypeModel+".")), Message: ae.Message(), Err: err}
+	}
+	return &llm.Error{Kind: kindNamed(d.Kind), Provider: d.Provider, StatusCode: d.StatusCode, Code: d.Code, Message: d.Message}
 }
 
 func kindNamed(name string) llm.ErrorKind {

@@ -205,56 +205,17 @@ func (d *driver) Approve(ctx context.Context, call tool.Call) (tool.Decision, er
 	return d.decided[call.ID].Tool(), nil
 }
 
-// build makes the turn's agents with agent.New, from their specs and what
-// the worker described: the agents a spec calls as tools first, then the
-// handoffs joined.
+// build makes the turn's agents with agent.New (agent.FromSpecs: agent
+// tools first, then the handoffs joined), from their specs and what the
+// worker described.
 func (d *driver) build(specs []agent.Spec) (map[string]*agent.Agent, error) {
-	byName := make(map[string]int, len(specs))
+	index := make(map[string]int, len(specs))
 	for i, s := range specs {
-		byName[s.Name] = i
+		index[s.Name] = i
 	}
-	agents := make(map[string]*agent.Agent, len(specs))
-	building := make(map[string]bool, len(specs))
-	var make1 func(name string) (*agent.Agent, error)
-	make1 = func(name string) (*agent.Agent, error) {
-		if a := agents[name]; a != nil {
-			return a, nil
-		}
-		if building[name] {
-			return nil, fmt.Errorf("agent %s calls itself as a tool, through its agent tools: a durable turn needs them acyclic", name)
-		}
-		building[name] = true
-		i := byName[name]
-		var subs []tool.Tool
-		for _, sub := range specs[i].AgentTools {
-			sa, err := make1(sub)
-			if err != nil {
-				return nil, err
-			}
-			subs = append(subs, agent.AsTool(sa, nil))
-		}
-		a, err := d.agent(specs[i], d.desc.Agents[i], subs)
-		if err != nil {
-			return nil, err
-		}
-		agents[name] = a
-		return a, nil
-	}
-	for _, s := range specs {
-		if _, err := make1(s.Name); err != nil {
-			return nil, err
-		}
-	}
-	for _, s := range specs {
-		targets := make([]*agent.Agent, 0, len(s.Handoffs))
-		for _, h := range s.Handoffs {
-			targets = append(targets, agents[h])
-		}
-		if err := agents[s.Name].AddHandoffs(targets...); err != nil {
-			return nil, err
-		}
-	}
-	return agents, nil
+	return agent.FromSpecs(specs, func(s agent.Spec, subs []tool.Tool) (*agent.Agent, error) {
+		return d.agent(s, d.desc.Agents[index[s.Name]], subs)
+	})
 }
 
 // agent builds one agent with its seams bound to the workflow.
@@ -266,32 +227,20 @@ func (d *driver) agent(s agent.Spec, desc AgentDescription, subs []tool.Tool) (*
 		tools = append(tools, &actTool{d: d, spec: ts})
 	}
 	tools = append(tools, subs...)
-
-	hooks, err := agent.AddGuardrails(nil, s.Guardrails)
-	if err != nil {
-		return nil, err
-	}
-	hooks = d.hooks(hooks, desc.Hooks)
-	if hooks != nil {
-		hooks.Timeout = -1 // each hook on the caller's coroutine; activities bound them
-	}
-
-	counter, _ := tiktoken.For(info.Name) // the counter agcore run uses
-	policy := &compact.Policy{Counter: counter}
-	switch s.Compact {
-	case "off":
-		policy.Strategy = compact.Off
-	case "summarize":
-		policy.Strategy = compact.NewIncremental(compact.DefaultPipeline(&actModel{d: d, provider: s.Provider, model: s.Model, info: info}))
-	}
-	if d.in.Budget > 0 && len(d.in.Agents) == 0 {
-		policy.Budget = d.in.Budget
-	}
 	providers := make([]agent.ContextProvider, len(d.desc.Providers))
 	for i, name := range d.desc.Providers {
 		providers[i] = &actProvider{d: d, index: i, name: name}
 	}
-	var mw []middleware.Middleware
+	counter, _ := tiktoken.For(info.Name) // the counter agcore run uses
+	policy := &compact.Policy{Counter: counter}
+	if d.in.Budget > 0 && len(d.in.Agents) == 0 {
+		policy.Budget = d.in.Budget
+	}
+	var (
+		mw     []middleware.Middleware
+		toolMW []tool.Middleware
+		err    error
+	)
 	if d.in.Record {
 		if d.recorder == nil {
 			h := replay.Header{Provider: s.Provider, Model: info.Name, ContextWindow: info.ContextWindow,
@@ -306,38 +255,34 @@ func (d *driver) agent(s agent.Spec, desc AgentDescription, subs []tool.Tool) (*
 			}
 		}
 		mw = append(mw, d.recorder.Middleware())
-	}
-	var toolMW []tool.Middleware
-	if d.recorder != nil {
 		toolMW = append(toolMW, d.recorder.ToolMiddleware())
 	}
 	toolMW = append(toolMW, callIDs)
-	return agent.New(model, agent.Config{
-		Name:         s.Name,
-		Description:  s.Description,
-		Instructions: s.Instructions,
-		Tools:        tools,
-		MaxHandoffs:  s.MaxHandoffs,
-		Providers:    providers,
-		Store:        &actStore{d: d},
-		Compaction:   policy,
-		Retry:        middleware.RetryConfig{MaxAttempts: 1}, // Temporal's retry policy owns retries
-		Hooks:        hooks,
-		Approver:     d,
-		MaxSteps:     s.MaxSteps,
+	cfg, err := s.Apply(agent.Config{
+		Tools:      tools,
+		Providers:  providers,
+		Store:      &actStore{d: d},
+		Compaction: policy,
+		Retry:      middleware.RetryConfig{MaxAttempts: 1}, // Temporal's retry policy owns retries
+		Hooks:      d.hooks(nil, desc.Hooks),
+		Approver:   d,
 		// The worker cuts results (Options.MaxResultBytes), as it always has.
 		MaxResultBytes: -1,
-		Budget:         s.Budget,
-		SessionBudget:  s.SessionBudget,
 		Runner:         wfRunner{},
 		Middleware:     mw,
+		ToolMiddleware: toolMW,
 		ModelInfo:      &info,
 		Logger:         slog.New(slog.DiscardHandler),
 		Clock:          wfClock{root: d.root},
 		NewID:          d.ids.next,
-
-		ToolMiddleware: toolMW,
-	})
+	}, &actModel{d: d, provider: s.Provider, model: s.Model, info: info})
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Hooks != nil {
+		cfg.Hooks.Timeout = -1 // each hook on its caller's coroutine; activities bound them
+	}
+	return agent.New(model, cfg)
 }
 
 func toolNames(ts []tool.Tool) []string {
