@@ -45,6 +45,7 @@ func StartTurn(ctx context.Context, c client.Client, taskQueue string, in TurnIn
 		TaskQueue:                taskQueue,
 		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowExecutionTimeout: in.Timeout,
 	}, TurnWorkflowName, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {

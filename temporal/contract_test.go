@@ -51,8 +51,8 @@ type contractCase struct {
 	// before its first model call (a workflow starts no goroutine beside
 	// an activity), and the in-process agent beside it, its output held
 	// back: the durable turn may have made one call fewer.
-	gate bool
-	check   func(t *testing.T, o *outcome)
+	gate  bool
+	check func(t *testing.T, o *outcome)
 }
 
 // outcome is what one driver's run of a case came to.

@@ -179,6 +179,9 @@ func (d *driver) handlers(ctx workflow.Context) error {
 // DecideUpdate, or until TurnInput.ApprovalTimeout denies it. Calls of a
 // batch wait in parallel, each on its own coroutine.
 func (d *driver) Approve(ctx context.Context, call tool.Call) (tool.Decision, error) {
+	if d.in.ApproveAll {
+		return tool.Decision{Approved: true}, nil
+	}
 	w := wf(ctx)
 	delete(d.decided, call.ID) // a call id an earlier step used is decided anew
 	for i, p := range d.pending {

@@ -90,6 +90,12 @@ type TurnInput struct {
 	// native mode or a forced answer tool, one repair turn);
 	// TurnResult.Object holds it.
 	Schema json.RawMessage
+	// ApproveAll approves every call that needs approval without asking
+	// (agcore run --yes).
+	ApproveAll bool
+	// Timeout, when positive, bounds the turn's workflow (its execution
+	// timeout, set by StartTurn); a turn past it fails.
+	Timeout time.Duration
 	// Record, when true, returns the turn's record (package replay's JSON
 	// Lines) in TurnResult.Record, for agcore replay.
 	Record bool

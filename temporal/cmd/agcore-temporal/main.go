@@ -45,6 +45,10 @@ func run(ctx context.Context, args []string) int {
 	if err == nil {
 		return exitOK
 	}
+	var se silentExit
+	if errors.As(err, &se) {
+		return se.code
+	}
 	fmt.Fprintln(os.Stderr, "agcore-temporal:", err)
 	var ue usageError
 	if errors.As(err, &ue) {

@@ -16,7 +16,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/replay"
 	"github.com/agcore/agcore/session"
 
 	agtemporal "github.com/agcore/agcore/temporal"
@@ -26,20 +29,28 @@ func newRunCmd() *cobra.Command {
 	var (
 		c                                        common
 		sessionID, turnID, model, instr, toolsCS string
-		maxSteps, maxTokens                      int
-		approvalTimeout                          time.Duration
-		asJSON                                   bool
+		provider, compactMode, schema, record    string
+		agentsFile, headerFile                   string
+		maxCost, sessionMaxCost                  float64
+		tokenBudget, sessionTokenBudget          int
+		maxSteps, maxTokens, contextWindow       int
+		approvalTimeout, timeout                 time.Duration
+		asJSON, yes                              bool
 		to                                       agtemporal.Timeouts
 	)
 	cmd := &cobra.Command{
 		Use:   "run [flags] PROMPT",
 		Short: "Submit one turn as a workflow, stream its output and print the answer",
 		Long: `run submits PROMPT as one turn (workflow id agcore-turn/SESSION/TURN) to the
-workers of the task queue and waits for it. With --redis, the answer streams
-as the model writes it (a model call that is retried says so, and its partial
-text is void). A call that needs approval is announced with the approve command
-to run. Submitting the same --session and --turn again attaches to that turn
-instead of running it twice.`,
+workers of the task queue and waits for it. The turn runs agcore's agent
+itself inside the workflow: spending limits, guardrails, handoffs, agents
+as tools, typed answers (--schema), compaction and approvals hold as in
+agcore run. With --redis, the answer streams as the model writes it (a
+model call that is retried says so, and its partial text is void). A call
+that needs approval is announced with the approve command to run.
+Submitting the same --session and --turn again attaches to that turn
+instead of running it twice. agcore run --temporal resolves the agents
+(--config, --agent and its handoffs) and runs this command.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := refuseLocalFlags(cmd); err != nil {
@@ -63,14 +74,48 @@ instead of running it twice.`,
 			if turnID == "" {
 				turnID = session.NewID()
 			}
-			in := agtemporal.TurnInput{SessionID: sessionID, TurnID: turnID, Model: model, Instructions: instr,
-				Messages: []llm.Message{llm.UserText(prompt)}, MaxSteps: maxSteps, MaxTokens: maxTokens,
-				ApprovalTimeout: approvalTimeout, Timeouts: to}
-			if toolsCS != "" {
-				in.Tools = []string{}
-				if toolsCS != "none" {
-					in.Tools = strings.Split(toolsCS, ",")
+			in := agtemporal.TurnInput{SessionID: sessionID, TurnID: turnID,
+				Messages: []llm.Message{llm.UserText(prompt)}, MaxTokens: maxTokens,
+				ApprovalTimeout: approvalTimeout, ApproveAll: yes, Timeout: timeout, Timeouts: to, Record: record != ""}
+			if agentsFile != "" {
+				b, err := os.ReadFile(agentsFile)
+				if err == nil {
+					err = json.Unmarshal(b, &in.Agents)
 				}
+				if err != nil {
+					return usageError{fmt.Errorf("--agents: %w", err)}
+				}
+			} else {
+				spec := agent.Spec{Name: "agcore", Provider: provider, Model: model, Instructions: instr, MaxSteps: maxSteps,
+					ContextWindow: contextWindow, Compact: compactMode,
+					Budget:        budget.Limits{CostUSD: maxCost, Tokens: tokenBudget},
+					SessionBudget: budget.Limits{CostUSD: sessionMaxCost, Tokens: sessionTokenBudget}}
+				if toolsCS != "" {
+					spec.Tools = []string{}
+					if toolsCS != "none" {
+						spec.Tools = strings.Split(toolsCS, ",")
+					}
+				}
+				in.Agents = []agent.Spec{spec}
+			}
+			if err := agent.CheckSpecs(in.Agents); err != nil {
+				return usageError{err}
+			}
+			if headerFile != "" {
+				b, err := os.ReadFile(headerFile)
+				if err == nil {
+					in.RecordHeader = new(replay.Header)
+					err = json.Unmarshal(b, in.RecordHeader)
+				}
+				if err != nil {
+					return usageError{fmt.Errorf("--record-header: %w", err)}
+				}
+			}
+			if schema != "" {
+				if !json.Valid([]byte(schema)) {
+					return usageError{errors.New("--schema: not JSON")}
+				}
+				in.Schema = json.RawMessage(schema)
 			}
 			rdb, err := c.redis()
 			if err != nil {
@@ -88,12 +133,13 @@ instead of running it twice.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(os.Stderr, "turn %s of session %s (workflow %s)\n", turnID, sessionID, wr.GetID())
+			out := &turnOutput{json: asJSON, typed: schema != "", w: os.Stdout, errw: os.Stderr}
+			out.start(sessionID, turnID, wr.GetID(), in.Agents)
 
 			approveCmd := approveCommand(cmd, &c, sessionID, turnID)
 			var streamed atomic.Bool
 			var follow func(ended <-chan struct{})
-			if rdb != nil && !asJSON {
+			if rdb != nil && !asJSON && schema == "" {
 				follow = func(ended <-chan struct{}) {
 					p := &livePrinter{out: os.Stdout, errw: os.Stderr}
 					_ = agtemporal.Follow(ctx, rdb, agtemporal.StreamKey(wr.GetID()), ended, func(ev agtemporal.LiveEvent) bool {
@@ -112,36 +158,44 @@ instead of running it twice.`,
 					fmt.Fprintf(os.Stderr, "\n%s %s waits for approval: %s %s (or --deny)\n", a.Tool, a.Input, approveCmd, a.CallID)
 				}, follow)
 			if err != nil {
-				return fmt.Errorf("turn %s: %w", turnID, err)
+				return out.fail(turnID, agtemporal.TurnError(err))
 			}
-			if asJSON {
-				return json.NewEncoder(os.Stdout).Encode(res)
+			if record != "" && len(res.Record) > 0 {
+				if err := os.WriteFile(record, res.Record, 0o600); err != nil {
+					return fmt.Errorf("--record: %w", err)
+				}
 			}
-			if !streamed.Load() {
-				fmt.Print(res.Text)
-			}
-			fmt.Println()
-			if res.FinishReason == llm.FinishMaxSteps {
-				fmt.Fprintf(os.Stderr, "the turn reached its limit of %d model calls: the last calls were not run\n", res.Steps)
-			}
-			fmt.Fprintf(os.Stderr, "stored turn %s in session %s (%d model calls, %d input + %d output tokens)\n",
-				turnID, sessionID, res.Steps, res.Usage.InputTokens, res.Usage.OutputTokens)
-			return nil
+			return out.done(&res, sessionID, streamed.Load())
 		},
 	}
 	c.add(cmd)
 	fs := cmd.Flags()
 	fs.StringVarP(&sessionID, "session", "s", "", "session the turn continues (default: a new one)")
 	fs.StringVar(&turnID, "turn", "", "turn id (default: a new one); the same --session and --turn attach to the same turn")
-	fs.StringVarP(&model, "model", "m", "", "model registered on the workers (default: the workers' own)")
+	fs.StringVar(&provider, "provider", "", "the provider of the turn's model, made by the workers with their own key (default: the workers' own)")
+	fs.StringVarP(&model, "model", "m", "", "model of the turn: registered on the workers, or made by them (default: the workers' own)")
 	fs.StringVar(&instr, "instructions", "", "system instructions of the turn")
 	fs.StringVar(&toolsCS, "tools", "", "the workers' tools to offer, comma-separated (default all; none: no tools)")
 	fs.IntVar(&maxSteps, "max-steps", 0, "most model calls of the turn; the calls of the last one are not run (default 20, as agcore run)")
 	fs.IntVar(&maxTokens, "max-tokens", 0, "cap of each model call's output")
+	fs.IntVar(&contextWindow, "context-window", 0, "the model's context window in tokens, for models the catalog does not know")
+	fs.StringVar(&compactMode, "compact", "", "compression when a request would exceed the input budget: auto, summarize, off (default auto)")
+	fs.Float64Var(&maxCost, "max-cost", 0, "most the turn may cost, in USD at the model's catalog prices (0: none)")
+	fs.IntVar(&tokenBudget, "token-budget", 0, "most input plus output tokens the turn may use (0: none)")
+	fs.Float64Var(&sessionMaxCost, "session-max-cost", 0, "most the session may cost, its stored turns included (0: none)")
+	fs.IntVar(&sessionTokenBudget, "session-token-budget", 0, "most tokens the session may use, its stored turns included (0: none)")
+	fs.StringVar(&schema, "schema", "", "answer with one JSON object that validates against this JSON Schema (inline JSON), printed alone on stdout")
+	fs.StringVar(&record, "record", "", "keep a replayable record of the turn in this file (agcore replay re-runs it in-process)")
+	fs.BoolVarP(&yes, "yes", "y", false, "approve tools that need approval without asking")
+	fs.DurationVar(&timeout, "timeout", 0, "the longest the turn's workflow may run (0: no limit)")
 	fs.DurationVar(&approvalTimeout, "approval-timeout", 0, "deny a call still waiting for approval after this long (0: wait forever)")
-	fs.BoolVar(&asJSON, "json", false, "print the turn's result as JSON")
+	fs.BoolVar(&asJSON, "json", false, "newline-delimited JSON events on stdout, as agcore run --json")
 	fs.StringVar(&instr, "system", "", "the same as --instructions (the agcore command's name)")
 	_ = fs.MarkHidden("system")
+	fs.StringVar(&agentsFile, "agents", "", "a JSON file of the turn's agents ([]agent.Spec), as agcore run --temporal writes it")
+	fs.StringVar(&headerFile, "record-header", "", "a JSON file of the record's header, as agcore run --temporal writes it")
+	_ = fs.MarkHidden("agents")
+	_ = fs.MarkHidden("record-header")
 	addLocalFlags(fs)
 	fs.DurationVar(&to.Heartbeat, "model-heartbeat", 0, "heartbeat timeout of a model call (default 20s)")
 	fs.DurationVar(&to.Persist, "persist-timeout", 0, "timeout of the session append (default 1m)")
@@ -150,24 +204,24 @@ instead of running it twice.`,
 }
 
 // localFlags are the agcore command's run flags that configure the worker,
-// not a durable turn: given to agcore run --temporal, they are refused with
-// where they belong. raw and hide-thinking only shape local output and are
-// accepted.
+// not a durable turn: given to agcore-temporal run, they are refused with
+// where they belong. raw, hide-thinking and otel only shape this process's
+// output and are accepted.
 var localFlags = map[string]string{
-	"provider": "the worker's (agcore worker --provider)", "base-url": "the worker's (agcore worker --base-url)",
-	"store": "the worker's (agcore worker --store)", "root": "the worker's (agcore worker --root)",
+	"base-url": "the worker's (agcore worker --base-url)",
+	"store":    "the worker's (agcore worker --store)", "root": "the worker's (agcore worker --root)",
 	"mcp": "the worker's (agcore worker --mcp)", "mcp-url": "the worker's (agcore worker --mcp-url)",
 	"max-result-bytes": "the worker's (agcore worker --max-result-bytes)",
-	"config":           "not read by durable runs", "context-window": "not available to durable runs",
-	"compact": "not available to durable runs", "retries": "Temporal's (retries follow the workflow's retry policy)",
-	"idle-timeout": "not available to durable runs", "otel": "not available to durable runs",
-	"timeout": "not available to durable runs", "log": "not available to durable runs",
-	"yes": "replaced by agcore approve", "continue": "not available to durable runs (name the --session)",
+	"config":           "read by agcore run --temporal, which sends the agents it names",
+	"agent":            "read by agcore run --temporal, which sends the agents it names",
+	"retries":          "Temporal's (retries follow the workflow's retry policy)",
+	"idle-timeout":     "the worker's (its adapters')", "log": "the worker's",
+	"continue": "not available to durable runs (name the --session)",
 }
 
 func addLocalFlags(fs *pflag.FlagSet) {
 	for name := range localFlags {
-		if name == "yes" || name == "continue" {
+		if name == "continue" {
 			fs.Bool(name, false, "")
 		} else {
 			fs.String(name, "", "")
@@ -176,8 +230,10 @@ func addLocalFlags(fs *pflag.FlagSet) {
 	}
 	fs.Bool("raw", false, "")
 	fs.Bool("hide-thinking", false, "")
+	fs.String("otel", "", "")
 	_ = fs.MarkHidden("raw")
 	_ = fs.MarkHidden("hide-thinking")
+	_ = fs.MarkHidden("otel")
 }
 
 func refuseLocalFlags(cmd *cobra.Command) error {

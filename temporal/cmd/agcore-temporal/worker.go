@@ -106,6 +106,26 @@ on another.`,
 				ts = append(ts, recordTool(testRecord))
 			}
 			opts := agtemporal.Options{Models: map[string]llm.Model{name: m}, DefaultModel: name, Tools: ts, Store: st, MaxResultBytes: maxResult}
+			// A turn's agent may name another provider or model: the
+			// worker makes it with the registry and its own keys (the
+			// base URL of --base-url only for its own provider).
+			opts.NewModel = func(prov, model string) (llm.Model, error) {
+				if prov == "" {
+					prov = provider
+				}
+				p, ok := registry.Lookup(prov)
+				if !ok {
+					return nil, fmt.Errorf("unknown provider %q (one of %s)", prov, strings.Join(registry.Names(), ", "))
+				}
+				if model == "" {
+					model = p.DefaultModel
+				}
+				cfg := registry.Config{Model: model}
+				if prov == provider {
+					cfg.BaseURL = baseURL
+				}
+				return p.New(cfg)
+			}
 			rdb, err := c.redis()
 			if err != nil {
 				return err

@@ -299,7 +299,13 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 	if o.recordCtx {
 		toolMW = append(toolMW, replay.ContextToolMiddleware())
 	}
+	// The named agent's guardrails (its "guardrails" in the config file).
+	hooks, err := agent.AddGuardrails(nil, s.Guardrails)
+	if err != nil {
+		return nil, exit(ExitUsage, "%v", err)
+	}
 	rt.agent, err = agent.New(model, agent.Config{
+		Hooks:         hooks,
 		Name:          name,
 		Description:   o.description,
 		Instructions:  rt.instr,

@@ -111,27 +111,7 @@ func (a *app) withTemporal(run *cobra.Command) *cobra.Command {
 			}
 			return local(cmd, args)
 		}
-		if schema, _ := cmd.Flags().GetString("schema"); schema != "" {
-			return exit(ExitUsage, "--schema runs the turn in this process: it does not combine with --temporal")
-		}
-		var fwd []string
-		cmd.Flags().Visit(func(f *pflag.Flag) {
-			if sv, ok := f.Value.(pflag.SliceValue); ok {
-				for _, v := range sv.GetSlice() {
-					fwd = append(fwd, "--"+f.Name+"="+v)
-				}
-				return
-			}
-			v := f.Value.String()
-			if f.Name == "tools" && v == "" {
-				v = "none" // agcore's "no tools"; agcore-temporal's empty means all
-			}
-			fwd = append(fwd, "--"+f.Name+"="+v)
-		})
-		if len(args) > 0 {
-			fwd = append(fwd, "--")
-		}
-		return a.execTemporal(cmd.Context(), "run", append(fwd, args...))
+		return a.durableRun(cmd, args)
 	}
 	return run
 }

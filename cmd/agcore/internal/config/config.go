@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/session/sqlite"
 )
 
@@ -117,6 +118,11 @@ type AgentConfig struct {
 	// agent) this agent may hand a turn over to: each is offered to its
 	// model as a transfer_to_NAME tool.
 	Handoffs []string `json:"handoffs,omitempty"`
+	// Guardrails check each turn's input or final answer with a regular
+	// expression: a match trips the wire and the turn stores nothing
+	// (agent.GuardrailSpec: name, stage "input" or "output", pattern,
+	// reason). They hold in-process and in durable runs alike.
+	Guardrails []agent.GuardrailSpec `json:"guardrails,omitempty"`
 }
 
 // CheckHandoffs reports a handoff of agents that names no agent of the
@@ -245,6 +251,9 @@ type Settings struct {
 	// Sources says where each setting came from: "flag --x", "env X",
 	// "file", "default", "detected from X".
 	Sources map[string]string
+
+	// Guardrails are the named agent's (its "guardrails" in the file).
+	Guardrails []agent.GuardrailSpec
 }
 
 // ConfigPath returns the config file's path in home.
@@ -347,6 +356,12 @@ func Resolve(in Input) (*Settings, error) {
 			return nil, err
 		}
 		s.Agent = name
+		s.Guardrails = f.Agents[name].Guardrails
+		for _, g := range s.Guardrails {
+			if err := g.Check(); err != nil {
+				return nil, fmt.Errorf("agent %q of %s: %v", name, s.ConfigFile, err)
+			}
+		}
 	}
 	s.Aliases = Aliases(f.Aliases)
 	r := &resolver{in: in, set: s}
