@@ -250,6 +250,12 @@ func (d *driver) agent(s agent.Spec, desc AgentDescription, subs []tool.Tool) (*
 				MaxOutputTokens: info.MaxOutputTokens, Instructions: s.Instructions, Tools: toolNames(tools)}
 			if d.in.RecordHeader != nil {
 				h = *d.in.RecordHeader
+				// The model the worker resolved, when the client left it
+				// to the worker.
+				if h.Provider == "" && h.Model == "" {
+					h.Provider, h.Model = info.Provider, info.Name
+					h.ContextWindow, h.MaxOutputTokens = info.ContextWindow, info.MaxOutputTokens
+				}
 			}
 			h.Created = workflow.Now(d.root).UTC().Truncate(time.Second)
 			d.record = &bytes.Buffer{}

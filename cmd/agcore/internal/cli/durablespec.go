@@ -234,10 +234,9 @@ func durableHeader(s *config.Settings, sp agent.Spec) replay.Header {
 	if sp.ContextWindow > 0 {
 		info.ContextWindow = sp.ContextWindow
 	}
-	meta := map[string]string{"tools": strings.Join(s.Tools, ","), "compact": s.Compact, "durable": "true"}
-	if s.System != "" {
-		meta["system"] = s.System
-	}
+	// The instructions sent are the durable ones (durableInstructions):
+	// replay uses them as --system, so that it sends what was sent.
+	meta := map[string]string{"tools": strings.Join(s.Tools, ","), "compact": s.Compact, "durable": "true", "system": sp.Instructions}
 	if s.MaxSteps != config.DefaultMaxSteps {
 		meta["max_steps"] = strconv.Itoa(s.MaxSteps)
 	}
