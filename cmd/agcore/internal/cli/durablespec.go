@@ -32,8 +32,8 @@ var workerFlags = map[string]string{
 	"mcp-url": "agcore worker --mcp-url", "allow-secret": "agcore worker --allow-secret",
 	"max-result-bytes": "agcore worker --max-result-bytes", "base-url": "agcore worker --base-url",
 	"idle-timeout": "agcore worker (its adapters' idle timeout)", "log": "agcore worker --log",
-	"retries": "the workflow's retry policy (Temporal retries each model call)",
-	"continue":  "the store's, which only the worker reads: name the --session",
+	"retries":  "the workflow's retry policy (Temporal retries each model call)",
+	"continue": "the store's, which only the worker reads: name the --session",
 }
 
 // forwarded are the flags agcore-temporal run takes as they are.
