@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -255,6 +256,14 @@ func (d *driver) agent(s agent.Spec, desc AgentDescription, subs []tool.Tool) (*
 				if h.Provider == "" && h.Model == "" {
 					h.Provider, h.Model = info.Provider, info.Name
 					h.ContextWindow, h.MaxOutputTokens = info.ContextWindow, info.MaxOutputTokens
+				}
+				// The tools the worker offered, when the client left them
+				// to the worker.
+				if h.Tools == nil && s.Tools == nil {
+					h.Tools = toolNames(tools)
+					if h.Meta != nil {
+						h.Meta["tools"] = strings.Join(h.Tools, ",")
+					}
 				}
 			}
 			h.Created = workflow.Now(d.root).UTC().Truncate(time.Second)

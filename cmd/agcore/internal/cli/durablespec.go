@@ -196,7 +196,10 @@ func durableSpec(s *config.Settings, fallback string) agent.Spec {
 	if s.MaxSteps != config.DefaultMaxSteps {
 		sp.MaxSteps = s.MaxSteps
 	}
-	if sp.Tools == nil {
+	switch {
+	case s.Sources["tools"] == "default":
+		sp.Tools = nil // every tool the worker has (its --tools, its MCP servers')
+	case sp.Tools == nil:
 		sp.Tools = []string{}
 	}
 	if src := s.Sources["provider"]; s.Provider != "" && src != "none" && !strings.HasPrefix(src, "detected") {
@@ -220,7 +223,7 @@ func durableInstructions(s *config.Settings) string {
 		return s.System
 	}
 	text := "You are agcore, a helpful assistant in a terminal. Answer concisely."
-	if len(s.Tools) > 0 {
+	if len(s.Tools) > 0 || s.Sources["tools"] == "default" {
 		text += " Use the tools you are given when they help; the file tools work inside the worker's directory and take paths relative to it."
 	}
 	return text
@@ -236,13 +239,13 @@ func durableHeader(s *config.Settings, sp agent.Spec) replay.Header {
 	}
 	// The instructions sent are the durable ones (durableInstructions):
 	// replay uses them as --system, so that it sends what was sent.
-	meta := map[string]string{"tools": strings.Join(s.Tools, ","), "compact": s.Compact, "durable": "true", "system": sp.Instructions}
+	meta := map[string]string{"tools": strings.Join(sp.Tools, ","), "compact": s.Compact, "durable": "true", "system": sp.Instructions}
 	if s.MaxSteps != config.DefaultMaxSteps {
 		meta["max_steps"] = strconv.Itoa(s.MaxSteps)
 	}
 	return replay.Header{Agcore: readBuildInfo().Version, Provider: sp.Provider, Model: sp.Model,
 		ContextWindow: info.ContextWindow, MaxOutputTokens: info.MaxOutputTokens, Instructions: sp.Instructions,
-		Tools: slices.Clone(s.Tools), Meta: meta}
+		Tools: slices.Clone(sp.Tools), Meta: meta}
 }
 
 // budgetOf is a limit on cost and tokens (zero values: none).
