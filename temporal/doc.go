@@ -10,63 +10,74 @@
 // agcore-temporal (worker, run, approve), is what `agcore worker`,
 // `agcore approve` and `agcore run --temporal` execute.
 //
-// # What runs where
+// # One agent, durable or not
 //
-// A turn is one workflow, [TurnWorkflow], id [TurnWorkflowID](session, turn).
-// [StartTurn] starts it with the reuse policy REJECT_DUPLICATE and the
-// conflict policy USE_EXISTING: starting a turn that is running attaches to
-// it, starting one that has ended returns that run, so a turn runs at most
-// once however often it is submitted.
+// A turn is one workflow, [TurnWorkflow], id [TurnWorkflowID](session, turn),
+// and the workflow runs agcore's agent itself: the turn's agents, sent as
+// data in [TurnInput].Agents ([agent.Spec]: instructions, the provider and
+// model by name, tool names, handoffs, agent tools, limits, guardrails,
+// compaction), are built with agent.New inside the workflow
+// (agent.FromSpecs, Spec.Apply: the same calls an in-process driver
+// makes), and the turn is agent.Agent.Run, or structured.Run for a turn
+// with a Schema. No rule of the tool loop, handoffs, sub-agents, spending
+// limits, guardrails, hooks, the compaction view or approvals is written
+// in this package: a feature added to the agent works durably the day it
+// lands, and the contract suite (contract_test.go) runs each behaviour on
+// both drivers and checks that they send the same requests and store the
+// same turn.
 //
-// The workflow holds the agent loop; every side effect is an activity run
-// by a worker:
+// Of the two designs the peers suggest (a pure step function both drivers
+// call, or the agent's own code made deterministic behind seams), this is
+// the second: the agent already takes every source of nondeterminism as a
+// replaceable dependency (DESIGN.md's seams), so binding them to workflow
+// primitives (bind.go) was smaller and safer than rewriting the loop as a
+// state machine, and it keeps the in-process loop exactly as fast as it
+// was:
 //
-//	workflow (deterministic)                  activities (worker-side)
-//	--------------------------------------    ---------------------------------------------
-//	                                          Prepare: load the session, run the context
-//	                                            providers, describe tools and model
-//	build the request, apply the budget
-//	policy (compact.Policy: count, fit,
-//	microcompact, drop oldest turns)  ──────► Summarize (only when TurnInput.Summarize)
-//	                                  ──────► Model "model-N": stream the call, heartbeat,
-//	                                            publish deltas, return llm.Response
-//	approval: park, Query, Update, timer
-//	fan out the batch's tool calls    ──────► Tool "tool-N-CALLID", one per call, parallel
-//	collect the results in call order
-//	loop until no tool call, or the
-//	step limit (middleware's rules)
-//	                                  ──────► Persist "persist-TURNID": session.Store.Append
+//	seam (agent.Config)        in-process default       in a TurnWorkflow
+//	-------------------------  -----------------------  -----------------------------------
+//	Clock                      the wall clock           workflow.Now, workflow.Sleep
+//	Runner (parallel calls)    goroutines               workflow.Go coroutines, a WaitGroup
+//	NewID (run ids)            random                   the turn id, then turn id + count
+//	Hooks.Timeout              a goroutine and a timer  -1: inline (activities bound them)
+//	Retry                      the retry middleware     off: Temporal's retry policy
+//	the model                  the adapter              a Model activity per call
+//	Tools                      the tools                a Tool activity per call
+//	Store                      the store                Load and Persist activities
+//	Providers                  the providers            Provide activities (Invoking, Invoked)
+//	named Hooks                the hooks                a Hook activity per hook run
+//	Approver                   a person, a broker       the workflow: Query, Update, timer
 //
-// The workflow is its own loop over agcore's pieces (llm messages and
-// requests, tool definitions and approval marks, compact.Policy,
-// session.Turn) rather than agent.Agent run inside the workflow: the agent
-// calls models and tools directly, through goroutines, locks and
-// middleware that expect a real clock, and each of those would need a
-// workflow binding; the loop here is about a hundred lines whose every
-// effect is visibly an activity. Its rules are the in-process loop's, from
-// one place (middleware.StepLimit, StopBeforeTools, NotRun): the same step
-// limit (DefaultMaxSteps, 20), and at the limit, or after an answer cut off
-// by the output limit, the calls are answered without running and the turn
-// ends, stored, with llm.FinishMaxSteps (or FinishLength) in
-// TurnResult.FinishReason. The adapter, the tools and the store are
-// resolved on the worker from names ([Options]: Models by name, Tools by
-// name); a workflow's input and history carry data only, never code or
-// keys.
+// Every effect is an activity run by a worker, which resolves what the
+// input names ([Options]: models by name or made by Options.NewModel, tools
+// by name, the store, the context providers, the hooks); a workflow's input
+// and history carry data only, never code or keys. A sub-agent (an agent
+// tool) runs inside the turn, its calls activities of the same workflow
+// and its transcript its own session, as in-process. Input guardrails run
+// before the turn's first model call (an in-process agent may run them
+// beside it): a tripped durable turn never calls the model.
+//
+// # Versions
+//
+// Turns started by agcore before this design ran their own loop, which
+// stays registered, frozen, as [TurnWorkflowV1] under its old name
+// ([TurnWorkflowV1Name]), so they finish on a new worker; new turns start
+// [TurnWorkflowName]. [SessionWorkflow] picks the child's name behind
+// workflow.GetVersion. From now on every change to a workflow's commands
+// goes behind workflow.GetVersion, and the replay tests replay the
+// committed histories of both versions (testdata/history-v1-*.json,
+// testdata/history-v2-*.json).
 //
 // # Determinism
 //
-// The workflow reads time with workflow.Now (the stored turn's time),
-// waits with workflow.Await and AwaitWithTimeout (durable timers), fans
-// out with activity futures collected in call order, and never ranges over
-// a map to produce output (decisions are looked up by call id; pending
-// approvals are a slice). Ids are the caller's (turn id) or the model's
-// (call ids), so no random id is made in the workflow. Temporal's
-// workflowcheck linter runs in CI over the package; the budget policy is
-// the one call it is told to ignore, for two reviewed false positives
-// (reflect.DeepEqual over maps and logging into a discarding handler).
-// Replay tests replay committed histories (testdata/history-*.json:
-// a tool loop, an approval, a rate-limited retry, a session continuing as
-// new), so a change that would break running turns fails the tests.
+// The agent's code runs in the workflow: its clock, coroutines and ids are
+// the seams above, its maps are never ranged to produce output, and its
+// effects are activities. Temporal's workflowcheck linter runs in CI over
+// the package; it cannot see that the seams replace the in-process
+// defaults (it reports the goroutine of tool.GoRunner, the hooks' timers,
+// encoding/json's reflection), so the call into the agent carries a
+// reviewed //workflowcheck:ignore, and the replay tests over committed
+// histories check the determinism instead.
 //
 // # Retries
 //
@@ -86,14 +97,15 @@
 //
 // # Approvals
 //
-// A call to a tool.Approvable tool that needs approval parks the turn in
-// the workflow, never in an activity: the batch's pending calls are
-// readable by the [PendingQuery] query ([Pending]), and each decision is
-// sent by the [DecideUpdate] update ([Decide]), whose validator rejects a
-// call id the turn is not waiting on ([ErrUnknownCall]). With
-// TurnInput.ApprovalTimeout, a durable timer denies calls still undecided.
-// A denied call is an error tool result the model reads; the others of the
-// batch run once every decision is in.
+// A call to a tool.Approvable tool that needs approval waits in the
+// workflow (the turn's tool.Approver), never in an activity: the pending
+// calls are readable by the [PendingQuery] query ([Pending]), and each
+// decision is sent by the [DecideUpdate] update ([Decide]), whose validator
+// rejects a call id the turn is not waiting on ([ErrUnknownCall]) or has
+// decided. Each call of a batch waits on its own coroutine. With
+// TurnInput.ApprovalTimeout, a durable timer denies a call still undecided;
+// TurnInput.ApproveAll approves every call (agcore run --yes). A denied
+// call is an error tool result the model reads.
 //
 // # Live output
 //
@@ -145,8 +157,9 @@
 // child turn workflows one at a time; it continues as new after
 // SessionInput.TurnsPerRun turns or when the server suggests it.
 //
-// Package agtemporal imports agcore's llm, tool, compact, session and agent
-// (for ContextProvider), go-redis and the Temporal SDK. Nothing in agcore's
+// Package agtemporal imports agcore's agent (and what it builds on:
+// llm, tool, middleware, compact, budget, session, structured, replay),
+// go-redis and the Temporal SDK. Nothing in agcore's
 // own module may import it: that would put the SDK in agcore's go.mod (the
 // agcore command runs agcore-temporal as a separate executable instead).
 package agtemporal

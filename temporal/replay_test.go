@@ -13,6 +13,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
 	"github.com/agcore/agcore/session/memstore"
@@ -21,15 +23,16 @@ import (
 )
 
 // TestReplayCommittedHistories replays the workflow histories committed in
-// testdata (recorded from a dev server by TestRecordHistories): a change
-// to the workflows that would break a running turn fails here.
+// testdata: version 1's (the frozen TurnWorkflowV1), and version 2's
+// (TurnWorkflow, recorded from a dev server by TestRecordHistories). A
+// change to the workflows that would break a running turn fails here.
 func TestReplayCommittedHistories(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "history-v1-*.json"))
+	files, err := filepath.Glob(filepath.Join("testdata", "history-*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < 4 {
-		t.Fatalf("found %d committed histories, want 4", len(files))
+	if len(files) < 9 {
+		t.Fatalf("found %d committed histories, want 9 (4 of version 1, 5 of version 2)", len(files))
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
@@ -67,6 +70,9 @@ func TestRecordHistories(t *testing.T) {
 		llmtest.Text("after a rate limit"),
 		// session
 		llmtest.Text("first turn of the session"),
+		// agents: a handoff, then the answer of the agent handed to
+		llmtest.Reply(llmtest.Call("h1", "transfer_to_billing", `{}`)),
+		llmtest.Text("billing answers"),
 	)
 	w := agtemporal.NewWorker(cl, "record", agtemporal.Options{Models: map[string]llm.Model{"m": model}, DefaultModel: "m", Tools: ts, Store: memstore.New()}, worker.Options{Identity: "agcore-record"})
 	if err := w.Start(); err != nil {
@@ -94,7 +100,7 @@ func TestRecordHistories(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join("testdata", "history-"+name+".json"), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join("testdata", "history-v2-"+name+".json"), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -161,4 +167,20 @@ func TestRecordHistories(t *testing.T) {
 	}
 	save("session-continue-as-new", srun)
 	_ = cl.TerminateWorkflow(ctx, srun.GetID(), "", "recorded")
+
+	// Agents as data: a guarded triage agent with a token budget hands
+	// the turn over to billing.
+	run, err = agtemporal.StartTurn(ctx, cl, "record", agtemporal.TurnInput{SessionID: "rec", TurnID: "agents",
+		Messages: []llm.Message{llm.UserText("my bill?")}, Agents: []agent.Spec{
+			{Name: "triage", Tools: []string{}, Handoffs: []string{"billing"}, Budget: budget.Limits{Tokens: 100000},
+				Guardrails: []agent.GuardrailSpec{{Name: "no-passwords", Stage: "input", Pattern: "(?i)password"}}},
+			{Name: "billing", Tools: []string{"echo"}},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Get(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	save("agents", run)
 }
