@@ -3,11 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
 	"github.com/agcore/agcore/middleware"
 )
@@ -17,7 +19,9 @@ import (
 func fakeTemporal(t *testing.T) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "agcore-temporal")
-	script := "#!/bin/sh\nfor a in \"$@\"; do echo \"$a\"; done\n[ \"$2\" = fail ] && exit 3\nexit 0\n"
+	// The agents file agcore run --temporal writes is printed in place of
+	// its name.
+	script := "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in --agents=*) printf 'agents='; cat \"${a#--agents=}\"; echo;; *) echo \"$a\";; esac; done\n[ \"$2\" = fail ] && exit 3\nexit 0\n"
 	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +53,8 @@ func TestDurableCommandsRunAgcoreTemporal(t *testing.T) {
 		want string
 	}{
 		{[]string{"run", "--temporal", "127.0.0.1:7233", "--session", "s1", "hello", "there"},
-			"run\n--session=s1\n--temporal=127.0.0.1:7233\n--\nhello\nthere\n"},
+			"run\nagents=" + specsJSON(t, agent.Spec{Name: "agcore", Instructions: durableDefault, Compact: "auto"}) +
+				"\n--temporal=127.0.0.1:7233\n--session=s1\n--\nhello\nthere\n"},
 		{[]string{"worker", "--provider", "demo", "--store", "memory:"}, "worker\n--provider\ndemo\n--store\nmemory:\n"},
 		{[]string{"approve", "--session", "s", "--turn", "t", "call_1"}, "approve\n--session\ns\n--turn\nt\ncall_1\n"},
 	} {
@@ -77,15 +82,21 @@ func TestDurableCommandsNameTheInstallWhenMissing(t *testing.T) {
 
 // TestRunTakesTheDurableFlags: the flags of agcore-temporal run that a
 // local run has no use for (the README's --redis, --turn, --blobs, ...)
-// are forwarded with --temporal and refused without it; no tools is
-// agcore-temporal's "none".
+// are forwarded with --temporal and refused without it; the agent goes as
+// data (no tools: an empty list); a worker's flag is refused naming the
+// worker's.
 func TestRunTakesTheDurableFlags(t *testing.T) {
 	bin := fakeTemporal(t)
 	code, out, errOut := runDurable(t, bin, "run", "--temporal", "127.0.0.1:7233", "--redis", "redis://127.0.0.1:6379/0",
 		"--turn", "t1", "--blobs", "/tmp/blobs", "--task-queue", "q", "--approval-timeout", "1h", "--tools", "", "--session", "s", "hi")
-	want := "run\n--approval-timeout=1h0m0s\n--blobs=/tmp/blobs\n--redis=redis://127.0.0.1:6379/0\n--session=s\n--task-queue=q\n--temporal=127.0.0.1:7233\n--tools=none\n--turn=t1\n--\nhi\n"
+	want := "run\nagents=" + specsJSON(t, agent.Spec{Name: "agcore", Instructions: durableNoTools, Tools: []string{}, Compact: "auto"}) +
+		"\n--temporal=127.0.0.1:7233\n--session=s\n--redis=redis://127.0.0.1:6379/0\n--blobs=/tmp/blobs\n--turn=t1\n--task-queue=q\n--approval-timeout=1h0m0s\n--\nhi\n"
 	if code != 0 || out != want {
 		t.Fatalf("exit %d, ran with\n%s(stderr %q), want\n%s", code, out, errOut, want)
+	}
+	code, out, errOut = runDurable(t, bin, "run", "--temporal", "127.0.0.1:7233", "--root", "/srv", "hi")
+	if code != ExitUsage || out != "" || !strings.Contains(errOut, "--root belongs to the worker in a durable run: agcore worker --root") {
+		t.Errorf("--root with --temporal: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	for _, f := range durableFlags {
 		v := "1"
@@ -105,4 +116,18 @@ func TestDefaultStepLimitIsTheToolLoops(t *testing.T) {
 	if config.DefaultMaxSteps != middleware.DefaultMaxSteps {
 		t.Fatalf("--max-steps defaults to %d, the tool loop to %d", config.DefaultMaxSteps, middleware.DefaultMaxSteps)
 	}
+}
+
+const (
+	durableDefault = "You are agcore, a helpful assistant in a terminal. Answer concisely. Use the tools you are given when they help; the file tools work inside the worker's directory and take paths relative to it."
+	durableNoTools = "You are agcore, a helpful assistant in a terminal. Answer concisely."
+)
+
+func specsJSON(t *testing.T, specs ...agent.Spec) string {
+	t.Helper()
+	b, err := json.Marshal(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
