@@ -50,6 +50,12 @@ type Options struct {
 	// and of the tools they inject only those the worker has (Tools) are
 	// offered.
 	Providers []agent.ContextProvider
+	// Telemetry, when set, traces each model call (a chat span in the
+	// GenAI conventions) and each tool call (execute_tool) inside its
+	// activity's span: with Temporal's OpenTelemetry interceptor on the
+	// client and the worker, a turn is one trace from the client through
+	// the workflow to every call. otelagent.New returns one.
+	Telemetry agent.Telemetry
 	// Live receives the text of each model call as it streams; nil sends
 	// it nowhere.
 	Live Live
@@ -297,6 +303,9 @@ func (a *activities) Model(ctx context.Context, in ModelInput) (*llm.Response, e
 	if attempt > 1 {
 		publish(LiveEvent{Kind: LiveReset})
 	}
+	if a.opts.Telemetry != nil {
+		m = a.opts.Telemetry.ModelMiddleware()(m)
+	}
 	var resp *llm.Response
 	for ev, err := range m.Stream(ctx, in.Request) {
 		if err != nil {
@@ -392,7 +401,11 @@ func (a *activities) Tool(ctx context.Context, in ToolInput) (out *ToolOutput, e
 			out, err = &ToolOutput{Text: fmt.Sprintf("tool %s panicked: %v", in.Name, p), IsError: true}, nil
 		}
 	}()
-	text, terr := t.Invoke(ctx, input)
+	invoke := func(ctx context.Context, call tool.Call) (string, error) { return call.Tool.Invoke(ctx, call.Input) }
+	if a.opts.Telemetry != nil {
+		invoke = a.opts.Telemetry.ToolMiddleware()(invoke)
+	}
+	text, terr := invoke(ctx, tool.Call{ID: in.CallID, Name: in.Name, Input: input, Tool: t})
 	if terr != nil {
 		if tool.IsFatal(terr) {
 			return nil, temporal.NewNonRetryableApplicationError(terr.Error(), ErrTypeFatalTool, nil)

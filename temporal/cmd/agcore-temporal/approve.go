@@ -40,7 +40,8 @@ error result the model reads; the turn goes on.`,
 				}
 				id = agtemporal.TurnWorkflowID(sessionID, turnID)
 			}
-			cl, err := c.dial(ctx, slog.LevelWarn)
+			cl, err := c.dial(ctx, slog.LevelWarn, "agcore")
+			defer c.tracing.close()
 			if err != nil {
 				return err
 			}

@@ -60,7 +60,8 @@ func run(ctx context.Context, args []string) int {
 // common are the flags every command shares: where Temporal is, the task
 // queue, the live-output Redis and the claim-check blob store.
 type common struct {
-	address, namespace, queue, redisURL, blobs string
+	address, namespace, queue, redisURL, blobs, otel string
+	tracing                                          *tracing // --otel's, once dial opened it
 }
 
 func (c *common) add(cmd *cobra.Command) {
@@ -73,6 +74,7 @@ func (c *common) add(cmd *cobra.Command) {
 	fs.StringVar(&c.namespace, "namespace", "default", "Temporal namespace")
 	fs.StringVar(&c.queue, "task-queue", agtemporal.DefaultTaskQueue, "task queue of the workers")
 	fs.StringVar(&c.redisURL, "redis", os.Getenv("AGCORE_REDIS"), "Redis URL of the live output ($AGCORE_REDIS; empty: none)")
+	fs.StringVar(&c.otel, "otel", "", "export traces over OTLP/HTTP to this collector URL ($OTEL_EXPORTER_OTLP_ENDPOINT): one trace from the client through the workflow to each model and tool call")
 	fs.StringVar(&c.blobs, "blobs", os.Getenv("AGCORE_BLOBS"), "claim-check store of payloads over 256 KiB: a directory or a redis:// URL ($AGCORE_BLOBS; empty: none); clients and workers must agree")
 }
 
@@ -90,8 +92,14 @@ func (c *common) redis() (*redis.Client, error) {
 
 // dial connects to Temporal, logging from level on, with the claim-check
 // codec when --blobs is set.
-func (c *common) dial(ctx context.Context, level slog.Level) (client.Client, error) {
+func (c *common) dial(ctx context.Context, level slog.Level, service string) (client.Client, error) {
 	opts := client.Options{HostPort: c.address, Namespace: c.namespace}
+	tr, err := openTracing(ctx, c.otel, service)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	c.tracing = tr
+	opts.Interceptors = tr.interceptors()
 	opts.Logger = tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
 	if c.blobs != "" {
 		var store agtemporal.BlobStore = agtemporal.FileBlobs{Dir: c.blobs}
@@ -104,6 +112,7 @@ func (c *common) dial(ctx context.Context, level slog.Level) (client.Client, err
 	}
 	cl, err := client.DialContext(ctx, opts)
 	if err != nil {
+		tr.close()
 		return nil, fmt.Errorf("connecting to Temporal at %s: %w", c.address, err)
 	}
 	return cl, nil

@@ -15,6 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/budget"
@@ -124,11 +126,21 @@ instead of running it twice. agcore run --temporal resolves the agents
 			if rdb != nil {
 				defer rdb.Close()
 			}
-			cl, err := c.dial(ctx, slog.LevelWarn)
+			cl, err := c.dial(ctx, slog.LevelWarn, "agcore")
 			if err != nil {
 				return err
 			}
 			defer cl.Close()
+			defer c.tracing.close()
+			if c.tracing != nil {
+				// The client's span: the workflow, its activities and the
+				// model and tool calls in them are its children.
+				var span trace.Span
+				ctx, span = c.tracing.tp.Tracer("agcore-temporal").Start(ctx, "agcore run "+turnID,
+					trace.WithAttributes(attribute.String("gen_ai.operation.name", "invoke_agent"),
+						attribute.String("gen_ai.agent.name", in.Agents[0].Name), attribute.String("gen_ai.conversation.id", sessionID)))
+				defer span.End()
+			}
 			wr, err := agtemporal.StartTurn(ctx, cl, c.queue, in)
 			if err != nil {
 				return err
@@ -230,10 +242,8 @@ func addLocalFlags(fs *pflag.FlagSet) {
 	}
 	fs.Bool("raw", false, "")
 	fs.Bool("hide-thinking", false, "")
-	fs.String("otel", "", "")
 	_ = fs.MarkHidden("raw")
 	_ = fs.MarkHidden("hide-thinking")
-	_ = fs.MarkHidden("otel")
 }
 
 func refuseLocalFlags(cmd *cobra.Command) error {

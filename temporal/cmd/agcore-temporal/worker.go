@@ -14,6 +14,7 @@ import (
 
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/mcp"
+	"github.com/agcore/agcore/otelagent"
 	"github.com/agcore/agcore/provider/registry"
 	"github.com/agcore/agcore/tool"
 	"github.com/agcore/agcore/tool/fstool"
@@ -143,11 +144,19 @@ on another.`,
 					}
 				}
 			}
-			cl, err := c.dial(ctx, slog.LevelInfo)
+			cl, err := c.dial(ctx, slog.LevelInfo, "agcore-worker")
 			if err != nil {
 				return err
 			}
 			defer cl.Close()
+			defer c.tracing.close()
+			if c.tracing != nil {
+				tel, err := otelagent.New(otelagent.Config{TracerProvider: c.tracing.tp})
+				if err != nil {
+					return err
+				}
+				opts.Telemetry = tel
+			}
 			w := agtemporal.NewWorker(cl, c.queue, opts, worker.Options{})
 			if err := w.Start(); err != nil {
 				return err
