@@ -8,7 +8,9 @@ import (
 
 	"go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agcore/agcore/agent"
@@ -127,4 +129,81 @@ func BenchmarkTurnThreeTools(b *testing.B) {
 		b.ReportMetric(float64(len(h.Events)), "events/turn")
 		b.ReportMetric(float64(proto.Size(&h)), "history-bytes/turn")
 	})
+}
+
+// BenchmarkWorkflowCPUPerStep measures the workflow's own CPU per model
+// step: a recorded history of the three-tool turn (four model calls) is
+// replayed, which runs the workflow's code (the agent's loop, with the
+// activities' results read from history) and nothing else, against the
+// in-process agent running the same turn with an instant model and tool
+// (its loop's CPU: the floor). ns/step is each side's time per model call;
+// run both in one go so that they meet the same load.
+//
+//	eval "$(../.ci/temporal-setup.sh)"; go test -run '^$' -bench WorkflowCPUPerStep -count 6 .
+func BenchmarkWorkflowCPUPerStep(b *testing.B) {
+	ctx := context.Background()
+	const steps = 4
+	b.Run("in-process", func(b *testing.B) {
+		a, err := agent.New(threeCalls(), agent.Config{Tools: benchTools(), Store: memstore.New(), Retry: middleware.RetryConfig{MaxAttempts: 1}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if _, err := a.Run(ctx, []llm.Message{llm.UserText("echo three times")}, &agent.RunOptions{SessionID: fmt.Sprintf("s%d", i)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps), "ns/step")
+	})
+	_, cl := devServer(b)
+	w := agtemporal.NewWorker(cl, "bench-cpu", agtemporal.Options{Models: map[string]llm.Model{"m": threeCalls()}, DefaultModel: "m",
+		Tools: benchTools(), Store: memstore.New()}, worker.Options{})
+	if err := w.Start(); err != nil {
+		b.Fatal(err)
+	}
+	id := time.Now().Format("150405.000000")
+	history := func(name string) *historypb.History {
+		in := agtemporal.TurnInput{SessionID: "cpu" + name + id, TurnID: "t" + id, Messages: []llm.Message{llm.UserText("echo three times")}}
+		run, err := cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: agtemporal.TurnWorkflowID(in.SessionID, in.TurnID), TaskQueue: "bench-cpu"}, name, in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var res agtemporal.TurnResult
+		if err := run.Get(ctx, &res); err != nil || res.Steps != steps {
+			b.Fatalf("%v %+v", err, res)
+		}
+		var h historypb.History
+		it := cl.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				b.Fatal(err)
+			}
+			h.Events = append(h.Events, ev)
+		}
+		return &h
+	}
+	v2, v1 := history(agtemporal.TurnWorkflowName), history(agtemporal.TurnWorkflowV1Name)
+	w.Stop()
+	replay := func(name string, fn any, h *historypb.History) func(b *testing.B) {
+		return func(b *testing.B) {
+			r := worker.NewWorkflowReplayer()
+			r.RegisterWorkflowWithOptions(fn, workflow.RegisterOptions{Name: name})
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := r.ReplayWorkflowHistory(quietLogger(), h); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps), "ns/step")
+		}
+	}
+	// The agent's own loop in the workflow (version 2), and the frozen
+	// loop of version 1 (its own hundred lines): what is left between
+	// them is the agent's, the rest is the SDK's replay.
+	b.Run("workflow", replay(agtemporal.TurnWorkflowName, agtemporal.TurnWorkflow, v2))
+	b.Run("workflow-v1", replay(agtemporal.TurnWorkflowV1Name, agtemporal.TurnWorkflowV1, v1))
 }
