@@ -180,7 +180,7 @@ func (s *actStore) LoadView(ctx context.Context, id string) (*session.Session, e
 	d := s.d
 	w := wf(ctx)
 	var sess *session.Session
-	err := workflow.ExecuteActivity(d.options(w, d.effect("load"), d.to.Persist, 5), activityLoad,
+	err := workflow.ExecuteLocalActivity(d.local(w, 5), activityLoad,
 		LoadInput{SessionID: id, Principal: d.in.Principal}).Get(w, &sess)
 	var ae *temporal.ApplicationError
 	if errors.As(err, &ae) && ae.Type() == errTypeNotFound {
@@ -231,7 +231,7 @@ func (p *actProvider) call(ctx context.Context, inv *agent.Invocation, out *Outc
 			Metadata: o.Metadata, Budget: o.Budget, SessionBudget: o.SessionBudget}
 	}
 	var res ProvideResult
-	err := workflow.ExecuteActivity(d.options(w, d.effect("provide"), d.to.Persist, 3), activityProvide, in).Get(w, &res)
+	err := workflow.ExecuteLocalActivity(d.local(w, 3), activityProvide, in).Get(w, &res)
 	return &res, err
 }
 
@@ -315,7 +315,7 @@ func (d *driver) hooks(h *middleware.Hooks, specs []HookSpec) *middleware.Hooks 
 			w := wf(ctx)
 			in.Name = name
 			var out HookOutput
-			if err := workflow.ExecuteActivity(d.options(w, d.effect("hook"), d.to.Persist, 3), activityHook, in).Get(w, &out); err != nil {
+			if err := workflow.ExecuteLocalActivity(d.local(w, 3), activityHook, in).Get(w, &out); err != nil {
 				return nil, err
 			}
 			if out.Verdict != "" {

@@ -65,7 +65,7 @@ func TurnWorkflow(ctx workflow.Context, in TurnInput) (*TurnResult, error) {
 	if err := d.handlers(ctx); err != nil {
 		return nil, err
 	}
-	if err := workflow.ExecuteActivity(d.options(ctx, "describe", d.to.Persist, 5), activityDescribe,
+	if err := workflow.ExecuteLocalActivity(d.local(ctx, 5), activityDescribe,
 		DescribeInput{Agents: specs}).Get(ctx, &d.desc); err != nil {
 		return nil, err
 	}
@@ -311,20 +311,18 @@ func toolNames(ts []tool.Tool) []string {
 	return out
 }
 
-// options are the activity options of one effect.
-func (d *driver) options(ctx workflow.Context, id string, timeout time.Duration, attempts int32) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		ActivityID: id, StartToCloseTimeout: timeout,
+// local are the options of a short effect run as a local activity (the
+// worker's description, a session load, a context provider, a hook): it
+// runs in the worker that runs the workflow task, recorded in history as a
+// marker, with no round trip through the server's task queues.
+func (d *driver) local(ctx workflow.Context, attempts int32) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: d.to.Persist,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: attempts,
 			NonRetryableErrorTypes: []string{ErrTypeBadInput, errTypeNotFound}},
 	})
 }
 
-// effect returns the next id of a side effect's activity.
-func (d *driver) effect(kind string) string {
-	d.effects++
-	return fmt.Sprintf("%s-%d", kind, d.effects)
-}
 
 // hasSchema reports whether a turn asks for a typed answer (a JSON null,
 // as an empty Schema arrives, does not).
