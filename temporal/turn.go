@@ -323,7 +323,6 @@ func (d *driver) local(ctx workflow.Context, attempts int32) workflow.Context {
 	})
 }
 
-
 // hasSchema reports whether a turn asks for a typed answer (a JSON null,
 // as an empty Schema arrives, does not).
 func hasSchema(s json.RawMessage) bool {
