@@ -169,7 +169,7 @@ func decodeError(file string, data []byte, err error) error {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		line, col := position(data, se.Offset)
+		line, col := position(data, se.Offset-1) // Offset is just past the bad byte
 		return &FormatError{File: file, Problem: fmt.Sprintf("line %d, column %d: %s", line, col, strings.TrimPrefix(se.Error(), "json: "))}
 	case errors.As(err, &te):
 		field := te.Field
