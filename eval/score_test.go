@@ -83,12 +83,12 @@ func want(names ...string) []Call {
 // recall and F1 beside them.
 func TestTrajectoryMatchTypes(t *testing.T) {
 	for _, tc := range []struct {
-		name      string
-		match     MatchType
-		want      []Call
-		got       []ToolCall
-		ok        bool
-		p, r, f1  float64
+		name     string
+		match    MatchType
+		want     []Call
+		got      []ToolCall
+		ok       bool
+		p, r, f1 float64
 	}{
 		{"EXACT: the same calls", Exact, want("T1", "T2", "T3"), calls("T1", "T2", "T3"), true, 1, 1, 1},
 		{"EXACT: an extra call fails", Exact, want("T1", "T2", "T3"), calls("T1", "T2", "T3", "T4"), false, 0.75, 1, 6.0 / 7},
