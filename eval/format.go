@@ -182,7 +182,7 @@ func decodeError(file string, data []byte, err error) error {
 	}
 	msg := strings.TrimPrefix(err.Error(), "json: ")
 	if strings.HasPrefix(msg, "unknown field ") {
-		return &FormatError{File: file, Field: strings.Trim(strings.TrimPrefix(msg, "unknown field "), `"`), Problem: "unknown field (see the format's JSON Schema: agcore eval --schema)"}
+		return &FormatError{File: file, Field: strings.Trim(strings.TrimPrefix(msg, "unknown field "), `"`), Problem: "unknown field (see the format's JSON Schema: agcore eval --print-schema set)"}
 	}
 	return &FormatError{File: file, Problem: msg}
 }
