@@ -51,11 +51,10 @@ the regressions and improvements.
 Exit status: 0 when every case passes; 1 when one fails; 2 for a usage
 mistake or a set, config or report that cannot be read (one line naming the
 file and the field).`,
-		Example: `  agcore eval --from-record examples/eval/testdata/notes.record.jsonl --root examples/eval/testdata
-  ! agcore eval --from-record examples/eval/testdata/notes.record.jsonl --root examples/eval/testdata --system "Be terse."
-  agcore eval --provider demo --root examples/eval/testdata examples/eval/testdata/notes.eval.json
-  agcore eval --provider demo --root examples/eval/testdata --json --junit ~/eval.xml examples/eval/testdata/notes.eval.json > ~/eval.json && agcore eval --provider demo --root examples/eval/testdata --baseline ~/eval.json examples/eval/testdata/notes.eval.json
-  agcore eval --print-schema set`,
+		Example: `  agcore run --provider demo --record ~/run.jsonl "Summarize this project" && agcore eval --from-record ~/run.jsonl
+  agcore run --provider demo --record ~/run.jsonl "Summarize this project" && ! agcore eval --from-record ~/run.jsonl --system "Be terse."
+  agcore run --provider demo --record ~/run.jsonl "Summarize this project" && agcore eval --from-record ~/run.jsonl --json --junit ~/eval.xml > ~/report.json && agcore eval --from-record ~/run.jsonl --repeat 3 --baseline ~/report.json
+  agcore eval --print-schema set > ~/evalset.schema.json`,
 		Args: cobra.ArbitraryArgs,
 		RunE: a.eval,
 	}
