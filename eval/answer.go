@@ -32,39 +32,35 @@ func (AnswerScorer) Score(_ context.Context, in *Input) (Score, bool) {
 	got := in.Got.Answer
 	n, passed := 0, 0
 	var why []string
-	check := func(ok bool, msg string) {
+	check := func(ok bool, msg func() string) {
 		n++
 		if ok {
 			passed++
 		} else {
-			why = append(why, msg)
+			why = append(why, msg())
 		}
 	}
 	if a.Exact != nil {
-		check(strings.TrimSpace(got) == strings.TrimSpace(*a.Exact), fmt.Sprintf("answer %q is not %q", clip(got, 80), clip(*a.Exact, 80)))
+		check(strings.TrimSpace(got) == strings.TrimSpace(*a.Exact), func() string { return fmt.Sprintf("answer %q is not %q", clip(got, 80), clip(*a.Exact, 80)) })
 	}
 	for _, s := range a.Contains {
-		check(strings.Contains(got, s), fmt.Sprintf("answer does not contain %q", s))
+		check(strings.Contains(got, s), func() string { return fmt.Sprintf("answer does not contain %q", s) })
 	}
 	if a.Regexp != "" {
 		re, err := compileRegexp(a.Regexp)
-		check(err == nil && re.MatchString(got), fmt.Sprintf("answer does not match /%s/", a.Regexp))
+		check(err == nil && re.MatchString(got), func() string { return fmt.Sprintf("answer does not match /%s/", a.Regexp) })
 	}
 	if len(a.Schema) > 0 || len(a.Fields) > 0 {
 		v, err := answerJSON(got)
 		if len(a.Schema) > 0 {
 			switch rs, serr := compileSchema(a.Schema); {
 			case err != nil:
-				check(false, "answer is not JSON: "+err.Error())
+				check(false, func() string { return "answer is not JSON: " + err.Error() })
 			case serr != nil:
-				check(false, "schema: "+serr.Error())
+				check(false, func() string { return "schema: " + serr.Error() })
 			default:
 				verr := rs.Validate(v)
-				msg := ""
-				if verr != nil {
-					msg = "answer does not validate: " + verr.Error()
-				}
-				check(verr == nil, msg)
+				check(verr == nil, func() string { return "answer does not validate: " + verr.Error() })
 			}
 		}
 		if len(a.Fields) > 0 {
@@ -73,7 +69,7 @@ func (AnswerScorer) Score(_ context.Context, in *Input) (Score, bool) {
 				var want any
 				_ = json.Unmarshal(raw, &want)
 				gv, ok := obj[k]
-				check(err == nil && ok && reflect.DeepEqual(gv, want), fmt.Sprintf("field %s is %s, want %s", k, jsonString(gv, ok), string(raw)))
+				check(err == nil && ok && reflect.DeepEqual(gv, want), func() string { return fmt.Sprintf("field %s is %s, want %s", k, jsonString(gv, ok), string(raw)) })
 			}
 		}
 	}
@@ -166,6 +162,8 @@ func (ResponseScorer) Score(_ context.Context, in *Input) (Score, bool) {
 	}
 	p, r, f := Rouge1(in.Got.Answer, *a.Reference)
 	s := Score{Value: f, Metrics: map[string]float64{"precision": p, "recall": r}}
-	s.Detail = fmt.Sprintf("ROUGE-1 %.3f: %q against %q", f, clip(in.Got.Answer, 60), clip(*a.Reference, 60))
+	if f < 1 {
+		s.Detail = fmt.Sprintf("ROUGE-1 %.3f: %q against %q", f, clip(in.Got.Answer, 60), clip(*a.Reference, 60))
+	}
 	return s, true
 }

@@ -113,11 +113,16 @@ func apply(w string, rules []rule) string {
 func positive(s string) bool { return measure(s) > 0 }
 func gt1(s string) bool      { return measure(s) > 1 }
 
+var step1aRules = []rule{{"sses", "ss", nil}, {"ies", "i", nil}, {"ss", "ss", nil}, {"s", "", nil}}
+
 func step1a(w string) string {
 	if strings.HasSuffix(w, "ies") && len(w) == 4 {
 		return w[:len(w)-3] + "ie"
 	}
-	return apply(w, []rule{{"sses", "ss", nil}, {"ies", "i", nil}, {"ss", "ss", nil}, {"s", "", nil}})
+	if !strings.HasSuffix(w, "s") {
+		return w
+	}
+	return apply(w, step1aRules)
 }
 
 func step1b(w string) string {
@@ -156,42 +161,61 @@ func step1b(w string) string {
 	})
 }
 
+var step1cRules = []rule{{"y", "i", func(s string) bool { return len(s) > 1 && consonant(s, len(s)-1) }}}
+
 func step1c(w string) string {
-	return apply(w, []rule{{"y", "i", func(s string) bool { return len(s) > 1 && consonant(s, len(s)-1) }}})
+	if !strings.HasSuffix(w, "y") {
+		return w
+	}
+	return apply(w, step1cRules)
 }
 
 func step2(w string) string {
 	if strings.HasSuffix(w, "alli") && positive(w[:len(w)-4]) {
 		return step2(w[:len(w)-4] + "al")
 	}
-	return apply(w, []rule{
-		{"ational", "ate", positive}, {"tional", "tion", positive}, {"enci", "ence", positive},
-		{"anci", "ance", positive}, {"izer", "ize", positive}, {"bli", "ble", positive},
-		{"alli", "al", positive}, {"entli", "ent", positive}, {"eli", "e", positive},
-		{"ousli", "ous", positive}, {"ization", "ize", positive}, {"ation", "ate", positive},
-		{"ator", "ate", positive}, {"alism", "al", positive}, {"iveness", "ive", positive},
-		{"fulness", "ful", positive}, {"ousness", "ous", positive}, {"aliti", "al", positive},
-		{"iviti", "ive", positive}, {"biliti", "ble", positive}, {"fulli", "ful", positive},
-		{"logi", "log", func(string) bool { return positive(w[:len(w)-3]) }},
-	})
+	if strings.HasSuffix(w, "logi") {
+		// NLTK's rule measures the word less "ogi", not the stem.
+		for _, r := range step2Rules {
+			if r.suffix != "logi" && strings.HasSuffix(w, r.suffix) {
+				return apply(w, step2Rules)
+			}
+		}
+		if positive(w[:len(w)-3]) {
+			return w[:len(w)-4] + "log"
+		}
+		return w
+	}
+	return apply(w, step2Rules)
 }
 
-func step3(w string) string {
-	return apply(w, []rule{
-		{"icate", "ic", positive}, {"ative", "", positive}, {"alize", "al", positive},
-		{"iciti", "ic", positive}, {"ical", "ic", positive}, {"ful", "", positive}, {"ness", "", positive},
-	})
+var step2Rules = []rule{
+	{"ational", "ate", positive}, {"tional", "tion", positive}, {"enci", "ence", positive},
+	{"anci", "ance", positive}, {"izer", "ize", positive}, {"bli", "ble", positive},
+	{"alli", "al", positive}, {"entli", "ent", positive}, {"eli", "e", positive},
+	{"ousli", "ous", positive}, {"ization", "ize", positive}, {"ation", "ate", positive},
+	{"ator", "ate", positive}, {"alism", "al", positive}, {"iveness", "ive", positive},
+	{"fulness", "ful", positive}, {"ousness", "ous", positive}, {"aliti", "al", positive},
+	{"iviti", "ive", positive}, {"biliti", "ble", positive}, {"fulli", "ful", positive},
+	{"logi", "log", positive},
 }
 
-func step4(w string) string {
-	return apply(w, []rule{
-		{"al", "", gt1}, {"ance", "", gt1}, {"ence", "", gt1}, {"er", "", gt1}, {"ic", "", gt1},
-		{"able", "", gt1}, {"ible", "", gt1}, {"ant", "", gt1}, {"ement", "", gt1}, {"ment", "", gt1},
-		{"ent", "", gt1}, {"ion", "", func(s string) bool { return gt1(s) && (strings.HasSuffix(s, "s") || strings.HasSuffix(s, "t")) }},
-		{"ou", "", gt1}, {"ism", "", gt1}, {"ate", "", gt1}, {"iti", "", gt1}, {"ous", "", gt1},
-		{"ive", "", gt1}, {"ize", "", gt1},
-	})
+var step3Rules = []rule{
+	{"icate", "ic", positive}, {"ative", "", positive}, {"alize", "al", positive},
+	{"iciti", "ic", positive}, {"ical", "ic", positive}, {"ful", "", positive}, {"ness", "", positive},
 }
+
+func step3(w string) string { return apply(w, step3Rules) }
+
+var step4Rules = []rule{
+	{"al", "", gt1}, {"ance", "", gt1}, {"ence", "", gt1}, {"er", "", gt1}, {"ic", "", gt1},
+	{"able", "", gt1}, {"ible", "", gt1}, {"ant", "", gt1}, {"ement", "", gt1}, {"ment", "", gt1},
+	{"ent", "", gt1}, {"ion", "", func(s string) bool { return gt1(s) && (strings.HasSuffix(s, "s") || strings.HasSuffix(s, "t")) }},
+	{"ou", "", gt1}, {"ism", "", gt1}, {"ate", "", gt1}, {"iti", "", gt1}, {"ous", "", gt1},
+	{"ive", "", gt1}, {"ize", "", gt1},
+}
+
+func step4(w string) string { return apply(w, step4Rules) }
 
 func step5a(w string) string {
 	if strings.HasSuffix(w, "e") {
@@ -204,5 +228,8 @@ func step5a(w string) string {
 }
 
 func step5b(w string) string {
-	return apply(w, []rule{{"ll", "l", func(string) bool { return measure(w[:len(w)-1]) > 1 }}})
+	if strings.HasSuffix(w, "ll") && measure(w[:len(w)-1]) > 1 {
+		return w[:len(w)-1]
+	}
+	return w
 }

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -43,13 +44,13 @@ func Rouge1(candidate, reference string) (precision, recall, f float64) {
 // rougeTokens is rouge-score's tokenizer.
 func rougeTokens(s string, stem bool) []string {
 	s = strings.ToLower(s)
-	var out []string
+	out := make([]string, 0, len(s)/5+1)
 	start := -1
 	flush := func(end int) {
 		if start >= 0 {
 			w := s[start:end]
 			if stem && len(w) > 3 {
-				w = porterStem(w)
+				w = stemCached(w)
 			}
 			if w != "" {
 				out = append(out, w)
@@ -84,4 +85,30 @@ func latin(s string) bool {
 		}
 	}
 	return letters == 0 || float64(lat)/float64(letters) > 0.5
+}
+
+// stems caches porterStem's results, up to maxStems words: answers
+// repeat their words across turns, runs and cases.
+var stems struct {
+	sync.RWMutex
+	m map[string]string
+}
+
+const maxStems = 1 << 15
+
+func stemCached(w string) string {
+	stems.RLock()
+	s, ok := stems.m[w]
+	stems.RUnlock()
+	if ok {
+		return s
+	}
+	s = porterStem(w)
+	stems.Lock()
+	if stems.m == nil || len(stems.m) >= maxStems {
+		stems.m = make(map[string]string)
+	}
+	stems.m[strings.Clone(w)] = s
+	stems.Unlock()
+	return s
 }

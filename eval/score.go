@@ -75,22 +75,34 @@ const eps = 1e-9
 // score scores a case run with every scorer, in their order.
 func score(ctx context.Context, set *Set, c *Case, run *RunReport, o *Options) []Score {
 	var out []Score
+	ins := make([]Input, len(c.Turns))
+	for i := range ins {
+		ins[i] = Input{Case: c, Turn: i, Expect: &c.Turns[i].Expect, Drift: run.Drift}
+		if i < len(run.Turns) {
+			ins[i].Got = &run.Turns[i]
+		} else {
+			// A turn that never ran (an earlier one failed) counts as 0.
+			ins[i].Got = &Observed{Input: c.Turns[i].Input, Error: "not run"}
+		}
+	}
 	for _, sc := range o.Scorers {
 		name := sc.Name()
 		th := threshold(name, sc.Threshold(), set, c, o)
 		var sum float64
 		n := 0
-		metrics := map[string]float64{}
+		var metrics map[string]float64
 		var details []string
 		for i := range run.Turns {
-			in := &Input{Case: c, Turn: i, Expect: &c.Turns[i].Expect, Got: &run.Turns[i], Drift: run.Drift}
-			s, ok := sc.Score(ctx, in)
+			s, ok := sc.Score(ctx, &ins[i])
 			if !ok {
 				continue
 			}
 			n++
 			sum += s.Value
 			for k, v := range s.Metrics {
+				if metrics == nil {
+					metrics = make(map[string]float64, len(s.Metrics))
+				}
 				metrics[k] += v
 			}
 			if s.Detail != "" && s.Value+eps < th {
@@ -100,23 +112,19 @@ func score(ctx context.Context, set *Set, c *Case, run *RunReport, o *Options) [
 				details = append(details, s.Detail)
 			}
 		}
-		// A turn that never ran (an earlier one failed) still counts, as 0.
 		for i := len(run.Turns); i < len(c.Turns); i++ {
-			in := &Input{Case: c, Turn: i, Expect: &c.Turns[i].Expect, Got: &Observed{Input: c.Turns[i].Input, Error: "not run"}}
-			if _, ok := sc.Score(ctx, in); ok {
-				n++
+			if _, ok := sc.Score(ctx, &ins[i]); ok {
+				n++ // a turn that never ran counts, as 0
 			}
 		}
 		if n == 0 {
 			continue
 		}
 		s := Score{Scorer: name, Value: sum / float64(n), Threshold: th, Detail: strings.Join(details, "; ")}
-		if len(metrics) > 0 {
-			s.Metrics = map[string]float64{}
-			for k, v := range metrics {
-				s.Metrics[k] = round(v / float64(n))
-			}
+		for k, v := range metrics {
+			metrics[k] = round(v / float64(n))
 		}
+		s.Metrics = metrics
 		s.Value = round(s.Value)
 		s.Pass = s.Value+eps >= th
 		out = append(out, s)
@@ -176,7 +184,7 @@ func (LimitsScorer) Score(_ context.Context, in *Input) (Score, bool) {
 	g := in.Got
 	n, kept := 0, 0
 	var over []string
-	check := func(set bool, ok bool, what string) {
+	check := func(set bool, ok bool, what func() string) {
 		if !set {
 			return
 		}
@@ -184,13 +192,13 @@ func (LimitsScorer) Score(_ context.Context, in *Input) (Score, bool) {
 		if ok {
 			kept++
 		} else {
-			over = append(over, what)
+			over = append(over, what())
 		}
 	}
-	check(l.CostUSD > 0, g.Cost <= l.CostUSD, fmt.Sprintf("cost $%.6f over $%.6f", g.Cost, l.CostUSD))
-	check(l.Tokens > 0, g.Usage.Total() <= l.Tokens, fmt.Sprintf("%d tokens over %d", g.Usage.Total(), l.Tokens))
-	check(l.Steps > 0, g.Steps <= l.Steps, fmt.Sprintf("%d steps over %d", g.Steps, l.Steps))
-	check(l.Latency > 0, g.Took <= l.Latency, fmt.Sprintf("took %s over %s", dur(g.Took), dur(l.Latency)))
+	check(l.CostUSD > 0, g.Cost <= l.CostUSD, func() string { return fmt.Sprintf("cost $%.6f over $%.6f", g.Cost, l.CostUSD) })
+	check(l.Tokens > 0, g.Usage.Total() <= l.Tokens, func() string { return fmt.Sprintf("%d tokens over %d", g.Usage.Total(), l.Tokens) })
+	check(l.Steps > 0, g.Steps <= l.Steps, func() string { return fmt.Sprintf("%d steps over %d", g.Steps, l.Steps) })
+	check(l.Latency > 0, g.Took <= l.Latency, func() string { return fmt.Sprintf("took %s over %s", dur(g.Took), dur(l.Latency)) })
 	if n == 0 {
 		return Score{}, false
 	}

@@ -72,15 +72,14 @@ func prf(matched, got, want int) (p, r, f float64) {
 // order with others between; ANY_ORDER each expected call matched by a
 // distinct call), and how many calls matched (for precision and recall).
 func MatchTrajectory(t *Trajectory, got []ToolCall) (ok bool, matched int) {
-	rule := t.Args
-	eq := func(w Call, g ToolCall) bool { return CallMatches(w, g, rule) }
+	m := &matcher{rule: t.Args, want: t.Calls, got: got, wantV: make([]argVal, len(t.Calls)), gotV: make([]argVal, len(got))}
 	switch orExact(t.Match) {
 	case AnyOrder:
 		used := make([]bool, len(got))
-		for _, w := range t.Calls {
-			for i, g := range got {
-				if !used[i] && eq(w, g) {
-					used[i] = true
+		for i := range t.Calls {
+			for j := range got {
+				if !used[j] && m.eq(i, j) {
+					used[j] = true
 					matched++
 					break
 				}
@@ -88,46 +87,88 @@ func MatchTrajectory(t *Trajectory, got []ToolCall) (ok bool, matched int) {
 		}
 		return matched == len(t.Calls), matched
 	case InOrder:
-		matched = lcs(t.Calls, got, eq)
 		// ADK's greedy walk: each expected call is the next call that
-		// matches it.
+		// matches it. When it finds them all, they all match (the longest
+		// common subsequence is every expected call); else the LCS counts.
 		k := 0
-		for _, g := range got {
-			if k < len(t.Calls) && eq(t.Calls[k], g) {
+		for j := range got {
+			if k < len(t.Calls) && m.eq(k, j) {
 				k++
 			}
 		}
-		return k == len(t.Calls), matched
-	default:
-		matched = lcs(t.Calls, got, eq)
-		if len(got) != len(t.Calls) {
-			return false, matched
+		if k == len(t.Calls) {
+			return true, k
 		}
-		for i := range got {
-			if !eq(t.Calls[i], got[i]) {
-				return false, matched
+		return false, m.lcs()
+	default:
+		if len(got) == len(t.Calls) {
+			i := 0
+			for i < len(got) && m.eq(i, i) {
+				i++
+			}
+			if i == len(got) {
+				return true, i
 			}
 		}
-		return true, matched
+		return false, m.lcs()
 	}
 }
 
-// lcs is the length of the longest common subsequence of want and got.
-func lcs(want []Call, got []ToolCall, eq func(Call, ToolCall) bool) int {
-	prev := make([]int, len(got)+1)
-	cur := make([]int, len(got)+1)
-	for i := range want {
-		for j := range got {
-			switch {
-			case eq(want[i], got[j]):
+// matcher compares expected and made calls by index, decoding each call's
+// arguments at most once and comparing equal bytes without decoding.
+type matcher struct {
+	rule        ArgRule
+	want        []Call
+	got         []ToolCall
+	wantV, gotV []argVal
+}
+
+type argVal struct {
+	v       any
+	ok, set bool
+}
+
+func (a *argVal) get(raw json.RawMessage) (any, bool) {
+	if !a.set {
+		a.v, a.ok = decode(raw)
+		a.set = true
+	}
+	return a.v, a.ok
+}
+
+func (m *matcher) eq(i, j int) bool {
+	w, g := &m.want[i], &m.got[j]
+	if w.Name != g.Name || (w.Agent != "" && w.Agent != g.Agent) {
+		return false
+	}
+	rule := m.rule
+	if w.Rule != "" {
+		rule = w.Rule
+	}
+	if rule == ArgsIgnore || bytes.Equal(w.Args, g.Args) && len(w.Args) > 0 {
+		return true // equal bytes match by every rule
+	}
+	wv, okw := m.wantV[i].get(w.Args)
+	gv, okg := m.gotV[j].get(g.Args)
+	return argsMatch(wv, okw, gv, okg, w.Args, g.Args, rule)
+}
+
+// lcs is the length of the longest common subsequence of the expected and
+// the made calls.
+func (m *matcher) lcs() int {
+	prev := make([]int, len(m.got)+1)
+	cur := make([]int, len(m.got)+1)
+	for i := range m.want {
+		for j := range m.got {
+			if m.eq(i, j) {
 				cur[j+1] = prev[j] + 1
-			default:
+			} else {
 				cur[j+1] = max(prev[j+1], cur[j])
 			}
 		}
 		prev, cur = cur, prev
 	}
-	return prev[len(got)]
+	return prev[len(m.got)]
 }
 
 // CallMatches reports whether the call g matches the expected call w:
@@ -151,6 +192,13 @@ func ArgsMatch(want, got json.RawMessage, rule ArgRule) bool {
 	}
 	w, okw := decode(want)
 	g, okg := decode(got)
+	return argsMatch(w, okw, g, okg, want, got, rule)
+}
+
+func argsMatch(w any, okw bool, g any, okg bool, want, got json.RawMessage, rule ArgRule) bool {
+	if rule == ArgsIgnore {
+		return true
+	}
 	if !okw || !okg {
 		return bytes.Equal(bytes.TrimSpace(want), bytes.TrimSpace(got))
 	}
