@@ -242,6 +242,16 @@ func (r *Report) WriteTable(w io.Writer) error {
 			}
 		}
 	}
+	// The built-in scorers in Default's order, then the others as they
+	// came.
+	order := []string{ScoreTrajectory, ScoreResponse, ScoreAnswer, ScoreAgent, ScoreLimits, ScoreToolErrors, ScoreDrift, ScoreRubric}
+	rank := func(n string) int {
+		if i := slices.Index(order, n); i >= 0 {
+			return i
+		}
+		return len(order)
+	}
+	slices.SortStableFunc(names, func(a, b string) int { return rank(a) - rank(b) })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprint(tw, "CASE\tRESULT")
 	for _, n := range names {
