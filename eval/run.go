@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"iter"
 	"maps"
 	"runtime"
@@ -216,13 +215,11 @@ func observe(ctx context.Context, target Target, sess *session.Session, input st
 	obs := Observed{Input: input}
 	st := target.RunStream(ctx, []llm.Message{llm.UserText(input)}, &agent.RunOptions{Session: sess})
 	calls := map[string]int{} // call id → index in obs.Calls
-	var last agent.Update
 	for u, err := range st.Updates() {
 		if err != nil {
-			break
+			break // Wait returns it
 		}
 		collect(&obs, calls, u, "")
-		last = u
 	}
 	resp, err := st.Wait()
 	if resp != nil {
@@ -236,7 +233,6 @@ func observe(ctx context.Context, target Target, sess *session.Session, input st
 	if err != nil {
 		obs.Error = err.Error()
 	}
-	_ = last
 	return obs
 }
 
@@ -332,11 +328,4 @@ func (m *offline) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Ev
 		return func(yield func(llm.Event, error) bool) { yield(llm.Event{}, ErrNoRecord) }
 	}
 	return m.live.Stream(ctx, req)
-}
-
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(fmt.Sprint("eval: ", err))
-	}
-	return v
 }

@@ -3,6 +3,7 @@ package eval_test
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -194,11 +195,8 @@ func TestOfflineFromRecord(t *testing.T) {
 	}
 }
 
-func round3(v float64) float64 {
-	b, _ := json.Marshal(v)
-	_ = b
-	return float64(int64(v*1e6+0.5)) / 1e6
-}
+// round3 rounds as the report does (to 1e-6).
+func round3(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 
 // TestRepeatConcurrencyAndSpread: Repeat runs each case N times, at most
 // Concurrency at once, and reports the pass rate and the spread.
