@@ -114,6 +114,27 @@ func TestEvalCommand(t *testing.T) {
 		})
 	}
 
+	// A config-file agent with its handoffs: the calls after the handoff
+	// are the agent handed to's, and it answers.
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "agents.json")
+	os.WriteFile(cfg, []byte(`{"agents": {
+	  "triage":  {"provider": "demo", "system": "Route each question.", "tools": [], "handoffs": ["billing"]},
+	  "billing": {"provider": "demo", "system": "You read the notes.", "tools": ["list_dir", "read_file"], "description": "Reads notes."}}}`), 0o644)
+	multi := filepath.Join(dir, "multi.eval.json")
+	os.WriteFile(multi, []byte(`{"agcore_eval": 1, "id": "multi", "cases": [{"id": "handed-over", "turns": [{"input": "A question for billing: what do the notes say?", "expect": {
+	  "trajectory": {"match": "IN_ORDER", "args": "ignore", "calls": [{"name": "transfer_to_billing", "agent": "triage"}, {"name": "list_dir", "agent": "billing"}, {"name": "read_file", "agent": "billing"}]},
+	  "agent": "billing"}}]}]}`), 0o644)
+	r = c.ok("eval", "--config", cfg, "--agent", "triage", "--root", notes, multi)
+	if !strings.Contains(r.stdout, "1 of 1 cases passed") {
+		t.Errorf("handoff case:\n%s%s", r.stdout, r.stderr)
+	}
+	// The same expectation of the agent handed to alone fails: no handoff.
+	r = c.run("", "eval", "--config", cfg, "--agent", "billing", "--root", notes, multi)
+	if r.code != 1 || !strings.Contains(r.stdout, `answered by "billing"`) && !strings.Contains(r.stdout, "tool_trajectory_avg_score 0.00 < 1.00") {
+		t.Errorf("without the handoff: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
 	// A set whose cases have no record needs a provider.
 	r = c.run("", "eval", "--root", notes, set)
 	if r.code != 2 || !strings.Contains(r.stderr, "case notes/summary has no record") {

@@ -202,6 +202,24 @@ func (a *app) eval(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	defer rt.Close()
+	var target eval.Target = rt.agent
+	if s.Agent != "" {
+		// The config file's agent, joined to the agents its handoffs
+		// name, as agcore serve offers it.
+		file, _, err := config.LoadFile(s.ConfigFile)
+		if err != nil {
+			return exit(ExitUsage, "%v", err)
+		}
+		rt.wrapModel = func(m llm.Model) llm.Model { return eval.Offline(m, m.Info()) }
+		named, err := a.buildFileAgents(ctx, cmd, file.Agents, rt, nil)
+		defer named.Close()
+		if err != nil {
+			return err
+		}
+		if n := named[s.Agent]; n != nil {
+			target = n.agent
+		}
+	}
 
 	var judge *eval.Judge
 	jdir, _ := f.GetString("judge-records")
@@ -246,7 +264,7 @@ func (a *app) eval(cmd *cobra.Command, args []string) error {
 	}
 	var reports []*eval.Report
 	for _, set := range sets {
-		rep, err := eval.Run(ctx, rt.agent, set, &eval.Options{
+		rep, err := eval.Run(ctx, target, set, &eval.Options{
 			Scorers:     eval.Default(judge),
 			Concurrency: jobs,
 			Repeat:      repeat,
