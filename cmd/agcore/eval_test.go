@@ -135,6 +135,42 @@ func TestEvalCommand(t *testing.T) {
 		t.Errorf("without the handoff: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
+	// A rubric judged by a provider's model (the demo's structured
+	// answer), recorded; rerun with no provider at all, the judgment is
+	// replayed; with neither a record nor a model, the case says so.
+	judged := filepath.Join(dir, "judged.eval.json")
+	os.WriteFile(judged, []byte(`{"agcore_eval": 1, "id": "judged", "cases": [{"id": "notes", "record": "`+record+`", "turns": [{"input": "What do the notes say?",
+	  "expect": {"rubric": ["The answer names release.md.", "The answer is in French."]}}]}]}`), 0o644)
+	judgments := filepath.Join(dir, "judgments")
+	rubric := func(args ...string) (eval.ScoreSummary, result) {
+		t.Helper()
+		r := c.run("", append([]string{"eval", "--root", notes, "--json"}, args...)...)
+		var rep eval.Report
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatalf("%v: exit %d\n%s%s", err, r.code, r.stdout, r.stderr)
+		}
+		for _, s := range rep.Cases[0].Scores {
+			if s.Scorer == eval.ScoreRubric {
+				return s, r
+			}
+		}
+		t.Fatalf("no rubric score: %s", r.stdout)
+		return eval.ScoreSummary{}, r
+	}
+	live, _ := rubric("--judge-provider", "demo", "--judge-records", judgments, judged)
+	files, _ := filepath.Glob(filepath.Join(judgments, "judge-*.jsonl"))
+	if len(files) != 1 || live.Mean <= 0 {
+		t.Fatalf("judged live: %+v, records %v", live, files)
+	}
+	replayed, _ := rubric("--judge-records", judgments, judged)
+	if replayed.Mean != live.Mean || replayed.Detail != live.Detail {
+		t.Errorf("replayed judgment %+v, live %+v", replayed, live)
+	}
+	none, r := rubric(judged)
+	if none.Mean != 0 || !strings.Contains(none.Detail, "no recorded judgment and no judge model") || r.code != 1 {
+		t.Errorf("no judge: %+v exit %d", none, r.code)
+	}
+
 	// A set whose cases have no record needs a provider.
 	r = c.run("", "eval", "--root", notes, set)
 	if r.code != 2 || !strings.Contains(r.stderr, "case notes/summary has no record") {

@@ -73,7 +73,8 @@ file and the field).`,
 	fs.StringArray("from-record", nil, "make a case of this record (agcore run --record), run offline from it (repeatable)")
 	fs.Bool("live", false, "run the cases made from records against the provider instead of answering from the records")
 	fs.String("criteria", "", "ADK's test_config.json for the ADK sets (default: the one beside each set, else ADK's defaults)")
-	fs.String("judge-model", "", "the model (of the configured provider) that judges rubrics; default the agent's")
+	fs.String("judge-provider", "", "the provider (any of --provider's) whose model judges rubrics; default the agent's")
+	fs.String("judge-model", "", "the model that judges rubrics; default the judge provider's default, or the agent's model")
 	fs.String("judge-records", "", "record each rubric judgment in `DIR` and replay those already there: a rerun asks no model")
 	fs.String("print-schema", "", "print the JSON Schema of the set format (set) or of the --json report (report), and exit")
 	return cmd
@@ -225,9 +226,33 @@ func (a *app) eval(cmd *cobra.Command, args []string) error {
 	jdir, _ := f.GetString("judge-records")
 	if hasRubric(sets) {
 		judge = &eval.Judge{Model: live, Records: jdir}
-		if m, _ := f.GetString("judge-model"); m != "" && live != nil {
+		jp, _ := f.GetString("judge-provider")
+		jm, _ := f.GetString("judge-model")
+		switch {
+		case jp != "":
+			// The judge's provider resolved as --provider would be, with
+			// its own key variable and default model.
+			in := a.input(cmd)
+			in.Flags["provider"] = jp
+			delete(in.Flags, "base-url")
+			delete(in.Flags, config.AgentFlag)
+			delete(in.Flags, "model")
+			if jm != "" {
+				in.Flags["model"] = jm
+			}
+			js, err := config.Resolve(in)
+			if err == nil {
+				err = js.Check()
+			}
+			if err != nil {
+				return exit(ExitUsage, "--judge-provider %s: %v", jp, err)
+			}
+			if judge.Model, err = newAdapter(js); err != nil {
+				return exit(ExitUsage, "--judge-provider %s: %v", jp, err)
+			}
+		case jm != "" && live != nil:
 			js := *s
-			js.Model = m
+			js.Model = jm
 			if judge.Model, err = newAdapter(&js); err != nil {
 				return exit(ExitUsage, "--judge-model: %v", err)
 			}
