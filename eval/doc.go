@@ -26,7 +26,8 @@
 // the regressions and improvements against an earlier report. Package
 // eval/evaltest runs a set as subtests of a Go test.
 //
-// Package eval is layer 7 of ARCHITECTURE.md: it imports agent, replay and
-// structured (the judge's verdict) and the layers below; it must never
-// import cmd, serve or a provider adapter.
+// Package eval is layer 7 of ARCHITECTURE.md: it imports agent, replay,
+// middleware, structured (the judge's verdict) and the layers below, and
+// jsonschema-go (answers checked against a schema); it must never import
+// cmd, serve, otelagent or a provider adapter.
 package eval

@@ -72,7 +72,8 @@ type ToolCall struct {
 	// call; "" for the turn's own agents.
 	Parent  string `json:"parent,omitempty"`
 	IsError bool   `json:"is_error,omitempty"`
-	Output  string `json:"output,omitempty"`
+	// Output is the result's text, cut at 1 KiB.
+	Output string `json:"output,omitempty"`
 }
 
 // Run runs every case of set against target and scores it. Each case runs
@@ -210,6 +211,9 @@ func runCase(ctx context.Context, target Target, set *Set, c *Case, o *Options, 
 	return out
 }
 
+// maxOutput bounds the tool output a report keeps per call.
+const maxOutput = 1024
+
 // observe runs one turn and gathers what it did from its updates.
 func observe(ctx context.Context, target Target, sess *session.Session, input string) Observed {
 	obs := Observed{Input: input}
@@ -251,7 +255,7 @@ func collect(obs *Observed, calls map[string]int, u agent.Update, parent string)
 			if r, ok := b.(llm.ToolResult); ok {
 				if i, ok := calls[r.ToolUseID]; ok {
 					obs.Calls[i].IsError = r.IsError
-					obs.Calls[i].Output = llm.Message{Role: llm.RoleTool, Content: r.Content}.Text()
+					obs.Calls[i].Output = clip(llm.Message{Role: llm.RoleTool, Content: r.Content}.Text(), maxOutput)
 				}
 			}
 		}
