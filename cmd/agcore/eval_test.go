@@ -114,6 +114,11 @@ func TestEvalCommand(t *testing.T) {
 		})
 	}
 
+	// A directory: the sets under it, agcore's and ADK's.
+	if r := c.ok("eval", "--provider", "demo", "--root", notes, data); !strings.Contains(r.stdout, "3 of 3 cases passed") || !strings.Contains(r.stdout, "what_do_the_notes_say") {
+		t.Errorf("a directory of sets:\n%s%s", r.stdout, r.stderr)
+	}
+
 	// A config-file agent with its handoffs: the calls after the handoff
 	// are the agent handed to's, and it answers.
 	dir := t.TempDir()

@@ -32,7 +32,8 @@ model. A case passes when every scorer that applies meets its threshold.
 A FILE is agcore's set format (its JSON Schema: agcore eval --print-schema
 set), an ADK eval set (*.evalset.json) or ADK's older *.test.json, scored
 with the test_config.json beside it as ADK scores it (--criteria names
-another). --from-record FILE makes a case of a record (agcore run --record):
+another); a directory stands for the *.eval.json, *.evalset.json and
+*.test.json files under it. --from-record FILE makes a case of a record (agcore run --record):
 the recorded tool calls and answer become the expectation, and the case
 runs offline: each model call is answered from the record, with no network
 and no key, and a request that differs from the recorded one (a changed
@@ -125,7 +126,15 @@ func (a *app) eval(cmd *cobra.Command, args []string) error {
 	// The sets, read before anything is built: a set that cannot be read
 	// costs nothing.
 	var sets []*eval.Set
+	var files []string
 	for _, p := range args {
+		found, err := setFiles(p)
+		if err != nil {
+			return exit(ExitUsage, "%v", err)
+		}
+		files = append(files, found...)
+	}
+	for _, p := range files {
 		s, err := eval.Load(p, criteria)
 		if err != nil {
 			return exit(ExitUsage, "%v", err)
@@ -332,6 +341,31 @@ func (a *app) eval(cmd *cobra.Command, args []string) error {
 		return exit(ExitFailed, "")
 	}
 	return nil
+}
+
+// setFiles is path, or, for a directory, the eval sets under it (as ADK
+// finds its test files): *.eval.json, *.evalset.json and *.test.json, in
+// lexical order.
+func setFiles(path string) ([]string, error) {
+	st, err := os.Stat(path)
+	if err != nil || !st.IsDir() {
+		return []string{path}, nil // Load says what is wrong
+	}
+	var out []string
+	err = filepath.WalkDir(path, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		n := d.Name()
+		if !d.IsDir() && (strings.HasSuffix(n, ".eval.json") || strings.HasSuffix(n, ".evalset.json") || strings.HasSuffix(n, ".test.json")) {
+			out = append(out, p)
+		}
+		return nil
+	})
+	if err == nil && len(out) == 0 {
+		err = fmt.Errorf("%s: no eval set in it (*.eval.json, *.evalset.json, *.test.json)", path)
+	}
+	return out, err
 }
 
 func hasRubric(sets []*eval.Set) bool {
