@@ -65,6 +65,7 @@ file and the field).`,
 	addStoreFlags(fs)
 	addAgentFlags(fs)
 	fs.String("log", "", "append a structured log of model and tool calls (no contents, never keys) to this file [$AGCORE_LOG]")
+	addOtelFlag(fs)
 	fs.Bool("json", false, "print one JSON report object on stdout instead of the table")
 	fs.String("junit", "", "write the report as JUnit XML to `FILE`")
 	fs.String("baseline", "", "compare with an earlier report (agcore eval --json) in `FILE`: list the regressions and improvements")
