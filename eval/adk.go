@@ -232,6 +232,9 @@ func ParseADK(data []byte, file string, cfg *ADKConfig) (*Set, error) {
 	default:
 		return nil, &FormatError{File: file, Problem: "an ADK eval set is an object or a list"}
 	}
+	if len(s.Cases) == 0 || len(s.Cases[0].Turns) == 0 {
+		return nil, &FormatError{File: file, Field: "eval_cases", Problem: "no eval case: nothing would pass or fail (ADK refuses it too)"}
+	}
 	if err := s.Check(); err != nil {
 		return nil, err
 	}

@@ -91,6 +91,9 @@ func TestMalformedSetsRefused(t *testing.T) {
 		{"ADK: no user_content", `{"eval_set_id":"s","eval_cases":[{"eval_id":"e","conversation":[{"final_response":{}}]}]}`, "eval_cases[0].conversation[0].user_content: missing"},
 		{"ADK test file: no query", `[{"reference":"x"}]`, "bad.json: [0].query: missing"},
 		{"empty", ``, "bad.json: empty file"},
+		{"no cases", `{"agcore_eval":1,"cases":[]}`, "bad.json: cases: the set has no case"},
+		{"ADK: no cases", `{"eval_set_id":"s","eval_cases":[]}`, "bad.json: eval_cases: no eval case"},
+		{"ADK test file: empty", `[]`, "bad.json: eval_cases: no eval case"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(dir, "bad.json")

@@ -196,11 +196,15 @@ func validRule(r ArgRule) (ArgRule, error) {
 }
 
 // Check reports the first thing wrong with the set, naming the field
-// (cases[2].turns[0].expect.trajectory.match): a case without an id or
+// (cases[2].turns[0].expect.trajectory.match): a set without cases, a
+// case without an id or
 // turns, two cases with one id, a match type or argument rule that does
 // not exist, arguments or a schema that are not JSON, a regular expression
 // that does not compile.
 func (s *Set) Check() error {
+	if len(s.Cases) == 0 {
+		return &FormatError{File: s.File, Field: "cases", Problem: "the set has no case: nothing would pass or fail"}
+	}
 	seen := map[string]bool{}
 	for i := range s.Cases {
 		c := &s.Cases[i]
