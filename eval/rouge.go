@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -22,15 +23,20 @@ func Rouge1(candidate, reference string) (precision, recall, f float64) {
 	if len(c) == 0 || len(r) == 0 {
 		return 0, 0, 0
 	}
-	counts := map[string]int{}
-	for _, t := range r {
-		counts[t]++
-	}
+	// The clipped overlap of the two multisets: both sorted, merged.
+	slices.Sort(c)
+	slices.Sort(r)
 	overlap := 0
-	for _, t := range c {
-		if counts[t] > 0 {
-			counts[t]--
+	for i, j := 0, 0; i < len(c) && j < len(r); {
+		switch {
+		case c[i] == r[j]:
 			overlap++
+			i++
+			j++
+		case c[i] < r[j]:
+			i++
+		default:
+			j++
 		}
 	}
 	precision = float64(overlap) / float64(len(c))
@@ -43,7 +49,9 @@ func Rouge1(candidate, reference string) (precision, recall, f float64) {
 
 // rougeTokens is rouge-score's tokenizer.
 func rougeTokens(s string, stem bool) []string {
-	s = strings.ToLower(s)
+	if hasUpper(s) {
+		s = strings.ToLower(s)
+	}
 	out := make([]string, 0, len(s)/5+1)
 	start := -1
 	flush := func(end int) {
@@ -70,6 +78,15 @@ func rougeTokens(s string, stem bool) []string {
 	}
 	flush(len(s))
 	return out
+}
+
+func hasUpper(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; b >= 'A' && b <= 'Z' || b >= 0x80 {
+			return true
+		}
+	}
+	return false
 }
 
 // latin reports whether more than half of s's letters are Latin (true

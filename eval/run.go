@@ -49,15 +49,24 @@ type Options struct {
 
 // Observed is what one turn did.
 type Observed struct {
-	Input  string           `json:"input"`
-	Calls  []ToolCall       `json:"calls,omitempty"`
-	Answer string           `json:"answer"`
-	Agent  string           `json:"agent,omitempty"`
-	Usage  llm.Usage        `json:"usage"`
-	Cost   float64          `json:"cost_usd"`
-	Known  bool             `json:"cost_known"`
-	Steps  int              `json:"steps"`
-	Took   Duration         `json:"latency"`
+	Input string `json:"input"`
+	// Calls are the turn's tool calls in the order they were made: its
+	// agents' (after a handoff, the agent handed to's), and its
+	// sub-agents', each marked with the agent that made it.
+	Calls []ToolCall `json:"calls,omitempty"`
+	// Answer is the final answer's text; Agent, the agent that gave it.
+	Answer string `json:"answer"`
+	Agent  string `json:"agent,omitempty"`
+	// Usage and Cost are the turn's, its sub-agents' included; Cost is
+	// meaningful only when CostKnown.
+	Usage     llm.Usage `json:"usage"`
+	Cost      float64   `json:"cost_usd"`
+	CostKnown bool      `json:"cost_known"`
+	// Steps counts the model calls (the assistant messages of every
+	// agent's transcript, sub-agents' included).
+	Steps int      `json:"steps"`
+	Took  Duration `json:"latency"`
+	// Error is why the turn failed; "" when it finished.
 	Error  string           `json:"error,omitempty"`
 	Finish llm.FinishReason `json:"finish_reason,omitempty"`
 }
@@ -230,7 +239,7 @@ func observe(ctx context.Context, target Target, sess *session.Session, input st
 		obs.Answer = resp.Text()
 		obs.Agent = resp.Agent
 		obs.Usage = resp.Usage
-		obs.Cost, obs.Known = resp.CostUSD, resp.CostKnown
+		obs.Cost, obs.CostKnown = resp.CostUSD, resp.CostKnown
 		obs.Finish = resp.FinishReason
 		obs.Steps += steps(resp.Messages)
 	}
