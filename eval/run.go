@@ -15,6 +15,7 @@ import (
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/replay"
 	"github.com/agcore/agcore/session"
+	"github.com/agcore/agcore/tool"
 )
 
 // Target is what a set runs against: an *agent.Agent (or anything that
@@ -177,7 +178,7 @@ func runCase(ctx context.Context, target Target, set *Set, c *Case, o *Options, 
 	var rm *replay.Model
 	if c.Record != nil {
 		rm = replay.NewModel(c.Record, replay.Options{})
-		ctx = withRecord(ctx, rm)
+		ctx = context.WithValue(ctx, recordKey{}, &caseRun{model: rm, rec: c.Record})
 	}
 	var out RunReport
 	for _, t := range c.Turns {
@@ -297,8 +298,47 @@ var ErrNoRecord = errors.New("eval: the case has no record to answer from and th
 
 type recordKey struct{}
 
-func withRecord(ctx context.Context, m *replay.Model) context.Context {
-	return context.WithValue(ctx, recordKey{}, m)
+// caseRun is what a run of a case with a record carries in its context:
+// the model answering from the record, and the record's tool results
+// (RecordedTools), made on first use.
+type caseRun struct {
+	model  *replay.Model
+	rec    *replay.Record
+	once   sync.Once
+	toolMW tool.Middleware
+}
+
+func modelOf(ctx context.Context) *replay.Model {
+	if cr, _ := ctx.Value(recordKey{}).(*caseRun); cr != nil {
+		return cr.model
+	}
+	return nil
+}
+
+// RecordedTools returns the tool middleware (for
+// agent.Config.ToolMiddleware) that answers the calls of the named tools
+// ("all" for every tool the record has) from the record of the case the
+// run belongs to (replay.Record.ToolMiddleware, as agcore replay
+// --recorded-tools does), so an offline case runs no tool that reaches
+// outside; calls in a case without a record, and of other tools, run for
+// real.
+func RecordedTools(names ...string) tool.Middleware {
+	return func(next tool.Handler) tool.Handler {
+		return func(ctx context.Context, call tool.Call) (string, error) {
+			cr, _ := ctx.Value(recordKey{}).(*caseRun)
+			if cr == nil {
+				return next(ctx, call)
+			}
+			cr.once.Do(func() {
+				n := names
+				if slices.Contains(n, "all") {
+					n = cr.rec.ToolNames()
+				}
+				cr.toolMW = cr.rec.ToolMiddleware(n...)
+			})
+			return cr.toolMW(next)(ctx, call)
+		}
+	}
 }
 
 // Offline returns a model that answers each call of a case that has a
@@ -324,7 +364,7 @@ func (m *offline) Info() llm.ModelInfo {
 }
 
 func (m *offline) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	if rm, _ := ctx.Value(recordKey{}).(*replay.Model); rm != nil {
+	if rm := modelOf(ctx); rm != nil {
 		return rm.Generate(ctx, req)
 	}
 	if m.live == nil {
@@ -334,7 +374,7 @@ func (m *offline) Generate(ctx context.Context, req *llm.Request) (*llm.Response
 }
 
 func (m *offline) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
-	if rm, _ := ctx.Value(recordKey{}).(*replay.Model); rm != nil {
+	if rm := modelOf(ctx); rm != nil {
 		return rm.Stream(ctx, req)
 	}
 	if m.live == nil {

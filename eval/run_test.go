@@ -187,6 +187,25 @@ func TestOfflineFromRecord(t *testing.T) {
 		t.Errorf("drift score %+v", drift)
 	}
 
+	// A tool that answers otherwise now: its result drifts; answered from
+	// the record (eval.RecordedTools), it does not.
+	rainy := tool.MustFunc("lookup", "looks things up", func(context.Context, struct {
+		Q string `json:"q"`
+	}) (string, error) {
+		return "rainy", nil
+	})
+	for _, tc := range []struct {
+		name    string
+		mw      []tool.Middleware
+		drifted bool
+	}{{"tool run for real", nil, true}, {"tool from the record", []tool.Middleware{eval.RecordedTools("all")}, false}} {
+		a, _ := agent.New(offline, agent.Config{Name: "weather", Instructions: "You answer weather questions.", Tools: []tool.Tool{rainy}, ToolMiddleware: tc.mw, Retry: middleware.RetryConfig{MaxAttempts: 1}})
+		rep, _ := eval.Run(t.Context(), a, set, nil)
+		if cr := rep.Cases[0]; cr.Drifted != tc.drifted || (tc.drifted && !strings.Contains(strings.Join(cr.Runs[0].Drift, "\n"), "tool result of call c1 (lookup) differs")) {
+			t.Errorf("%s: drifted %v %q", tc.name, cr.Drifted, cr.Runs[0].Drift)
+		}
+	}
+
 	// An agent whose model is not eval.Offline does not silently pass.
 	live := llmtest.New(llmtest.Text("whatever"))
 	rep, _ = eval.Run(t.Context(), newAgent(t, live, "x", nil, nil), set, nil)

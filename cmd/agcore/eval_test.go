@@ -36,6 +36,14 @@ func TestEvalCommand(t *testing.T) {
 		t.Fatalf("a changed prompt: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
+	// Tools run for real: in another root their results drift; answered
+	// from the record, they do not.
+	empty := t.TempDir()
+	if r := c.run("", "eval", "--from-record", record, "--root", empty); r.code != 1 || !strings.Contains(r.stdout, "tool result of call call_1 (list_dir) differs") {
+		t.Errorf("another root: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	c.ok("eval", "--from-record", record, "--root", empty, "--recorded-tools", "all")
+
 	junit := filepath.Join(t.TempDir(), "eval.xml")
 	r = c.ok("eval", "--provider", "demo", "--root", notes, "--json", "--junit", junit, "--repeat", "2", "-j", "2", set)
 	var rep eval.Report

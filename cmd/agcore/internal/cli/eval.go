@@ -14,6 +14,7 @@ import (
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
 	"github.com/agcore/agcore/eval"
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/tool"
 )
 
 func (a *app) newEvalCmd() *cobra.Command {
@@ -38,7 +39,9 @@ the recorded tool calls and answer become the expectation, and the case
 runs offline: each model call is answered from the record, with no network
 and no key, and a request that differs from the recorded one (a changed
 prompt, tool or parameter: the same drift agcore replay shows) fails the
-case's no_drift scorer. Sets that name a record per case run offline too.
+case's no_drift scorer. Tools run for real, in --root, unless
+--recorded-tools names those whose recorded results answer instead. Sets
+that name a record per case run offline too.
 Cases without a record need a provider (--live runs record cases live).
 
 Progress goes to stderr, one line per case; stdout has a table of cases ×
@@ -73,6 +76,7 @@ file and the field).`,
 	fs.Float64("pass-rate", 1, "the share of a case's runs (--repeat) that must pass for the case to pass")
 	fs.IntP("jobs", "j", 4, "cases run at once")
 	fs.StringArray("from-record", nil, "make a case of this record (agcore run --record), run offline from it (repeatable)")
+	fs.StringSlice("recorded-tools", nil, `in the cases with a record, answer the calls of these tools with their recorded results instead of running them (comma list; "all" for every tool the record has)`)
 	fs.Bool("live", false, "run the cases made from records against the provider instead of answering from the records")
 	fs.String("criteria", "", "ADK's test_config.json for the ADK sets (default: the one beside each set, else ADK's defaults)")
 	fs.String("judge-provider", "", "the provider (any of --provider's) whose model judges rubrics; default the agent's")
@@ -208,6 +212,9 @@ func (a *app) eval(cmd *cobra.Command, args []string) error {
 		info = firstRecord.Record.Header.Info()
 	}
 	opts := buildOptions{adapter: eval.Offline(live, info), info: info, replaying: live == nil}
+	if named, _ := f.GetStringSlice("recorded-tools"); len(named) > 0 {
+		opts.toolMW = []tool.Middleware{eval.RecordedTools(named...)}
+	}
 	rt, err := a.build(ctx, s, opts)
 	if err != nil {
 		return err
