@@ -127,6 +127,7 @@ func summarize(set *Set, c *Case, runs []RunReport, o *Options) CaseReport {
 			byName[s.Scorer] = append(byName[s.Scorer], s)
 		}
 	}
+	cr.Scores = make([]ScoreSummary, 0, len(names))
 	for _, name := range names {
 		ss := byName[name]
 		sum := ScoreSummary{Scorer: name, Min: math.Inf(1), Max: math.Inf(-1), Threshold: ss[0].Threshold}
@@ -141,6 +142,10 @@ func summarize(set *Set, c *Case, runs []RunReport, o *Options) CaseReport {
 				p++
 			} else if sum.Detail == "" {
 				sum.Detail = s.Detail
+			}
+			if len(ss) == 1 {
+				sum.Metrics = s.Metrics // one run: its metrics as they are
+				continue
 			}
 			for k, v := range s.Metrics {
 				if sum.Metrics == nil {

@@ -74,7 +74,7 @@ const eps = 1e-9
 
 // score scores a case run with every scorer, in their order.
 func score(ctx context.Context, set *Set, c *Case, run *RunReport, o *Options) []Score {
-	var out []Score
+	out := make([]Score, 0, len(o.Scorers))
 	ins := make([]Input, len(c.Turns))
 	for i := range ins {
 		ins[i] = Input{Case: c, Turn: i, Expect: &c.Turns[i].Expect, Drift: run.Drift}
@@ -99,11 +99,13 @@ func score(ctx context.Context, set *Set, c *Case, run *RunReport, o *Options) [
 			}
 			n++
 			sum += s.Value
-			for k, v := range s.Metrics {
-				if metrics == nil {
-					metrics = make(map[string]float64, len(s.Metrics))
+			switch {
+			case metrics == nil:
+				metrics = s.Metrics // the scorer's own: a case of one turn adds nothing
+			default:
+				for k, v := range s.Metrics {
+					metrics[k] += v
 				}
-				metrics[k] += v
 			}
 			if s.Detail != "" && s.Value+eps < th {
 				if len(c.Turns) > 1 {
