@@ -36,6 +36,16 @@ func TestEvalCommand(t *testing.T) {
 		t.Fatalf("a changed prompt: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
+	// A key in the environment does not make an offline eval live (the
+	// provider's prices would apply, its model show as drift).
+	keyed := newCLI(t)
+	keyed.env["OPENAI_API_KEY"] = "sk-test"
+	r = keyed.ok("eval", "--from-record", record, "--root", notes, "--json")
+	var offline eval.Report
+	if err := json.Unmarshal([]byte(r.stdout), &offline); err != nil || offline.Cost != 0 || offline.Cases[0].Drifted {
+		t.Errorf("with a key in the environment (%v): cost %v drifted %v", err, offline.Cost, offline.Cases[0].Drifted)
+	}
+
 	// Tools run for real: in another root their results drift; answered
 	// from the record, they do not.
 	empty := t.TempDir()

@@ -43,6 +43,11 @@ case's no_drift scorer. Tools run for real, in --root, unless
 --recorded-tools names those whose recorded results answer instead. Sets
 that name a record per case run offline too.
 Cases without a record need a provider (--live runs record cases live).
+As for agcore replay, the settings the flags, the environment and the
+config file leave at their defaults (--system, --tools, --compact,
+--max-steps, --max-result-bytes) come from the first record, and an eval
+whose cases all have records uses no provider unless one is named (a key
+found in the environment does not count).
 
 Progress goes to stderr, one line per case; stdout has a table of cases ×
 scorers (mean, ✓ or ✗; with --repeat N the pass rate and the spread),
@@ -197,7 +202,11 @@ func (a *app) eval(cmd *cobra.Command, args []string) error {
 	}
 	s.Store = "memory:" // cases run in sessions of their own; nothing is kept
 	s.JSON = false
-	haveProvider := explicitProvider(s) || (s.Provider != "" && se == nil)
+	// A provider is used when one is named (flag, environment, config
+	// file), or when a case has no record; one found only from an API key
+	// in the environment does not turn an offline eval live (its model
+	// would show as drift), as for agcore replay.
+	haveProvider := explicitProvider(s) || (needLive != "" && s.Provider != "" && se == nil)
 	if needLive != "" && !haveProvider {
 		return a.noProvider(s, fmt.Errorf("case %s has no record to answer from: it needs a provider", needLive))
 	}
