@@ -356,6 +356,7 @@ type offline struct {
 	info llm.ModelInfo
 }
 
+// Info is the live model's, else the info Offline was given.
 func (m *offline) Info() llm.ModelInfo {
 	if m.live != nil {
 		return m.live.Info()
@@ -363,6 +364,7 @@ func (m *offline) Info() llm.ModelInfo {
 	return m.info
 }
 
+// Generate answers from the run's record, else asks the live model.
 func (m *offline) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	if rm := modelOf(ctx); rm != nil {
 		return rm.Generate(ctx, req)
@@ -373,6 +375,7 @@ func (m *offline) Generate(ctx context.Context, req *llm.Request) (*llm.Response
 	return m.live.Generate(ctx, req)
 }
 
+// Stream answers from the run's record, else streams the live model.
 func (m *offline) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
 	if rm := modelOf(ctx); rm != nil {
 		return rm.Stream(ctx, req)
