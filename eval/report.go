@@ -32,6 +32,9 @@ type Report struct {
 	Usage   llm.Usage    `json:"usage"`
 	Cost    float64      `json:"cost_usd"`
 	Cases   []CaseReport `json:"cases"`
+	// Baseline is the comparison with an earlier report, when one was
+	// given (agcore eval --baseline).
+	Baseline *Comparison `json:"baseline,omitempty"`
 }
 
 // CaseReport is one case's outcome over its runs.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/agcore/agcore/eval"
 )
 
@@ -60,6 +62,7 @@ func TestEvalCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("--json is not one report object: %v\n%s", err, r.stdout)
 	}
+	validReport(t, r.stdout)
 	if rep.Version != 1 || rep.Passed != 2 || rep.Failed != 0 || rep.Repeat != 2 || len(rep.Cases) != 2 || len(rep.Cases[0].Runs) != 2 {
 		t.Fatalf("report: %+v", rep)
 	}
@@ -103,6 +106,13 @@ func TestEvalCommand(t *testing.T) {
 		!strings.Contains(r.stdout, `answer does not contain "CHANGELOG.md"`) || !strings.Contains(r.stdout, "against the baseline: 2 regressions, 0 improvements") {
 		t.Fatalf("against the baseline: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	r = c.run("", "eval", "--provider", "demo", "--root", notes, "--json", "--baseline", baseline, worse)
+	var withBase eval.Report
+	if err := json.Unmarshal([]byte(r.stdout), &withBase); err != nil || r.code != 1 || withBase.Baseline == nil || len(withBase.Baseline.Regressions) != 2 ||
+		!strings.Contains(r.stderr, "regression: summary: passed → failed") {
+		t.Fatalf("--json --baseline (%v): exit %d\n%s%s", err, r.code, r.stdout, r.stderr)
+	}
+	validReport(t, r.stdout)
 	if b, _ := os.ReadFile(junit2); !strings.Contains(string(b), `failures="1"`) || !strings.Contains(string(b), "answer 0.67 &lt; 1.00") {
 		t.Errorf("junit of a failing case:\n%s", b)
 	}
@@ -198,5 +208,23 @@ func TestEvalCommand(t *testing.T) {
 	r = c.run("", "eval", "--root", notes, set)
 	if r.code != 2 || !strings.Contains(r.stderr, "case notes/summary has no record") {
 		t.Errorf("no provider: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// validReport checks a --json report against the published schema.
+func validReport(t *testing.T, doc string) {
+	t.Helper()
+	var s jsonschema.Schema
+	if err := json.Unmarshal(eval.ReportSchemaJSON, &s); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	json.Unmarshal([]byte(doc), &v)
+	if err := rs.Validate(v); err != nil {
+		t.Errorf("the report does not validate against eval/schema/report.schema.json: %v", err)
 	}
 }

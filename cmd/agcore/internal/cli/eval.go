@@ -55,7 +55,8 @@ tokens, cost and the share of input tokens served from the prompt cache,
 then each failure's reason; --json prints one report object instead (its
 JSON Schema: agcore eval --print-schema report). --junit writes JUnit XML
 for CI systems; --baseline compares with an earlier --json report and lists
-the regressions and improvements.
+the regressions and improvements (with --json, in the report's "baseline"
+member, and on stderr).
 
 Exit status: 0 when every case passes; 1 when one fails; 2 for a usage
 mistake or a set, config or report that cannot be read (one line naming the
@@ -335,6 +336,11 @@ func (a *app) eval(cmd *cobra.Command, args []string) error {
 
 	out := a.env.Stdout
 	asJSON, _ := f.GetBool("json")
+	var cmp eval.Comparison
+	if baseline != nil {
+		cmp = eval.Compare(baseline, rep)
+		rep.Baseline = &cmp
+	}
 	if asJSON {
 		if err := rep.WriteJSON(out); err != nil {
 			return exit(ExitFailed, "%v", err)
@@ -352,7 +358,7 @@ func (a *app) eval(cmd *cobra.Command, args []string) error {
 		if asJSON {
 			w = stderr // stdout holds one JSON object
 		}
-		eval.Compare(baseline, rep).Write(w)
+		cmp.Write(w)
 	}
 	if !rep.OK() {
 		return exit(ExitFailed, "")
