@@ -190,6 +190,7 @@ func TestADKConfig(t *testing.T) {
 	}{
 		{"thresholds", `{"criteria":{"tool_trajectory_avg_score":1.0,"response_match_score":0.5}}`, eval.Exact, false, ""},
 		{"object form, snake_case", `{"criteria":{"tool_trajectory_avg_score":{"threshold":0.9,"match_type":"ANY_ORDER","ignore_args":true}}}`, eval.AnyOrder, true, ""},
+		{"match type spelled loosely, as ADK coerces it", `{"criteria":{"tool_trajectory_avg_score":{"threshold":1,"match_type":" in-order "}}}`, eval.InOrder, false, ""},
 		{"object form, camelCase, by number", `{"criteria":{"tool_trajectory_avg_score":{"threshold":0.9,"matchType":1}}}`, eval.InOrder, false, ""},
 		{"rubrics", `{"criteria":{"rubric_based_final_response_quality_v1":{"threshold":0.8,"rubrics":[{"rubricId":"p","rubricContent":{"textProperty":"Be polite."}}]}}}`, eval.Exact, false, ""},
 		{"an unknown match type", `{"criteria":{"tool_trajectory_avg_score":{"threshold":1,"match_type":"SOME"}}}`, "", false, `test_config.json: criteria.tool_trajectory_avg_score.match_type: "SOME" is not a match type`},

@@ -96,10 +96,11 @@ func TestTrajectoryMatchTypes(t *testing.T) {
 		{"EXACT: no call expected, none made", Exact, want(), calls(), true, 1, 1, 1},
 		{"IN_ORDER: ADK's example 1", InOrder, want("T1", "T2", "T3"), calls("T1", "T1.1", "T2", "T2.1", "T2.2", "T3", "T3.1"), true, 3.0 / 7, 1, 0.6},
 		{"IN_ORDER: ADK's example 2 (T4 missing)", InOrder, want("T1", "T2", "T3", "T4"), calls("T1", "T1.1", "T2", "T2.1", "T2.2", "T3", "T3.1"), false, 3.0 / 7, 0.75, 6.0 / 11},
-		{"IN_ORDER: ADK's example 3 (out of order)", InOrder, want("T1", "T2", "T3"), calls("T1", "T1.1", "T3", "T2", "T2.1", "T2.2", "T3.1"), false, 2.0 / 7, 2.0 / 3, 0.4},
+		{"IN_ORDER: T3 before T2", InOrder, want("T1", "T2", "T3"), calls("T1", "T1.1", "T3", "T2", "T2.1", "T2.2", "T3.1"), false, 2.0 / 7, 2.0 / 3, 0.4},
 		{"IN_ORDER: nothing expected", InOrder, want(), calls("T1"), true, 0, 1, 0},
 		{"ANY_ORDER: ADK's example 1", AnyOrder, want("T1", "T2", "T3"), calls("T2", "T2.1", "T1", "T1.1", "T1.2", "T3", "T3.1"), true, 3.0 / 7, 1, 0.6},
-		{"ANY_ORDER: ADK's example 2 (T3 missing)", AnyOrder, want("T1", "T2", "T3"), calls("T1", "T1.1", "T2", "T2.1", "T2.2", "T3.1"), false, 2.0 / 6, 2.0 / 3, 4.0 / 9},
+		{"ANY_ORDER: ADK's example 2 (T4 missing)", AnyOrder, want("T1", "T2", "T3", "T4"), calls("T1", "T1.1", "T2", "T2.1", "T2.2", "T3", "T3.1"), false, 3.0 / 7, 0.75, 6.0 / 11},
+		{"ANY_ORDER: T3 missing", AnyOrder, want("T1", "T2", "T3"), calls("T1", "T1.1", "T2", "T2.1", "T2.2", "T3.1"), false, 2.0 / 6, 2.0 / 3, 4.0 / 9},
 		{"ANY_ORDER: a repeated call needs two", AnyOrder, want("T1", "T1"), calls("T1"), false, 1, 0.5, 2.0 / 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -172,9 +172,12 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// validMatch returns m's canonical form, or an error.
+// validMatch returns m's canonical form ("in-order" is IN_ORDER, as ADK
+// reads it), or an error.
 func validMatch(m MatchType) (MatchType, error) {
-	switch MatchType(strings.ToUpper(string(m))) {
+	// ADK's coercion: trimmed, upper case, "-" and " " as "_".
+	norm := strings.NewReplacer("-", "_", " ", "_").Replace(strings.ToUpper(strings.TrimSpace(string(m))))
+	switch MatchType(norm) {
 	case "", Exact:
 		return Exact, nil
 	case InOrder:
