@@ -55,6 +55,10 @@ targets=(
 	"./replay FuzzAppend"
 	"./structured FuzzCompleteJSON"
 	"./structured FuzzAnswer"
+	"./eval FuzzParse"
+	"./eval FuzzParseADK"
+	"./eval FuzzParseADKConfig"
+	"./eval FuzzRouge1"
 )
 
 # The list is checked in both directions: every Fuzz function in the module

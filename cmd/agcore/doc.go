@@ -8,6 +8,7 @@
 //	agcore chat [flags]              interactive loop over the same machinery (Ctrl-C cancels a turn, Ctrl-D exits)
 //	agcore demo                      the whole machinery offline, on a built-in scripted model
 //	agcore replay [flags] FILE       re-run a record of run/chat --record offline; print how the requests drifted
+//	agcore eval [flags] FILE...      score the agent on eval sets (agcore's, ADK's, records), offline or live
 //	agcore sessions list [--json]    title, model, turns, tokens, cost; newest first
 //	agcore sessions show ID [--json] a transcript with its usage and cost totals
 //	agcore sessions rm ID

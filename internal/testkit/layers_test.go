@@ -36,13 +36,14 @@ var layers = []struct {
 	{"the model pipeline's decorators, spending limits, the provider adapters and the record/replay of runs (none imports another)", []string{"middleware", "budget", "provider", "replay"}},
 	{"the agent, and history without it", []string{"agent", "conversation"}},
 	{"what runs or observes agents, and typed answers over them", []string{"otelagent", "memory", "serve", "structured"}},
+	{"evaluation of agents (its judge answers through structured)", []string{"eval"}},
 	{"test rigs", []string{"internal/testkit"}},
 	{"programs, examples and the other modules", []string{"cmd", "examples", "zz_skipped", "temporal", "e2e", "bench"}},
 }
 
 // rigs are the packages that exist for tests: the internal/testkit tree,
 // and the test helpers kept beside what they test.
-var rigs = []string{"internal/testkit", "llmtest", "session/sessiontest", "compact/internal/compacttest", "session/internal/powerfs"}
+var rigs = []string{"internal/testkit", "llmtest", "session/sessiontest", "eval/evaltest", "compact/internal/compacttest", "session/internal/powerfs"}
 
 // nonProduction are the trees that may depend on rigs besides the rigs
 // themselves: the examples (they script their model with llmtest) and the

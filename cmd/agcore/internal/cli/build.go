@@ -106,6 +106,9 @@ type runtime struct {
 	// without.
 	recHeader *replay.Header
 	closers   []func() error
+	// wrapModel, when set, wraps the adapter of each config-file agent
+	// built beside this runtime (buildNamed): agcore eval's eval.Offline.
+	wrapModel func(llm.Model) llm.Model
 
 	// What build opened that another agent of the same command may share
 	// (buildOptions.shared): the log, the telemetry.

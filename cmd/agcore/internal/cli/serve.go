@@ -314,6 +314,9 @@ func (a *app) buildNamed(ctx context.Context, cmd *cobra.Command, name string, a
 	}
 	opts.shared, opts.approver, opts.description = main, approver, ac.Description
 	opts.recordCtx = main.recHeader != nil // serve --record-dir
+	if main.wrapModel != nil {
+		opts.adapter = main.wrapModel(opts.adapter) // agcore eval
+	}
 	return a.build(ctx, s, opts)
 }
 
