@@ -114,8 +114,18 @@ func (q *StoreQuota) update(ctx context.Context, f func(*QuotaSpend) error) erro
 // Reserve takes worst from the principal's quota, unless it could cross
 // the total or the daily limit (an *ExceededError of ScopePrincipal).
 func (q *StoreQuota) Reserve(ctx context.Context, worst Spend, priced bool) (func(context.Context, Spend) error, error) {
-	var day string
-	err := q.update(ctx, func(s *QuotaSpend) error {
+	day, err := q.Take(ctx, worst, priced)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, actual Spend) error { return q.Give(ctx, day, worst, actual) }, nil
+}
+
+// Take is Reserve's first half, for a driver that settles somewhere else
+// (a durable run's activities): it takes worst from the quota, or returns
+// the *ExceededError, and returns the UTC day it counted worst in.
+func (q *StoreQuota) Take(ctx context.Context, worst Spend, priced bool) (day string, err error) {
+	err = q.update(ctx, func(s *QuotaSpend) error {
 		if e := q.Total.Check(ScopePrincipal, s.Total, worst, priced); e != nil {
 			return e
 		}
@@ -128,23 +138,22 @@ func (q *StoreQuota) Reserve(ctx context.Context, worst Spend, priced bool) (fun
 		day = s.Day
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context, actual Spend) error {
-		diff := actual.Sub(worst)
-		return q.update(ctx, func(s *QuotaSpend) error {
-			s.Total.Add(diff)
-			if s.Day == day {
-				s.Today.Add(diff)
-			}
-			return nil
-		})
-	}, nil
+	return day, err
 }
 
-// Left returns the tighter of what remains of the total and the daily
-// limits, kind by kind.
+// Give settles what Take reserved on day: actual replaces worst (in the
+// day's count only while it is still that day).
+func (q *StoreQuota) Give(ctx context.Context, day string, worst, actual Spend) error {
+	diff := actual.Sub(worst)
+	return q.update(ctx, func(s *QuotaSpend) error {
+		s.Total.Add(diff)
+		if s.Day == day {
+			s.Today.Add(diff)
+		}
+		return nil
+	})
+}
+
 func (q *StoreQuota) Left(ctx context.Context) (Left, error) {
 	s, _, err := q.read(ctx)
 	if err != nil {

@@ -90,6 +90,7 @@ func Register(w worker.Registry, opts Options) {
 	w.RegisterActivityWithOptions(a.Load, activity.RegisterOptions{Name: activityLoad})
 	w.RegisterActivityWithOptions(a.Provide, activity.RegisterOptions{Name: activityProvide})
 	w.RegisterActivityWithOptions(a.Hook, activity.RegisterOptions{Name: activityHook})
+	w.RegisterActivityWithOptions(a.Quota, activity.RegisterOptions{Name: activityQuota})
 }
 
 // PrepareInput is the Prepare activity's input.

@@ -51,7 +51,9 @@ type contractCase struct {
 	// before its first model call (a workflow starts no goroutine beside
 	// an activity), and the in-process agent beside it, its output held
 	// back: the durable turn may have made one call fewer.
-	gate  bool
+	gate bool
+	// quota is principal alice's total limit (nil: no principal).
+	quota *budget.Limits
 	check func(t *testing.T, o *outcome)
 }
 
@@ -68,6 +70,7 @@ type outcome struct {
 	stored     *session.Session // the session after the turn
 	ran        map[string]int   // tool executions by tool name
 	requests   []*llm.Request   // what the model was sent
+	quotaSpent int              // tokens alice's quota holds as spent
 }
 
 // contractTools are the worker's tools: echo, and write (needs approval).
@@ -182,6 +185,18 @@ func contractCases() []contractCase {
 			check: func(t *testing.T, o *outcome) {
 				must(t, o.finish == llm.FinishBudget && o.exceeded != nil && o.exceeded.Scope == budget.ScopeRun, "%s: %+v (err %v)", o.driver, o, o.err)
 				must(t, o.stored != nil && len(o.stored.Messages) == 3, "%s: stored %v", o.driver, o.stored)
+			},
+		},
+		{
+			name:  "a principal's quota, kept in the store's records, stops the turn before a call that could cross it",
+			specs: one(agent.Spec{Name: "main", Tools: []string{"echo"}}),
+			quota: &budget.Limits{Tokens: 1500},
+			script: steps(llmtest.Respond(&llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llmtest.Call("c1", "echo", `{"text":"a"}`)}},
+				FinishReason: llm.FinishToolUse, Usage: llm.Usage{InputTokens: 700, OutputTokens: 300}})),
+			input: "spend alice's",
+			check: func(t *testing.T, o *outcome) {
+				must(t, o.finish == llm.FinishBudget && o.exceeded != nil && o.exceeded.Scope == budget.ScopePrincipal, "%s: %+v (err %v)", o.driver, o, o.err)
+				must(t, o.quotaSpent == 1000, "%s: the quota holds %d tokens spent, want 1000", o.driver, o.quotaSpent)
 			},
 		},
 		{
@@ -360,6 +375,10 @@ func runInProcess(t *testing.T, c contractCase) *outcome {
 	}
 	entry := agents[c.specs[0].Name]
 	opts := &agent.RunOptions{SessionID: "s1"}
+	if c.quota != nil {
+		opts.Store = session.Scoped(store, "alice")
+		opts.Quota = &budget.StoreQuota{Records: store, Principal: "alice", Total: *c.quota}
+	}
 	o := &outcome{driver: "in-process"}
 	var resp *agent.Response
 	if c.schema != "" {
@@ -373,7 +392,19 @@ func runInProcess(t *testing.T, c contractCase) *outcome {
 	errors.As(o.err, &o.exceeded)
 	o.stored, _ = store.Load(ctx, "s1")
 	o.ran, o.requests = ran.snapshot(), model.Requests()
+	o.quotaSpent = spent(t, store)
 	return o
+}
+
+// spent returns the tokens alice's quota holds as spent.
+func spent(t *testing.T, store *memstore.Store) int {
+	t.Helper()
+	q := &budget.StoreQuota{Records: store, Principal: "alice"}
+	s, err := q.Spent(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Total.Usage.InputTokens + s.Total.Usage.OutputTokens
 }
 
 // runDurable runs a case as a TurnWorkflow in Temporal's test environment.
@@ -409,6 +440,9 @@ func runDurable(t *testing.T, c contractCase) *outcome {
 	if c.schema != "" {
 		in.Schema = json.RawMessage(c.schema)
 	}
+	if c.quota != nil {
+		in.Principal, in.Quota = "alice", &agtemporal.Quota{Total: *c.quota}
+	}
 	env.ExecuteWorkflow(agtemporal.TurnWorkflowName, in)
 	must(t, env.IsWorkflowCompleted(), "the workflow did not complete")
 	o := &outcome{driver: "durable"}
@@ -426,6 +460,7 @@ func runDurable(t *testing.T, c contractCase) *outcome {
 	}
 	o.stored, _ = store.Load(context.Background(), "s1")
 	o.ran, o.requests = ran.snapshot(), model.Requests()
+	o.quotaSpent = spent(t, store)
 	return o
 }
 

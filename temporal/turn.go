@@ -85,6 +85,12 @@ func TurnWorkflow(ctx workflow.Context, in TurnInput) (*TurnResult, error) {
 
 	rctx := bind(context.Background(), ctx)
 	opts := &agent.RunOptions{SessionID: in.SessionID, MaxTokens: in.MaxTokens, Temperature: in.Temperature}
+	if in.Quota != nil {
+		if in.Principal == "" {
+			return nil, temporal.NewNonRetryableApplicationError("a Quota needs the Principal whose it is", ErrTypeBadInput, nil)
+		}
+		opts.Quota = &actQuota{d: d}
+	}
 	if d.recorder != nil {
 		d.recorder.Turn(in.SessionID, in.Messages) //workflowcheck:ignore (writes to a buffer in memory)
 	}

@@ -81,8 +81,11 @@ type TurnInput struct {
 	Agents []agent.Spec
 	Agent  string
 	// Principal, when set, owns the session (the worker's store is scoped
-	// to it, as agcore serve scopes each request's).
+	// to it, as agcore serve scopes each request's); Quota, with it, is its
+	// spending limits, kept in the worker store's records and shared with
+	// every process on that store (budget.StoreQuota's).
 	Principal string
+	Quota     *Quota
 	// Temperature and MaxTokens go into every model request of the turn.
 	Temperature *float64
 	// Schema, when set, asks for the answer as one JSON object that
