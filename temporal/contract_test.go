@@ -20,8 +20,10 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/budget"
@@ -515,5 +517,90 @@ func agree(t *testing.T, c contractCase, a, b *outcome) {
 		ra, rb := *a.requests[i], *b.requests[i]
 		ra.Metadata, rb.Metadata = nil, nil
 		must(t, j(ra) == j(rb), "request %d differs:\n %s\n %s", i+1, j(ra), j(rb))
+	}
+}
+
+// runDevServer runs a case as a TurnWorkflow on a Temporal dev server, with
+// a worker of its own (its own task queue) in this process; approvals are
+// decided through the Pending query and the Decide update, as agcore
+// approve decides them.
+func runDevServer(t *testing.T, cl client.Client, c contractCase, queue string) *outcome {
+	t.Helper()
+	ctx := context.Background()
+	store := memstore.New()
+	seed(t, store, c.history)
+	model := llmtest.New(c.script()...)
+	ran := &counter{n: map[string]int{}}
+	w := agtemporal.NewWorker(cl, queue, agtemporal.Options{Models: map[string]llm.Model{"m": model}, DefaultModel: "m",
+		Tools: contractTools(ran.add), Store: store, Hooks: contractHooks()}, worker.Options{})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	in := agtemporal.TurnInput{SessionID: "s1", TurnID: queue, Agents: c.specs, Messages: []llm.Message{llm.UserText(c.input)}}
+	if c.schema != "" {
+		in.Schema = json.RawMessage(c.schema)
+	}
+	if c.quota != nil {
+		in.Principal, in.Quota = "alice", &agtemporal.Quota{Total: *c.quota}
+	}
+	run, err := agtemporal.StartTurn(ctx, cl, queue, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	if len(c.approve) > 0 {
+		go func() {
+			decided := map[string]bool{}
+			for {
+				select {
+				case <-done:
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+				pend, err := agtemporal.Pending(ctx, cl, run.GetID())
+				if err != nil {
+					continue
+				}
+				for _, p := range pend {
+					if !decided[p.CallID] {
+						decided[p.CallID] = true
+						_ = agtemporal.Decide(ctx, cl, run.GetID(), agtemporal.Decision{CallID: p.CallID, Approve: c.approve[p.CallID], Reason: "denied by the test"})
+					}
+				}
+			}
+		}()
+	}
+	var res agtemporal.TurnResult
+	err = run.Get(ctx, &res)
+	close(done)
+	o := &outcome{driver: "dev server"}
+	if err != nil {
+		o.err = agtemporal.TurnError(err)
+	} else {
+		o.text, o.agent, o.finish, o.transcript, o.object, o.exceeded = res.Text, res.Agent, res.FinishReason, res.Transcript, res.Object, res.Exceeded
+		if res.Exceeded != nil {
+			o.err = res.Exceeded
+		}
+	}
+	o.stored, _ = store.Load(ctx, "s1")
+	o.ran, o.requests = ran.snapshot(), model.Requests()
+	o.quotaSpent = spent(t, store)
+	return o
+}
+
+// TestContractOnDevServer runs every case of the contract on a Temporal
+// dev server (the real server, its persistence and task dispatch), and
+// checks that each agrees with the in-process agent.
+func TestContractOnDevServer(t *testing.T) {
+	_, cl := devServer(t)
+	prefix := time.Now().Format("150405.000")
+	for i, c := range contractCases() {
+		t.Run(c.name, func(t *testing.T) {
+			in := runInProcess(t, c)
+			dev := runDevServer(t, cl, c, fmt.Sprintf("contract-%s-%d", prefix, i))
+			c.check(t, dev)
+			agree(t, c, in, dev)
+		})
 	}
 }
