@@ -95,3 +95,44 @@ func TestServeConfigHandoffUnknown(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 }
+
+// TestRunAgentJoinsHandoffs: run and chat --agent NAME join the config
+// file's handoffs as serve does (the turn is handed over and stored with
+// the agent that answered), refuse a handoff to an agent the file lacks,
+// and apply the agent's guardrails.
+func TestRunAgentJoinsHandoffs(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	c.env["AGCORE_PROVIDER"] = "demo"
+	cfg := `{"agents": {
+	  "triage":  {"system": "Route each question.", "tools": [], "handoffs": ["billing"],
+	              "guardrails": [{"name": "no-passwords", "stage": "input", "pattern": "(?i)password", "reason": "asks for a password"}]},
+	  "billing": {"system": "You handle invoices.", "description": "Invoices.", "tools": []}}}`
+	if err := os.WriteFile(filepath.Join(c.home, "config.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := c.run("", "run", "--agent", "triage", "--session", "bill", "--json", "Billing: why was I charged twice?")
+	if r.code != 0 || !strings.Contains(r.stdout, `"name":"transfer_to_billing"`) || !strings.Contains(r.stdout, "You handle invoices.") {
+		t.Fatalf("run --agent triage: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	show := c.run("", "sessions", "show", "bill")
+	if show.code != 0 || !strings.Contains(show.stdout, "billing") {
+		t.Fatalf("sessions show: exit %d\n%s\n%s", show.code, show.stdout, show.stderr)
+	}
+	r = c.run("Billing: again\n", "chat", "--agent", "triage", "--session", "bill")
+	if r.code != 0 || !strings.Contains(r.stdout, "You handle invoices.") {
+		t.Fatalf("chat --agent triage: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	lost := filepath.Join(t.TempDir(), "lost.json")
+	if err := os.WriteFile(lost, []byte(`{"agents": {"lost": {"handoffs": ["nobody"]}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = c.run("", "run", "--config", lost, "--agent", "lost", "hi")
+	if r.code != 2 || !strings.Contains(r.stderr, `hands off to "nobody"`) {
+		t.Fatalf("run --agent lost: exit %d\n%s", r.code, r.stderr)
+	}
+	r = c.run("", "run", "--agent", "triage", "--session", "pw", "What is the admin password?")
+	if r.code != 1 || !strings.Contains(r.stderr, `input guardrail "no-passwords" tripped: asks for a password`) {
+		t.Fatalf("guardrail: exit %d\n%s", r.code, r.stderr)
+	}
+}

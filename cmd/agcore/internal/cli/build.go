@@ -9,6 +9,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/catalog"
@@ -115,6 +117,35 @@ type runtime struct {
 	logger *slog.Logger
 	tel    agent.Telemetry
 	telMW  middleware.Middleware
+	// approver decides the calls of the runtime's agent (and of the
+	// agents joinHandoffs joins to it).
+	approver tool.Approver
+}
+
+// joinHandoffs gives run and chat --agent NAME the agents its handoffs
+// name, as agcore serve joins them: when the config file's agent has
+// handoffs, every agent of the file is built (sharing rt's log,
+// telemetry, store and approver), the handoffs are checked and joined, and
+// rt's agent becomes the joined one. The returned func closes them.
+func (a *app) joinHandoffs(ctx context.Context, cmd *cobra.Command, rt *runtime) (func(), error) {
+	none := func() {}
+	if cmd == nil || rt.s.Agent == "" {
+		return none, nil
+	}
+	f, _, err := config.LoadFile(rt.s.ConfigFile)
+	if err != nil {
+		return nil, exit(ExitUsage, "%v", err)
+	}
+	if len(f.Agents[rt.s.Agent].Handoffs) == 0 {
+		return none, nil
+	}
+	named, err := a.buildFileAgents(ctx, cmd, f.Agents, rt, rt.approver)
+	if err != nil {
+		named.Close()
+		return nil, err
+	}
+	rt.agent = named[rt.s.Agent].agent
+	return named.Close, nil
 }
 
 // Close releases what the runtime opened, newest first.
@@ -158,6 +189,9 @@ type buildOptions struct {
 	replaying bool
 	toolMW    []tool.Middleware
 	standIns  func(have func(string) bool) []tool.Tool
+	// cmd, when set, is run's or chat's command: its --agent is joined to
+	// the agents its handoffs name (joinHandoffs).
+	cmd *cobra.Command
 }
 
 // build opens what a command needs (log, tools: fstool + MCP, store) and
@@ -236,6 +270,7 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 	if o.approver != nil {
 		approve = o.approver
 	}
+	rt.approver = approve
 	name := o.name
 	if name == "" {
 		name = s.Agent // the config file's agent (--agent; serve's named agents)

@@ -75,11 +75,18 @@ func (a *app) chat(cmd *cobra.Command, _ []string) error {
 	}
 
 	opts.record = recordPath(cmd)
+	opts.cmd = cmd
 	rt, err := a.build(ctx, s, opts)
 	if err != nil {
 		return a.failEarly(s, "", err)
 	}
 	defer rt.Close()
+	closeNamed, err := a.joinHandoffs(ctx, opts.cmd, rt)
+	if err != nil {
+		return a.failEarly(s, "invalid_request", err)
+	}
+	defer closeNamed()
+
 	sessionID, existed, err := a.pickSession(ctx, rt, spec)
 	if err != nil {
 		return a.failEarly(s, "invalid_request", err)

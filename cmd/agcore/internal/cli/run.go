@@ -96,6 +96,7 @@ func (a *app) run(cmd *cobra.Command, args []string) error {
 		opts.ask = asker.ask
 	}
 	opts.record = recordPath(cmd)
+	opts.cmd = cmd
 	// One Ctrl-C ends run: it cancels the turn and the command.
 	a.intr.setOneShot()
 	if path, _ := cmd.Flags().GetString("schema"); path != "" {
@@ -151,6 +152,11 @@ func (a *app) oneTurn(ctx context.Context, s *config.Settings, opts buildOptions
 		return a.failEarly(s, "", err)
 	}
 	defer rt.Close()
+	closeNamed, err := a.joinHandoffs(ctx, opts.cmd, rt)
+	if err != nil {
+		return a.failEarly(s, "invalid_request", err)
+	}
+	defer closeNamed()
 	id, existed, err := a.pickSession(ctx, rt, spec)
 	if err != nil {
 		return a.failEarly(s, "invalid_request", err)

@@ -52,6 +52,11 @@ func (a *app) typedTurn(ctx context.Context, s *config.Settings, opts buildOptio
 		return err
 	}
 	defer rt.Close()
+	closeNamed, err := a.joinHandoffs(ctx, opts.cmd, rt)
+	if err != nil {
+		return err
+	}
+	defer closeNamed()
 	id, existed, err := a.pickSession(ctx, rt, spec)
 	if err != nil {
 		return err
