@@ -11,10 +11,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/agcore/agcore/cmd/agcore/internal/config"
 )
 
 // temporalBinEnv names the agcore-temporal executable to run, overriding
@@ -28,15 +31,85 @@ func (a *app) newWorkerCmd() *cobra.Command {
 		Use:   "worker [flags]",
 		Short: "Run a Temporal worker for durable runs (agcore-temporal worker)",
 		Long: `worker runs agcore-temporal worker with the same arguments: a Temporal worker
-that runs the turns submitted with agcore run --temporal. See agcore worker
+that runs the turns submitted with agcore run --temporal. With --config FILE,
+the file's provider, store, root, tools and MCP servers are the worker's
+(flags given on the command line win); the file's agents need nothing more:
+agcore run --temporal sends each turn's agents as data. See agcore worker
 --help once agcore-temporal is installed (` + temporalInstall + `).`,
 		Example: `  agcore worker --provider openai --store sqlite:./agcore.db --redis redis://127.0.0.1:6379/0
   agcore worker --temporal temporal.internal:7233 --task-queue agents --provider anthropic`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, err := workerConfigArgs(args)
+			if err != nil {
+				return err
+			}
 			return a.execTemporal(cmd.Context(), "worker", args)
 		},
 	}
+}
+
+// workerConfigArgs replaces --config FILE among worker's arguments with the
+// worker flags the file sets and the arguments do not.
+func workerConfigArgs(args []string) ([]string, error) {
+	var path string
+	out := make([]string, 0, len(args))
+	given := map[string]bool{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--config" && i+1 < len(args):
+			path = args[i+1]
+			i++
+			continue
+		case strings.HasPrefix(a, "--config="):
+			path = strings.TrimPrefix(a, "--config=")
+			continue
+		case strings.HasPrefix(a, "--"):
+			name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+			given[name] = true
+		case a == "-p":
+			given["provider"] = true
+		case a == "-m":
+			given["model"] = true
+		}
+		out = append(out, a)
+	}
+	if path == "" {
+		return args, nil
+	}
+	f, found, err := config.LoadFile(path)
+	if err != nil {
+		return nil, exit(ExitUsage, "--config: %v", err)
+	}
+	if !found {
+		return nil, exit(ExitUsage, "--config %s: no such file", path)
+	}
+	add := func(flag, v string) {
+		if v != "" && !given[flag] {
+			out = append(out, "--"+flag+"="+v)
+		}
+	}
+	add("provider", f.Provider)
+	add("store", f.Store)
+	add("root", f.Root)
+	if f.Tools != nil && !given["tools"] {
+		t := strings.Join(*f.Tools, ",")
+		if t == "" {
+			t = "none"
+		}
+		out = append(out, "--tools="+t)
+	}
+	if !given["mcp"] && !given["mcp-url"] {
+		for _, m := range f.MCP {
+			if m.Command != "" {
+				out = append(out, "--mcp="+m.Command)
+			} else if m.URL != "" {
+				out = append(out, "--mcp-url="+m.URL)
+			}
+		}
+	}
+	return out, nil
 }
 
 func (a *app) newApproveDurableCmd() *cobra.Command {

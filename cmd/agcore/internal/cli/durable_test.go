@@ -131,3 +131,25 @@ func specsJSON(t *testing.T, specs ...agent.Spec) string {
 	}
 	return string(b)
 }
+
+// TestWorkerConfig: agcore worker --config FILE passes the file's worker
+// settings on, the command line's flags winning; a missing file is an
+// error.
+func TestWorkerConfig(t *testing.T) {
+	bin := fakeTemporal(t)
+	cfg := filepath.Join(t.TempDir(), "config.json")
+	file := `{"provider": "demo", "store": "sqlite:/srv/agcore.db", "root": "/srv/project", "tools": ["read_file"],
+	  "mcp": [{"name": "files", "command": "npx server"}, {"url": "http://127.0.0.1:9/mcp"}]}`
+	if err := os.WriteFile(cfg, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runDurable(t, bin, "worker", "--config", cfg, "--store", "memory:")
+	want := "worker\n--store\nmemory:\n--provider=demo\n--root=/srv/project\n--tools=read_file\n--mcp=npx server\n--mcp-url=http://127.0.0.1:9/mcp\n"
+	if code != 0 || out != want {
+		t.Fatalf("exit %d, ran with\n%s(stderr %q), want\n%s", code, out, errOut, want)
+	}
+	code, _, errOut = runDurable(t, bin, "worker", "--config", filepath.Join(t.TempDir(), "none.json"))
+	if code != ExitUsage || !strings.Contains(errOut, "no such file") {
+		t.Fatalf("a missing file: exit %d, %q", code, errOut)
+	}
+}
