@@ -73,6 +73,7 @@ type outcome struct {
 	ran        map[string]int   // tool executions by tool name
 	requests   []*llm.Request   // what the model was sent
 	quotaSpent int              // tokens alice's quota holds as spent
+	invoked    []string         // what the context provider's Invoked saw
 }
 
 // contractTools are the worker's tools: echo, and write (needs approval).
@@ -107,6 +108,39 @@ func contractHooks() *middleware.Hooks {
 				return nil
 			}}},
 	}
+}
+
+// notesProvider is a context provider: it adds instructions and a
+// message to every run, counts its runs in the session's state, and
+// remembers each outcome it is told of.
+type notesProvider struct {
+	mu      sync.Mutex
+	invoked []string
+}
+
+func (p *notesProvider) Name() string { return "notes" }
+
+func (p *notesProvider) Invoking(_ context.Context, inv *agent.Invocation) (agent.Injection, error) {
+	n := 0
+	if raw, ok := inv.Session.State["notes.runs"]; ok {
+		_ = json.Unmarshal(raw, &n)
+	}
+	if inv.Session.State == nil {
+		inv.Session.State = map[string]json.RawMessage{}
+	}
+	inv.Session.State["notes.runs"] = json.RawMessage(fmt.Sprint(n + 1))
+	return agent.Injection{Instructions: "The user's notes say: be brief.", Messages: []llm.Message{llm.UserText("(note: the user prefers French)")}}, nil
+}
+
+func (p *notesProvider) Invoked(_ context.Context, _ *agent.Invocation, out *agent.Outcome) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if out.Err != nil {
+		p.invoked = append(p.invoked, "error")
+	} else {
+		p.invoked = append(p.invoked, out.Response.Message.Text())
+	}
+	return nil
 }
 
 // pickHooks returns the hooks of h named in names (nil when none).
@@ -266,6 +300,18 @@ func contractCases() []contractCase {
 			},
 		},
 		{
+			name:   "a context provider's instructions, messages and state reach the run, and Invoked learns its outcome",
+			specs:  one(agent.Spec{Name: "main", Instructions: "Answer.", Tools: []string{}}),
+			script: steps(llmtest.Text("bref")),
+			input:  "hello",
+			check: func(t *testing.T, o *outcome) {
+				req := o.requests[0]
+				must(t, strings.Contains(req.Messages[0].Text(), "be brief") && strings.Contains(fmt.Sprint(req.Messages), "prefers French"), "%s: request %v", o.driver, req.Messages)
+				must(t, string(o.stored.State["notes.runs"]) == "1", "%s: state %s", o.driver, o.stored.State["notes.runs"])
+				must(t, slices.Equal(o.invoked, []string{"bref"}), "%s: invoked %v", o.driver, o.invoked)
+			},
+		},
+		{
 			name:    "compaction keeps the request inside a small context window",
 			specs:   one(agent.Spec{Name: "main", Tools: []string{}, ContextWindow: 1500}),
 			history: longHistory(20),
@@ -347,6 +393,7 @@ func runInProcess(t *testing.T, c contractCase) *outcome {
 	ran := &counter{n: map[string]int{}}
 	ts := contractTools(ran.add)
 	hooks := contractHooks()
+	notes := &notesProvider{}
 	approver := tool.ApproverFunc(func(_ context.Context, call tool.Call) (tool.Decision, error) {
 		return tool.Decision{Approved: c.approve[call.ID], Reason: "denied by the test"}, nil
 	})
@@ -364,7 +411,7 @@ func runInProcess(t *testing.T, c contractCase) *outcome {
 			info.ContextWindow = s.ContextWindow
 		}
 		counter, _ := tiktoken.For(info.Name)
-		cfg, err := s.Apply(agent.Config{Tools: append(mine, subs...), Store: store, Approver: approver,
+		cfg, err := s.Apply(agent.Config{Tools: append(mine, subs...), Store: store, Approver: approver, Providers: []agent.ContextProvider{notes},
 			Hooks: pickHooks(hooks, s.Hooks), ModelInfo: &info, Compaction: &compact.Policy{Counter: counter},
 			Retry: middleware.RetryConfig{MaxAttempts: 1}, Logger: slog.New(slog.DiscardHandler)}, model)
 		if err != nil {
@@ -395,6 +442,7 @@ func runInProcess(t *testing.T, c contractCase) *outcome {
 	o.stored, _ = store.Load(ctx, "s1")
 	o.ran, o.requests = ran.snapshot(), model.Requests()
 	o.quotaSpent = spent(t, store)
+	o.invoked = notes.invoked
 	return o
 }
 
@@ -419,8 +467,9 @@ func runDurable(t *testing.T, c contractCase) *outcome {
 	seed(t, store, c.history)
 	model := llmtest.New(c.script()...)
 	ran := &counter{n: map[string]int{}}
+	notes := &notesProvider{}
 	agtemporal.Register(env, agtemporal.Options{Models: map[string]llm.Model{"m": model}, DefaultModel: "m",
-		Tools: contractTools(ran.add), Store: store, Hooks: contractHooks()})
+		Tools: contractTools(ran.add), Store: store, Hooks: contractHooks(), Providers: []agent.ContextProvider{notes}})
 	if len(c.approve) > 0 {
 		for i := 1; i <= 5; i++ {
 			env.RegisterDelayedCallback(func() {
@@ -463,6 +512,7 @@ func runDurable(t *testing.T, c contractCase) *outcome {
 	o.stored, _ = store.Load(context.Background(), "s1")
 	o.ran, o.requests = ran.snapshot(), model.Requests()
 	o.quotaSpent = spent(t, store)
+	o.invoked = notes.invoked
 	return o
 }
 
@@ -498,6 +548,7 @@ func agree(t *testing.T, c contractCase, a, b *outcome) {
 		a.driver, a.text, a.agent, a.finish, b.driver, b.text, b.agent, b.finish)
 	must(t, j(a.transcript) == j(b.transcript), "transcripts differ:\n %s\n %s", j(a.transcript), j(b.transcript))
 	must(t, j(a.ran) == j(b.ran), "tool runs differ: %v, %v", a.ran, b.ran)
+	must(t, j(a.invoked) == j(b.invoked), "the providers' Invoked differ: %v, %v", a.invoked, b.invoked)
 	must(t, (a.err == nil) == (b.err == nil), "errors differ: %v, %v", a.err, b.err)
 	if a.err != nil {
 		must(t, a.err.Error() == b.err.Error(), "errors differ:\n %v\n %v", a.err, b.err)
@@ -531,8 +582,9 @@ func runDevServer(t *testing.T, cl client.Client, c contractCase, queue string) 
 	seed(t, store, c.history)
 	model := llmtest.New(c.script()...)
 	ran := &counter{n: map[string]int{}}
+	notes := &notesProvider{}
 	w := agtemporal.NewWorker(cl, queue, agtemporal.Options{Models: map[string]llm.Model{"m": model}, DefaultModel: "m",
-		Tools: contractTools(ran.add), Store: store, Hooks: contractHooks()}, worker.Options{})
+		Tools: contractTools(ran.add), Store: store, Hooks: contractHooks(), Providers: []agent.ContextProvider{notes}}, worker.Options{})
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -586,6 +638,7 @@ func runDevServer(t *testing.T, cl client.Client, c contractCase, queue string) 
 	o.stored, _ = store.Load(ctx, "s1")
 	o.ran, o.requests = ran.snapshot(), model.Requests()
 	o.quotaSpent = spent(t, store)
+	o.invoked = notes.invoked
 	return o
 }
 
