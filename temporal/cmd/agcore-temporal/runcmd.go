@@ -33,7 +33,7 @@ func newRunCmd() *cobra.Command {
 		sessionID, turnID, model, instr, toolsCS string
 		provider, compactMode, schema, record    string
 		agentsFile, headerFile                   string
-		maxCost, sessionMaxCost                  float64
+		maxCost, sessionMaxCost, temperature     float64
 		tokenBudget, sessionTokenBudget          int
 		maxSteps, maxTokens, contextWindow       int
 		approvalTimeout, timeout                 time.Duration
@@ -99,6 +99,9 @@ instead of running it twice. agcore run --temporal resolves the agents
 					}
 				}
 				in.Agents = []agent.Spec{spec}
+			}
+			if cmd.Flags().Changed("temperature") {
+				in.Temperature = &temperature
 			}
 			if err := agent.CheckSpecs(in.Agents); err != nil {
 				return usageError{err}
@@ -190,6 +193,7 @@ instead of running it twice. agcore run --temporal resolves the agents
 	fs.StringVar(&toolsCS, "tools", "", "the workers' tools to offer, comma-separated (default all; none: no tools)")
 	fs.IntVar(&maxSteps, "max-steps", 0, "most model calls of the turn; the calls of the last one are not run (default 20, as agcore run)")
 	fs.IntVar(&maxTokens, "max-tokens", 0, "cap of each model call's output")
+	fs.Float64Var(&temperature, "temperature", 0, "sampling temperature, 0 to 2 (default: the model's)")
 	fs.IntVar(&contextWindow, "context-window", 0, "the model's context window in tokens, for models the catalog does not know")
 	fs.StringVar(&compactMode, "compact", "", "compression when a request would exceed the input budget: auto, summarize, off (default auto)")
 	fs.Float64Var(&maxCost, "max-cost", 0, "most the turn may cost, in USD at the model's catalog prices (0: none)")

@@ -141,7 +141,6 @@ var durableFlags = []struct{ name, kind, help string }{
 	{"namespace", "string", `Temporal namespace (default "default")`},
 	{"task-queue", "string", `task queue of the workers (default "agcore")`},
 	{"instructions", "string", "the same as --system"},
-	{"max-tokens", "int", "cap of each model call's output"},
 	{"approval-timeout", "duration", "deny a call still waiting for approval after this long (default: wait forever)"},
 	{"model-heartbeat", "duration", "heartbeat timeout of a model call (default 20s)"},
 	{"persist-timeout", "duration", "timeout of the session append (default 1m)"},

@@ -38,7 +38,7 @@ var workerFlags = map[string]string{
 
 // forwarded are the flags agcore-temporal run takes as they are.
 var forwarded = []string{"temporal", "session", "json", "timeout", "record", "yes", "otel", "redis", "blobs", "turn",
-	"namespace", "task-queue", "max-tokens", "approval-timeout", "model-heartbeat", "persist-timeout", "tool-timeout", "raw", "hide-thinking"}
+	"namespace", "task-queue", "max-tokens", "temperature", "approval-timeout", "model-heartbeat", "persist-timeout", "tool-timeout", "raw", "hide-thinking"}
 
 // durableRun runs agcore run --temporal: it resolves the turn's agents,
 // writes them for agcore-temporal run and runs it.

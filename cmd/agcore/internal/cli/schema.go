@@ -86,7 +86,7 @@ func (a *app) typedTurn(ctx context.Context, s *config.Settings, opts buildOptio
 	sink.Start(id, rt.model)
 	answerCalls := map[string]bool{} // the forced answer tool's calls: the answer, not shown as tool calls
 	v, resp, err := structured.Run[json.RawMessage](tctx, rt.agent, []llm.Message{llm.UserText(prompt)}, &structured.Options{
-		Run:    &agent.RunOptions{SessionID: id},
+		Run:    &agent.RunOptions{SessionID: id, MaxTokens: s.MaxTokens, Temperature: s.Temperature},
 		Schema: schema,
 		Name:   "answer",
 		OnUpdate: func(u agent.Update) {

@@ -80,7 +80,7 @@ func (a *app) runTurn(ctx context.Context, rt *runtime, sessionID, prompt string
 	if rt.rec != nil {
 		rt.rec.Turn(sessionID, input)
 	}
-	run := rt.agent.RunStream(tctx, input, &agent.RunOptions{SessionID: sessionID})
+	run := rt.agent.RunStream(tctx, input, &agent.RunOptions{SessionID: sessionID, MaxTokens: rt.s.MaxTokens, Temperature: rt.s.Temperature})
 	for u, err := range run.Updates() {
 		if err != nil {
 			break // Wait returns it

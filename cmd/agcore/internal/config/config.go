@@ -73,6 +73,10 @@ type File struct {
 	Root      string                    `json:"root,omitempty"`
 	System    string                    `json:"system,omitempty"`
 	MaxSteps  int                       `json:"max_steps,omitempty"`
+	// MaxTokens caps each model call's output; Temperature is the
+	// sampling temperature (unset: the model's default).
+	MaxTokens   int      `json:"max_tokens,omitempty"`
+	Temperature *float64 `json:"temperature,omitempty"`
 	// MaxCost and TokenBudget limit each turn (run): its cost in USD and
 	// its input plus output tokens; SessionMaxCost and SessionTokenBudget
 	// limit a session, its stored turns included. 0 is no limit.
@@ -224,6 +228,8 @@ type Settings struct {
 	MCP           []MCPServer
 	Yes           bool
 	MaxSteps      int
+	MaxTokens     int      // each model call's output cap; 0: the model's default
+	Temperature   *float64 // nil: the model's default
 	ContextWindow int
 	// MaxCost and TokenBudget limit each turn, SessionMaxCost and
 	// SessionTokenBudget each session (0: no limit).
@@ -339,15 +345,19 @@ func Resolve(in Input) (*Settings, error) {
 	s := &Settings{Sources: map[string]string{}}
 	s.Home = Home(in.Getenv, in.UserHome)
 	s.ConfigFile = ConfigPath(s.Home)
+	named := "" // where a file was named explicitly: its absence is a mistake
 	if p, ok := in.Getenv("AGCORE_CONFIG"); ok && p != "" {
-		s.ConfigFile = p
+		s.ConfigFile, named = p, "AGCORE_CONFIG"
 	}
 	if p, ok := in.Flags["config"]; ok {
-		s.ConfigFile = p
+		s.ConfigFile, named = p, "--config"
 	}
 	f, found, err := LoadFile(s.ConfigFile)
 	if err != nil {
 		return nil, err
+	}
+	if !found && named != "" {
+		return nil, fmt.Errorf("%s %s: no such file", named, s.ConfigFile)
 	}
 	s.FileFound = found
 	if name, ok := in.Flags[AgentFlag]; ok && name != "" {
@@ -396,6 +406,20 @@ func Resolve(in Input) (*Settings, error) {
 	s.Log = r.str("log", "log", []string{"AGCORE_LOG"}, f.Log, "")
 	if s.MaxSteps, err = r.num("max_steps", "max-steps", []string{"AGCORE_MAX_STEPS"}, f.MaxSteps, DefaultMaxSteps); err != nil {
 		return nil, err
+	}
+	if s.MaxTokens, err = r.num("max_tokens", "max-tokens", []string{"AGCORE_MAX_TOKENS"}, f.MaxTokens, 0); err != nil {
+		return nil, err
+	}
+	fileTemp := ""
+	if f.Temperature != nil {
+		fileTemp = strconv.FormatFloat(*f.Temperature, 'g', -1, 64)
+	}
+	if t := r.str("temperature", "temperature", []string{"AGCORE_TEMPERATURE"}, fileTemp, ""); t != "" {
+		v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+		if err != nil || v < 0 || v > 2 {
+			return nil, fmt.Errorf("temperature: %q is not a number from 0 to 2 (from %s)", t, s.Sources["temperature"])
+		}
+		s.Temperature = &v
 	}
 	if s.MaxSteps == 0 {
 		return nil, errors.New("--max-steps must be at least 1")
