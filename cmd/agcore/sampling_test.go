@@ -62,3 +62,28 @@ func TestMissingConfigFile(t *testing.T) {
 	}
 	_ = os.Remove(missing)
 }
+
+// TestSessionsRemoveSeveral: sessions rm takes several ids (or prefixes)
+// and removes none when one is not found.
+func TestSessionsRemoveSeveral(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	c.env["AGCORE_PROVIDER"] = "demo"
+	for _, id := range []string{"one", "two", "three"} {
+		c.ok("run", "--session", id, "--tools", "", "hi")
+	}
+	r := c.run("", "sessions", "rm", "one", "tw", "nothing")
+	if r.code != 1 || !strings.Contains(r.stderr, `no session "nothing"`) {
+		t.Fatalf("rm with a missing id: exit %d\n%s", r.code, r.stderr)
+	}
+	if out := c.ok("sessions", "list").stdout; !strings.Contains(out, "one") || !strings.Contains(out, "two") {
+		t.Fatalf("a failed rm removed sessions:\n%s", out)
+	}
+	r = c.ok("sessions", "rm", "one", "tw")
+	if r.stdout != "removed session one\nremoved session two\n" {
+		t.Fatalf("rm one tw: %q", r.stdout)
+	}
+	if out := c.ok("sessions", "list").stdout; strings.Contains(out, "one ") || !strings.Contains(out, "three") {
+		t.Fatalf("after rm:\n%s", out)
+	}
+}

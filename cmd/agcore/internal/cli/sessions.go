@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -102,10 +103,10 @@ extension); a tool_result message also has "tool_call_id" and "is_error".`,
 	show.Flags().Bool("json", false, "print the session as JSON, its messages in their storage format")
 
 	rm := &cobra.Command{
-		Use:               "rm ID",
-		Short:             "Remove a session (ID, or a unique prefix of it)",
+		Use:               "rm ID...",
+		Short:             "Remove sessions (each an ID, or a unique prefix of one); none is removed unless every one is found",
 		Example:           `  agcore sessions rm work`,
-		Args:              cobra.ExactArgs(1),
+		Args:              cobra.MinimumNArgs(1),
 		RunE:              a.sessionsRemove,
 		ValidArgsFunction: a.completeSessions,
 	}
@@ -290,14 +291,24 @@ func (a *app) sessionsRemove(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	defer st.Close()
-	id, err := resolveID(cmd.Context(), st, args[0])
-	if err != nil {
-		return sessionError(err, args[0], st.Description)
+	// Every id is resolved before any session is removed: a mistyped one
+	// removes nothing.
+	ids := make([]string, 0, len(args))
+	for _, arg := range args {
+		id, err := resolveID(cmd.Context(), st, arg)
+		if err != nil {
+			return sessionError(err, arg, st.Description)
+		}
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
 	}
-	if err := st.Delete(cmd.Context(), id); err != nil {
-		return sessionError(err, id, st.Description)
+	for _, id := range ids {
+		if err := st.Delete(cmd.Context(), id); err != nil {
+			return sessionError(err, id, st.Description)
+		}
+		fmt.Fprintf(a.env.Stdout, "removed session %s\n", id)
 	}
-	fmt.Fprintf(a.env.Stdout, "removed session %s\n", id)
 	return nil
 }
 
