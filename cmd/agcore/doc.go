@@ -22,7 +22,7 @@
 //	agcore version                   the module version and commit agcore was built from (also --version)
 //
 // worker, approve and run --temporal execute agcore-temporal (a separate
-// module: go install github.com/agcore/agcore/temporal/cmd/agcore-temporal),
+// module: cd temporal && go install ./cmd/agcore-temporal, from a clone),
 // found next to agcore, on PATH or at $AGCORE_TEMPORAL_BIN.
 //
 // run reads piped stdin too: alone it is the prompt, after arguments it

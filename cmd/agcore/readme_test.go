@@ -68,7 +68,7 @@ import (
 // it short: a line that can run here should.
 var excluded = map[string]string{
 	"docker run --rm -p 16686:16686 -p 4317:4317 -p 4318:4318 jaegertracing/jaeger:latest":     "starts Jaeger in Docker, which CI does not have; the next line runs without it (a failed export is one line on stderr)",
-	"go install github.com/agcore/agcore/temporal/cmd/agcore-temporal@latest":                  "installs the published agcore-temporal from the module proxy; the harness builds it from temporal/ and puts it on PATH instead",
+	"(cd temporal && go install ./cmd/agcore-temporal)":                                        "installs agcore-temporal into GOBIN; the harness builds it from temporal/ and puts it on PATH instead",
 	"cd bench && go run ./cmd/benchtable":                                                      "the peer benchmark table takes 3-5 minutes; .ci/run runs the bench module's quick test",
 	`eval "$(.ci/openai-node-setup.sh)"`:                                                       "CI's own setup step; .ci/run runs it before the tests",
 	"agcore worker --temporal temporal.internal:7233 --task-queue agents --provider anthropic": "names a Temporal server on another host (temporal.internal); the example before it runs a worker against the local one",

@@ -8,9 +8,11 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,7 +26,10 @@ import (
 // the search next to agcore and on PATH.
 const temporalBinEnv = "AGCORE_TEMPORAL_BIN"
 
-const temporalInstall = "go install github.com/agcore/agcore/temporal/cmd/agcore-temporal@latest"
+// temporalInstall builds agcore-temporal from a clone of agcore: the
+// temporal module replaces agcore with the clone's own (../), which go
+// install pkg@version refuses, so it is installed from the clone.
+const temporalInstall = "git clone https://github.com/agcore/agcore && cd agcore/temporal && go install ./cmd/agcore-temporal"
 
 func (a *app) newWorkerCmd() *cobra.Command {
 	return &cobra.Command{
@@ -40,6 +45,9 @@ agcore run --temporal sends each turn's agents as data. See agcore worker
   agcore worker --temporal temporal.internal:7233 --task-queue agents --provider anthropic`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if a.helpWithout(cmd, args) {
+				return nil
+			}
 			args, err := workerConfigArgs(args)
 			if err != nil {
 				return err
@@ -47,6 +55,21 @@ agcore run --temporal sends each turn's agents as data. See agcore worker
 			return a.execTemporal(cmd.Context(), "worker", args)
 		},
 	}
+}
+
+// helpWithout shows cmd's own help when args ask for help and
+// agcore-temporal, whose help it would show, is not installed.
+func (a *app) helpWithout(cmd *cobra.Command, args []string) bool {
+	if !slices.Contains(args, "--help") && !slices.Contains(args, "-h") {
+		return false
+	}
+	if _, err := a.temporalBinary(); err == nil {
+		return false
+	}
+	cmd.SetOut(a.env.Stdout)
+	_ = cmd.Help()
+	fmt.Fprintf(a.env.Stdout, "\nagcore-temporal, which runs it, is not installed: %s\n", temporalInstall)
+	return true
 }
 
 // workerConfigArgs replaces --config FILE among worker's arguments with the
@@ -124,6 +147,9 @@ call ids it approves them (or denies them with --deny).`,
   agcore approve --session work --turn 20260105-143012.123-9f86 --deny --reason "not that file" call_1`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if a.helpWithout(cmd, args) {
+				return nil
+			}
 			return a.execTemporal(cmd.Context(), "approve", args)
 		},
 	}

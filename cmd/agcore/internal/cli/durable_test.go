@@ -153,3 +153,16 @@ func TestWorkerConfig(t *testing.T) {
 		t.Fatalf("a missing file: exit %d, %q", code, errOut)
 	}
 }
+
+// TestDurableHelpWithoutAgcoreTemporal: worker --help and approve --help
+// show their own help, with how to install agcore-temporal, and exit 0
+// when agcore-temporal is not installed.
+func TestDurableHelpWithoutAgcoreTemporal(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	for _, sub := range []string{"worker", "approve"} {
+		code, out, errOut := runDurable(t, "", sub, "--help")
+		if code != 0 || !strings.Contains(out, "agcore "+sub) || !strings.Contains(out, temporalInstall) {
+			t.Errorf("%s --help: exit %d\n%s\n%s", sub, code, out, errOut)
+		}
+	}
+}
