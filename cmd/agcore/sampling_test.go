@@ -87,3 +87,19 @@ func TestSessionsRemoveSeveral(t *testing.T) {
 		t.Fatalf("after rm:\n%s", out)
 	}
 }
+
+// TestStoreTypoMakesNoDirectory: --store sqlite:PATH in a directory that
+// does not exist is a usage error that names it; nothing is created.
+func TestStoreTypoMakesNoDirectory(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	c.env["AGCORE_PROVIDER"] = "demo"
+	missing := filepath.Join(t.TempDir(), "tpyo")
+	r := c.run("", "run", "--store", "sqlite:"+filepath.Join(missing, "a.db"), "hi")
+	if r.code != 2 || !strings.Contains(r.stderr, missing+" does not exist") {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Fatalf("the directory was made: %v", err)
+	}
+}

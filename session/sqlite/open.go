@@ -58,8 +58,14 @@ func (opener) Open(ctx context.Context, url string, o session.OpenOptions) (*ses
 			return nil, fmt.Errorf("no such database (%w): check the path", session.ErrNoStore)
 		}
 		opts = append(opts, ReadOnly())
-	} else if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-		return nil, err
+	} else if dflt {
+		if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+			return nil, err
+		}
+	} else if st, err := os.Stat(filepath.Dir(abs)); err != nil || !st.IsDir() {
+		// A path the user typed: a mistyped directory is an error, not a
+		// new directory tree.
+		return nil, fmt.Errorf("the directory %s does not exist (%w): check the path", filepath.Dir(abs), session.ErrNoStore)
 	}
 	db, err := Open(ctx, abs, opts...)
 	if err != nil {

@@ -3,6 +3,7 @@ package stores_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -102,6 +103,19 @@ func TestRedact(t *testing.T) {
 	}
 }
 
+// A sqlite path in a directory that does not exist is refused (a typo
+// must not make a directory tree); the default database's directory is
+// made.
+func TestOpenSQLiteMissingDirectory(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "tpyo", "a.db")
+	if _, err := session.Open(t.Context(), "sqlite:"+missing); !errors.Is(err, session.ErrNoStore) || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("Open(sqlite:%s) = %v, want ErrNoStore", missing, err)
+	}
+	if _, err := os.Stat(filepath.Dir(missing)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the directory was made: %v", err)
+	}
+}
+
 // Each local kind of store opens, describes itself and keeps a turn.
 func TestOpenLocal(t *testing.T) {
 	home := t.TempDir()
@@ -114,7 +128,7 @@ func TestOpenLocal(t *testing.T) {
 	}{
 		{"", "sqlite:" + filepath.Join(home, "agcore.db"), true, []session.OpenOption{session.WithHome(home)}},
 		{"sqlite", "sqlite:" + filepath.Join(home, "env-home", "agcore.db"), true, nil},
-		{"sqlite:" + filepath.Join(dir, "sub", "a.db"), "sqlite:" + filepath.Join(dir, "sub", "a.db"), true, nil},
+		{"sqlite:" + filepath.Join(dir, "a.db"), "sqlite:" + filepath.Join(dir, "a.db"), true, nil},
 		{"file:" + filepath.Join(dir, "jsonl"), "file:" + filepath.Join(dir, "jsonl"), true, nil},
 		{"memory:", "memory:", false, nil},
 	} {
