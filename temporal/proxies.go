@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -241,7 +243,7 @@ func (p *actProvider) Invoking(ctx context.Context, inv *agent.Invocation) (agen
 		return agent.Injection{}, err
 	}
 	if inv.Session != nil {
-		for _, k := range sortedKeys(res.State) {
+		for _, k := range slices.Sorted(maps.Keys(res.State)) { // not map order: the workflow's output must not depend on it
 			if v := res.State[k]; v == nil {
 				delete(inv.Session.State, k)
 			} else {
@@ -284,20 +286,6 @@ func (d *driver) allTools() []ToolSpec {
 		out = append(out, a.Tools...)
 	}
 	return out
-}
-
-func sortedKeys(m map[string]json.RawMessage) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	// A sort, not map order: the workflow's output must not depend on it.
-	for i := 1; i < len(keys); i++ {
-		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
-	return keys
 }
 
 // hooks adds to h, for each of the worker's hooks an agent names, a hook
