@@ -186,7 +186,6 @@ func TestRunSchemaOffline(t *testing.T) {
 		{"run", "--provider", "demo", "--json", "--schema", bookSchema, "x"},
 		{"run", "--provider", "demo", "--schema", `{"type":"array"}`, "x"},
 		{"run", "--provider", "demo", "--schema", filepath.Join(c.dir, "missing.json"), "x"},
-		{"run", "--provider", "demo", "--temporal", "127.0.0.1:1", "--schema", bookSchema, "x"},
 	} {
 		if r := c.run("", args...); r.code != 2 {
 			t.Errorf("agcore %v: exit %d, want 2\n%s", args[len(args)-3:], r.code, r.stderr)
