@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -63,10 +64,21 @@ func (t *remoteTool) Invoke(ctx context.Context, args json.RawMessage) (string, 
 		params.Meta = sdk.Meta{}
 		o.Inject(ctx, func(k, v string) { params.Meta[k] = v })
 	}
-	res, err := t.c.session.CallTool(ctx, params)
+	// The call's deadline is a silence deadline: progress restarts it.
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	silent := &SilentError{Server: t.c.name, Method: "tools/call", Tool: t.remote, After: t.c.timeout}
+	token, done := t.c.calls.start(t.remote, t.c.timeout, func() { cancel(silent) })
+	defer done()
+	params.SetProgressToken(token)
+	res, err := t.c.session.CallTool(cctx, params)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return "", fmt.Errorf("calling MCP tool %q of server %q: %w", t.remote, t.c.name, cerr)
+		}
+		if errors.Is(context.Cause(cctx), silent) {
+			t.c.notify(Notice{Kind: NoticeSilent, Tool: t.remote, Message: silent.Error()})
+			return "", silent
 		}
 		return "", fmt.Errorf("calling MCP tool %q of server %q: %w", t.remote, t.c.name, redact(err, t.c.secrets))
 	}

@@ -97,6 +97,7 @@ type runtime struct {
 	instr   string // the agent's instructions
 	store   *openedStore
 	mcp     *mcp.Group
+	notices noticeBoard // where the MCP servers' notices go: the sink
 	agent   *agent.Agent
 	model   string           // the model's name, for events
 	sink    render.Sink      // where the current turn is shown
@@ -194,6 +195,11 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 			return nil, exit(ExitUsage, "--tools/--root: %v", err)
 		}
 	}
+	var approve tool.Approver = &approver{yes: s.Yes, ask: o.ask, pause: func() func() { return rt.sink.Pause() }}
+	if o.approver != nil {
+		approve = o.approver
+	}
+	rt.notices.set(rt.sink)
 	if len(s.MCP) > 0 {
 		servers := make([]mcp.Server, len(s.MCP))
 		for i, m := range s.MCP {
@@ -204,8 +210,16 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 				servers[i].Dir = a.env.Cwd
 			} else {
 				servers[i].URL = m.URL
+				if servers[i].Headers, err = m.ExpandHeaders(a.env.Getenv); err != nil {
+					return nil, exit(ExitUsage, "MCP server %s: %v", config.RedactURL(m.URL), err)
+				}
 			}
 			servers[i].Name, servers[i].NeedsApproval = m.Name, m.Approval
+			servers[i].Timeout, _ = m.TimeoutDuration() // checked by config.Resolve
+			servers[i].Notify = rt.notices.notify
+			if ap, ok := approve.(*approver); ok && ap.ask != nil {
+				servers[i].Elicit = terminalElicitor(ap, a.env.Stderr)
+			}
 		}
 		cctx, cancel := context.WithTimeout(ctx, mcpStartTimeout)
 		rt.mcp, err = mcp.ConnectAll(cctx, servers)
@@ -229,10 +243,6 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		rt.closers = append(rt.closers, rt.store.Close)
 	}
 
-	var approve tool.Approver = &approver{yes: s.Yes, ask: o.ask, pause: func() func() { return rt.sink.Pause() }}
-	if o.approver != nil {
-		approve = o.approver
-	}
 	name := o.name
 	if name == "" {
 		name = s.Agent // the config file's agent (--agent; serve's named agents)

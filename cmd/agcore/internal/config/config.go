@@ -15,6 +15,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -178,7 +179,54 @@ type MCPServer struct {
 	Command  string `json:"command,omitempty"`
 	URL      string `json:"url,omitempty"`
 	Approval bool   `json:"approval,omitempty"` // every call of its tools needs approval
+	// Timeout is how long a request to the server may go unanswered
+	// ("30s", "5m"); empty means the mcp package's default (2m).
+	Timeout string `json:"timeout,omitempty"`
+	// Headers are sent with every request to a URL server; ${VAR} in a
+	// value is the environment variable VAR (see ExpandHeaders). Their
+	// values are never shown.
+	Headers map[string]string `json:"headers,omitempty"`
 }
+
+// TimeoutDuration is Timeout parsed; 0 when empty.
+func (m MCPServer) TimeoutDuration() (time.Duration, error) {
+	if m.Timeout == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(m.Timeout)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("timeout %q is not a positive duration such as 30s or 5m", m.Timeout)
+	}
+	return d, nil
+}
+
+// ExpandHeaders returns the headers with each ${VAR} replaced by the
+// environment variable VAR, looked up with getenv. A variable that is not
+// set is an error naming it (a header sent with an empty token would fail
+// later, and less clearly).
+func (m MCPServer) ExpandHeaders(getenv func(string) (string, bool)) (map[string]string, error) {
+	if len(m.Headers) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(m.Headers))
+	for k, v := range m.Headers {
+		var missing []string
+		out[k] = headerVar.ReplaceAllStringFunc(v, func(ref string) string {
+			name := ref[2 : len(ref)-1]
+			val, ok := getenv(name)
+			if !ok {
+				missing = append(missing, name)
+			}
+			return val
+		})
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("header %s uses $%s, which is not set", k, missing[0])
+		}
+	}
+	return out, nil
+}
+
+var headerVar = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*\}`)
 
 // Input is what Resolve reads.
 type Input struct {
@@ -455,6 +503,12 @@ func Resolve(in Input) (*Settings, error) {
 	for i, m := range s.MCP {
 		if (m.Command == "") == (m.URL == "") {
 			return nil, fmt.Errorf("MCP server %d: give exactly one of a command and a URL", i+1)
+		}
+		if _, err := m.TimeoutDuration(); err != nil {
+			return nil, fmt.Errorf("MCP server %d: %v", i+1, err)
+		}
+		if len(m.Headers) > 0 && m.URL == "" {
+			return nil, fmt.Errorf("MCP server %d: headers are for a URL server", i+1)
 		}
 	}
 	return s, setupErr
