@@ -201,31 +201,21 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 	}
 	rt.notices.set(rt.sink)
 	if len(s.MCP) > 0 {
+		var elicit mcp.Elicitor
+		if ap, ok := approve.(*approver); ok && ap.ask != nil {
+			elicit = terminalElicitor(ap, a.env.Stderr)
+		}
 		servers := make([]mcp.Server, len(s.MCP))
 		for i, m := range s.MCP {
-			if m.Command != "" {
-				if servers[i], err = mcp.ParseCommand(m.Command); err != nil {
-					return nil, exit(ExitUsage, "--mcp %q: %v", m.Command, err)
-				}
-				servers[i].Dir = a.env.Cwd
-			} else {
-				servers[i].URL = m.URL
-				if servers[i].Headers, err = m.ExpandHeaders(a.env.Getenv); err != nil {
-					return nil, exit(ExitUsage, "MCP server %s: %v", config.RedactURL(m.URL), err)
-				}
-			}
-			servers[i].Name, servers[i].NeedsApproval = m.Name, m.Approval
-			servers[i].Timeout, _ = m.TimeoutDuration() // checked by config.Resolve
-			servers[i].Notify = rt.notices.notify
-			if ap, ok := approve.(*approver); ok && ap.ask != nil {
-				servers[i].Elicit = terminalElicitor(ap, a.env.Stderr)
+			if servers[i], err = a.mcpServer(s, m, rt.notices.notify, elicit); err != nil {
+				return nil, err
 			}
 		}
 		cctx, cancel := context.WithTimeout(ctx, mcpStartTimeout)
 		rt.mcp, err = mcp.ConnectAll(cctx, servers)
 		cancel()
 		if err != nil {
-			return nil, exit(ExitFailed, "MCP: %v", err)
+			return nil, exit(ExitFailed, "MCP: %v", mcpErrorLine(err))
 		}
 		rt.closers = append(rt.closers, rt.mcp.Close)
 		tools = append(tools, rt.mcp.Tools()...)

@@ -186,6 +186,23 @@ type MCPServer struct {
 	// value is the environment variable VAR (see ExpandHeaders). Their
 	// values are never shown.
 	Headers map[string]string `json:"headers,omitempty"`
+	// OAuth says how agcore identifies itself to the server's
+	// authorization server; without it a login registers a client
+	// dynamically (or the server's client ID metadata document URL is
+	// used when given).
+	OAuth *MCPOAuth `json:"oauth,omitempty"`
+}
+
+// MCPOAuth is an MCP server entry's OAuth client: a pre-registered client
+// (its secret read from the environment, never from the file), a client ID
+// metadata document, and the grant: "authorization_code" (a login with
+// `agcore mcp login`, the default) or "client_credentials" (unattended:
+// worker, serve).
+type MCPOAuth struct {
+	ClientID          string `json:"client_id,omitempty"`
+	ClientSecretEnv   string `json:"client_secret_env,omitempty"`
+	ClientMetadataURL string `json:"client_metadata_url,omitempty"`
+	Grant             string `json:"grant,omitempty"`
 }
 
 // TimeoutDuration is Timeout parsed; 0 when empty.
@@ -509,6 +526,16 @@ func Resolve(in Input) (*Settings, error) {
 		}
 		if len(m.Headers) > 0 && m.URL == "" {
 			return nil, fmt.Errorf("MCP server %d: headers are for a URL server", i+1)
+		}
+		if o := m.OAuth; o != nil {
+			switch {
+			case m.URL == "":
+				return nil, fmt.Errorf("MCP server %d: oauth is for a URL server", i+1)
+			case o.Grant != "" && o.Grant != "authorization_code" && o.Grant != "client_credentials":
+				return nil, fmt.Errorf("MCP server %d: oauth grant %q is not authorization_code or client_credentials", i+1, o.Grant)
+			case o.Grant == "client_credentials" && (o.ClientID == "" || o.ClientSecretEnv == ""):
+				return nil, fmt.Errorf("MCP server %d: the client_credentials grant needs client_id and client_secret_env", i+1)
+			}
 		}
 	}
 	return s, setupErr
