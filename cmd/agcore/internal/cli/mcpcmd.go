@@ -65,8 +65,9 @@ tools.
 
 --principal keeps the login for a principal of agcore serve instead of the
 command line's user.`,
-		Args: cobra.ExactArgs(1),
-		RunE: a.mcpLogin,
+		Example: `  agcore mcp login https://mcp.example.com/mcp`,
+		Args:    cobra.ExactArgs(1),
+		RunE:    a.mcpLogin,
 	}
 	fs := cmd.Flags()
 	addStoreFlags(fs)
