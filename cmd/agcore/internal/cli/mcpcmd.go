@@ -39,7 +39,7 @@ refuses them for good, stop with one line saying to log in again.`,
 		Example: `  agcore mcp list
   agcore mcp logout --all`,
 	}
-	cmd.AddCommand(a.newMCPLoginCmd(), a.newMCPLogoutCmd(), a.newMCPListCmd())
+	cmd.AddCommand(a.newMCPLoginCmd(), a.newMCPLogoutCmd(), a.newMCPListCmd(), a.newMCPServeCmd())
 	return cmd
 }
 
