@@ -21,6 +21,14 @@ import (
 // clientInfo is how agcore introduces itself to servers.
 var clientInfo = &sdk.Implementation{Name: "agcore", Version: "0.1.0"}
 
+// DefaultProtocolVersion is the MCP version agcore asks servers for when
+// Server.ProtocolVersion is empty: 2025-11-25, the version of the servers
+// in use. The newest (2026-07-28) starts a session with a stateless
+// server/discover request, which servers of the 2025 versions are meant
+// to refuse, and some instead fail the handshake that follows; a server of
+// the newest version still speaks this one.
+const DefaultProtocolVersion = "2025-11-25"
+
 // waitDelay bounds how long, once a command has exited, its standard error
 // is still read (a grandchild may hold it open).
 const waitDelay = time.Second
@@ -147,7 +155,14 @@ func connect(ctx context.Context, s Server, name string) (*Client, error) {
 	}
 
 	cl := sdk.NewClient(clientInfo, c.clientOptions(&s))
-	cs, err := cl.Connect(ctx, transport, nil)
+	version := s.ProtocolVersion
+	switch version {
+	case "":
+		version = DefaultProtocolVersion
+	case "latest":
+		version = "" // the SDK's newest
+	}
+	cs, err := cl.Connect(ctx, transport, &sdk.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		if c.cmd != nil && c.cmd.Process == nil {
 			return fail("start", err)

@@ -82,6 +82,10 @@ type Server struct {
 	// the SDK's auth.OAuthHandler and this module's mcp/oauth package).
 	OAuth auth.OAuthHandler
 
+	// ProtocolVersion is the MCP version asked for in the handshake; empty
+	// means DefaultProtocolVersion, "latest" the newest the SDK speaks.
+	ProtocolVersion string
+
 	// Elicit answers the server's requests for input from the user
 	// (elicitation/create). Nil declines every request: nobody can answer.
 	Elicit Elicitor

@@ -184,8 +184,9 @@ func expiryNote(g *oauth.Grant) string {
 func (a *app) openBrowser(url string) {
 	var name string
 	var args []string
-	if b, ok := a.env.Getenv("BROWSER"); ok && b != "" {
-		name = b
+	if b, ok := a.env.Getenv("BROWSER"); ok && strings.TrimSpace(b) != "" {
+		f := strings.Fields(b)
+		name, args = f[0], f[1:]
 	} else {
 		switch goruntime.GOOS {
 		case "darwin":
