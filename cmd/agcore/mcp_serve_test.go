@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -15,19 +16,32 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// claudeDesktop and vsCode are the MCP client configurations the README
-// shows for agcore mcp serve; the test starts the server as they would.
-const (
-	claudeDesktop = `{"mcpServers": {"agcore": {"command": "agcore", "args": ["mcp", "serve", "--provider", "demo"]}}}`
-	vsCode        = `{"servers": {"agcore": {"type": "stdio", "command": "agcore", "args": ["mcp", "serve", "--provider", "demo"]}}}`
-)
+// desktopConfigs returns the MCP client configurations the README's "MCP"
+// section shows for agcore mcp serve (Claude Desktop's, VS Code's): its
+// JSON blocks that start agcore as a command.
+func desktopConfigs(t *testing.T) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, m := range regexp.MustCompile("(?s)```json\n(\\{\"(mcpServers|servers)\".*?)\n```").FindAllStringSubmatch(string(b), -1) {
+		out[m[2]] = m[1]
+	}
+	if len(out) != 2 {
+		t.Fatalf("the README shows %d desktop client configurations, want Claude Desktop's and VS Code's", len(out))
+	}
+	return out
+}
 
 // agcore mcp serve over stdio, started as Claude Desktop and VS Code start
 // it: the agent is a tool that runs a turn, with progress while it runs,
 // and calls of one MCP session continue one stored session.
 func TestMCPServeOverStdioAsDesktopClientsStartIt(t *testing.T) {
 	t.Parallel()
-	for _, tt := range []struct{ name, config, key string }{{"Claude Desktop", claudeDesktop, "mcpServers"}, {"VS Code", vsCode, "servers"}} {
+	configs := desktopConfigs(t)
+	for _, tt := range []struct{ name, config, key string }{{"Claude Desktop", configs["mcpServers"], "mcpServers"}, {"VS Code", configs["servers"], "servers"}} {
 		t.Run(tt.name, func(t *testing.T) {
 			var cfg map[string]map[string]struct {
 				Command string   `json:"command"`
@@ -41,6 +55,7 @@ func TestMCPServeOverStdioAsDesktopClientsStartIt(t *testing.T) {
 				t.Fatalf("config: %+v", entry)
 			}
 			c := newCLI(t)
+			c.env["AGCORE_PROVIDER"] = "demo"                     // the desktop's environment names the provider
 			cmd := c.command(context.Background(), entry.Args...) // the binary is what "agcore" names on PATH
 			var mu sync.Mutex
 			var progress []string
