@@ -204,6 +204,27 @@ func (c *Client) listTools(ctx context.Context) error {
 	return nil
 }
 
+// current returns the server's current tool of that name, or nil.
+func (c *Client) current(name string) *remoteTool {
+	c.toolsMu.RLock()
+	defer c.toolsMu.RUnlock()
+	for _, t := range c.tools {
+		if rt, ok := t.(*remoteTool); ok && rt.name == name {
+			return rt
+		}
+	}
+	return nil
+}
+
+// offers reports whether the server's current list has the tool (before
+// any list, every tool counts as offered).
+func (c *Client) offers(name string) bool {
+	c.toolsMu.RLock()
+	listed := c.tools != nil
+	c.toolsMu.RUnlock()
+	return !listed || c.current(name) != nil
+}
+
 // Name returns the server's short name, the SERVER in mcp__SERVER__TOOL.
 func (c *Client) Name() string { return c.name }
 

@@ -45,10 +45,25 @@ type remoteTool struct {
 	approval bool
 }
 
-func (t *remoteTool) Name() string                { return t.name }
-func (t *remoteTool) Description() string         { return t.desc }
-func (t *remoteTool) Parameters() json.RawMessage { return t.params }
-func (t *remoteTool) NeedsApproval() bool         { return t.approval }
+func (t *remoteTool) Name() string       { return t.name }
+func (t *remoteTool) NeedsApproval() bool { return t.approval }
+
+// Description is the server's, as it last listed the tool (a list change
+// is seen by the next request built).
+func (t *remoteTool) Description() string {
+	if cur := t.c.current(t.name); cur != nil {
+		return cur.desc
+	}
+	return t.desc
+}
+
+// Parameters is the server's input schema, as it last listed the tool.
+func (t *remoteTool) Parameters() json.RawMessage {
+	if cur := t.c.current(t.name); cur != nil {
+		return cur.params
+	}
+	return t.params
+}
 
 // Invoke calls the tool on the server and returns its content as text; see
 // the package documentation.
@@ -71,6 +86,9 @@ func (t *remoteTool) Invoke(ctx context.Context, args json.RawMessage) (string, 
 	token, done := t.c.calls.start(t.remote, t.c.timeout, func() { cancel(silent) })
 	defer done()
 	params.SetProgressToken(token)
+	if !t.c.offers(t.name) {
+		return "", fmt.Errorf("MCP server %q no longer offers the tool %q (its tool list changed)", t.c.name, t.remote)
+	}
 	res, err := t.c.session.CallTool(cctx, params)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {

@@ -1,14 +1,20 @@
 package main_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/agcore/agcore/internal/testkit/testwait"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -153,5 +159,72 @@ func TestMCPHeadersFromTheConfigFile(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(c.home, "config.json")); err != nil || string(b) != cfg {
 		t.Errorf("the config file changed: %s, %v", b, err)
+	}
+}
+
+// A server that adds a tool (tools/list_changed) mid-session: the next run
+// of the same process offers it to the model (agcore serve, two turns).
+func TestMCPToolListChangeReachesTheNextRun(t *testing.T) {
+	t.Parallel()
+	srv := sdk.NewServer(&sdk.Implementation{Name: "live", Version: "v1"}, nil)
+	obj := json.RawMessage(`{"type":"object"}`)
+	srv.AddTool(&sdk.Tool{Name: "unlock", InputSchema: obj}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		srv.AddTool(&sdk.Tool{Name: "secret", Description: "Tells the secret", InputSchema: obj}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "42"}}}, nil
+		})
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "unlocked"}}}, nil
+	})
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	var lists atomic.Int64 // the client's tools/list requests
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			b, _ := io.ReadAll(r.Body)
+			if strings.Contains(string(b), `"tools/list"`) {
+				lists.Add(1)
+			}
+			r.Body = io.NopCloser(bytes.NewReader(b))
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	model := newFake(t,
+		openaiReply(turn{calls: []call{{"u1", "mcp__http__unlock", `{}`}}}),
+		openaiReply(turn{text: "Unlocked."}),
+		openaiReply(turn{text: "I see a new tool."}),
+	)
+	c := newCLI(t).openai(model, "sk-test")
+	base, cmd, lines := c.startServe(t, "--mcp-url", ts.URL)
+	for i, prompt := range []string{"Unlock it", "What now?"} {
+		if i == 1 {
+			// The list change reaches agcore as a notification, and it
+			// lists the tools again: wait for that before the next turn.
+			testwait.For(t, "agcore to list the tools again", func() bool { return lists.Load() >= 2 })
+		}
+		resp, err := http.Post(base+"/v1/responses", "application/json", strings.NewReader(`{"model":"agcore","input":"`+prompt+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+	}
+	offered := func(i int) []string {
+		var names []string
+		tools, _ := model.got()[i].body["tools"].([]any)
+		for _, tl := range tools {
+			names = append(names, tl.(map[string]any)["function"].(map[string]any)["name"].(string))
+		}
+		return names
+	}
+	if got := offered(0); slices.Contains(got, "mcp__http__secret") {
+		t.Errorf("the first run was offered the tool before it existed: %v", got)
+	}
+	if got := offered(2); !slices.Contains(got, "mcp__http__secret") || !slices.Contains(got, "mcp__http__unlock") {
+		t.Errorf("the next run's tools = %v, want the new mcp__http__secret among them", got)
+	}
+	if log, err := interrupt(t, cmd, lines); err != nil {
+		t.Fatalf("exit: %v\n%s", err, log)
 	}
 }

@@ -313,7 +313,7 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		Budget:        budget.Limits{CostUSD: s.MaxCost, Tokens: s.TokenBudget},
 		SessionBudget: budget.Limits{CostUSD: s.SessionMaxCost, Tokens: s.SessionTokenBudget},
 		Logger:        logger,
-		Providers:     []agent.ContextProvider{&metaRecorder{meta: sessionMeta{Model: s.Model, Provider: s.Provider}}},
+		Providers:     []agent.ContextProvider{&metaRecorder{meta: sessionMeta{Model: s.Model, Provider: s.Provider}}, &mcpToolsNow{rt}},
 		Telemetry:     tel,
 		Middleware:    recMW,
 

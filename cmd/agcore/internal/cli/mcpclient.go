@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/cmd/agcore/internal/render"
 	"github.com/agcore/agcore/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -254,3 +255,21 @@ func (f formField) parse(a string) (v any, ok bool, err error) {
 	}
 	return a, true, nil
 }
+
+// mcpToolsNow offers each run the MCP servers' tools as they are now: a
+// tool a server added since it connected (tools/list_changed) is offered
+// from the next run on. (The tools of the connection stay the agent's own;
+// their descriptions and schemas are read as last listed, and a removed
+// one answers that it is gone.)
+type mcpToolsNow struct{ rt *runtime }
+
+// Invoking implements agent.ContextProvider.
+func (p *mcpToolsNow) Invoking(context.Context, *agent.Invocation) (agent.Injection, error) {
+	if p.rt.mcp == nil {
+		return agent.Injection{}, nil
+	}
+	return agent.Injection{Tools: p.rt.mcp.Tools()}, nil
+}
+
+// Invoked implements agent.ContextProvider.
+func (p *mcpToolsNow) Invoked(context.Context, *agent.Invocation, *agent.Outcome) error { return nil }
