@@ -3,6 +3,9 @@ package main_test
 import (
 	"bufio"
 	"context"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,7 +46,7 @@ func TestMCPOAuthLoginRunRefreshRevoke(t *testing.T) {
 		return c.run("", "run", "--json", "--mcp-url", as.MCPURL, "Who am I?")
 	}
 	r = whoami()
-	if res := ofType(events(t, r.stdout), "tool_result"); r.code != 0 || len(res) != 1 || res[0]["output"] != "you are user" {
+	if res := ofType(events(t, r.stdout), "tool_result"); r.code != 0 || len(res) != 1 || res[0]["output"] != "you are user1" {
 		t.Fatalf("run after login: exit %d, results %v\n%s", r.code, res, r.stderr)
 	}
 
@@ -80,12 +83,13 @@ func TestMCPOAuthLoginRunRefreshRevoke(t *testing.T) {
 }
 
 // login runs agcore mcp login against the test's authorization server,
-// opening the URL it prints as the user's browser would.
-func login(t *testing.T, c *cli, as *oauthtest.Server) {
+// opening the URL it prints as the user's browser would; extra are more
+// flags (--principal NAME).
+func login(t *testing.T, c *cli, as *oauthtest.Server, extra ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := c.command(ctx, "mcp", "login", "--no-browser", as.MCPURL)
+	cmd := c.command(ctx, append([]string{"mcp", "login", "--no-browser", as.MCPURL}, extra...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +113,46 @@ func login(t *testing.T, c *cli, as *oauthtest.Server) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("agcore mcp login: %v\nstderr:\n%s", err, strings.Join(said, "\n"))
 	}
-	if !strings.Contains(stdout.String(), "Logged in to "+as.MCPURL+": 1 tools") {
+	if !strings.Contains(stdout.String(), "Logged in to "+as.MCPURL) || !strings.Contains(stdout.String(), ": 1 tools") {
 		t.Errorf("login said: %s", stdout.String())
+	}
+}
+
+// Two principals of agcore serve never share a token: each turn's MCP call
+// goes with its principal's own login (agcore mcp login --principal), and a
+// principal without one gets an error result naming the command that
+// gives one.
+func TestMCPOAuthPrincipalsOfServeNeverShareAToken(t *testing.T) {
+	t.Parallel()
+	as := oauthtest.New(t)
+	model := newFake(t)
+	c := newCLI(t).openai(model, "sk-test")
+	login(t, c, as)                         // the operator's: user1
+	login(t, c, as, "--principal", "alice") // user2
+	login(t, c, as, "--principal", "bob")   // user3
+	c.env["AGCORE_SERVE_TOKENS"] = "alice=a-secret,bob=b-secret,carol=c-secret"
+	base, cmd, lines := c.startServe(t, "--mcp-url", as.MCPURL)
+	for i, who := range []string{"a-secret", "b-secret", "c-secret", "a-secret"} {
+		model.add(openaiReply(turn{calls: []call{{fmt.Sprintf("w%d", i), "mcp__http__whoami", `{}`}}}), openaiReply(turn{text: "Noted."}))
+		req, _ := http.NewRequest(http.MethodPost, base+"/v1/responses", strings.NewReader(`{"model":"agcore","input":"Who am I?"}`))
+		req.Header.Set("Authorization", "Bearer "+who)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", who, resp.StatusCode, body)
+		}
+	}
+	for i, want := range []string{"you are user2", "you are user3", "run `agcore mcp login " + as.MCPURL + " --principal carol`", "you are user2"} {
+		if got := model.messages(2*i + 1); !strings.Contains(got, want) {
+			t.Errorf("turn %d: the tool result sent to the model does not contain %q:\n%s", i, want, got)
+		}
+	}
+	if log, err := interrupt(t, cmd, lines); err != nil {
+		t.Fatalf("exit: %v\n%s", err, log)
 	}
 }

@@ -65,7 +65,7 @@ func login(t *testing.T, srv *oauthtest.Server, store *oauth.Store) *oauth.Handl
 	if err != nil {
 		t.Fatalf("login: %v", err)
 	}
-	if got := whoami(t, c); got != "you are user" {
+	if got := whoami(t, c); got != "you are user1" {
 		t.Errorf("whoami after login = %q", got)
 	}
 	return h
@@ -102,7 +102,7 @@ func TestLoginRefreshAndRevocation(t *testing.T) {
 			t.Fatal(err)
 		}
 		c, err := connect(t, srv, h)
-		if err != nil || whoami(t, c) != "you are user" {
+		if err != nil || whoami(t, c) != "you are user1" {
 			t.Fatalf("connect: %v", err)
 		}
 		if srv.Count("authorize") != 1 {
@@ -115,7 +115,7 @@ func TestLoginRefreshAndRevocation(t *testing.T) {
 		before, _ := store.Load(srv.MCPURL, "")
 		h, _ := oauth.NewHandler(oauth.Config{Server: srv.MCPURL, Store: store})
 		c, err := connect(t, srv, h)
-		if err != nil || whoami(t, c) != "you are user" {
+		if err != nil || whoami(t, c) != "you are user1" {
 			t.Fatalf("connect after expiry: %v", err)
 		}
 		after, _ := store.Load(srv.MCPURL, "")
@@ -133,7 +133,7 @@ func TestLoginRefreshAndRevocation(t *testing.T) {
 		n := srv.Count("refresh")
 		h, _ := oauth.NewHandler(oauth.Config{Server: srv.MCPURL, Store: store})
 		c, err := connect(t, srv, h)
-		if err != nil || whoami(t, c) != "you are user" || srv.Count("refresh") != n+1 {
+		if err != nil || whoami(t, c) != "you are user1" || srv.Count("refresh") != n+1 {
 			t.Fatalf("connect: %v; refreshes %d, want %d", err, srv.Count("refresh"), n+1)
 		}
 	})

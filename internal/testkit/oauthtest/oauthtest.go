@@ -45,8 +45,8 @@ type Server struct {
 	mu        sync.Mutex
 	clients   map[string][]string // client id → redirect URIs
 	codes     map[string]codeGrant
-	access    map[string]string // access token → principal of the grant ("user" or "robot")
-	refresh   map[string]bool
+	access    map[string]string // access token → whose it is: "userN" (the Nth login) or "robot"
+	refresh   map[string]string // refresh token → whose it is
 	counts    map[string]int
 	lastToken string
 }
@@ -56,10 +56,12 @@ type codeGrant struct {
 }
 
 // New starts the servers; they stop when the test ends. The MCP server has
-// one tool, whoami, that answers with the principal of the token.
+// one tool, whoami, that answers with whose the token is: "user1" for the
+// first login's tokens (refreshed or not), "user2" for the second's, and
+// "robot" for the client credentials grant's.
 func New(t testing.TB) *Server {
 	s := &Server{Secret: "robot-secret", clients: map[string][]string{"robot": nil}, codes: map[string]codeGrant{},
-		access: map[string]string{}, refresh: map[string]bool{}, counts: map[string]int{}}
+		access: map[string]string{}, refresh: map[string]string{}, counts: map[string]int{}}
 	mcpSrv := sdk.NewServer(&sdk.Implementation{Name: "protected", Version: "v1"}, nil)
 	mcpSrv.AddTool(&sdk.Tool{Name: "whoami", Description: "Says who the token belongs to", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -226,7 +228,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	principal := "user"
+	principal := ""
 	switch f.Get("grant_type") {
 	case "authorization_code":
 		g, ok := s.codes[f.Get("code")]
@@ -244,8 +246,10 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.counts["code"]++
+		principal = fmt.Sprintf("user%d", s.counts["code"])
 	case "refresh_token":
-		if !s.refresh[f.Get("refresh_token")] {
+		principal = s.refresh[f.Get("refresh_token")]
+		if principal == "" {
 			fail("invalid_grant", "unknown or revoked refresh token")
 			return
 		}
@@ -278,8 +282,8 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		expires = 3600
 	}
 	resp := map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": expires, "scope": "tools"}
-	if principal == "user" {
-		s.refresh[refresh] = true
+	if principal != "robot" {
+		s.refresh[refresh] = principal
 		resp["refresh_token"] = refresh
 	}
 	writeJSON(w, http.StatusOK, resp)

@@ -98,6 +98,7 @@ type runtime struct {
 	store   *openedStore
 	mcp     *mcp.Group
 	notices noticeBoard // where the MCP servers' notices go: the sink
+	pool    *principalPool // serve's per-principal MCP connections; nil elsewhere
 	agent   *agent.Agent
 	model   string           // the model's name, for events
 	sink    render.Sink      // where the current turn is shown
@@ -139,6 +140,10 @@ type buildOptions struct {
 	// approver, when set, decides the calls needing approval instead of
 	// the terminal (agcore serve's broker).
 	approver tool.Approver
+	// principals: the turns are principals' (agcore serve, agcore mcp
+	// serve): a URL server that authorizes with a login is reached with
+	// the login of the turn's principal (principalPool).
+	principals bool
 	// shared, when set, is a runtime of the same command whose log,
 	// telemetry and store this one uses instead of opening its own (the
 	// agents of agcore serve). It must outlive this runtime.
@@ -207,7 +212,7 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		}
 		servers := make([]mcp.Server, len(s.MCP))
 		for i, m := range s.MCP {
-			if servers[i], err = a.mcpServer(s, m, rt.notices.notify, elicit); err != nil {
+			if servers[i], err = a.mcpServer(s, m, "", rt.notices.notify, elicit); err != nil {
 				return nil, err
 			}
 		}
@@ -218,7 +223,11 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 			return nil, exit(ExitFailed, "MCP: %v", mcpErrorLine(err))
 		}
 		rt.closers = append(rt.closers, rt.mcp.Close)
-		tools = append(tools, rt.mcp.Tools()...)
+		if o.principals {
+			rt.pool = &principalPool{a: a, s: s, notify: rt.notices.notify, clients: map[string]*mcp.Client{}}
+			rt.closers = append(rt.closers, rt.pool.Close)
+		}
+		tools = append(tools, rt.mcpTools()...)
 	}
 
 	// The store opens last, so that a bad flag or a server that fails to

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -11,8 +12,11 @@ import (
 	"sync"
 
 	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/cmd/agcore/internal/config"
 	"github.com/agcore/agcore/cmd/agcore/internal/render"
 	"github.com/agcore/agcore/mcp"
+	"github.com/agcore/agcore/serve/host"
+	"github.com/agcore/agcore/tool"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -268,8 +272,106 @@ func (p *mcpToolsNow) Invoking(context.Context, *agent.Invocation) (agent.Inject
 	if p.rt.mcp == nil {
 		return agent.Injection{}, nil
 	}
-	return agent.Injection{Tools: p.rt.mcp.Tools()}, nil
+	return agent.Injection{Tools: p.rt.mcpTools()}, nil
 }
 
 // Invoked implements agent.ContextProvider.
 func (p *mcpToolsNow) Invoked(context.Context, *agent.Invocation, *agent.Outcome) error { return nil }
+
+// mcpTools returns the MCP servers' tools as they are now; under agcore
+// serve, those of a server that authorizes with a login are routed to the
+// turn's principal's own connection (principalTool).
+func (rt *runtime) mcpTools() []tool.Tool {
+	var out []tool.Tool
+	for i, c := range rt.mcp.Clients() {
+		m := rt.s.MCP[i]
+		perPrincipal := rt.pool != nil && m.URL != "" && len(m.Headers) == 0 && (m.OAuth == nil || m.OAuth.Grant != "client_credentials")
+		for _, t := range c.Tools() {
+			if perPrincipal {
+				t = &principalTool{Tool: t, pool: rt.pool, cfg: m, name: c.Name()}
+			}
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// principalPool holds agcore serve's connections to MCP servers that
+// authorize with a login, one per server and principal, each with that
+// principal's stored login (agcore mcp login --principal): two principals
+// never share a token. The command line's user's connection ("") is the
+// runtime's own.
+type principalPool struct {
+	a      *app
+	s      *config.Settings
+	notify func(mcp.Notice)
+
+	mu      sync.Mutex
+	clients map[string]*mcp.Client // server URL + "\x00" + principal
+}
+
+// client returns principal's connection to the server, connecting it the
+// first time (a failure is not kept: the next call tries again).
+func (p *principalPool) client(ctx context.Context, m config.MCPServer, name, principal string) (*mcp.Client, error) {
+	key := m.URL + "\x00" + principal
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c := p.clients[key]; c != nil {
+		return c, nil
+	}
+	srv, err := p.a.mcpServer(p.s, m, principal, p.notify, nil)
+	if err != nil {
+		return nil, err
+	}
+	srv.Name = name // the same tool names as the shared connection's
+	cctx, cancel := context.WithTimeout(ctx, mcpStartTimeout)
+	defer cancel()
+	c, err := mcp.Connect(cctx, srv)
+	if err != nil {
+		return nil, err
+	}
+	p.clients[key] = c
+	return c, nil
+}
+
+// Close closes every principal's connections.
+func (p *principalPool) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var errs []error
+	for k, c := range p.clients {
+		errs = append(errs, c.Close())
+		delete(p.clients, k)
+	}
+	return errors.Join(errs...)
+}
+
+// principalTool is an MCP tool whose calls go through the connection of
+// the turn's principal (the command line's user's when the turn has none).
+type principalTool struct {
+	tool.Tool
+	pool *principalPool
+	cfg  config.MCPServer
+	name string // the server's short name
+}
+
+// NeedsApproval is the tool's own.
+func (t *principalTool) NeedsApproval() bool { return tool.NeedsApproval(t.Tool) }
+
+// Invoke calls the tool as the turn's principal.
+func (t *principalTool) Invoke(ctx context.Context, args json.RawMessage) (string, error) {
+	principal := host.Owner(ctx)
+	if principal == "" {
+		return t.Tool.Invoke(ctx, args)
+	}
+	c, err := t.pool.client(ctx, t.cfg, t.name, principal)
+	if err != nil {
+		return "", errors.New(mcpErrorLine(err))
+	}
+	for _, x := range c.Tools() {
+		if x.Name() == t.Name() {
+			return x.Invoke(ctx, args)
+		}
+	}
+	return "", fmt.Errorf("MCP server %q offers principal %q no tool %s", t.name, principal, t.Name())
+}

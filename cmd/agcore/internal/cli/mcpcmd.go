@@ -314,7 +314,7 @@ func (a *app) mcpList(cmd *cobra.Command, _ []string) error {
 	var servers []listedServer
 	configured := map[string]bool{}
 	for _, m := range s.MCP {
-		ms, err := a.mcpServer(s, m, nil, nil)
+		ms, err := a.mcpServer(s, m, "", nil, nil)
 		ls := listedServer{Target: m.Command, Auth: "none"}
 		if m.URL != "" {
 			ls.Target = config.RedactURL(m.URL)
@@ -411,9 +411,10 @@ func authState(m config.MCPServer, store *oauth.Store) string {
 
 // mcpServer describes a configured server for the mcp package: the
 // command, or the URL with its headers (${VAR} expanded) and its OAuth
-// handler (the stored login of the command line's user, refreshed as
-// needed, or client credentials). notify and elicit may be nil.
-func (a *app) mcpServer(s *config.Settings, m config.MCPServer, notify func(mcp.Notice), elicit mcp.Elicitor) (mcp.Server, error) {
+// handler (the stored login of principal, "" for the command line's user,
+// refreshed as needed; or client credentials). notify and elicit may be
+// nil.
+func (a *app) mcpServer(s *config.Settings, m config.MCPServer, principal string, notify func(mcp.Notice), elicit mcp.Elicitor) (mcp.Server, error) {
 	var out mcp.Server
 	var err error
 	if m.Command != "" {
@@ -427,7 +428,7 @@ func (a *app) mcpServer(s *config.Settings, m config.MCPServer, notify func(mcp.
 			return out, exit(ExitUsage, "MCP server %s: %v", config.RedactURL(m.URL), err)
 		}
 		if _, ok := out.Headers["Authorization"]; !ok {
-			cfg := oauth.Config{Server: m.URL, Store: oauthStore(s)}
+			cfg := oauth.Config{Server: m.URL, Principal: principal, Store: oauthStore(s)}
 			if o := m.OAuth; o != nil {
 				cfg.ClientID, cfg.ClientMetadataURL = o.ClientID, o.ClientMetadataURL
 				if o.ClientSecretEnv != "" {
