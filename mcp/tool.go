@@ -45,7 +45,7 @@ type remoteTool struct {
 	approval bool
 }
 
-func (t *remoteTool) Name() string       { return t.name }
+func (t *remoteTool) Name() string        { return t.name }
 func (t *remoteTool) NeedsApproval() bool { return t.approval }
 
 // Description is the server's, as it last listed the tool (a list change

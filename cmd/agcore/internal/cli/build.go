@@ -97,7 +97,7 @@ type runtime struct {
 	instr   string // the agent's instructions
 	store   *openedStore
 	mcp     *mcp.Group
-	notices noticeBoard // where the MCP servers' notices go: the sink
+	notices noticeBoard    // where the MCP servers' notices go: the sink
 	pool    *principalPool // serve's per-principal MCP connections; nil elsewhere
 	agent   *agent.Agent
 	model   string           // the model's name, for events
