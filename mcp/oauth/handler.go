@@ -52,8 +52,15 @@ type Config struct {
 	ClientName string
 
 	// ClientCredentials uses the client credentials grant with ClientID and
-	// ClientSecret (unattended use: no user, no browser, no stored grant).
+	// ClientSecret (unattended use: no user, no browser, no stored grant),
+	// or, with ClientKeyPEM, with a JWT signed by that key instead of a
+	// secret (private_key_jwt, RFC 7523).
 	ClientCredentials bool
+	// ClientKeyPEM is the client's private key (EC P-256 for ES256, RSA for
+	// RS256) and SigningAlgorithm the JWS algorithm ("" picks from the
+	// key).
+	ClientKeyPEM     []byte
+	SigningAlgorithm string
 
 	// Now is the clock for token expiry; nil means time.Now.
 	Now func() time.Time
@@ -89,7 +96,9 @@ type Handler struct {
 	refused  string // the access token the server last refused
 	sdk      *auth.AuthorizationCodeHandler
 	cc       *extauth.ClientCredentialsHandler
-	resource string // the resource indicator of the login under way
+	jwt      *jwtClient // the client credentials grant with private_key_jwt
+	issuer   string     // the jwt client's authorization server
+	resource string     // the resource indicator of the login under way
 }
 
 // NewHandler returns a Handler for cfg, with the stored grant if any.
@@ -107,6 +116,17 @@ func NewHandler(cfg Config) (*Handler, error) {
 		cfg.ClientName = "agcore"
 	}
 	h := &Handler{cfg: cfg}
+	if cfg.ClientCredentials && len(cfg.ClientKeyPEM) > 0 {
+		if cfg.ClientID == "" {
+			return nil, errors.New("oauth: the client credentials grant needs a client ID")
+		}
+		key, alg, err := parseClientKey(cfg.ClientKeyPEM, cfg.SigningAlgorithm)
+		if err != nil {
+			return nil, fmt.Errorf("oauth: %w", err)
+		}
+		h.jwt = &jwtClient{id: cfg.ClientID, key: key, alg: alg}
+		return h, nil
+	}
 	if cfg.ClientCredentials {
 		if cfg.ClientID == "" || cfg.ClientSecret == "" {
 			return nil, errors.New("oauth: the client credentials grant needs a client ID and a client secret")
@@ -263,7 +283,12 @@ func (h *Handler) Token() (*oauth2.Token, error) {
 	if h.grant == nil {
 		return nil, &oauth2.RetrieveError{ErrorCode: "invalid_grant", ErrorDescription: "no login"}
 	}
-	if h.grant.Expired(h.cfg.Now()) && h.grant.RefreshToken != "" {
+	switch {
+	case h.grant.Expired(h.cfg.Now()) && h.jwt != nil:
+		if err := h.jwtTokenLocked(context.Background()); err != nil {
+			return nil, err
+		}
+	case h.grant.Expired(h.cfg.Now()) && h.grant.RefreshToken != "":
 		if err := h.refreshLocked(context.Background()); err != nil {
 			return nil, err
 		}
@@ -277,6 +302,9 @@ func (h *Handler) Token() (*oauth2.Token, error) {
 func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	if h.cc != nil {
 		return h.cc.Authorize(ctx, req, resp)
+	}
+	if h.jwt != nil {
+		return h.jwtAuthorize(ctx, req, resp)
 	}
 	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
 	scopeErr := challengeParam(challenges, "error") == "insufficient_scope"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
@@ -439,6 +440,11 @@ func (a *app) mcpServer(s *config.Settings, m config.MCPServer, principal string
 					cfg.ClientSecret = sec
 				}
 				cfg.ClientCredentials = o.Grant == "client_credentials"
+				if o.ClientKeyFile != "" {
+					if cfg.ClientKeyPEM, err = os.ReadFile(o.ClientKeyFile); err != nil {
+						return out, exit(ExitUsage, "MCP server %s: client_key_file: %v", config.RedactURL(m.URL), err)
+					}
+				}
 			}
 			if out.OAuth, err = oauth.NewHandler(cfg); err != nil {
 				return out, exit(ExitUsage, "MCP server %s: %v", config.RedactURL(m.URL), err)

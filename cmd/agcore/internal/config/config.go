@@ -199,8 +199,12 @@ type MCPServer struct {
 // `agcore mcp login`, the default) or "client_credentials" (unattended:
 // worker, serve).
 type MCPOAuth struct {
-	ClientID          string `json:"client_id,omitempty"`
-	ClientSecretEnv   string `json:"client_secret_env,omitempty"`
+	ClientID        string `json:"client_id,omitempty"`
+	ClientSecretEnv string `json:"client_secret_env,omitempty"`
+	// ClientKeyFile is a PEM private key (EC P-256 or RSA) the client
+	// credentials grant signs its client assertion with instead of sending
+	// a secret (private_key_jwt).
+	ClientKeyFile     string `json:"client_key_file,omitempty"`
 	ClientMetadataURL string `json:"client_metadata_url,omitempty"`
 	Grant             string `json:"grant,omitempty"`
 }
@@ -533,8 +537,8 @@ func Resolve(in Input) (*Settings, error) {
 				return nil, fmt.Errorf("MCP server %d: oauth is for a URL server", i+1)
 			case o.Grant != "" && o.Grant != "authorization_code" && o.Grant != "client_credentials":
 				return nil, fmt.Errorf("MCP server %d: oauth grant %q is not authorization_code or client_credentials", i+1, o.Grant)
-			case o.Grant == "client_credentials" && (o.ClientID == "" || o.ClientSecretEnv == ""):
-				return nil, fmt.Errorf("MCP server %d: the client_credentials grant needs client_id and client_secret_env", i+1)
+			case o.Grant == "client_credentials" && (o.ClientID == "" || (o.ClientSecretEnv == "") == (o.ClientKeyFile == "")):
+				return nil, fmt.Errorf("MCP server %d: the client_credentials grant needs client_id and one of client_secret_env and client_key_file", i+1)
 			}
 		}
 	}

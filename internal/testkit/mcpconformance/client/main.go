@@ -150,6 +150,10 @@ func authHandler(scenario, serverURL string, cctx map[string]any) (*oauth.Handle
 	if strings.HasPrefix(scenario, "auth/client-credentials") {
 		cfg.ClientCredentials = true
 		cfg.Login, cfg.ClientMetadataURL = nil, ""
+		if key, ok := cctx["private_key_pem"].(string); ok {
+			cfg.ClientKeyPEM = []byte(key)
+			cfg.SigningAlgorithm, _ = cctx["signing_algorithm"].(string)
+		}
 	}
 	return oauth.NewHandler(cfg)
 }
@@ -218,6 +222,13 @@ func runCLI(ctx context.Context, scenario, serverURL string, cctx map[string]any
 		id, _ := cctx["client_id"].(string)
 		secret, _ := cctx["client_secret"].(string)
 		cfg := fmt.Sprintf(`{"mcp": [{"url": %q, "oauth": {"grant": "client_credentials", "client_id": %q, "client_secret_env": "CONFORMANCE_SECRET"}}]}`, serverURL, id)
+		if key, ok := cctx["private_key_pem"].(string); ok {
+			keyFile := filepath.Join(home, "client-key.pem")
+			if err := os.WriteFile(keyFile, []byte(key), 0o600); err != nil {
+				return err
+			}
+			cfg = fmt.Sprintf(`{"mcp": [{"url": %q, "oauth": {"grant": "client_credentials", "client_id": %q, "client_key_file": %q}}]}`, serverURL, id, keyFile)
+		}
 		if err := os.WriteFile(filepath.Join(home, "config.json"), []byte(cfg), 0o600); err != nil {
 			return err
 		}
