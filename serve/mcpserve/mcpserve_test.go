@@ -205,3 +205,58 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", "Bearer "+b.secret)
 	return http.DefaultTransport.RoundTrip(r)
 }
+
+// Options.Tools are offered as they are; one that needs approval is asked
+// of the client's user first, and refused when the client cannot ask.
+func TestOfferedToolsAskApproval(t *testing.T) {
+	var mu sync.Mutex
+	var written []string
+	write, err := tool.Func("write_note", "Writes a note", func(_ context.Context, in noteIn) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		written = append(written, in.Text)
+		return "written", nil
+	}, tool.WithApproval())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := newAgent(t, 0)
+	set, _ := host.NewSet(h)
+	tests := []struct {
+		name   string
+		opts   *sdk.ClientOptions
+		answer bool
+		want   string
+		ran    int
+	}{
+		{"the user allows it", &sdk.ClientOptions{}, true, "written", 1},
+		{"the user refuses", &sdk.ClientOptions{}, false, "did not allow", 0},
+		{"the client cannot ask", nil, false, "cannot ask its user", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			written = nil
+			if tt.opts != nil {
+				answer := tt.answer
+				tt.opts.ElicitationHandler = func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+					return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"allow": answer}}, nil
+				}
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			st, ct := sdk.NewInMemoryTransports()
+			if _, err := mcpserve.NewServer(set, mcpserve.Options{Tools: []tool.Tool{write}}).Connect(ctx, st, nil); err != nil {
+				t.Fatal(err)
+			}
+			cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, tt.opts).Connect(ctx, ct, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "write_note", Arguments: map[string]any{"text": "hi"}})
+			if err != nil || !strings.Contains(text(res), tt.want) || len(written) != tt.ran {
+				t.Errorf("%q (error %v), %v; ran %d times; want %q, %d", text(res), res != nil && res.IsError, err, len(written), tt.want, tt.ran)
+			}
+		})
+	}
+}
