@@ -210,15 +210,17 @@ func TestIntegrationProgressKeepsALongCallAlive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	out, err := toolByName(t, c, "mcp__everything__trigger-long-running-operation").Invoke(ctx, json.RawMessage(`{"duration":3,"steps":6}`))
+	out, err := toolByName(t, c, "mcp__everything__trigger-long-running-operation").Invoke(ctx, json.RawMessage(`{"duration":4,"steps":8}`))
 	if err != nil || !strings.Contains(out, "completed") {
 		t.Fatalf("got %q, %v", out, err)
 	}
-	// The last step's notice may come after the answer, when the call is
-	// no longer in flight; the others come while it runs.
+	// A step every 0.5 s, the call 4 s, the timeout 2 s: only progress
+	// restarting the clock lets it finish. The last step's notice may come
+	// after the answer, when the call is no longer in flight; the others
+	// come while it runs.
 	p := notices.of(NoticeProgress)
-	if len(p) < 5 || p[4].Progress != 5 || p[4].Total != 6 || p[4].Tool != "trigger-long-running-operation" || !strings.Contains(p[4].Message, "5/6") {
-		t.Errorf("progress notices = %+v, want at least 5, the fifth at 5/6", p)
+	if len(p) < 7 || p[6].Progress != 7 || p[6].Total != 8 || p[6].Tool != "trigger-long-running-operation" || !strings.Contains(p[6].Message, "7/8") {
+		t.Errorf("progress notices = %+v, want at least 7, the seventh at 7/8", p)
 	}
 }
 
