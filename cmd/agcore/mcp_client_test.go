@@ -228,3 +228,32 @@ func TestMCPToolListChangeReachesTheNextRun(t *testing.T) {
 		t.Fatalf("exit: %v\n%s", err, log)
 	}
 }
+
+// At a terminal, a server's request for input (elicitation) is asked of
+// the user: whether to answer, then each field; the server gets the
+// answers and the turn goes on.
+func TestMCPElicitationAtTheTerminal(t *testing.T) {
+	t.Parallel()
+	ts := hangingServer(t, "")
+	srv := newFake(t,
+		openaiReply(turn{calls: []call{{"a1", "mcp__http__ask", `{}`}}}),
+		openaiReply(turn{text: "Thanks."}),
+	)
+	c := newCLI(t).openai(srv, "sk-test")
+	tm := c.startTerminal("chat", "--raw", "--tools", "", "--mcp-url", ts.URL)
+	tm.expect("> ")
+	tm.send("Ask me\r")
+	tm.expect(`MCP server "http" asks: Your name? Answer? [y/N]`)
+	tm.send("y\r")
+	tm.expect("name: ")
+	tm.send("Ada\r")
+	tm.expect("Thanks.")
+	tm.expect("> ")
+	tm.send("\x04")
+	if code := tm.wait(); code != 0 {
+		t.Errorf("exit %d", code)
+	}
+	if got := srv.messages(1); !strings.Contains(got, "action accept Ada") {
+		t.Errorf("the tool result sent to the model: %s", got)
+	}
+}
