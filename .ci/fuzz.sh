@@ -49,6 +49,7 @@ targets=(
 	"./compact FuzzRepair"
 	"./compact FuzzEstimate"
 	"./cmd/agcore/internal/config FuzzConfigFile"
+	"./cmd/agcore/internal/config FuzzExpandHeaders"
 	"./serve FuzzTextChunkEncoding"
 	"./internal/jsonw FuzzAppendString"
 	"./replay FuzzParse"

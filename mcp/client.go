@@ -21,6 +21,14 @@ import (
 // clientInfo is how agcore introduces itself to servers.
 var clientInfo = &sdk.Implementation{Name: "agcore", Version: "0.1.0"}
 
+// DefaultProtocolVersion is the MCP version agcore asks servers for when
+// Server.ProtocolVersion is empty: 2025-11-25, the version of the servers
+// in use. The newest (2026-07-28) starts a session with a stateless
+// server/discover request, which servers of the 2025 versions are meant
+// to refuse, and some instead fail the handshake that follows; a server of
+// the newest version still speaks this one.
+const DefaultProtocolVersion = "2025-11-25"
+
 // waitDelay bounds how long, once a command has exited, its standard error
 // is still read (a grandchild may hold it open).
 const waitDelay = time.Second
@@ -33,8 +41,21 @@ type Client struct {
 	session *sdk.ClientSession
 	cmd     *exec.Cmd // nil unless the server is a command
 	stderr  *tail
+	secrets []string // parts of the URL and the headers that errors must not show
+
+	timeout  time.Duration // Server.Timeout or DefaultTimeout
+	approval bool          // Server.NeedsApproval
+	onNotice func(Notice)  // Server.Notify
+	noticeMu sync.Mutex    // one notice at a time
+	calls    callTable
+
+	// connected is closed once session is set or connecting failed, so
+	// that a list_changed arriving during the start waits for it.
+	connected     chan struct{}
+	connectedOnce sync.Once
+
+	toolsMu sync.RWMutex
 	tools   []tool.Tool
-	secrets []string // parts of the URL that errors must not show
 
 	closeOnce sync.Once
 	closeErr  error
@@ -82,8 +103,13 @@ func Connect(ctx context.Context, s Server) (*Client, error) {
 }
 
 func connect(ctx context.Context, s Server, name string) (*Client, error) {
-	c := &Client{name: name, target: target(&s), secrets: urlSecrets(s.URL)}
+	c := &Client{name: name, target: target(&s), secrets: append(urlSecrets(s.URL), headerSecrets(s.Headers)...),
+		timeout: s.Timeout, approval: s.NeedsApproval, onNotice: s.Notify, connected: make(chan struct{})}
+	if c.timeout <= 0 {
+		c.timeout = DefaultTimeout
+	}
 	fail := func(stage string, err error) (*Client, error) {
+		c.connectedOnce.Do(func() { close(c.connected) })
 		ce := &ConnectError{Server: c.name, Target: c.target, Stage: stage, Err: redact(err, c.secrets)}
 		if c.cmd != nil {
 			if c.cmd.Process != nil {
@@ -101,12 +127,14 @@ func connect(ctx context.Context, s Server, name string) (*Client, error) {
 	case s.Transport != nil:
 		transport = s.Transport
 	case s.URL != "":
+		// The standalone SSE stream stays on: it carries what the server
+		// sends outside a response (its requests, such as elicitation,
+		// and tools/list_changed); without it a server's request goes
+		// unanswered and the call that caused it hangs.
 		transport = &sdk.StreamableClientTransport{
-			Endpoint:   s.URL,
-			HTTPClient: traced(s.HTTPClient),
-			// Server-initiated messages are not used; without the standing
-			// GET stream there is less to go wrong and to shut down.
-			DisableStandaloneSSE: true,
+			Endpoint:     s.URL,
+			HTTPClient:   withHeaders(traced(s.HTTPClient), s.Headers),
+			OAuthHandler: s.OAuth,
 		}
 	default:
 		c.cmd = exec.Command(s.Command, s.Args...)
@@ -126,8 +154,15 @@ func connect(ctx context.Context, s Server, name string) (*Client, error) {
 		transport = &sdk.CommandTransport{Command: c.cmd, TerminateDuration: shutdown}
 	}
 
-	cl := sdk.NewClient(clientInfo, nil)
-	cs, err := cl.Connect(ctx, transport, nil)
+	cl := sdk.NewClient(clientInfo, c.clientOptions(&s))
+	version := s.ProtocolVersion
+	switch version {
+	case "":
+		version = DefaultProtocolVersion
+	case "latest":
+		version = "" // the SDK's newest
+	}
+	cs, err := cl.Connect(ctx, transport, &sdk.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		if c.cmd != nil && c.cmd.Process == nil {
 			return fail("start", err)
@@ -135,35 +170,71 @@ func connect(ctx context.Context, s Server, name string) (*Client, error) {
 		return fail("initialize", err)
 	}
 	c.session = cs
-	if err := c.listTools(ctx, s.NeedsApproval); err != nil {
+	c.connectedOnce.Do(func() { close(c.connected) })
+	if err := c.listTools(ctx); err != nil {
 		_ = c.Close()
 		return fail("list tools", err)
 	}
 	return c, nil
 }
 
-// listTools asks the server for its tools (all pages) and wraps them.
-func (c *Client) listTools(ctx context.Context, approval bool) error {
+// listTools asks the server for its tools (all pages) and wraps them,
+// within the server's timeout.
+func (c *Client) listTools(ctx context.Context) error {
 	if res := c.session.InitializeResult(); res != nil && res.Capabilities != nil && res.Capabilities.Tools == nil {
 		return nil // the server offers no tools
 	}
+	lctx, cancel := context.WithTimeoutCause(ctx, c.timeout, &SilentError{Server: c.name, Method: "tools/list", After: c.timeout})
+	defer cancel()
 	var remote []*sdk.Tool
-	for t, err := range c.session.Tools(ctx, nil) {
+	for t, err := range c.session.Tools(lctx, nil) {
 		if err != nil {
+			if cause := context.Cause(lctx); ctx.Err() == nil && cause != nil {
+				c.notify(Notice{Kind: NoticeSilent, Message: cause.Error()})
+				return cause
+			}
 			return err
 		}
 		remote = append(remote, t)
 	}
-	c.tools = toolsOf(c, remote, approval)
+	tools := toolsOf(c, remote, c.approval)
+	c.toolsMu.Lock()
+	c.tools = tools
+	c.toolsMu.Unlock()
 	return nil
+}
+
+// current returns the server's current tool of that name, or nil.
+func (c *Client) current(name string) *remoteTool {
+	c.toolsMu.RLock()
+	defer c.toolsMu.RUnlock()
+	for _, t := range c.tools {
+		if rt, ok := t.(*remoteTool); ok && rt.name == name {
+			return rt
+		}
+	}
+	return nil
+}
+
+// offers reports whether the server's current list has the tool (before
+// any list, every tool counts as offered).
+func (c *Client) offers(name string) bool {
+	c.toolsMu.RLock()
+	listed := c.tools != nil
+	c.toolsMu.RUnlock()
+	return !listed || c.current(name) != nil
 }
 
 // Name returns the server's short name, the SERVER in mcp__SERVER__TOOL.
 func (c *Client) Name() string { return c.name }
 
-// Tools returns the server's tools as listed when it connected, in the
-// server's order.
-func (c *Client) Tools() []tool.Tool { return append([]tool.Tool(nil), c.tools...) }
+// Tools returns the server's tools, in the server's order: as listed when
+// it connected, or when it last said its list changed.
+func (c *Client) Tools() []tool.Tool {
+	c.toolsMu.RLock()
+	defer c.toolsMu.RUnlock()
+	return append([]tool.Tool(nil), c.tools...)
+}
 
 // Session returns the SDK session, for what this package does not cover
 // (prompts, resources). Closing it is Close's job.
@@ -217,6 +288,52 @@ func (t *traceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		o.Inject(req.Context(), req.Header.Set)
 	}
 	return next.RoundTrip(req)
+}
+
+// withHeaders returns a copy of hc whose requests carry headers (nil
+// headers return hc).
+func withHeaders(hc *http.Client, headers map[string]string) *http.Client {
+	if len(headers) == 0 {
+		return hc
+	}
+	c := *hc
+	c.Transport = &headerTransport{next: hc.Transport, headers: headers}
+	return &c
+}
+
+// headerTransport sets fixed headers on each request.
+type headerTransport struct {
+	next    http.RoundTripper
+	headers map[string]string
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	next := t.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	req = req.Clone(req.Context())
+	for k, v := range t.headers {
+		req.Header.Set(k, v)
+	}
+	return next.RoundTrip(req)
+}
+
+// headerSecrets lists the header values errors must not show: each whole,
+// and each word of it (the token of "Bearer TOKEN").
+func headerSecrets(headers map[string]string) []string {
+	var out []string
+	for _, v := range headers {
+		if len(v) >= 3 {
+			out = append(out, v)
+		}
+		for _, w := range strings.Fields(v) {
+			if len(w) >= 8 {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
 }
 
 // urlSecrets lists the parts of a URL that may be credentials: its user

@@ -54,6 +54,31 @@
 // asked for its tools gives a *[ConnectError] naming it (with the end of its
 // standard error, for a command).
 //
+// # What servers send, and silent servers
+//
+// The session listens to the server outside its answers (the standalone
+// SSE stream of a URL server is on): a request for input from the user
+// (elicitation/create) goes to [Server.Elicit], and is declined when there
+// is none; progress of a running call, log messages and the list of tools
+// changing (the tools are listed again: [Client.Tools] returns the new
+// list, a tool's description and schema are read as last listed, and a
+// removed tool's call fails saying so) are each a [Notice] for
+// [Server.Notify]. Every request has a deadline, [Server.Timeout], which a
+// progress notification for the call restarts: a server silent for that
+// long has the request cancelled and answered with a *[SilentError] naming
+// it (a notice says so too), which the tool loop shows the model as an
+// error result; the session stays open. A dropped stream is resumed after
+// the server's retry delay with Last-Event-ID (the SDK's reconnection).
+//
+// # Authorization
+//
+// [Server.Headers] are sent with every request of a URL server (their
+// values never appear in an error). [Server.OAuth] authorizes the requests
+// as the MCP authorization specification says; package mcp/oauth provides
+// a handler that keeps and refreshes the tokens of a login. The handshake
+// asks for [DefaultProtocolVersion] unless [Server.ProtocolVersion] says
+// otherwise.
+//
 // # Tracing
 //
 // When a call's context carries an observe.Observer (a traced agent run),
@@ -62,5 +87,6 @@
 // server reached over HTTP, so a traced server joins the caller's trace.
 //
 // This package imports only tool, observe, the SDK and the standard
-// library.
+// library. Agents offered as MCP tools to other clients are package
+// serve/mcpserve's.
 package mcp

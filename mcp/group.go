@@ -66,7 +66,7 @@ func (g *Group) Clients() []*Client { return append([]*Client(nil), g.clients...
 func (g *Group) Tools() []tool.Tool {
 	var out []tool.Tool
 	for _, c := range g.clients {
-		out = append(out, c.tools...)
+		out = append(out, c.Tools()...)
 	}
 	return out
 }

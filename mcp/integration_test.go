@@ -9,12 +9,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/agcore/agcore/internal/testkit/testenv"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/tool"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // serverDirEnv names the directory .ci/mcp-setup.sh installs the npm MCP
@@ -103,7 +105,10 @@ func TestIntegrationNpmServerOverStdio(t *testing.T) {
 	waitGone(t, "node", pid)
 }
 
-func TestIntegrationNpmServerOverStreamableHTTP(t *testing.T) {
+// everythingHTTP starts the npm server over streamable HTTP on a free port
+// of 127.0.0.1 and returns its endpoint; it is stopped when the test ends.
+func everythingHTTP(t *testing.T) string {
+	t.Helper()
 	node, entry := everything(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -119,10 +124,10 @@ func TestIntegrationNpmServerOverStreamableHTTP(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-	}()
+	})
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if conn, err := net.Dial("tcp", addr); err == nil {
@@ -133,10 +138,14 @@ func TestIntegrationNpmServerOverStreamableHTTP(t *testing.T) {
 			t.Fatalf("the HTTP server did not listen on %s; its output:\n%s", addr, logs.String())
 		}
 	}
+	return "http://" + addr + "/mcp"
+}
 
+func TestIntegrationNpmServerOverStreamableHTTP(t *testing.T) {
+	endpoint := everythingHTTP(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, err := Connect(ctx, Server{Name: "everything", URL: "http://" + addr + "/mcp"})
+	c, err := Connect(ctx, Server{Name: "everything", URL: endpoint})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,4 +154,96 @@ func TestIntegrationNpmServerOverStreamableHTTP(t *testing.T) {
 	if err != nil || out != "Echo: over HTTP" {
 		t.Errorf("echo: %q, %v", out, err)
 	}
+}
+
+// The server's own request (elicitation/create) arrives over the
+// standalone stream and is answered: declined when nobody can answer, so
+// the call returns instead of hanging, or answered by the Elicitor.
+func TestIntegrationElicitationIsAnsweredNeverHangs(t *testing.T) {
+	endpoint := everythingHTTP(t)
+	accept := func(_ context.Context, server string, req *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+		if server != "everything" || req.Message == "" {
+			return nil, fmt.Errorf("elicitation from %q: %+v", server, req)
+		}
+		return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada Lovelace"}}, nil
+	}
+	tests := []struct {
+		name       string
+		elicit     Elicitor
+		want       string // in the result
+		wantNotice bool   // a notice says nobody could answer
+	}{
+		{"nobody can answer: declined", nil, "decline", true},
+		{"the elicitor answers", accept, "Ada Lovelace", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			var notices noticeLog
+			c, err := Connect(ctx, Server{Name: "everything", URL: endpoint, Elicit: tt.elicit, Notify: notices.add, Timeout: 30 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			out, err := toolByName(t, c, "mcp__everything__trigger-elicitation-request").Invoke(ctx, json.RawMessage(`{}`))
+			if err != nil || !strings.Contains(out, tt.want) {
+				t.Errorf("got %q, %v; want a result containing %q", out, err, tt.want)
+			}
+			got := notices.of(NoticeElicitation)
+			if tt.wantNotice != (len(got) == 1) || tt.wantNotice && !strings.Contains(got[0].Message, `"everything"`) {
+				t.Errorf("elicitation notices = %+v, want one naming the server: %v", got, tt.wantNotice)
+			}
+		})
+	}
+}
+
+// Progress restarts a call's silence clock: a call longer than the
+// timeout that reports progress is not cut, and each step is a notice.
+func TestIntegrationProgressKeepsALongCallAlive(t *testing.T) {
+	endpoint := everythingHTTP(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var notices noticeLog
+	c, err := Connect(ctx, Server{Name: "everything", URL: endpoint, Notify: notices.add, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	out, err := toolByName(t, c, "mcp__everything__trigger-long-running-operation").Invoke(ctx, json.RawMessage(`{"duration":4,"steps":8}`))
+	if err != nil || !strings.Contains(out, "completed") {
+		t.Fatalf("got %q, %v", out, err)
+	}
+	// A step every 0.5 s, the call 4 s, the timeout 2 s: only progress
+	// restarting the clock lets it finish. The last step's notice may come
+	// after the answer, when the call is no longer in flight; the others
+	// come while it runs.
+	p := notices.of(NoticeProgress)
+	if len(p) < 7 || p[6].Progress != 7 || p[6].Total != 8 || p[6].Tool != "trigger-long-running-operation" || !strings.Contains(p[6].Message, "7/8") {
+		t.Errorf("progress notices = %+v, want at least 7, the seventh at 7/8", p)
+	}
+}
+
+// noticeLog collects notices.
+type noticeLog struct {
+	mu sync.Mutex
+	ns []Notice
+}
+
+func (l *noticeLog) add(n Notice) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ns = append(l.ns, n)
+}
+
+func (l *noticeLog) of(kind NoticeKind) []Notice {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []Notice
+	for _, n := range l.ns {
+		if n.Kind == kind {
+			out = append(out, n)
+		}
+	}
+	return out
 }

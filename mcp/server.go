@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -20,6 +21,10 @@ import (
 // its own once its input is closed. Many servers never do (timers keep
 // them alive), so it is short: SIGTERM, their usual way out, follows.
 const DefaultShutdownTimeout = time.Second
+
+// DefaultTimeout is how long a request to a server may go unanswered when
+// Server.Timeout is 0.
+const DefaultTimeout = 2 * time.Minute
 
 // Server says how to reach one MCP server. Exactly one of Command, URL and
 // Transport must be set.
@@ -58,6 +63,38 @@ type Server struct {
 	// NeedsApproval makes every tool of the server ask for approval before
 	// each call (see tool.Approvable).
 	NeedsApproval bool
+
+	// Timeout is how long any request to the server (a tool call, a listing)
+	// may go unanswered; 0 means DefaultTimeout. A progress notification
+	// for a call restarts its clock, so a long call that reports progress is
+	// not cut. A call that runs out is answered with a *[SilentError] (the
+	// tool loop shows the model an error result and the turn goes on) and
+	// reported to Notify.
+	Timeout time.Duration
+
+	// Headers are added to every HTTP request to a URL server (such as
+	// "Authorization": "Bearer ..."). Their values are secrets: errors
+	// never show them.
+	Headers map[string]string
+
+	// OAuth, when set, authorizes the HTTP requests to a URL server: its
+	// token is sent with each, and a 401 or 403 asks it to authorize (see
+	// the SDK's auth.OAuthHandler and this module's mcp/oauth package).
+	OAuth auth.OAuthHandler
+
+	// ProtocolVersion is the MCP version asked for in the handshake; empty
+	// means DefaultProtocolVersion, "latest" the newest the SDK speaks.
+	ProtocolVersion string
+
+	// Elicit answers the server's requests for input from the user
+	// (elicitation/create). Nil declines every request: nobody can answer.
+	Elicit Elicitor
+
+	// Notify receives what the server says besides its answers (progress,
+	// log messages, a changed tool list) and the calls it left unanswered.
+	// It is called from the session's goroutines, one notice at a time
+	// per server; nil ignores them.
+	Notify func(Notice)
 }
 
 // check reports a Server that does not say how to reach it exactly once.

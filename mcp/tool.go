@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -44,10 +45,25 @@ type remoteTool struct {
 	approval bool
 }
 
-func (t *remoteTool) Name() string                { return t.name }
-func (t *remoteTool) Description() string         { return t.desc }
-func (t *remoteTool) Parameters() json.RawMessage { return t.params }
-func (t *remoteTool) NeedsApproval() bool         { return t.approval }
+func (t *remoteTool) Name() string        { return t.name }
+func (t *remoteTool) NeedsApproval() bool { return t.approval }
+
+// Description is the server's, as it last listed the tool (a list change
+// is seen by the next request built).
+func (t *remoteTool) Description() string {
+	if cur := t.c.current(t.name); cur != nil {
+		return cur.desc
+	}
+	return t.desc
+}
+
+// Parameters is the server's input schema, as it last listed the tool.
+func (t *remoteTool) Parameters() json.RawMessage {
+	if cur := t.c.current(t.name); cur != nil {
+		return cur.params
+	}
+	return t.params
+}
 
 // Invoke calls the tool on the server and returns its content as text; see
 // the package documentation.
@@ -63,10 +79,24 @@ func (t *remoteTool) Invoke(ctx context.Context, args json.RawMessage) (string, 
 		params.Meta = sdk.Meta{}
 		o.Inject(ctx, func(k, v string) { params.Meta[k] = v })
 	}
-	res, err := t.c.session.CallTool(ctx, params)
+	// The call's deadline is a silence deadline: progress restarts it.
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	silent := &SilentError{Server: t.c.name, Method: "tools/call", Tool: t.remote, After: t.c.timeout}
+	token, done := t.c.calls.start(t.remote, t.c.timeout, func() { cancel(silent) })
+	defer done()
+	params.SetProgressToken(token)
+	if !t.c.offers(t.name) {
+		return "", fmt.Errorf("MCP server %q no longer offers the tool %q (its tool list changed)", t.c.name, t.remote)
+	}
+	res, err := t.c.session.CallTool(cctx, params)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return "", fmt.Errorf("calling MCP tool %q of server %q: %w", t.remote, t.c.name, cerr)
+		}
+		if errors.Is(context.Cause(cctx), silent) {
+			t.c.notify(Notice{Kind: NoticeSilent, Tool: t.remote, Message: silent.Error()})
+			return "", silent
 		}
 		return "", fmt.Errorf("calling MCP tool %q of server %q: %w", t.remote, t.c.name, redact(err, t.c.secrets))
 	}

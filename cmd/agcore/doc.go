@@ -15,6 +15,8 @@
 //	agcore models [FILTER]           known models (window, price, provider), aliases, what a server serves
 //	agcore config [--json]           the effective configuration, secrets masked
 //	agcore serve [flags]             serve agents over HTTP: OpenAI-compatible endpoints, A2A, a web page
+//	agcore mcp login|logout|list     MCP servers: OAuth 2.1 logins, their state and tools
+//	agcore mcp serve [flags]         serve agents to MCP clients (stdio, or streamable HTTP with --http)
 //	agcore run --temporal ADDR ...   a durable turn on Temporal
 //	agcore worker [flags]            a Temporal worker for durable runs (runs agcore-temporal)
 //	agcore approve [flags] [CALL]    list or decide the tool calls a durable turn waits on

@@ -71,6 +71,7 @@ var excluded = map[string]string{
 	"(cd temporal && go install ./cmd/agcore-temporal)":                                        "installs agcore-temporal into GOBIN; the harness builds it from temporal/ and puts it on PATH instead",
 	"cd bench && go run ./cmd/benchtable":                                                      "the peer benchmark table takes 3-5 minutes; .ci/run runs the bench module's quick test",
 	`eval "$(.ci/openai-node-setup.sh)"`:                                                       "CI's own setup step; .ci/run runs it before the tests",
+	"agcore mcp login https://mcp.example.com/mcp":                                             "a login to a remote server in a browser; TestMCPOAuthLoginRunRefreshRevoke runs agcore mcp login against a local authorization server, the browser played by the test",
 	"agcore worker --temporal temporal.internal:7233 --task-queue agents --provider anthropic": "names a Temporal server on another host (temporal.internal); the example before it runs a worker against the local one",
 }
 

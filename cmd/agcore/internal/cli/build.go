@@ -99,6 +99,8 @@ type runtime struct {
 	instr   string // the agent's instructions
 	store   *openedStore
 	mcp     *mcp.Group
+	notices noticeBoard    // where the MCP servers' notices go: the sink
+	pool    *principalPool // serve's per-principal MCP connections; nil elsewhere
 	agent   *agent.Agent
 	model   string           // the model's name, for events
 	sink    render.Sink      // where the current turn is shown
@@ -172,6 +174,10 @@ type buildOptions struct {
 	// approver, when set, decides the calls needing approval instead of
 	// the terminal (agcore serve's broker).
 	approver tool.Approver
+	// principals: the turns are principals' (agcore serve, agcore mcp
+	// serve): a URL server that authorizes with a login is reached with
+	// the login of the turn's principal (principalPool).
+	principals bool
 	// shared, when set, is a runtime of the same command whose log,
 	// telemetry and store this one uses instead of opening its own (the
 	// agents of agcore serve). It must outlive this runtime.
@@ -231,27 +237,35 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 			return nil, exit(ExitUsage, "--tools/--root: %v", err)
 		}
 	}
+	var approve tool.Approver = &approver{yes: s.Yes, ask: o.ask, pause: func() func() { return rt.sink.Pause() }}
+	if o.approver != nil {
+		approve = o.approver
+	}
+	rt.approver = approve
+	rt.notices.set(rt.sink)
 	if len(s.MCP) > 0 {
+		var elicit mcp.Elicitor
+		if ap, ok := approve.(*approver); ok && ap.ask != nil {
+			elicit = terminalElicitor(ap, a.env.Stderr)
+		}
 		servers := make([]mcp.Server, len(s.MCP))
 		for i, m := range s.MCP {
-			if m.Command != "" {
-				if servers[i], err = mcp.ParseCommand(m.Command); err != nil {
-					return nil, exit(ExitUsage, "--mcp %q: %v", m.Command, err)
-				}
-				servers[i].Dir = a.env.Cwd
-			} else {
-				servers[i].URL = m.URL
+			if servers[i], err = a.mcpServer(s, m, "", rt.notices.notify, elicit); err != nil {
+				return nil, err
 			}
-			servers[i].Name, servers[i].NeedsApproval = m.Name, m.Approval
 		}
 		cctx, cancel := context.WithTimeout(ctx, mcpStartTimeout)
 		rt.mcp, err = mcp.ConnectAll(cctx, servers)
 		cancel()
 		if err != nil {
-			return nil, exit(ExitFailed, "MCP: %v", err)
+			return nil, exit(ExitFailed, "MCP: %v", mcpErrorLine(err))
 		}
 		rt.closers = append(rt.closers, rt.mcp.Close)
-		tools = append(tools, rt.mcp.Tools()...)
+		if o.principals {
+			rt.pool = &principalPool{a: a, s: s, notify: rt.notices.notify, clients: map[string]*mcp.Client{}}
+			rt.closers = append(rt.closers, rt.pool.Close)
+		}
+		tools = append(tools, rt.mcpTools()...)
 	}
 
 	// The store opens last, so that a bad flag or a server that fails to
@@ -266,11 +280,6 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		rt.closers = append(rt.closers, rt.store.Close)
 	}
 
-	var approve tool.Approver = &approver{yes: s.Yes, ask: o.ask, pause: func() func() { return rt.sink.Pause() }}
-	if o.approver != nil {
-		approve = o.approver
-	}
-	rt.approver = approve
 	name := o.name
 	if name == "" {
 		name = s.Agent // the config file's agent (--agent; serve's named agents)
@@ -357,7 +366,7 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		Budget:        budget.Limits{CostUSD: s.MaxCost, Tokens: s.TokenBudget},
 		SessionBudget: budget.Limits{CostUSD: s.SessionMaxCost, Tokens: s.SessionTokenBudget},
 		Logger:        logger,
-		Providers:     []agent.ContextProvider{&metaRecorder{meta: sessionMeta{Model: s.Model, Provider: s.Provider}}},
+		Providers:     []agent.ContextProvider{&metaRecorder{meta: sessionMeta{Model: s.Model, Provider: s.Provider}}, &mcpToolsNow{rt}},
 		Telemetry:     tel,
 		Middleware:    recMW,
 

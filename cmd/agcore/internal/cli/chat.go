@@ -91,7 +91,7 @@ func (a *app) chat(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return a.failEarly(s, "invalid_request", err)
 	}
-	rt.sink = a.newSink(s)
+	rt.setSink(a.newSink(s))
 	defer rt.sink.Close()
 
 	if !s.JSON {

@@ -134,6 +134,7 @@ Then configure a provider (agcore run --help shows how) and run a turn or chat.`
 	root.AddCommand(a.newVersionCmd()) // version.go
 	root.AddCommand(a.newReplayCmd())  // replay.go
 	root.AddCommand(a.newEvalCmd())    // eval.go
+	root.AddCommand(a.newMCPCmd())     // mcpcmd.go
 	a.registerCompletions(root)
 	rejectUnknownSubcommands(root)
 	withCompletionExamples(root)

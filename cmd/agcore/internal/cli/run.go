@@ -161,7 +161,7 @@ func (a *app) oneTurn(ctx context.Context, s *config.Settings, opts buildOptions
 	if err != nil {
 		return a.failEarly(s, "invalid_request", err)
 	}
-	rt.sink = a.newSink(s)
+	rt.setSink(a.newSink(s))
 	defer rt.sink.Close()
 	if notes.before != nil && !s.JSON {
 		fmt.Fprint(a.env.Stderr, notes.before(rt, id))

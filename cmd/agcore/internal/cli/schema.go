@@ -66,7 +66,7 @@ func (a *app) typedTurn(ctx context.Context, s *config.Settings, opts buildOptio
 		Terminal: tty, Color: tty && a.colorOK(), HideThinking: s.HideThinking,
 		Width: func() int { return termWidth(a.env.Stderr) },
 	})
-	rt.sink = sink
+	rt.setSink(sink)
 	defer sink.Close()
 	if err := a.checkPrompt(rt, prompt); err != nil {
 		sink.Error("context_length", err.Error())

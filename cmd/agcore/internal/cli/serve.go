@@ -324,6 +324,7 @@ func (a *app) buildNamed(ctx context.Context, cmd *cobra.Command, name string, a
 // the server's clients show the stream themselves.
 func (a *app) serveOptions(s *config.Settings) (buildOptions, error) {
 	o, err := a.turnOptions(s)
+	o.principals = true // each principal's own MCP logins (mcpclient.go)
 	if m, ok := o.adapter.(*demo.Model); ok {
 		m.Delay = 0
 	}

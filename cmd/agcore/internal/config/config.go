@@ -15,6 +15,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -188,7 +189,75 @@ type MCPServer struct {
 	Command  string `json:"command,omitempty"`
 	URL      string `json:"url,omitempty"`
 	Approval bool   `json:"approval,omitempty"` // every call of its tools needs approval
+	// Timeout is how long a request to the server may go unanswered
+	// ("30s", "5m"); empty means the mcp package's default (2m).
+	Timeout string `json:"timeout,omitempty"`
+	// Headers are sent with every request to a URL server; ${VAR} in a
+	// value is the environment variable VAR (see ExpandHeaders). Their
+	// values are never shown.
+	Headers map[string]string `json:"headers,omitempty"`
+	// OAuth says how agcore identifies itself to the server's
+	// authorization server; without it a login registers a client
+	// dynamically (or the server's client ID metadata document URL is
+	// used when given).
+	OAuth *MCPOAuth `json:"oauth,omitempty"`
 }
+
+// MCPOAuth is an MCP server entry's OAuth client: a pre-registered client
+// (its secret read from the environment, never from the file), a client ID
+// metadata document, and the grant: "authorization_code" (a login with
+// `agcore mcp login`, the default) or "client_credentials" (unattended:
+// worker, serve).
+type MCPOAuth struct {
+	ClientID        string `json:"client_id,omitempty"`
+	ClientSecretEnv string `json:"client_secret_env,omitempty"`
+	// ClientKeyFile is a PEM private key (EC P-256 or RSA) the client
+	// credentials grant signs its client assertion with instead of sending
+	// a secret (private_key_jwt).
+	ClientKeyFile     string `json:"client_key_file,omitempty"`
+	ClientMetadataURL string `json:"client_metadata_url,omitempty"`
+	Grant             string `json:"grant,omitempty"`
+}
+
+// TimeoutDuration is Timeout parsed; 0 when empty.
+func (m MCPServer) TimeoutDuration() (time.Duration, error) {
+	if m.Timeout == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(m.Timeout)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("timeout %q is not a positive duration such as 30s or 5m", m.Timeout)
+	}
+	return d, nil
+}
+
+// ExpandHeaders returns the headers with each ${VAR} replaced by the
+// environment variable VAR, looked up with getenv. A variable that is not
+// set is an error naming it (a header sent with an empty token would fail
+// later, and less clearly).
+func (m MCPServer) ExpandHeaders(getenv func(string) (string, bool)) (map[string]string, error) {
+	if len(m.Headers) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(m.Headers))
+	for k, v := range m.Headers {
+		var missing []string
+		out[k] = headerVar.ReplaceAllStringFunc(v, func(ref string) string {
+			name := ref[2 : len(ref)-1]
+			val, ok := getenv(name)
+			if !ok {
+				missing = append(missing, name)
+			}
+			return val
+		})
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("header %s uses $%s, which is not set", k, missing[0])
+		}
+	}
+	return out, nil
+}
+
+var headerVar = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*\}`)
 
 // Input is what Resolve reads.
 type Input struct {
@@ -494,6 +563,22 @@ func Resolve(in Input) (*Settings, error) {
 	for i, m := range s.MCP {
 		if (m.Command == "") == (m.URL == "") {
 			return nil, fmt.Errorf("MCP server %d: give exactly one of a command and a URL", i+1)
+		}
+		if _, err := m.TimeoutDuration(); err != nil {
+			return nil, fmt.Errorf("MCP server %d: %v", i+1, err)
+		}
+		if len(m.Headers) > 0 && m.URL == "" {
+			return nil, fmt.Errorf("MCP server %d: headers are for a URL server", i+1)
+		}
+		if o := m.OAuth; o != nil {
+			switch {
+			case m.URL == "":
+				return nil, fmt.Errorf("MCP server %d: oauth is for a URL server", i+1)
+			case o.Grant != "" && o.Grant != "authorization_code" && o.Grant != "client_credentials":
+				return nil, fmt.Errorf("MCP server %d: oauth grant %q is not authorization_code or client_credentials", i+1, o.Grant)
+			case o.Grant == "client_credentials" && (o.ClientID == "" || (o.ClientSecretEnv == "") == (o.ClientKeyFile == "")):
+				return nil, fmt.Errorf("MCP server %d: the client_credentials grant needs client_id and one of client_secret_env and client_key_file", i+1)
+			}
 		}
 	}
 	return s, setupErr

@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -52,6 +54,12 @@ func (s *Settings) Entries() []Entry {
 		}
 		if m.Approval {
 			v += " (approval)"
+		}
+		if len(m.Headers) > 0 {
+			v += " (headers " + strings.Join(slices.Sorted(maps.Keys(m.Headers)), ", ") + ": hidden)"
+		}
+		if m.Timeout != "" {
+			v += " (timeout " + m.Timeout + ")"
 		}
 		mcp = append(mcp, v)
 	}
@@ -159,6 +167,13 @@ func (s *Settings) JSONObject() map[string]any {
 			e["command"] = m.Command
 		} else {
 			e["url"] = RedactURL(m.URL)
+		}
+		if len(m.Headers) > 0 {
+			// Only the names: the values are credentials.
+			e["headers"] = slices.Sorted(maps.Keys(m.Headers))
+		}
+		if m.Timeout != "" {
+			e["timeout"] = m.Timeout
 		}
 		mcp = append(mcp, e)
 	}

@@ -1,0 +1,259 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agcore/agcore/internal/testkit/testwait"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// hangingServer is an MCP server over streamable HTTP on 127.0.0.1 with
+// three tools: hang (never answers until the test ends), ask (asks the user
+// for input through elicitation/create and says what came back) and echo.
+// Requests without the Authorization header want (when not empty) are
+// refused.
+func hangingServer(t *testing.T, want string) *httptest.Server {
+	t.Helper()
+	release := make(chan struct{})
+	srv := sdk.NewServer(&sdk.Implementation{Name: "slow", Version: "v1"}, nil)
+	obj := json.RawMessage(`{"type":"object"}`)
+	srv.AddTool(&sdk.Tool{Name: "hang", InputSchema: obj}, func(ctx context.Context, _ *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		select {
+		case <-ctx.Done():
+		case <-release:
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "too late"}}}, nil
+	})
+	srv.AddTool(&sdk.Tool{Name: "ask", InputSchema: obj}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "Your name?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)})
+		if err != nil {
+			return nil, err
+		}
+		name, _ := res.Content["name"].(string)
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "action " + res.Action + " " + name}}}, nil
+	})
+	srv.AddTool(&sdk.Tool{Name: "echo", InputSchema: obj}, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "echo " + string(req.Params.Arguments)}}}, nil
+	})
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if want != "" && r.Header.Get("Authorization") != want {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		close(release)
+		ts.Close()
+	})
+	return ts
+}
+
+// A server that stops answering is cut after its configured timeout: the
+// turn goes on with the call answered as an error, and one line names the
+// server (an mcp event in --json).
+func TestMCPSilentServerIsCutAndTheTurnGoesOn(t *testing.T) {
+	t.Parallel()
+	ts := hangingServer(t, "")
+	srv := newFake(t,
+		openaiReply(turn{calls: []call{{"h1", "mcp__slow__hang", `{}`}}}),
+		openaiReply(turn{text: "The server did not answer."}),
+	)
+	c := newCLI(t).openai(srv, "sk-test")
+	writeFiles(t, c.home, map[string]string{"config.json": `{"mcp": [{"name": "slow", "url": "` + ts.URL + `", "timeout": "300ms"}]}`})
+	r := c.ok("run", "--json", "Call the slow tool")
+	evs := events(t, r.stdout)
+	res := ofType(evs, "tool_result")
+	if len(res) != 1 || res[0]["is_error"] != true || !strings.Contains(res[0]["output"].(string), `MCP server "slow" did not answer tools/call "hang" within 300ms`) {
+		t.Errorf("tool results = %v", res)
+	}
+	var silent []event
+	for _, e := range ofType(evs, "mcp") {
+		if e["kind"] == "silent" && e["server"] == "slow" {
+			silent = append(silent, e)
+		}
+	}
+	if len(silent) != 1 {
+		t.Errorf("mcp events = %v, want one silent naming the server", ofType(evs, "mcp"))
+	}
+	if d := last(t, evs); d.typ() != "done" || d["text"] != "The server did not answer." {
+		t.Errorf("the turn did not go on: %v", d)
+	}
+
+	// At a terminal-less stderr, the line is there for people too.
+	srv.add(openaiReply(turn{calls: []call{{"h2", "mcp__slow__hang", `{}`}}}), openaiReply(turn{text: "again"}))
+	r = c.ok("run", "Call it again")
+	if n := strings.Count(r.stderr, `MCP server "slow" did not answer`); n < 1 {
+		t.Errorf("stderr does not name the silent server:\n%s", r.stderr)
+	}
+}
+
+// A server's request for input with nobody to answer (run without a
+// terminal) is declined cleanly: the call returns, and a line says so.
+func TestMCPElicitationWithNobodyToAnswerIsDeclined(t *testing.T) {
+	t.Parallel()
+	ts := hangingServer(t, "")
+	srv := newFake(t,
+		openaiReply(turn{calls: []call{{"a1", "mcp__http__ask", `{}`}}}),
+		openaiReply(turn{text: "declined"}),
+	)
+	c := newCLI(t).openai(srv, "sk-test")
+	r := c.ok("run", "--json", "--mcp-url", ts.URL, "Ask me")
+	evs := events(t, r.stdout)
+	res := ofType(evs, "tool_result")
+	if len(res) != 1 || res[0]["is_error"] != false || res[0]["output"] != "action decline " {
+		t.Errorf("tool results = %v", res)
+	}
+	found := false
+	for _, e := range ofType(evs, "mcp") {
+		found = found || e["kind"] == "elicitation" && strings.Contains(e["message"].(string), "Your name?")
+	}
+	if !found {
+		t.Errorf("no elicitation event: %v", ofType(evs, "mcp"))
+	}
+}
+
+// Static headers from the config file, ${VAR} from the environment, reach
+// the server; `agcore config` names the header and never shows its value.
+func TestMCPHeadersFromTheConfigFile(t *testing.T) {
+	t.Parallel()
+	const token = "ghp_s3cretTokenValue123"
+	ts := hangingServer(t, "Bearer "+token)
+	srv := newFake(t,
+		openaiReply(turn{calls: []call{{"e1", "mcp__gh__echo", `{"x":1}`}}}),
+		openaiReply(turn{text: "done"}),
+	)
+	c := newCLI(t).openai(srv, "sk-test")
+	c.env["GH_TOKEN"] = token
+	cfg := `{"mcp": [{"name": "gh", "url": "` + ts.URL + `", "headers": {"Authorization": "Bearer ${GH_TOKEN}"}}]}`
+	writeFiles(t, c.home, map[string]string{"config.json": cfg})
+	r := c.ok("run", "--json", "Echo")
+	if res := ofType(events(t, r.stdout), "tool_result"); len(res) != 1 || res[0]["output"] != `echo {"x":1}` {
+		t.Errorf("tool results = %v", res)
+	}
+	for _, args := range [][]string{{"config"}, {"config", "--json"}} {
+		out := c.ok(args...)
+		if strings.Contains(out.stdout+out.stderr, token) || !strings.Contains(out.stdout, "Authorization") {
+			t.Errorf("agcore %v shows the token or hides the header's name:\n%s", args, out.stdout)
+		}
+	}
+
+	// A variable that is not set is named, before anything is sent.
+	delete(c.env, "GH_TOKEN")
+	r = c.run("", "run", "Echo")
+	if r.code == 0 || !strings.Contains(r.stderr, "GH_TOKEN") || strings.Count(strings.TrimSpace(r.stderr), "\n") > 2 {
+		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(c.home, "config.json")); err != nil || string(b) != cfg {
+		t.Errorf("the config file changed: %s, %v", b, err)
+	}
+}
+
+// A server that adds a tool (tools/list_changed) mid-session: the next run
+// of the same process offers it to the model (agcore serve, two turns).
+func TestMCPToolListChangeReachesTheNextRun(t *testing.T) {
+	t.Parallel()
+	srv := sdk.NewServer(&sdk.Implementation{Name: "live", Version: "v1"}, nil)
+	obj := json.RawMessage(`{"type":"object"}`)
+	srv.AddTool(&sdk.Tool{Name: "unlock", InputSchema: obj}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		srv.AddTool(&sdk.Tool{Name: "secret", Description: "Tells the secret", InputSchema: obj}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "42"}}}, nil
+		})
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "unlocked"}}}, nil
+	})
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	var lists atomic.Int64 // the client's tools/list requests
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			b, _ := io.ReadAll(r.Body)
+			if strings.Contains(string(b), `"tools/list"`) {
+				lists.Add(1)
+			}
+			r.Body = io.NopCloser(bytes.NewReader(b))
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	model := newFake(t,
+		openaiReply(turn{calls: []call{{"u1", "mcp__http__unlock", `{}`}}}),
+		openaiReply(turn{text: "Unlocked."}),
+		openaiReply(turn{text: "I see a new tool."}),
+	)
+	c := newCLI(t).openai(model, "sk-test")
+	base, cmd, lines := c.startServe(t, "--mcp-url", ts.URL)
+	for i, prompt := range []string{"Unlock it", "What now?"} {
+		if i == 1 {
+			// The list change reaches agcore as a notification, and it
+			// lists the tools again: wait for that before the next turn.
+			testwait.For(t, "agcore to list the tools again", func() bool { return lists.Load() >= 2 })
+		}
+		resp, err := http.Post(base+"/v1/responses", "application/json", strings.NewReader(`{"model":"agcore","input":"`+prompt+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+	}
+	offered := func(i int) []string {
+		var names []string
+		tools, _ := model.got()[i].body["tools"].([]any)
+		for _, tl := range tools {
+			names = append(names, tl.(map[string]any)["function"].(map[string]any)["name"].(string))
+		}
+		return names
+	}
+	if got := offered(0); slices.Contains(got, "mcp__http__secret") {
+		t.Errorf("the first run was offered the tool before it existed: %v", got)
+	}
+	if got := offered(2); !slices.Contains(got, "mcp__http__secret") || !slices.Contains(got, "mcp__http__unlock") {
+		t.Errorf("the next run's tools = %v, want the new mcp__http__secret among them", got)
+	}
+	if log, err := interrupt(t, cmd, lines); err != nil {
+		t.Fatalf("exit: %v\n%s", err, log)
+	}
+}
+
+// At a terminal, a server's request for input (elicitation) is asked of
+// the user: whether to answer, then each field; the server gets the
+// answers and the turn goes on.
+func TestMCPElicitationAtTheTerminal(t *testing.T) {
+	t.Parallel()
+	ts := hangingServer(t, "")
+	srv := newFake(t,
+		openaiReply(turn{calls: []call{{"a1", "mcp__http__ask", `{}`}}}),
+		openaiReply(turn{text: "Thanks."}),
+	)
+	c := newCLI(t).openai(srv, "sk-test")
+	tm := c.startTerminal("chat", "--raw", "--tools", "", "--mcp-url", ts.URL)
+	tm.expect("> ")
+	tm.send("Ask me\r")
+	tm.expect(`MCP server "http" asks: Your name? Answer? [y/N]`)
+	tm.send("y\r")
+	tm.expect("name: ")
+	tm.send("Ada\r")
+	tm.expect("Thanks.")
+	tm.expect("> ")
+	tm.send("\x04")
+	if code := tm.wait(); code != 0 {
+		t.Errorf("exit %d", code)
+	}
+	if got := srv.messages(1); !strings.Contains(got, "action accept Ada") {
+		t.Errorf("the tool result sent to the model: %s", got)
+	}
+}

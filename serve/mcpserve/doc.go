@@ -1,0 +1,22 @@
+// Package mcpserve offers agcore agents to MCP clients (Claude Desktop,
+// Cursor, VS Code, another agent): each agent is an MCP tool whose input is
+// a prompt and whose result is the agent's answer to it, one turn per call.
+//
+// A call runs a turn of the agent in a session of its own for the MCP
+// session and the principal that calls (so a client's calls continue one
+// conversation, and two clients or two principals never share one). While
+// the turn runs, a client that asked for progress (a progressToken) gets a
+// notification for each step: a model call, a tool call, its result. Tools
+// the agent calls that need approval are asked of the client's user through
+// elicitation (see [Approver]); a client that cannot ask is refused
+// cleanly. Other tools, such as agcore's built-in file tools, can be
+// offered directly ([Options.Tools]), under the same approval.
+//
+// [NewServer] builds the SDK server; [Serve] runs it on a transport (stdio
+// for a client that starts agcore as a command) in one call; [Handler]
+// serves it over streamable HTTP behind bearer tokens, each naming a
+// principal as agcore serve's do.
+//
+// This package imports agent, tool, session, serve/host, the MCP SDK and
+// the standard library; it must never import the CLI.
+package mcpserve
