@@ -278,6 +278,12 @@ func TestOwnersEveryRoute(t *testing.T) {
 			return e.call("token-b", "POST", "/v1/responses", map[string]any{"model": "echo", "input": "BOBTEXT", "conversation": a.webSession})
 		}},
 		{route: "GET /v1/responses/{id}", status: 404, do: func() (int, string) { return e.call("token-b", "GET", "/v1/responses/"+a.response, nil) }},
+		{route: "GET /v1/responses/{id}", name: "streamed again", status: 404, do: func() (int, string) {
+			return e.call("token-b", "GET", "/v1/responses/"+a.response+"?stream=true&starting_after=0", nil)
+		}},
+		{route: "POST /v1/responses/{id}/cancel", status: 404, do: func() (int, string) {
+			return e.call("token-b", "POST", "/v1/responses/"+a.response+"/cancel", nil)
+		}},
 		{route: "GET /v1/approvals", status: 200, check: func(t *testing.T, body string) {
 			if body = strings.TrimSpace(body); body != `{"object":"list","data":[]}` {
 				t.Fatalf("bob's approvals: %s", body)

@@ -27,6 +27,7 @@ type responsesRequest struct {
 	Conversation       json.RawMessage   `json:"conversation"`
 	Store              *bool             `json:"store"`
 	Stream             bool              `json:"stream"`
+	Background         bool              `json:"background"`
 	Temperature        *float64          `json:"temperature"`
 	MaxOutputTokens    int               `json:"max_output_tokens"`
 	Tools              []responsesTool   `json:"tools"`
@@ -84,6 +85,18 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apiErr)
 		return
 	}
+	if req.Background {
+		if req.Store != nil && !*req.Store {
+			writeError(w, invalid("background", "a background response must be stored (store: true)"))
+			return
+		}
+		if _, ok := session.RecordsOf(a.Store); !ok || a.Store == nil {
+			writeError(w, invalid("background", "the agent %q keeps no responses: background responses need a store with records", a.Name))
+			return
+		}
+		h.background(w, r, a, &req, msgs, opts)
+		return
+	}
 	ctx, end, ok := h.beginTurn(w, r)
 	if !ok {
 		writeError(w, draining())
@@ -112,23 +125,7 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 		}()
 	}
 
-	obj := &responseObject{Object: "response", CreatedAt: h.now().Unix(), Status: "in_progress", Model: a.Name,
-		Output: []*outputItem{}, Store: pos.stored, ParallelToolCalls: true, ToolChoice: "auto", Tools: []any{},
-		Metadata: req.Metadata, Temperature: req.Temperature}
-	obj.ID = pos.responseID()
-	if req.Instructions != "" {
-		obj.Instructions = &req.Instructions
-	}
-	if req.PreviousResponseID != "" {
-		obj.PreviousResponseID = &req.PreviousResponseID
-	}
-	if conv != "" {
-		obj.Conversation = &conversationRef{ID: conv}
-	}
-	if obj.Metadata == nil {
-		obj.Metadata = map[string]string{}
-	}
-	obj.Text.Format.Type = "text"
+	obj := h.newResponse(a, &req, conv, pos)
 	s := &respSink{obj: obj, open: -1}
 	if req.Stream {
 		s.sse = newSSE(w, h.flushEvery)
@@ -203,6 +200,65 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, obj)
+}
+
+// newResponse returns the response object of a turn that begins.
+func (h *Handler) newResponse(a host.Agent, req *responsesRequest, conv string, pos position) *responseObject {
+	obj := &responseObject{Object: "response", CreatedAt: h.now().Unix(), Status: "in_progress", Model: a.Name,
+		Output: []*outputItem{}, Store: pos.stored, ParallelToolCalls: true, ToolChoice: "auto", Tools: []any{},
+		Metadata: req.Metadata, Temperature: req.Temperature}
+	obj.ID = pos.responseID()
+	if req.Instructions != "" {
+		obj.Instructions = &req.Instructions
+	}
+	if req.PreviousResponseID != "" {
+		obj.PreviousResponseID = &req.PreviousResponseID
+	}
+	if conv != "" {
+		obj.Conversation = &conversationRef{ID: conv}
+	}
+	if obj.Metadata == nil {
+		obj.Metadata = map[string]string{}
+	}
+	obj.Text.Format.Type = "text"
+	return obj
+}
+
+// background serves a Responses request with "background": true: the
+// turn is placed (its id claimed) as any stored turn, then started by the
+// Runner; the answer is the response in progress, or with "stream": true
+// its events as they come (the client may leave; the turn goes on).
+func (h *Handler) background(w http.ResponseWriter, r *http.Request, a host.Agent, req *responsesRequest, msgs []llm.Message, opts *agent.RunOptions) {
+	ctx := r.Context()
+	principal, _ := host.PrincipalFrom(ctx)
+	conv, pos, unlock, apiErr := h.place(ctx, a, req, opts)
+	if apiErr != nil {
+		writeError(w, apiErr)
+		return
+	}
+	if pos.slot == nil { // place gives a stored turn with records a claim
+		unlock()
+		writeError(w, invalid("background", "a background response must be stored"))
+		return
+	}
+	obj := h.newResponse(a, req, conv, pos)
+	body, apiErr := h.startBackground(r, a, msgs, opts, obj, pos, unlock)
+	if apiErr != nil {
+		if err := pos.slot.release(nil, principal); err != nil {
+			h.log.LogAttrs(ctx, slog.LevelWarn, "freeing a response id", slog.String("id", obj.ID), slog.String("error", err.Error()))
+		}
+		unlock()
+		writeError(w, apiErr)
+		return
+	}
+	if !req.Stream {
+		// The object as it was when the turn began.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body)
+		return
+	}
+	h.follow(w, r, pos.slot.recs, obj.ID, pos.slot.run, -1)
 }
 
 // position is where a Responses turn goes: the session and the number the
@@ -370,6 +426,10 @@ func previousNotFound(id string) *apiError {
 // (any process's responses, kept across restarts), else from the
 // responses this process completed recently (a bounded cache).
 func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
+	if v := r.URL.Query().Get("stream"); v == "true" || v == "1" {
+		h.streamStored(w, r)
+		return
+	}
 	principal, _ := host.PrincipalFrom(r.Context())
 	id := r.PathValue("id")
 	body, ok, err := h.storedResponse(r.Context(), id, principal)
