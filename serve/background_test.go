@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/llmtest"
 	"github.com/agcore/agcore/serve"
 	"github.com/agcore/agcore/session/memstore"
+	"github.com/agcore/agcore/tool"
 )
 
 // paced answers "echo: ..." in pieces, one word a delta: the first two
@@ -218,5 +220,43 @@ func TestBackgroundLimit(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after the first ended: %d %v", resp.StatusCode, got)
 		}
+	}
+}
+
+// TestBackgroundCancelAnswersCalls: a background turn cancelled while a
+// tool call waits for approval ends cancelled with that call answered in
+// its output, and stores nothing (the session stays well-formed).
+func TestBackgroundCancelAnswersCalls(t *testing.T) {
+	m := llmtest.New(llmtest.Reply(llmtest.Call("call_1", "add", `{"a":2,"b":3}`)))
+	e := newEnv(t, serve.Options{}, agentSpec{name: "calc", model: m, tools: []tool.Tool{addTool(tool.WithApproval())}})
+	got := decode(t, e.do("POST", "/v1/responses", map[string]any{"model": "calc", "input": "add", "background": true, "conversation": "calls"}))
+	id := got["id"].(string)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the call never waited for approval")
+		}
+		if pending := decode(t, e.do("GET", "/v1/approvals", nil))["data"].([]any); len(pending) > 0 {
+			break
+		}
+	}
+	got = decode(t, e.do("POST", "/v1/responses/"+id+"/cancel", nil))
+	if got["status"] != "cancelled" {
+		t.Fatalf("cancel: %v", got)
+	}
+	calls, outputs := map[string]bool{}, map[string]string{}
+	for _, it := range got["output"].([]any) {
+		item := it.(map[string]any)
+		switch item["type"] {
+		case "function_call":
+			calls[item["call_id"].(string)] = true
+		case "function_call_output":
+			outputs[item["call_id"].(string)] = item["output"].(string)
+		}
+	}
+	if !calls["call_1"] || !strings.Contains(outputs["call_1"], "cancelled") || len(calls) != len(outputs) {
+		t.Fatalf("the cancelled response's calls %v, outputs %v", calls, outputs)
+	}
+	if s, err := e.store.Load(t.Context(), "calls"); err == nil && (s.Turns != 0 || len(s.Messages) != 0) {
+		t.Fatalf("the cancelled turn left %d turns, %d messages", s.Turns, len(s.Messages))
 	}
 }
