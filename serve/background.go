@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agcore/agcore/agent"
@@ -127,7 +128,12 @@ func (h *Handler) retention() time.Duration {
 // startBackground starts a background turn whose id pos claimed; it owns
 // unlock (the session's lock) from now on, and the slot. On error the
 // caller frees both.
-func (h *Handler) startBackground(r *http.Request, a host.Agent, msgs []llm.Message, opts *agent.RunOptions, obj *responseObject, pos position, unlock func()) (started []byte, apiErr *apiError) {
+//
+// attached, when not nil, is the client that asked for the turn's stream:
+// the turn writes its events to it as well as to the log while it stays
+// (no hand-over between goroutines per event), and closes done at its
+// end.
+func (h *Handler) startBackground(r *http.Request, a host.Agent, msgs []llm.Message, opts *agent.RunOptions, obj *responseObject, pos position, unlock func(), attached *attachedClient) (started []byte, apiErr *apiError) {
 	principal, _ := host.PrincipalFrom(r.Context())
 	sl := pos.slot
 	recs := sl.recs
@@ -184,7 +190,7 @@ func (h *Handler) startBackground(r *http.Request, a host.Agent, msgs []llm.Mess
 	end := h.register(&turnCancel{cancel: cancel}, func() { stop(); cancel(nil) })
 	h.mu.Unlock()
 
-	s := &respSink{obj: obj, open: -1, log: w}
+	s := &respSink{obj: obj, open: -1, log: w, attached: attached}
 	_ = s.emit("response.created", map[string]any{"response": obj})
 	_ = s.emit("response.in_progress", map[string]any{"response": obj})
 
@@ -198,6 +204,9 @@ func (h *Handler) startBackground(r *http.Request, a host.Agent, msgs []llm.Mess
 	turn := BackgroundTurn{Agent: a.Name, ResponseID: obj.ID, Principal: principal, Input: msgs, Options: opts}
 	turn.Run = func(ctx context.Context) {
 		defer end()
+		if attached != nil {
+			defer close(attached.done)
+		}
 		defer unlock()
 		defer func() {
 			h.bgMu.Lock()
@@ -285,7 +294,8 @@ func (h *Handler) runBackground(ctx context.Context, cancel context.CancelCauseF
 	if err := sl.finish(wctx, status, principal, body, h.retention()); err != nil {
 		h.log.LogAttrs(wctx, slog.LevelWarn, "storing a background response", slog.String("id", obj.ID), slog.String("error", err.Error()))
 	}
-	data, _ := json.Marshal(map[string]any{"type": event, "sequence_number": s.seq, "response": obj})
+	data := finalEvent(event, int64(s.seq), body)
+	s.attached.send(event, data)
 	if err := s.log.Close(wctx, runlog.Event{Seq: int64(s.seq), Type: event, Data: data}); err != nil {
 		h.log.LogAttrs(wctx, slog.LevelWarn, "ending a background response's events", slog.String("id", obj.ID), slog.String("error", err.Error()))
 	}
@@ -314,10 +324,7 @@ func (s *respSink) answerCalls(why string) {
 // rewrite replaces the claim's record with sr (a background turn's),
 // kept until expires.
 func (s *slot) rewrite(ctx context.Context, sr slotRecord, expires time.Time) error {
-	v, err := json.Marshal(sr)
-	if err != nil {
-		return err
-	}
+	v := sr.encode()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rec, err := s.recs.UpdateRecord(ctx, responsesNamespace, session.Record{Key: s.id, Value: v, Version: s.version, Expires: expires})
@@ -347,7 +354,7 @@ func (s *slot) update(ctx context.Context, run string, fn func(*slotRecord, *ses
 			return sr, errSlotLost
 		}
 		fn(&sr, &cur)
-		cur.Value, _ = json.Marshal(sr)
+		cur.Value = sr.encode()
 		got, err := s.recs.UpdateRecord(ctx, responsesNamespace, cur)
 		if errors.Is(err, session.ErrConflict) {
 			continue
@@ -362,50 +369,68 @@ func (s *slot) update(ctx context.Context, run string, fn func(*slotRecord, *ses
 
 // keepBackground renews a background turn's lease (and its count
 // record) and watches its record for a cancellation asked in any
-// process, until the stop it returns is called. A record that is no
-// longer the turn's (another process declared it lost) cancels the turn
-// with errSlotLost.
+// process, every bgPoll, until the stop it returns is called. A record
+// that is no longer the turn's (another process declared it lost)
+// cancels the turn with errSlotLost. It runs on a timer, not a goroutine
+// of its own: a turn shorter than bgPoll costs one timer.
 func (s *slot) keepBackground(cancel context.CancelCauseFunc, countKey string) (stop func()) {
-	stopCh, done := make(chan struct{}), make(chan struct{})
 	run := s.run
-	go func() {
-		defer close(done)
-		t := time.NewTicker(bgPoll)
-		defer t.Stop()
-		renewed := time.Now()
-		for {
-			select {
-			case <-stopCh:
-				return
-			case <-t.C:
-			}
-			ctx, c := context.WithTimeout(context.Background(), slotLease/3)
-			cur, err := s.recs.GetRecord(ctx, responsesNamespace, s.id)
-			var sr slotRecord
-			if err == nil && (json.Unmarshal(cur.Value, &sr) != nil || sr.Run != run || sr.Status != "in_progress") {
-				err = errSlotLost
-			}
-			switch {
-			case errors.Is(err, errSlotLost) || errors.Is(err, session.ErrNotFound):
-				c()
-				cancel(errSlotLost)
-				return
-			case err != nil: // the store is unreachable: the lease lasts
-			case sr.Cancel:
-				cancel(errCancelRequested)
-			}
-			if err == nil && time.Since(renewed) >= slotLease/3 {
-				if _, err := s.update(ctx, run, func(sr *slotRecord, _ *session.Record) {
-					sr.Lease = time.Now().Add(slotLease).UnixMilli()
-				}); err == nil {
-					renewed = time.Now()
-					_, _ = s.recs.PutRecord(ctx, backgroundNamespace, session.Record{Key: countKey, Value: []byte("1"), Expires: time.Now().Add(slotLease)})
-				}
-			}
-			c()
+	var (
+		mu      sync.Mutex
+		stopped bool
+		timer   *time.Timer
+		busy    sync.WaitGroup
+	)
+	renewed := time.Now()
+	var tick func()
+	tick = func() {
+		mu.Lock()
+		if stopped {
+			mu.Unlock()
+			return
 		}
-	}()
-	return func() { close(stopCh); <-done }
+		busy.Add(1)
+		mu.Unlock()
+		defer busy.Done()
+		ctx, c := context.WithTimeout(context.Background(), slotLease/3)
+		defer c()
+		cur, err := s.recs.GetRecord(ctx, responsesNamespace, s.id)
+		var sr slotRecord
+		if err == nil && (json.Unmarshal(cur.Value, &sr) != nil || sr.Run != run || sr.Status != "in_progress") {
+			err = errSlotLost
+		}
+		switch {
+		case errors.Is(err, errSlotLost) || errors.Is(err, session.ErrNotFound):
+			cancel(errSlotLost)
+			return
+		case err != nil: // the store is unreachable: the lease lasts
+		case sr.Cancel:
+			cancel(errCancelRequested)
+		}
+		if err == nil && time.Since(renewed) >= slotLease/3 {
+			if _, err := s.update(ctx, run, func(sr *slotRecord, _ *session.Record) {
+				sr.Lease = time.Now().Add(slotLease).UnixMilli()
+			}); err == nil {
+				renewed = time.Now()
+				_, _ = s.recs.PutRecord(ctx, backgroundNamespace, session.Record{Key: countKey, Value: []byte("1"), Expires: time.Now().Add(slotLease)})
+			}
+		}
+		mu.Lock()
+		if !stopped {
+			timer.Reset(bgPoll)
+		}
+		mu.Unlock()
+	}
+	mu.Lock()
+	timer = time.AfterFunc(bgPoll, tick)
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		stopped = true
+		timer.Stop()
+		mu.Unlock()
+		busy.Wait()
+	}
 }
 
 // finish writes a background turn's outcome to its record: status and
@@ -416,7 +441,18 @@ func (s *slot) finish(ctx context.Context, status, principal string, body []byte
 	if status == "completed" {
 		keep = responseRetention
 	}
-	_, err := s.update(ctx, s.run, func(sr *slotRecord, rec *session.Record) {
+	// Most often the record is as this process last wrote it: one write.
+	s.mu.Lock()
+	sr := slotRecord{Status: status, Principal: principal, Response: body, Background: true, Run: s.run, Ended: time.Now().UnixMilli()}
+	rec, err := s.recs.UpdateRecord(ctx, responsesNamespace, session.Record{Key: s.id, Value: sr.encode(), Version: s.version, Expires: time.Now().Add(keep)})
+	if err == nil {
+		s.version = rec.Version
+	}
+	s.mu.Unlock()
+	if !errors.Is(err, session.ErrConflict) {
+		return err
+	}
+	_, err = s.update(ctx, s.run, func(sr *slotRecord, rec *session.Record) {
 		sr.Status, sr.Response, sr.Principal, sr.Ended, sr.Cancel = status, body, principal, time.Now().UnixMilli(), false
 		rec.Expires = time.Now().Add(keep)
 	})
@@ -442,7 +478,7 @@ func markLost(ctx context.Context, recs session.Records, rec session.Record) (sl
 	obj.Error = &responseError{Code: "replica_lost", Message: "the server process running the response was lost before it ended"}
 	sr.Response, _ = json.Marshal(&obj)
 	sr.Status, sr.Ended, sr.Cancel = "failed", time.Now().UnixMilli(), false
-	rec.Value, _ = json.Marshal(sr)
+	rec.Value = sr.encode()
 	if _, err := recs.UpdateRecord(ctx, responsesNamespace, rec); err != nil {
 		if errors.Is(err, session.ErrConflict) {
 			cur, gerr := recs.GetRecord(ctx, responsesNamespace, rec.Key)
@@ -558,7 +594,7 @@ func (h *Handler) follow(w http.ResponseWriter, r *http.Request, recs session.Re
 		if event == "" {
 			event = "response.completed"
 		}
-		data, _ := json.Marshal(map[string]any{"type": event, "sequence_number": last + 1, "response": sr.Response})
+		data := finalEvent(event, last+1, sr.Response)
 		return log.AppendFinal(ctx, run, runlog.Event{Seq: last + 1, Type: event, Data: data})
 	}
 	for ev, err := range log.Follow(r.Context(), run, after, idle) {
@@ -635,4 +671,63 @@ func (h *Handler) cancelResponse(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(sr.Response)
+}
+
+// finalEvent is the data of a turn's last event: its type, number and
+// the response object (already encoded, not encoded again).
+func finalEvent(event string, seq int64, response []byte) []byte {
+	b := make([]byte, 0, len(response)+len(event)+64)
+	b = append(b, `{"type":`...)
+	b = strconv.AppendQuote(b, event) // event types are ASCII words
+	b = append(b, `,"sequence_number":`...)
+	b = strconv.AppendInt(b, seq, 10)
+	b = append(b, `,"response":`...)
+	b = append(b, response...)
+	return append(b, '}')
+}
+
+// encode writes sr as JSON with its response as it is (encoding/json
+// would compact the whole object again on every write of the record).
+func (sr slotRecord) encode() []byte {
+	resp := sr.Response
+	sr.Response = nil
+	b, _ := json.Marshal(sr)
+	if len(resp) == 0 {
+		return b
+	}
+	out := make([]byte, 0, len(b)+len(resp)+16)
+	out = append(out, b[:len(b)-1]...)
+	out = append(out, `,"response":`...)
+	out = append(out, resp...)
+	return append(out, '}')
+}
+
+// attachedClient is the client of a background turn's own request while
+// it stays: the turn writes its events to it directly.
+type attachedClient struct {
+	done chan struct{} // closed when the turn ended
+
+	mu   sync.Mutex
+	out  *sse
+	gone bool
+}
+
+// send writes an event to the client unless it went away (or c is nil).
+func (c *attachedClient) send(typ string, data []byte) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.gone && c.out.write(typ, data) != nil {
+		c.gone = true
+	}
+}
+
+// detach stops the writes: the request's handler returns after it.
+func (c *attachedClient) detach() {
+	c.mu.Lock()
+	c.gone = true
+	c.mu.Unlock()
+	c.out.close()
 }

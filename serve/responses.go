@@ -242,7 +242,11 @@ func (h *Handler) background(w http.ResponseWriter, r *http.Request, a host.Agen
 		return
 	}
 	obj := h.newResponse(a, req, conv, pos)
-	body, apiErr := h.startBackground(r, a, msgs, opts, obj, pos, unlock)
+	var attached *attachedClient
+	if req.Stream {
+		attached = &attachedClient{done: make(chan struct{}), out: newSSE(w, h.flushEvery)}
+	}
+	body, apiErr := h.startBackground(r, a, msgs, opts, obj, pos, unlock, attached)
 	if apiErr != nil {
 		if err := pos.slot.release(nil, principal); err != nil {
 			h.log.LogAttrs(ctx, slog.LevelWarn, "freeing a response id", slog.String("id", obj.ID), slog.String("error", err.Error()))
@@ -258,7 +262,13 @@ func (h *Handler) background(w http.ResponseWriter, r *http.Request, a host.Agen
 		_, _ = w.Write(body)
 		return
 	}
-	h.follow(w, r, pos.slot.recs, obj.ID, pos.slot.run, -1)
+	// The turn writes to this client while it stays; when it leaves, the
+	// turn goes on (its events in the log, for GET ?stream=true).
+	select {
+	case <-attached.done:
+	case <-ctx.Done():
+	}
+	attached.detach()
 }
 
 // position is where a Responses turn goes: the session and the number the

@@ -106,13 +106,15 @@ type summaryPart struct {
 // respSink builds the response's output from a turn's updates and, when
 // streaming, sends the Responses event family as it goes.
 type respSink struct {
-	obj   *responseObject
-	sse   *sse
-	log   *runlog.Writer // a background turn's events
-	seq   int
-	open  int    // index of the open message or reasoning item, -1 for none
-	buf   []byte // the open item's text
-	agent string // the agent answering, once the turn has handed off
+	obj *responseObject
+	sse *sse
+	log *runlog.Writer // a background turn's events
+	// attached is a background turn's own client, while it stays.
+	attached *attachedClient
+	seq      int
+	open     int    // index of the open message or reasoning item, -1 for none
+	buf      []byte // the open item's text
+	agent    string // the agent answering, once the turn has handed off
 }
 
 // add appends an item to the output, marked with the agent answering.
@@ -141,6 +143,7 @@ func (s *respSink) emit(typ string, fields map[string]any) error {
 		return err
 	}
 	s.log.Append(runlog.Event{Seq: int64(s.seq - 1), Type: typ, Data: data})
+	s.attached.send(typ, data)
 	return nil
 }
 

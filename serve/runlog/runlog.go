@@ -127,11 +127,13 @@ type Writer struct {
 	run string
 
 	mu       sync.Mutex
-	pending  []Event
 	all      []Event // every event, for the process's own readers
+	flushed  int     // all[:flushed] is written (or being written)
+	full     int     // with fullSet, all[full:] is over the size bound
+	fullSet  bool
 	changed  chan struct{}
+	waiting  bool  // a reader waits on changed
 	stored   int64 // bytes stored or pending
-	dropped  int64 // events not stored since the last batch
 	last     time.Time
 	timer    *time.Timer
 	closed   bool
@@ -151,7 +153,9 @@ func (l *Log) Writer(run string) (*Writer, error) {
 			return nil, fmt.Errorf("runlog: run %q holds '/': %w", run, session.ErrInvalidID)
 		}
 	}
-	w := &Writer{log: l, run: run, changed: make(chan struct{})}
+	// The first batch too waits for the interval: a run shorter than it
+	// is one write.
+	w := &Writer{log: l, run: run, changed: make(chan struct{}), last: time.Now()}
 	l.mu.Lock()
 	if l.live == nil {
 		l.live = make(map[string]*Writer)
@@ -171,19 +175,42 @@ func (w *Writer) Append(ev Event) {
 		return
 	}
 	w.all = append(w.all, ev)
-	close(w.changed)
-	w.changed = make(chan struct{})
-	size := int64(len(ev.Data) + len(ev.Type) + 32)
-	if w.stored+size > w.log.maxBytes() {
-		w.dropped++
+	if w.waiting { // only then: a channel per event would cost every turn
+		close(w.changed)
+		w.changed, w.waiting = make(chan struct{}), false
+	}
+	if !w.fullSet {
+		size := int64(len(ev.Data) + len(ev.Type) + 32)
+		if w.stored+size > w.log.maxBytes() {
+			// Past the bound: this event and every one after it but the
+			// final one stay out of the log.
+			w.full, w.fullSet = len(w.all)-1, true
+			return
+		}
+		w.stored += size
+	} else {
 		return
 	}
-	w.stored += size
-	w.pending = append(w.pending, ev)
 	if w.timer == nil {
 		wait := time.Until(w.last.Add(w.log.flushInterval()))
 		w.timer = time.AfterFunc(max(wait, 0), w.timed)
 	}
+}
+
+// pendingLocked returns the events not yet written and the count of
+// those the bound keeps out, and marks them written; w.mu is held.
+func (w *Writer) pendingLocked() ([]Event, int64) {
+	end := len(w.all)
+	if w.fullSet {
+		end = max(w.full, w.flushed)
+	}
+	evs := w.all[w.flushed:end:end] // a later append copies, never writes into it
+	dropped := int64(0)
+	if w.fullSet && w.flushed <= w.full {
+		dropped = int64(len(w.all) - w.full)
+	}
+	w.flushed = len(w.all)
+	return evs, dropped
 }
 
 func (w *Writer) timed() {
@@ -194,8 +221,8 @@ func (w *Writer) timed() {
 		w.mu.Unlock()
 		return
 	}
-	evs, dropped := w.pending, w.dropped
-	w.pending, w.dropped, w.timer, w.last = nil, 0, nil, time.Now()
+	evs, dropped := w.pendingLocked()
+	w.timer, w.last = nil, time.Now()
 	w.mu.Unlock()
 	if len(evs) == 0 {
 		return
@@ -223,10 +250,10 @@ func (w *Writer) Close(ctx context.Context, final Event) error {
 		w.timer = nil
 	}
 	w.closed, w.finalSet = true, true
+	evs, dropped := w.pendingLocked()
 	w.all = append(w.all, final)
-	evs := append(w.pending, final)
-	b := batch{Events: evs, Final: true, Dropped: w.dropped}
-	w.pending = nil
+	w.flushed = len(w.all)
+	b := batch{Events: append(evs, final), Final: true, Dropped: dropped}
 	close(w.changed)
 	w.mu.Unlock()
 	err := w.log.write(ctx, w.run, b)
@@ -354,8 +381,9 @@ func (l *Log) Running(run string) bool {
 // PollInterval. Each time a read of the store found nothing new, idle is
 // called (if not nil) with the last event number seen: it returns an
 // error to stop following (the run is lost and cannot be ended), or ends
-// the log itself with AppendFinal. A run of which nothing is stored
-// yields ErrNoLog once idle has been asked and did not end it. Breaking
+// the log itself with AppendFinal. Without idle, a run of which nothing
+// is stored (not yet: its first batch waits FlushInterval) yields
+// ErrNoLog. Breaking
 // the loop stops following; the run goes on.
 func (l *Log) Follow(ctx context.Context, run string, after int64, idle func(ctx context.Context, last int64) error) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
@@ -393,7 +421,7 @@ func (l *Log) Follow(ctx context.Context, run string, after int64, idle func(ctx
 						return
 					}
 				}
-				if last == after && w == nil && !l.Running(run) {
+				if idle == nil && last == after && w == nil && !l.Running(run) {
 					// Nothing stored: is it there at all?
 					if evs, _, err := l.Read(ctx, run, -1); err == nil && len(evs) == 0 {
 						yield(Event{}, fmt.Errorf("runlog: run %s: %w", run, ErrNoLog))
@@ -426,6 +454,7 @@ func (w *Writer) follow(ctx context.Context, last *int64, yield func(Event, erro
 		}
 		evs := w.all[i:]
 		closed, changed := w.closed, w.changed
+		w.waiting = true
 		w.mu.Unlock()
 		for _, e := range evs {
 			*last = e.Seq

@@ -58,9 +58,9 @@ func seqs(evs []runlog.Event) string {
 	return fmt.Sprint(out)
 }
 
-// TestWriterBatches: the events appended between two flushes are one
-// write, and Close writes what is pending with the final event in one
-// more.
+// TestWriterBatches: the events appended within a flush interval are
+// one write: a run shorter than the interval is written once, at Close,
+// with its final event.
 func TestWriterBatches(t *testing.T) {
 	recs := &counting{Records: memstore.New()}
 	l := &runlog.Log{Records: recs, FlushInterval: time.Hour}
@@ -68,26 +68,23 @@ func TestWriterBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Append(ev(0))
-	for recs.writes0() == 0 {
-		time.Sleep(time.Millisecond) // the first batch goes at once
-	}
-	for i := int64(1); i < 100; i++ {
+	for i := int64(0); i < 100; i++ {
 		w.Append(ev(i))
+	}
+	if writes, _ := recs.counts(); writes != 0 {
+		t.Fatalf("%d writes before the interval passed", writes)
 	}
 	if err := w.Close(t.Context(), final(100)); err != nil {
 		t.Fatal(err)
 	}
-	if writes, _ := recs.counts(); writes != 2 {
-		t.Fatalf("%d writes for 101 events, want 2 (the first batch, then the rest with the final event)", writes)
+	if writes, _ := recs.counts(); writes != 1 {
+		t.Fatalf("%d writes for 101 events, want 1", writes)
 	}
 	evs, fin, err := l.Read(t.Context(), "resp_a", -1)
 	if err != nil || !fin || len(evs) != 101 || evs[100].Type != "done" {
 		t.Fatalf("Read: %d events, final %v, %v", len(evs), fin, err)
 	}
 }
-
-func (c *counting) writes0() int { w, _ := c.counts(); return w }
 
 // TestReadAfter: a read after event N gets the events after N, reading
 // only the batches that hold them.
@@ -163,7 +160,8 @@ func TestFollow(t *testing.T) {
 	for _, l := range []*runlog.Log{here, there} {
 		go func() {
 			var got []runlog.Event
-			for e, err := range l.Follow(t.Context(), "r", 0, nil) {
+			wait := func(context.Context, int64) error { return nil } // the run lives
+			for e, err := range l.Follow(t.Context(), "r", 0, wait) {
 				if err != nil {
 					results <- err.Error()
 					return
@@ -230,5 +228,38 @@ func TestFollowLostRun(t *testing.T) {
 		if !errors.Is(err, runlog.ErrNoLog) {
 			t.Fatalf("a run never written: %v", err)
 		}
+	}
+}
+
+// BenchmarkReadAfter reads a run of 10,000 events stored in 100 batches
+// after event N: the records read (and the time) follow the events after
+// N, not the run's length. The read of the whole log is the reference.
+func BenchmarkReadAfter(b *testing.B) {
+	recs := &counting{Records: memstore.New()}
+	l := &runlog.Log{Records: recs, FlushInterval: time.Nanosecond}
+	w, _ := l.Writer("big")
+	for i := range int64(10000) {
+		w.Append(ev(i))
+		if i%100 == 99 {
+			for n, _, _ := l.Read(b.Context(), "big", i-1); len(n) == 0; n, _, _ = l.Read(b.Context(), "big", i-1) {
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}
+	if err := w.Close(b.Context(), final(10000)); err != nil {
+		b.Fatal(err)
+	}
+	for _, after := range []int64{-1, 5000, 9900, 9990} {
+		b.Run(fmt.Sprint("after=", after), func(b *testing.B) {
+			_, r0 := recs.counts()
+			for range b.N {
+				evs, _, err := l.Read(b.Context(), "big", after)
+				if err != nil || int64(len(evs)) != 10000-after {
+					b.Fatalf("%d events, %v", len(evs), err)
+				}
+			}
+			_, r1 := recs.counts()
+			b.ReportMetric(float64(r1-r0)/float64(b.N), "batches-read/op")
+		})
 	}
 }
