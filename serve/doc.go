@@ -11,7 +11,9 @@
 //	GET  /v1/models/{model}      one of them
 //	POST /v1/chat/completions    Chat Completions: a stateless turn
 //	POST /v1/responses           Responses: a turn of a stored conversation
-//	GET  /v1/responses/{id}      a stored response (see "Several processes"), while its session is the caller's
+//	GET  /v1/responses/{id}      a stored response (see "Several processes"), while its session is the caller's;
+//	                             ?stream=true&starting_after=N: a background response's events after N
+//	POST /v1/responses/{id}/cancel  cancel a background response, wherever it runs
 //	GET  /v1/approvals           agcore's extension: calls waiting for the caller's approval
 //	POST /v1/approvals/{id}      {"approved": true|false, "reason": "..."}
 //	GET  /healthz                liveness: 200 while the process serves
@@ -97,6 +99,48 @@
 // response.function_call_arguments.done), and response.completed with the
 // usage (response.incomplete when the output limit cut the answer,
 // response.failed with an error).
+//
+// # Background responses
+//
+// A Responses request with "background": true (stored, on an agent whose
+// store has records) answers at once with the response "in_progress"
+// and "background": true; the turn runs on with no client attached,
+// started by Options.Runner (InProcess, a goroutine, by default: the seam
+// where a durable runner plugs in). Its events, numbered from 0 as a
+// streamed turn's are, go to an event log in the store (package runlog:
+// batched, at most one write per 50 ms plus the final one, bounded by
+// Options.EventLogMaxBytes, kept Options.EventLogRetention). So:
+//
+//   - GET /v1/responses/{id} polls it, on any process: "in_progress",
+//     then "completed" (or "incomplete") with its output and usage, or
+//     "failed" with its error, or "cancelled";
+//   - with "stream": true the request streams its events while the client
+//     stays; when it leaves, the turn goes on;
+//   - GET /v1/responses/{id}?stream=true&starting_after=N streams the
+//     events after N (all without it), on any process, while the turn runs
+//     and after it ended, within the retention; it reads only the log's
+//     batches that hold events after N;
+//   - POST /v1/responses/{id}/cancel, on any process, stops the turn where
+//     it runs (the process that runs it reads the request from the
+//     store within 250 ms) and answers the response once it ended:
+//     "cancelled", its output so far, every function call in it answered
+//     by a function_call_output, nothing of the turn stored (the session
+//     stays as it was, well-formed). Its stream ends with the event
+//     "response.cancelled" (the API defines none). A response that ended
+//     is answered as it is; a response that was not made in the
+//     background is refused (400).
+//
+// The process running a background turn renews a lease in the response's
+// record (10 s). When it dies, the first reader after the lease passed
+// (a poll, a resumed stream, a cancel, the session's next turn) ends the
+// response "failed" with the error code "replica_lost", and a resumed
+// stream ends with "response.failed": never "in_progress" forever.
+// Options.MaxBackground bounds a principal's background turns running at
+// once, across the processes of the store (429
+// too_many_background_responses). Drain treats background turns like
+// the others: those still running at its deadline end "failed". A failed
+// or cancelled background response keeps its id until the session's
+// next turn takes the number.
 //
 // # Owners
 //
@@ -192,8 +236,8 @@
 //
 // # Cancellation and shutdown
 //
-// A turn runs with its request's context: a client that disconnects
-// cancels it, the model call included, and the agent stores nothing of a
+// A turn runs with its request's context (a background turn excepted):
+// a client that disconnects cancels it, the model call included, and the agent stores nothing of a
 // turn that did not complete. To stop a server, call [Handler.Shutdown]
 // with its http.Server: [Handler.Drain] (readiness turns 503, new turns get
 // 503 shutting_down, turns in progress may finish until the context given
@@ -228,5 +272,5 @@
 // session; the calls of concurrent turns never mix.
 //
 // Package serve imports agent, approval, budget, llm, middleware, replay,
-// session and serve/host; it never imports a provider, a store or the CLI.
+// session, serve/host and serve/runlog; it never imports a provider, a store or the CLI.
 package serve
