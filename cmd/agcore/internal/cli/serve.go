@@ -93,6 +93,16 @@ its turns "failed" (code replica_lost) within 10 s. Limits:
 --event-log-retention (default 24h) for the events and for failed or
 cancelled background responses.
 
+A2A: message/send with configuration.blocking false answers with the task at
+once and the turn runs on; tasks/resubscribe and tasks/get answer on any
+server sharing the store, and tasks/cancel sent to any of them stops the
+turn where it runs (within 250 ms). Push notifications
+(tasks/pushNotificationConfig/set, get, list, delete, or the message's
+configuration): every change of a task's state is POSTed to the webhook
+with its token (X-A2A-Notification-Token), retried with backoff (6
+attempts). Webhooks on private, loopback or link-local addresses are
+refused unless --a2a-push-allow-host names their host.
+
 --record-dir DIR keeps a replayable record (as agcore run --record does) of
 every turn served, on every endpoint: one JSON Lines file per session of each
 principal (per request for a chat completion), appended turn after turn,
@@ -122,6 +132,7 @@ temperature, declared tools) are not re-applied and show as drift.
 	fs.Int("background-limit", serve.DefaultMaxBackground, "background responses (\"background\": true) each principal may have running at once, across the servers sharing the store")
 	fs.Int64("event-log-max", serve.DefaultEventLogMaxBytes, "bytes of events stored per background response; past it only its final event is stored")
 	fs.Duration("event-log-retention", serve.DefaultEventLogRetention, "how long a background response's events (for resuming its stream), and a failed or cancelled background response, are kept")
+	fs.StringArray("a2a-push-allow-host", nil, "a host A2A push notification webhooks may reach although it is (or resolves to) a private, loopback or link-local address, refused otherwise (repeatable)")
 	fs.String("record-dir", "", "keep a replayable record of every turn served in this directory: one JSON Lines file per session (per request for a chat completion), appended turn after turn; agcore replay re-runs one")
 	return cmd
 }
@@ -198,7 +209,8 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 		return exit(ExitUsage, "%v", err)
 	}
 	logger := slog.New(slog.NewTextHandler(a.env.Stderr, nil))
-	a2a, err := a2aserve.New(set, broker, a2aserve.Options{BearerAuth: len(tokens) > 0, Logger: logger})
+	pushHosts, _ := cmd.Flags().GetStringArray("a2a-push-allow-host")
+	a2a, err := a2aserve.New(set, broker, a2aserve.Options{BearerAuth: len(tokens) > 0, Logger: logger, PushAllowHosts: pushHosts})
 	if err != nil {
 		return exit(ExitUsage, "%v", err)
 	}
