@@ -61,12 +61,16 @@
 // turn: resp_SESSION_N is turn N of session SESSION. So:
 //
 //   - no previous_response_id and no conversation: a new session;
-//   - previous_response_id: the turn continues that response's session,
-//     provided the response is the session's latest turn. A response that
-//     is not the latest (the conversation went on from it) is refused with
-//     409 previous_response_not_latest, naming the latest: agcore
-//     continues a conversation from its end only, it does not fork one. An
-//     id that is no stored turn is 404 previous_response_not_found;
+//   - previous_response_id: the turn continues that response's session
+//     when the response is the session's latest turn. A response that is
+//     not the latest (the conversation went on from it) branches the
+//     conversation there, as OpenAI's API does ("regenerate", "edit an
+//     earlier message"): a new session (session.Fork) with the turns up
+//     to that response, the principal's, in which the turn is the next
+//     (resp_NEW_N+1); the original is unchanged. A history whose turns
+//     do not each begin with a user message cannot be branched (409
+//     previous_response_not_latest, naming the latest). An id that is no
+//     stored turn is 404 previous_response_not_found;
 //   - conversation ("ID" or {"id": "ID"}): the session ID itself, made on
 //     first use, each turn continuing its latest (on a server with tokens
 //     the session is PRINCIPAL.ID, host.SessionName: each principal names
@@ -170,7 +174,7 @@
 // Errors have OpenAI's shape, {"error": {"message", "type", "param",
 // "code"}}: 400 invalid_request_error for a request that cannot be run, 401
 // invalid_api_key, 404 (model_not_found, previous_response_not_found), 409
-// previous_response_not_latest, 413 request_too_large, and the model
+// previous_response_not_latest (a response that cannot be branched from), 413 request_too_large, and the model
 // provider's failures mapped from llm.Error: rate limits 429 (with
 // Retry-After), overload 503, the server's key refused and other failures
 // 502, a context window exceeded 400. Server-side failures carry a generic

@@ -370,9 +370,24 @@ func (h *Handler) place(ctx context.Context, a host.Agent, req *responsesRequest
 			if want > sess.Turns {
 				return "", pos, func() {}, previousNotFound(req.PreviousResponseID)
 			}
-			latest := position{stored: true, session: sid, turn: sess.Turns}.responseID()
-			return "", pos, func() {}, &apiError{Status: http.StatusConflict, Type: typeInvalidRequest, Param: "previous_response_id", Code: "previous_response_not_latest",
-				Message: fmt.Sprintf("%s is not the latest response of its conversation (%s is): agcore continues a conversation from its latest response only", req.PreviousResponseID, latest)}
+			// An earlier response: the conversation branches there, as
+			// OpenAI's does ("regenerate", "edit an earlier message"): a new
+			// session with the first want turns, the principal's.
+			branch := session.NewID()
+			if _, err := session.Fork(ctx, sessions, sid, branch, want); err != nil {
+				if errors.Is(err, session.ErrNoTurn) {
+					latest := position{stored: true, session: sid, turn: sess.Turns}.responseID()
+					return "", pos, func() {}, &apiError{Status: http.StatusConflict, Type: typeInvalidRequest, Param: "previous_response_id", Code: "previous_response_not_latest",
+						Message: fmt.Sprintf("%s cannot be branched from (its conversation's turns do not each begin with a user message); continue from the latest, %s", req.PreviousResponseID, latest)}
+				}
+				h.log.LogAttrs(ctx, slog.LevelError, "forking a session", slog.String("session", sid), slog.String("error", err.Error()))
+				return "", pos, func() {}, storeError()
+			}
+			sid = branch
+			if unlock, err = h.locks.lock(ctx, sid); err != nil {
+				return "", pos, func() {}, turnError(ctx, err)
+			}
+			continue
 		}
 		if !store {
 			// The history, without keeping the turn: an in-memory copy with no id.
