@@ -385,6 +385,17 @@ func TestOwnersEveryRoute(t *testing.T) {
 		{route: "POST /api/chat", name: "a new chat of his", status: 200, check: noHistory, do: func() (int, string) {
 			return e.call("token-b", "POST", "/api/chat", map[string]any{"message": "BOBTEXT"})
 		}},
+		{route: "GET /api/runs", status: 200, check: func(t *testing.T, body string) {
+			if strings.TrimSpace(body) != `{"runs":[]}` {
+				t.Fatalf("bob's running turns: %s", body)
+			}
+		}, do: func() (int, string) { return e.call("token-b", "GET", "/api/runs", nil) }},
+		{route: "GET /api/sessions/{id}/run", name: "her web session", status: 404, do: func() (int, string) {
+			return e.call("token-b", "GET", "/api/sessions/"+esc(a.webSession)+"/run", nil)
+		}},
+		{route: "POST /api/sessions/{id}/cancel", name: "her web session", status: 404, do: func() (int, string) {
+			return e.call("token-b", "POST", "/api/sessions/"+esc(a.webSession)+"/cancel", map[string]any{})
+		}},
 		{route: "GET /api/approvals", status: 200, check: func(t *testing.T, body string) {
 			if strings.TrimSpace(body) != `{"approvals":[]}` {
 				t.Fatalf("bob's approvals: %s", body)
