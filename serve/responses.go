@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -451,7 +452,7 @@ func previousNotFound(id string) *apiError {
 // (any process's responses, kept across restarts), else from the
 // responses this process completed recently (a bounded cache).
 func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
-	if v := r.URL.Query().Get("stream"); v == "true" || v == "1" {
+	if v := r.URL.Query().Get("stream"); v == "true" || v == "1" || streamBody(r) {
 		h.streamStored(w, r)
 		return
 	}
@@ -479,6 +480,19 @@ func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, obj)
+}
+
+// streamBody reports whether a GET carries the JSON body {"stream": true},
+// as OpenAI's Go SDK sends it (GetStreaming) instead of the query's
+// stream=true.
+func streamBody(r *http.Request) bool {
+	if r.Body == nil || r.Body == http.NoBody {
+		return false
+	}
+	var body struct {
+		Stream bool `json:"stream"`
+	}
+	return json.NewDecoder(io.LimitReader(r.Body, 4096)).Decode(&body) == nil && body.Stream
 }
 
 // visible reports whether the session of a stored response is the
