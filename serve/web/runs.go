@@ -326,11 +326,23 @@ func (h *handler) cancelRun(w http.ResponseWriter, r *http.Request) {
 	if lr != nil {
 		lr.cancel(errStopped)
 	} else {
-		rr.Cancel = true
-		rec.Value, _ = json.Marshal(rr)
-		if _, err := recs.UpdateRecord(r.Context(), runsNamespace, rec); err != nil && !errors.Is(err, session.ErrConflict) {
-			h.storeError(w, r, err)
-			return
+		// Another process runs it: it reads the request from the record,
+		// which its lease renewals may change meanwhile (try again).
+		for attempt := 0; ; attempt++ {
+			rr.Cancel = true
+			rec.Value, _ = json.Marshal(rr)
+			_, err := recs.UpdateRecord(r.Context(), runsNamespace, rec)
+			if err == nil || errors.Is(err, session.ErrNotFound) {
+				break // asked, or over meanwhile
+			}
+			if !errors.Is(err, session.ErrConflict) || attempt == 5 {
+				h.storeError(w, r, err)
+				return
+			}
+			var ok bool
+			if _, rec, rr, ok = h.running(r, a, id); !ok {
+				break
+			}
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"cancelled": id})
