@@ -14,6 +14,7 @@
 //	GET  /v1/responses/{id}      a stored response (see "Several processes"), while its session is the caller's;
 //	                             ?stream=true&starting_after=N: a background response's events after N
 //	POST /v1/responses/{id}/cancel  cancel a background response, wherever it runs
+//	POST /agui/{agent}           AG-UI: one run of the agent (RunAgentInput → AG-UI events)
 //	GET  /v1/approvals           agcore's extension: calls waiting for the caller's approval
 //	POST /v1/approvals/{id}      {"approved": true|false, "reason": "..."}
 //	GET  /healthz                liveness: 200 while the process serves
@@ -146,6 +147,27 @@
 // or cancelled background response keeps its id until the session's
 // next turn takes the number.
 //
+// # AG-UI
+//
+// POST /agui/{agent} takes AG-UI's RunAgentInput ({threadId, runId,
+// state, messages, tools}) and answers with the AG-UI events as
+// server-sent events ("data: {...}"): RUN_STARTED, STATE_SNAPSHOT (the
+// input's state), STEP_STARTED with the agent's name, the answer as
+// TEXT_MESSAGE_START / TEXT_MESSAGE_CONTENT / TEXT_MESSAGE_END, each tool
+// call the server runs as TOOL_CALL_START / TOOL_CALL_ARGS /
+// TOOL_CALL_END and its TOOL_CALL_RESULT, a handoff as STEP_FINISHED of
+// the agent handing over and STEP_STARTED of the one taking over, then
+// STEP_FINISHED and RUN_FINISHED, or RUN_ERROR. A call that needs
+// approval is an interrupt: a CUSTOM event named
+// "agcore.approval_required" with {id, toolCallId, tool, arguments}; the
+// run waits until the client decides it through POST /v1/approvals/{id}.
+// The thread is a session of the principal's (host.SessionName, as a
+// Responses conversation): a stored thread takes only the messages after
+// the last assistant message of the input (the client sends its whole
+// history each run). Tools the input declares are the client's, as with
+// Responses. The run is its request's (a client that goes away cancels
+// it); a run cannot be reconnected to yet.
+//
 // # Owners
 //
 // A session belongs to a principal: the name of the token whose turn
@@ -223,7 +245,7 @@
 //
 // # Security
 //
-// Every path under /v1/, /a2a/ and /api/ needs "Authorization: Bearer
+// Every path under /v1/, /agui/, /a2a/ and /api/ needs "Authorization: Bearer
 // TOKEN" when Options.Tokens is set; tokens are compared in constant time
 // (of their SHA-256), and the token's name becomes the request's principal
 // (host.PrincipalFrom). /healthz, /readyz, the agent card and the web

@@ -281,6 +281,10 @@ func TestOwnersEveryRoute(t *testing.T) {
 		{route: "GET /v1/responses/{id}", name: "streamed again", status: 404, do: func() (int, string) {
 			return e.call("token-b", "GET", "/v1/responses/"+a.response+"?stream=true&starting_after=0", nil)
 		}},
+		{route: "POST /agui/{agent}", name: "her web session as a thread", status: 200, check: noHistory, do: func() (int, string) {
+			return e.call("token-b", "POST", "/agui/echo", map[string]any{"threadId": a.webSession, "runId": "r1",
+				"messages": []any{map[string]any{"id": "m1", "role": "user", "content": "BOBTEXT"}}})
+		}},
 		{route: "POST /v1/responses/{id}/cancel", status: 404, do: func() (int, string) {
 			return e.call("token-b", "POST", "/v1/responses/"+a.response+"/cancel", nil)
 		}},

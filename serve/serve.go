@@ -260,6 +260,7 @@ func (h *Handler) routes() {
 	handle("POST /v1/responses", http.HandlerFunc(h.responses))
 	handle("GET /v1/responses/{id}", http.HandlerFunc(h.getResponse))
 	handle("POST /v1/responses/{id}/cancel", http.HandlerFunc(h.cancelResponse))
+	handle("POST /agui/{agent}", http.HandlerFunc(h.agui))
 	handle("GET /v1/approvals", http.HandlerFunc(h.listApprovals))
 	handle("POST /v1/approvals/{id...}", http.HandlerFunc(h.decideApproval))
 	handle("/v1/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -368,7 +369,7 @@ func protected(path string) bool {
 	if strings.HasPrefix(path, "/a2a/") && strings.HasSuffix(path, "/.well-known/agent-card.json") && strings.Count(path, "/") == 4 {
 		return false
 	}
-	return strings.HasPrefix(path, "/v1/") || path == "/v1" ||
+	return strings.HasPrefix(path, "/v1/") || path == "/v1" || strings.HasPrefix(path, "/agui/") ||
 		strings.HasPrefix(path, "/a2a/") || path == "/a2a" ||
 		strings.HasPrefix(path, "/api/") || path == "/api"
 }

@@ -145,6 +145,25 @@ type pushConfigs struct {
 
 	mu  sync.Mutex
 	mem map[a2a.TaskID]map[string]*a2a.PushConfig
+	// listed caches, for pushListTTL, what List read from the records: the
+	// SDK lists a task's configs at every event of its execution (each
+	// streamed delta), which must not be a store query each.
+	listed map[a2a.TaskID]listedConfigs
+}
+
+type listedConfigs struct {
+	configs []*a2a.PushConfig
+	at      time.Time
+}
+
+// pushListTTL is how long a task's configs read from the store are
+// reused: a config set through another process is used within it.
+const pushListTTL = time.Second
+
+func (s *pushConfigs) forget(task a2a.TaskID) {
+	s.mu.Lock()
+	delete(s.listed, task)
+	s.mu.Unlock()
 }
 
 func (s *pushConfigs) prefix(task a2a.TaskID) string { return s.agent + "/" + string(task) + "/" }
@@ -184,6 +203,7 @@ func (s *pushConfigs) Save(ctx context.Context, task a2a.TaskID, config *a2a.Pus
 	if _, err := s.recs.PutRecord(ctx, pushNamespace, session.Record{Key: key, Value: v, Expires: time.Now().Add(taskRetention)}); err != nil {
 		return nil, err
 	}
+	s.forget(task)
 	return &c, nil
 }
 
@@ -214,6 +234,12 @@ func (s *pushConfigs) List(ctx context.Context, task a2a.TaskID) ([]*a2a.PushCon
 		slices.SortFunc(out, func(a, b *a2a.PushConfig) int { return strings.Compare(a.ID, b.ID) })
 		return out, nil
 	}
+	s.mu.Lock()
+	if l, ok := s.listed[task]; ok && time.Since(l.at) < pushListTTL {
+		s.mu.Unlock()
+		return copyConfigs(l.configs), nil
+	}
+	s.mu.Unlock()
 	recs, err := s.recs.ListRecords(ctx, pushNamespace, s.prefix(task))
 	if err != nil {
 		return nil, err
@@ -225,7 +251,27 @@ func (s *pushConfigs) List(ctx context.Context, task a2a.TaskID) ([]*a2a.PushCon
 			out = append(out, &c)
 		}
 	}
-	return out, nil
+	s.mu.Lock()
+	if s.listed == nil {
+		s.listed = map[a2a.TaskID]listedConfigs{}
+	}
+	for id, l := range s.listed { // keep the cache small: drop what expired
+		if time.Since(l.at) >= pushListTTL {
+			delete(s.listed, id)
+		}
+	}
+	s.listed[task] = listedConfigs{configs: out, at: time.Now()}
+	s.mu.Unlock()
+	return copyConfigs(out), nil
+}
+
+func copyConfigs(in []*a2a.PushConfig) []*a2a.PushConfig {
+	out := make([]*a2a.PushConfig, len(in))
+	for i, c := range in {
+		cc := *c
+		out[i] = &cc
+	}
+	return out
 }
 
 // Delete implements a2asrv.PushConfigStore.
@@ -237,6 +283,7 @@ func (s *pushConfigs) Delete(ctx context.Context, task a2a.TaskID, id string) er
 		return nil
 	}
 	err := s.recs.DeleteRecord(ctx, pushNamespace, s.prefix(task)+id, 0)
+	s.forget(task)
 	if errors.Is(err, session.ErrNotFound) {
 		return nil
 	}

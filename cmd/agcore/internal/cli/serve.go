@@ -47,6 +47,7 @@ OpenAI-compatible API:
   GET  /v1/responses/{id}         a stored response (?stream=true&starting_after=N:
                                   a background response's events again)
   POST /v1/responses/{id}/cancel  cancel a background response
+  POST /agui/{agent}              the AG-UI protocol: RunAgentInput in, AG-UI events out
   GET  /v1/approvals              tool calls waiting for your approval
   POST /v1/approvals/{id}         {"approved": true|false, "reason": "..."}
   GET  /healthz, /readyz          liveness, readiness
