@@ -260,3 +260,42 @@ func TestBackgroundCancelAnswersCalls(t *testing.T) {
 		t.Fatalf("the cancelled turn left %d turns, %d messages", s.Turns, len(s.Messages))
 	}
 }
+
+// TestAGUIReconnect: an AG-UI run goes on when its client leaves; another
+// process replays it from its first event (a POST to its run URL, as an
+// AG-UI client reconnects) or after event N (GET ?after=N), to
+// RUN_FINISHED.
+func TestAGUIReconnect(t *testing.T) {
+	store := memstore.New()
+	gate := make(chan struct{})
+	a := replica(t, store, agentSpec{name: "echo", model: paced(gate)})
+	b := replica(t, store, agentSpec{name: "echo", model: paced(gate)})
+	input := map[string]any{"threadId": "th1", "runId": "run-1", "state": map[string]any{"k": 1},
+		"messages": []any{map[string]any{"id": "m1", "role": "user", "content": "hi"}}, "tools": []any{}}
+	resp := a.do("POST", "/agui/echo", input)
+	first := sseEvents(t, resp, func(m map[string]any) bool { return m["type"] == "TEXT_MESSAGE_CONTENT" })
+	resp.Body.Close() // the client leaves mid-run
+	if first[0]["type"] != "RUN_STARTED" || first[1]["type"] != "STATE_SNAPSHOT" {
+		t.Fatalf("the run began with %v", first)
+	}
+	close(gate)
+	n := len(first) - 1
+	rest := b.do("GET", fmt.Sprintf("/agui/echo/runs/run-1?after=%d", n), nil)
+	evs := sseEvents(t, rest, nil)
+	rest.Body.Close()
+	text := ""
+	for _, ev := range append(first, evs...) {
+		if ev["type"] == "TEXT_MESSAGE_CONTENT" {
+			text += ev["delta"].(string)
+		}
+	}
+	if len(evs) == 0 || evs[len(evs)-1]["type"] != "RUN_FINISHED" || text != "echo: hi and some more words to stream" {
+		t.Fatalf("reconnected after %d: %q, %v", n, text, evs)
+	}
+	all := b.do("POST", "/agui/echo/runs/run-1", map[string]any{})
+	replay := sseEvents(t, all, nil)
+	all.Body.Close()
+	if len(replay) != len(first)+len(evs) || replay[0]["type"] != "RUN_STARTED" {
+		t.Fatalf("the whole run again: %d events, want %d", len(replay), len(first)+len(evs))
+	}
+}

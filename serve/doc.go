@@ -15,6 +15,7 @@
 //	                             ?stream=true&starting_after=N: a background response's events after N
 //	POST /v1/responses/{id}/cancel  cancel a background response, wherever it runs
 //	POST /agui/{agent}           AG-UI: one run of the agent (RunAgentInput → AG-UI events)
+//	GET|POST /agui/{agent}/runs/{run}  reconnect to a run (its events again, ?after=N)
 //	GET  /v1/approvals           agcore's extension: calls waiting for the caller's approval
 //	POST /v1/approvals/{id}      {"approved": true|false, "reason": "..."}
 //	GET  /healthz                liveness: 200 while the process serves
@@ -165,8 +166,14 @@
 // Responses conversation): a stored thread takes only the messages after
 // the last assistant message of the input (the client sends its whole
 // history each run). Tools the input declares are the client's, as with
-// Responses. The run is its request's (a client that goes away cancels
-// it); a run cannot be reconnected to yet.
+// Responses. When the agent's store has records a run outlives its
+// client: its events go to the event log (package runlog) and a lease
+// record (agcore.agui.runs/PRINCIPAL/RUN) says it runs, so
+// POST or GET /agui/{agent}/runs/{runId}[?after=N] on any process replays
+// it from RUN_STARTED (or after event N) and follows it to RUN_FINISHED
+// (an AG-UI client pointed at that URL reconnects: the POST's body is
+// ignored); a run whose process was lost ends with RUN_ERROR
+// (replica_lost). Without records the run is its request's.
 //
 // # Owners
 //

@@ -285,6 +285,12 @@ func TestOwnersEveryRoute(t *testing.T) {
 			return e.call("token-b", "POST", "/agui/echo", map[string]any{"threadId": a.webSession, "runId": "r1",
 				"messages": []any{map[string]any{"id": "m1", "role": "user", "content": "BOBTEXT"}}})
 		}},
+		{route: "GET /agui/{agent}/runs/{run}", name: "a run that is not his", status: 404, do: func() (int, string) {
+			return e.call("token-b", "GET", "/agui/echo/runs/alices-run", nil)
+		}},
+		{route: "POST /agui/{agent}/runs/{run}", name: "a run that is not his", status: 404, do: func() (int, string) {
+			return e.call("token-b", "POST", "/agui/echo/runs/alices-run", map[string]any{})
+		}},
 		{route: "POST /v1/responses/{id}/cancel", status: 404, do: func() (int, string) {
 			return e.call("token-b", "POST", "/v1/responses/"+a.response+"/cancel", nil)
 		}},

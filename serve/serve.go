@@ -261,6 +261,8 @@ func (h *Handler) routes() {
 	handle("GET /v1/responses/{id}", http.HandlerFunc(h.getResponse))
 	handle("POST /v1/responses/{id}/cancel", http.HandlerFunc(h.cancelResponse))
 	handle("POST /agui/{agent}", http.HandlerFunc(h.agui))
+	handle("GET /agui/{agent}/runs/{run}", http.HandlerFunc(h.aguiRun))
+	handle("POST /agui/{agent}/runs/{run}", http.HandlerFunc(h.aguiRun))
 	handle("GET /v1/approvals", http.HandlerFunc(h.listApprovals))
 	handle("POST /v1/approvals/{id...}", http.HandlerFunc(h.decideApproval))
 	handle("/v1/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,7 +20,13 @@ import (
 // a write_file call (which needs approval), a tool result with what it
 // got, anything else with an echo.
 func aguiProvider(t *testing.T) *httptest.Server {
+	gate := make(chan struct{})
+	var once sync.Once
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/release" {
+			once.Do(func() { close(gate) })
+			return
+		}
 		var req struct {
 			Messages []struct {
 				Role    string `json:"role"`
@@ -39,6 +46,8 @@ func aguiProvider(t *testing.T) *httptest.Server {
 		switch {
 		case strings.HasPrefix(text, "read"):
 			openaiReply(turn{calls: []call{{"call-r", "read_file", `{"path":"notes.txt"}`}}, in: 20, out: 5})(w, r)
+		case strings.HasPrefix(text, "slow"):
+			openaiReply(turn{text: "a run that outlived its client", gate: gate, in: 10, out: 6})(w, r)
 		case strings.HasPrefix(text, "write"):
 			openaiReply(turn{calls: []call{{"call-w", "write_file", `{"path":"out.txt","content":"approved"}`}}, in: 20, out: 5})(w, r)
 		default:
@@ -56,7 +65,9 @@ func aguiProvider(t *testing.T) *httptest.Server {
 // agent as a step; a second run on the thread continuing its session; and
 // a call that needs approval, announced as an interrupt (a CUSTOM event)
 // the client answers through the approvals API, after which the run goes
-// on to its end.
+// on to its end; and a run the client left mid-answer goes on, and a
+// client pointed at the run's URL reconnects to it from its first event to
+// its end.
 func TestServeAGUI(t *testing.T) {
 	t.Parallel()
 	dir := os.Getenv("AGCORE_AGUI_CLIENT_DIR")
@@ -69,14 +80,15 @@ func TestServeAGUI(t *testing.T) {
 	}
 	c := newCLI(t)
 	c.env["AGCORE_PROVIDER"] = "compatible"
-	c.env["OPENAI_BASE_URL"] = aguiProvider(t).URL + "/v1"
 	c.env["AGCORE_MODEL"] = "local-model"
+	provider := aguiProvider(t)
+	c.env["OPENAI_BASE_URL"] = provider.URL + "/v1"
 	base, _, _ := c.startServe(t, "--store", "memory:", "--tools", "read_file,write_file", "--root", root)
 	script, _ := filepath.Abs("../../serve/testdata/agui-client.mjs")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	node := exec.CommandContext(ctx, "node", script)
-	node.Env = append(os.Environ(), "AGCORE_BASE="+base)
+	node.Env = append(os.Environ(), "AGCORE_BASE="+base, "AGCORE_RELEASE="+provider.URL+"/release")
 	var stderr strings.Builder
 	node.Stderr = &stderr
 	out, err := node.Output()
@@ -92,8 +104,13 @@ func TestServeAGUI(t *testing.T) {
 				Tools   []string
 			}
 		}
-		Decided []int
-		State   map[string]any
+		Decided   []int
+		State     map[string]any
+		Reconnect struct {
+			Left   string
+			Events []string
+			Text   string
+		}
 	}
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatalf("%v: %s", err, out)
@@ -120,6 +137,10 @@ func TestServeAGUI(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(root, "out.txt")); err != nil || string(b) != "approved" {
 		t.Fatalf("the approved call's file: %q %v", b, err)
+	}
+	rc := r.Reconnect
+	if rc.Left == "" || len(rc.Events) == 0 || rc.Events[0] != "RUN_STARTED" || rc.Events[len(rc.Events)-1] != "RUN_FINISHED" || rc.Text != "a run that outlived its client" {
+		t.Fatalf("the run reconnected to: %+v", rc)
 	}
 	if r.State["topic"] != "notes" {
 		t.Fatalf("the state after the runs: %v", r.State)

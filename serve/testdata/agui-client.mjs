@@ -45,4 +45,33 @@ out.approval = await run('write the file', (event) => {
 });
 out.decided = await Promise.all(decided);
 out.state = agent.state;
+
+// A run the client leaves mid-answer goes on; a client pointed at the
+// run's URL reconnects to it (its events replayed from RUN_STARTED).
+const runId = crypto.randomUUID();
+const leaving = new HttpAgent({ url: base + '/agui/agcore', threadId: 'thread-2' });
+leaving.messages.push({ id: crypto.randomUUID(), role: 'user', content: 'slow story' });
+try {
+  await leaving.runAgent({ runId }, {
+    onEvent({ event }) {
+      if (event.type === 'TEXT_MESSAGE_CONTENT') leaving.abortRun();
+    },
+  });
+  out.reconnect = { left: 'ended first' };
+} catch (e) {
+  out.reconnect = { left: String(e.name ?? e) };
+}
+if (!out.reconnect.left || out.reconnect.left === 'ended first') out.reconnect.left = out.reconnect.left || 'aborted';
+await fetch(process.env.AGCORE_RELEASE, { method: 'POST' });
+const back = new HttpAgent({ url: base + '/agui/agcore/runs/' + runId, threadId: 'thread-2' });
+const events = [];
+let text = '';
+await back.runAgent({ runId }, {
+  onEvent({ event }) {
+    events.push(event.type);
+    if (event.type === 'TEXT_MESSAGE_CONTENT') text += event.delta;
+  },
+});
+out.reconnect.events = events;
+out.reconnect.text = text;
 console.log(JSON.stringify(out));
