@@ -186,13 +186,15 @@ func TestOpenAIGoAgainstServe(t *testing.T) {
 		t.Fatalf("streamed %q, completed %+v", text.String(), completed)
 	}
 
-	// Errors come back as the SDK's *openai.Error with the code.
-	_, err = client.Responses.New(ctx, responses.ResponseNewParams{Model: "agcore", PreviousResponseID: openai.String(r1.ID),
+	// An earlier response than the latest: the conversation branches there.
+	branch, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: "agcore", PreviousResponseID: openai.String(r1.ID),
 		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("x")}})
-	var apiErr *openai.Error
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusConflict || apiErr.Code != "previous_response_not_latest" {
-		t.Fatalf("continuing an older response: %v", err)
+	if err != nil || branch.OutputText() != "echo: x" || branch.PreviousResponseID != r1.ID || branch.ID == r2.ID || !strings.HasSuffix(branch.ID, "_2") {
+		t.Fatalf("a branch from the first response: %+v, %v", branch, err)
 	}
+
+	// Errors come back as the SDK's *openai.Error with the code.
+	var apiErr *openai.Error
 	_, err = client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "nope", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("x")}})
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusNotFound || apiErr.Code != "model_not_found" {
 		t.Fatalf("unknown model: %v", err)
@@ -201,5 +203,90 @@ func TestOpenAIGoAgainstServe(t *testing.T) {
 	_, err = bad.Models.List(ctx)
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusUnauthorized || apiErr.Code != "invalid_api_key" {
 		t.Fatalf("a wrong token: %v", err)
+	}
+}
+
+// TestOpenAIGoBackground drives background responses of the built CLI's
+// agcore serve with OpenAI's Go SDK: created in the background and polled
+// to its end; streamed in the background, left after its first events and
+// resumed with GetStreaming and StartingAfter to response.completed, the
+// sequence numbers following on; cancelling a response that ended
+// returns it; a response not made in the background cannot be cancelled.
+func TestOpenAIGoBackground(t *testing.T) {
+	base := startServe(t, echoProvider(t).URL)
+	client := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey("go-secret"), option.WithMaxRetries(0))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	r, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: "agcore", Background: openai.Bool(true),
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("polled")}})
+	if err != nil || !r.Background || (r.Status != "in_progress" && r.Status != "queued" && r.Status != "completed") {
+		t.Fatalf("created in the background: %+v, %v", r, err)
+	}
+	for r.Status != "completed" {
+		if r, err = client.Responses.Get(ctx, r.ID, responses.ResponseGetParams{}); err != nil {
+			t.Fatal(err)
+		}
+		if r.Status == "failed" || r.Status == "cancelled" {
+			t.Fatalf("polled: %+v", r)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r.OutputText() != "echo: polled" {
+		t.Fatalf("polled to its end: %q", r.OutputText())
+	}
+
+	stream := client.Responses.NewStreaming(ctx, responses.ResponseNewParams{Model: "agcore", Background: openai.Bool(true),
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("resumed")}})
+	var id string
+	var last int64 = -1
+	for stream.Next() {
+		ev := stream.Current()
+		if ev.SequenceNumber != last+1 {
+			t.Fatalf("event %d after %d", ev.SequenceNumber, last)
+		}
+		last = ev.SequenceNumber
+		if ev.Type == "response.created" {
+			id = ev.Response.ID
+		}
+		if last == 2 {
+			break // leave after three events
+		}
+	}
+	stream.Close()
+	if id == "" {
+		t.Fatalf("no response.created: %v", stream.Err())
+	}
+	resumed := client.Responses.GetStreaming(ctx, id, responses.ResponseGetParams{StartingAfter: openai.Int(last)})
+	var text strings.Builder
+	var final string
+	for resumed.Next() {
+		ev := resumed.Current()
+		if ev.SequenceNumber != last+1 {
+			t.Fatalf("resumed event %d after %d", ev.SequenceNumber, last)
+		}
+		last = ev.SequenceNumber
+		if ev.Type == "response.output_text.delta" {
+			text.WriteString(ev.Delta)
+		}
+		final = ev.Type
+	}
+	if err := resumed.Err(); err != nil || final != "response.completed" {
+		t.Fatalf("resumed to %q: %v", final, err)
+	}
+	if done, err := client.Responses.Get(ctx, id, responses.ResponseGetParams{}); err != nil || done.OutputText() != "echo: resumed" {
+		t.Fatalf("the resumed response: %+v %v", done, err)
+	}
+
+	if c, err := client.Responses.Cancel(ctx, id); err != nil || c.Status != "completed" {
+		t.Fatalf("cancelling a response that ended: %+v %v", c, err)
+	}
+	fg, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: "agcore", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("fg")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var apiErr *openai.Error
+	if _, err := client.Responses.Cancel(ctx, fg.ID); !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest {
+		t.Fatalf("cancelling a foreground response: %v", err)
 	}
 }

@@ -11,7 +11,11 @@
 //	GET  /v1/models/{model}      one of them
 //	POST /v1/chat/completions    Chat Completions: a stateless turn
 //	POST /v1/responses           Responses: a turn of a stored conversation
-//	GET  /v1/responses/{id}      a stored response (see "Several processes"), while its session is the caller's
+//	GET  /v1/responses/{id}      a stored response (see "Several processes"), while its session is the caller's;
+//	                             ?stream=true&starting_after=N: a background response's events after N
+//	POST /v1/responses/{id}/cancel  cancel a background response, wherever it runs
+//	POST /agui/{agent}           AG-UI: one run of the agent (RunAgentInput → AG-UI events)
+//	GET|POST /agui/{agent}/runs/{run}  reconnect to a run (its events again, ?after=N)
 //	GET  /v1/approvals           agcore's extension: calls waiting for the caller's approval
 //	POST /v1/approvals/{id}      {"approved": true|false, "reason": "..."}
 //	GET  /healthz                liveness: 200 while the process serves
@@ -59,12 +63,16 @@
 // turn: resp_SESSION_N is turn N of session SESSION. So:
 //
 //   - no previous_response_id and no conversation: a new session;
-//   - previous_response_id: the turn continues that response's session,
-//     provided the response is the session's latest turn. A response that
-//     is not the latest (the conversation went on from it) is refused with
-//     409 previous_response_not_latest, naming the latest: agcore
-//     continues a conversation from its end only, it does not fork one. An
-//     id that is no stored turn is 404 previous_response_not_found;
+//   - previous_response_id: the turn continues that response's session
+//     when the response is the session's latest turn. A response that is
+//     not the latest (the conversation went on from it) branches the
+//     conversation there, as OpenAI's API does ("regenerate", "edit an
+//     earlier message"): a new session (session.Fork) with the turns up
+//     to that response, the principal's, in which the turn is the next
+//     (resp_NEW_N+1); the original is unchanged. A history whose turns
+//     do not each begin with a user message cannot be branched (409
+//     previous_response_not_latest, naming the latest). An id that is no
+//     stored turn is 404 previous_response_not_found;
 //   - conversation ("ID" or {"id": "ID"}): the session ID itself, made on
 //     first use, each turn continuing its latest (on a server with tokens
 //     the session is PRINCIPAL.ID, host.SessionName: each principal names
@@ -98,6 +106,75 @@
 // usage (response.incomplete when the output limit cut the answer,
 // response.failed with an error).
 //
+// # Background responses
+//
+// A Responses request with "background": true (stored, on an agent whose
+// store has records) answers at once with the response "in_progress"
+// and "background": true; the turn runs on with no client attached,
+// started by Options.Runner (InProcess, a goroutine, by default: the seam
+// where a durable runner plugs in). Its events, numbered from 0 as a
+// streamed turn's are, go to an event log in the store (package runlog:
+// batched, at most one write per 50 ms plus the final one, bounded by
+// Options.EventLogMaxBytes, kept Options.EventLogRetention). So:
+//
+//   - GET /v1/responses/{id} polls it, on any process: "in_progress",
+//     then "completed" (or "incomplete") with its output and usage, or
+//     "failed" with its error, or "cancelled";
+//   - with "stream": true the request streams its events while the client
+//     stays; when it leaves, the turn goes on;
+//   - GET /v1/responses/{id}?stream=true&starting_after=N streams the
+//     events after N (all without it), on any process, while the turn runs
+//     and after it ended, within the retention; it reads only the log's
+//     batches that hold events after N;
+//   - POST /v1/responses/{id}/cancel, on any process, stops the turn where
+//     it runs (the process that runs it reads the request from the
+//     store within 250 ms) and answers the response once it ended:
+//     "cancelled", its output so far, every function call in it answered
+//     by a function_call_output, nothing of the turn stored (the session
+//     stays as it was, well-formed). Its stream ends with the event
+//     "response.cancelled" (the API defines none). A response that ended
+//     is answered as it is; a response that was not made in the
+//     background is refused (400).
+//
+// The process running a background turn renews a lease in the response's
+// record (10 s). When it dies, the first reader after the lease passed
+// (a poll, a resumed stream, a cancel, the session's next turn) ends the
+// response "failed" with the error code "replica_lost", and a resumed
+// stream ends with "response.failed": never "in_progress" forever.
+// Options.MaxBackground bounds a principal's background turns running at
+// once, across the processes of the store (429
+// too_many_background_responses). Drain treats background turns like
+// the others: those still running at its deadline end "failed". A failed
+// or cancelled background response keeps its id until the session's
+// next turn takes the number.
+//
+// # AG-UI
+//
+// POST /agui/{agent} takes AG-UI's RunAgentInput ({threadId, runId,
+// state, messages, tools}) and answers with the AG-UI events as
+// server-sent events ("data: {...}"): RUN_STARTED, STATE_SNAPSHOT (the
+// input's state), STEP_STARTED with the agent's name, the answer as
+// TEXT_MESSAGE_START / TEXT_MESSAGE_CONTENT / TEXT_MESSAGE_END, each tool
+// call the server runs as TOOL_CALL_START / TOOL_CALL_ARGS /
+// TOOL_CALL_END and its TOOL_CALL_RESULT, a handoff as STEP_FINISHED of
+// the agent handing over and STEP_STARTED of the one taking over, then
+// STEP_FINISHED and RUN_FINISHED, or RUN_ERROR. A call that needs
+// approval is an interrupt: a CUSTOM event named
+// "agcore.approval_required" with {id, toolCallId, tool, arguments}; the
+// run waits until the client decides it through POST /v1/approvals/{id}.
+// The thread is a session of the principal's (host.SessionName, as a
+// Responses conversation): a stored thread takes only the messages after
+// the last assistant message of the input (the client sends its whole
+// history each run). Tools the input declares are the client's, as with
+// Responses. When the agent's store has records a run outlives its
+// client: its events go to the event log (package runlog) and a lease
+// record (agcore.agui.runs/PRINCIPAL/RUN) says it runs, so
+// POST or GET /agui/{agent}/runs/{runId}[?after=N] on any process replays
+// it from RUN_STARTED (or after event N) and follows it to RUN_FINISHED
+// (an AG-UI client pointed at that URL reconnects: the POST's body is
+// ignored); a run whose process was lost ends with RUN_ERROR
+// (replica_lost). Without records the run is its request's.
+//
 // # Owners
 //
 // A session belongs to a principal: the name of the token whose turn
@@ -126,7 +203,7 @@
 // Errors have OpenAI's shape, {"error": {"message", "type", "param",
 // "code"}}: 400 invalid_request_error for a request that cannot be run, 401
 // invalid_api_key, 404 (model_not_found, previous_response_not_found), 409
-// previous_response_not_latest, 413 request_too_large, and the model
+// previous_response_not_latest (a response that cannot be branched from), 413 request_too_large, and the model
 // provider's failures mapped from llm.Error: rate limits 429 (with
 // Retry-After), overload 503, the server's key refused and other failures
 // 502, a context window exceeded 400. Server-side failures carry a generic
@@ -175,7 +252,7 @@
 //
 // # Security
 //
-// Every path under /v1/, /a2a/ and /api/ needs "Authorization: Bearer
+// Every path under /v1/, /agui/, /a2a/ and /api/ needs "Authorization: Bearer
 // TOKEN" when Options.Tokens is set; tokens are compared in constant time
 // (of their SHA-256), and the token's name becomes the request's principal
 // (host.PrincipalFrom). /healthz, /readyz, the agent card and the web
@@ -192,8 +269,8 @@
 //
 // # Cancellation and shutdown
 //
-// A turn runs with its request's context: a client that disconnects
-// cancels it, the model call included, and the agent stores nothing of a
+// A turn runs with its request's context (a background turn excepted):
+// a client that disconnects cancels it, the model call included, and the agent stores nothing of a
 // turn that did not complete. To stop a server, call [Handler.Shutdown]
 // with its http.Server: [Handler.Drain] (readiness turns 503, new turns get
 // 503 shutting_down, turns in progress may finish until the context given
@@ -228,5 +305,5 @@
 // session; the calls of concurrent turns never mix.
 //
 // Package serve imports agent, approval, budget, llm, middleware, replay,
-// session and serve/host; it never imports a provider, a store or the CLI.
+// session, serve/host and serve/runlog; it never imports a provider, a store or the CLI.
 package serve

@@ -55,8 +55,9 @@ type nodeResult struct {
 		Ordered               bool
 		Total                 int
 	} `json:"responsesStream"`
-	ResponsesHelper struct{ ID, Text, Status string } `json:"responsesHelper"`
-	Retrieved       string                            `json:"retrieved"`
+	ResponsesHelper struct{ ID, Text, Status string }   `json:"responsesHelper"`
+	Retrieved       string                              `json:"retrieved"`
+	Branch          struct{ ID, Previous, Text string } `json:"branch"`
 	Tools           *struct {
 		Text  string
 		Items []string
@@ -138,6 +139,9 @@ func checkNodeResult(t *testing.T, r nodeResult, model string, tools bool) {
 	if r.Retrieved != "echo: one" {
 		t.Errorf("retrieved %q", r.Retrieved)
 	}
+	if b := r.Branch; len(r.Responses) == 2 && (b.Text != "echo: branch" || b.Previous != r.Responses[0].ID || !strings.HasSuffix(b.ID, "_2") || b.ID == r.Responses[1].ID) {
+		t.Errorf("a branch from the first response: %+v", b)
+	}
 	if tools {
 		if r.Tools == nil || r.Tools.Text != "the sum is 5" || strings.Join(r.Tools.Items, " ") != "function_call:completed function_call_output:completed message:completed" {
 			t.Errorf("tools %+v", r.Tools)
@@ -149,7 +153,7 @@ func checkNodeResult(t *testing.T, r nodeResult, model string, tools bool) {
 	for name, want := range map[string]struct {
 		status int
 		code   string
-	}{"unknownModel": {404, "model_not_found"}, "older": {409, "previous_response_not_latest"}, "badToken": {401, "invalid_api_key"}} {
+	}{"unknownModel": {404, "model_not_found"}, "badToken": {401, "invalid_api_key"}} {
 		got := r.Errors[name]
 		if got.OK || got.Status != want.status || got.Code == nil || *got.Code != want.code {
 			t.Errorf("error %s: %+v, want %d %s", name, got, want.status, want.code)

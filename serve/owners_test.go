@@ -278,6 +278,22 @@ func TestOwnersEveryRoute(t *testing.T) {
 			return e.call("token-b", "POST", "/v1/responses", map[string]any{"model": "echo", "input": "BOBTEXT", "conversation": a.webSession})
 		}},
 		{route: "GET /v1/responses/{id}", status: 404, do: func() (int, string) { return e.call("token-b", "GET", "/v1/responses/"+a.response, nil) }},
+		{route: "GET /v1/responses/{id}", name: "streamed again", status: 404, do: func() (int, string) {
+			return e.call("token-b", "GET", "/v1/responses/"+a.response+"?stream=true&starting_after=0", nil)
+		}},
+		{route: "POST /agui/{agent}", name: "her web session as a thread", status: 200, check: noHistory, do: func() (int, string) {
+			return e.call("token-b", "POST", "/agui/echo", map[string]any{"threadId": a.webSession, "runId": "r1",
+				"messages": []any{map[string]any{"id": "m1", "role": "user", "content": "BOBTEXT"}}})
+		}},
+		{route: "GET /agui/{agent}/runs/{run}", name: "a run that is not his", status: 404, do: func() (int, string) {
+			return e.call("token-b", "GET", "/agui/echo/runs/alices-run", nil)
+		}},
+		{route: "POST /agui/{agent}/runs/{run}", name: "a run that is not his", status: 404, do: func() (int, string) {
+			return e.call("token-b", "POST", "/agui/echo/runs/alices-run", map[string]any{})
+		}},
+		{route: "POST /v1/responses/{id}/cancel", status: 404, do: func() (int, string) {
+			return e.call("token-b", "POST", "/v1/responses/"+a.response+"/cancel", nil)
+		}},
 		{route: "GET /v1/approvals", status: 200, check: func(t *testing.T, body string) {
 			if body = strings.TrimSpace(body); body != `{"object":"list","data":[]}` {
 				t.Fatalf("bob's approvals: %s", body)
@@ -378,6 +394,17 @@ func TestOwnersEveryRoute(t *testing.T) {
 		}},
 		{route: "POST /api/chat", name: "a new chat of his", status: 200, check: noHistory, do: func() (int, string) {
 			return e.call("token-b", "POST", "/api/chat", map[string]any{"message": "BOBTEXT"})
+		}},
+		{route: "GET /api/runs", status: 200, check: func(t *testing.T, body string) {
+			if strings.TrimSpace(body) != `{"runs":[]}` {
+				t.Fatalf("bob's running turns: %s", body)
+			}
+		}, do: func() (int, string) { return e.call("token-b", "GET", "/api/runs", nil) }},
+		{route: "GET /api/sessions/{id}/run", name: "her web session", status: 404, do: func() (int, string) {
+			return e.call("token-b", "GET", "/api/sessions/"+esc(a.webSession)+"/run", nil)
+		}},
+		{route: "POST /api/sessions/{id}/cancel", name: "her web session", status: 404, do: func() (int, string) {
+			return e.call("token-b", "POST", "/api/sessions/"+esc(a.webSession)+"/cancel", map[string]any{})
 		}},
 		{route: "GET /api/approvals", status: 200, check: func(t *testing.T, body string) {
 			if strings.TrimSpace(body) != `{"approvals":[]}` {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -27,6 +28,7 @@ type responsesRequest struct {
 	Conversation       json.RawMessage   `json:"conversation"`
 	Store              *bool             `json:"store"`
 	Stream             bool              `json:"stream"`
+	Background         bool              `json:"background"`
 	Temperature        *float64          `json:"temperature"`
 	MaxOutputTokens    int               `json:"max_output_tokens"`
 	Tools              []responsesTool   `json:"tools"`
@@ -84,6 +86,18 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apiErr)
 		return
 	}
+	if req.Background {
+		if req.Store != nil && !*req.Store {
+			writeError(w, invalid("background", "a background response must be stored (store: true)"))
+			return
+		}
+		if _, ok := session.RecordsOf(a.Store); !ok || a.Store == nil {
+			writeError(w, invalid("background", "the agent %q keeps no responses: background responses need a store with records", a.Name))
+			return
+		}
+		h.background(w, r, a, &req, msgs, opts)
+		return
+	}
 	ctx, end, ok := h.beginTurn(w, r)
 	if !ok {
 		writeError(w, draining())
@@ -112,23 +126,7 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 		}()
 	}
 
-	obj := &responseObject{Object: "response", CreatedAt: h.now().Unix(), Status: "in_progress", Model: a.Name,
-		Output: []*outputItem{}, Store: pos.stored, ParallelToolCalls: true, ToolChoice: "auto", Tools: []any{},
-		Metadata: req.Metadata, Temperature: req.Temperature}
-	obj.ID = pos.responseID()
-	if req.Instructions != "" {
-		obj.Instructions = &req.Instructions
-	}
-	if req.PreviousResponseID != "" {
-		obj.PreviousResponseID = &req.PreviousResponseID
-	}
-	if conv != "" {
-		obj.Conversation = &conversationRef{ID: conv}
-	}
-	if obj.Metadata == nil {
-		obj.Metadata = map[string]string{}
-	}
-	obj.Text.Format.Type = "text"
+	obj := h.newResponse(a, &req, conv, pos)
 	s := &respSink{obj: obj, open: -1}
 	if req.Stream {
 		s.sse = newSSE(w, h.flushEvery)
@@ -203,6 +201,75 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, obj)
+}
+
+// newResponse returns the response object of a turn that begins.
+func (h *Handler) newResponse(a host.Agent, req *responsesRequest, conv string, pos position) *responseObject {
+	obj := &responseObject{Object: "response", CreatedAt: h.now().Unix(), Status: "in_progress", Model: a.Name,
+		Output: []*outputItem{}, Store: pos.stored, ParallelToolCalls: true, ToolChoice: "auto", Tools: []any{},
+		Metadata: req.Metadata, Temperature: req.Temperature}
+	obj.ID = pos.responseID()
+	if req.Instructions != "" {
+		obj.Instructions = &req.Instructions
+	}
+	if req.PreviousResponseID != "" {
+		obj.PreviousResponseID = &req.PreviousResponseID
+	}
+	if conv != "" {
+		obj.Conversation = &conversationRef{ID: conv}
+	}
+	if obj.Metadata == nil {
+		obj.Metadata = map[string]string{}
+	}
+	obj.Text.Format.Type = "text"
+	return obj
+}
+
+// background serves a Responses request with "background": true: the
+// turn is placed (its id claimed) as any stored turn, then started by the
+// Runner; the answer is the response in progress, or with "stream": true
+// its events as they come (the client may leave; the turn goes on).
+func (h *Handler) background(w http.ResponseWriter, r *http.Request, a host.Agent, req *responsesRequest, msgs []llm.Message, opts *agent.RunOptions) {
+	ctx := r.Context()
+	principal, _ := host.PrincipalFrom(ctx)
+	conv, pos, unlock, apiErr := h.place(ctx, a, req, opts)
+	if apiErr != nil {
+		writeError(w, apiErr)
+		return
+	}
+	if pos.slot == nil { // place gives a stored turn with records a claim
+		unlock()
+		writeError(w, invalid("background", "a background response must be stored"))
+		return
+	}
+	obj := h.newResponse(a, req, conv, pos)
+	var attached *attachedClient
+	if req.Stream {
+		attached = &attachedClient{done: make(chan struct{}), out: newSSE(w, h.flushEvery)}
+	}
+	body, apiErr := h.startBackground(r, a, msgs, opts, obj, pos, unlock, attached)
+	if apiErr != nil {
+		if err := pos.slot.release(nil, principal); err != nil {
+			h.log.LogAttrs(ctx, slog.LevelWarn, "freeing a response id", slog.String("id", obj.ID), slog.String("error", err.Error()))
+		}
+		unlock()
+		writeError(w, apiErr)
+		return
+	}
+	if !req.Stream {
+		// The object as it was when the turn began.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body)
+		return
+	}
+	// The turn writes to this client while it stays; when it leaves, the
+	// turn goes on (its events in the log, for GET ?stream=true).
+	select {
+	case <-attached.done:
+	case <-ctx.Done():
+	}
+	attached.detach()
 }
 
 // position is where a Responses turn goes: the session and the number the
@@ -304,9 +371,24 @@ func (h *Handler) place(ctx context.Context, a host.Agent, req *responsesRequest
 			if want > sess.Turns {
 				return "", pos, func() {}, previousNotFound(req.PreviousResponseID)
 			}
-			latest := position{stored: true, session: sid, turn: sess.Turns}.responseID()
-			return "", pos, func() {}, &apiError{Status: http.StatusConflict, Type: typeInvalidRequest, Param: "previous_response_id", Code: "previous_response_not_latest",
-				Message: fmt.Sprintf("%s is not the latest response of its conversation (%s is): agcore continues a conversation from its latest response only", req.PreviousResponseID, latest)}
+			// An earlier response: the conversation branches there, as
+			// OpenAI's does ("regenerate", "edit an earlier message"): a new
+			// session with the first want turns, the principal's.
+			branch := session.NewID()
+			if _, err := session.Fork(ctx, sessions, sid, branch, want); err != nil {
+				if errors.Is(err, session.ErrNoTurn) {
+					latest := position{stored: true, session: sid, turn: sess.Turns}.responseID()
+					return "", pos, func() {}, &apiError{Status: http.StatusConflict, Type: typeInvalidRequest, Param: "previous_response_id", Code: "previous_response_not_latest",
+						Message: fmt.Sprintf("%s cannot be branched from (its conversation's turns do not each begin with a user message); continue from the latest, %s", req.PreviousResponseID, latest)}
+				}
+				h.log.LogAttrs(ctx, slog.LevelError, "forking a session", slog.String("session", sid), slog.String("error", err.Error()))
+				return "", pos, func() {}, storeError()
+			}
+			sid = branch
+			if unlock, err = h.locks.lock(ctx, sid); err != nil {
+				return "", pos, func() {}, turnError(ctx, err)
+			}
+			continue
 		}
 		if !store {
 			// The history, without keeping the turn: an in-memory copy with no id.
@@ -370,6 +452,10 @@ func previousNotFound(id string) *apiError {
 // (any process's responses, kept across restarts), else from the
 // responses this process completed recently (a bounded cache).
 func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
+	if v := r.URL.Query().Get("stream"); v == "true" || v == "1" || streamBody(r) {
+		h.streamStored(w, r)
+		return
+	}
 	principal, _ := host.PrincipalFrom(r.Context())
 	id := r.PathValue("id")
 	body, ok, err := h.storedResponse(r.Context(), id, principal)
@@ -394,6 +480,19 @@ func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, obj)
+}
+
+// streamBody reports whether a GET carries the JSON body {"stream": true},
+// as OpenAI's Go SDK sends it (GetStreaming) instead of the query's
+// stream=true.
+func streamBody(r *http.Request) bool {
+	if r.Body == nil || r.Body == http.NoBody {
+		return false
+	}
+	var body struct {
+		Stream bool `json:"stream"`
+	}
+	return json.NewDecoder(io.LimitReader(r.Body, 4096)).Decode(&body) == nil && body.Stream
 }
 
 // visible reports whether the session of a stored response is the

@@ -58,10 +58,18 @@ func TestResponsesConversation(t *testing.T) {
 		t.Fatalf("session %s: %d turns, %d messages", sid, s.Turns, len(s.Messages))
 	}
 
-	// Continuing an older response is refused, and says which is the latest.
-	resp := e.do("POST", "/v1/responses", map[string]any{"model": "echo", "input": "x", "previous_response_id": id1})
-	if code, _ := errCode(t, resp); resp.StatusCode != http.StatusConflict || code != "previous_response_not_latest" {
-		t.Fatalf("older: %d %s", resp.StatusCode, code)
+	// Continuing an older response branches the conversation there: a new
+	// session with the turns up to it, the original unchanged.
+	status, branched := post(map[string]any{"input": "x", "previous_response_id": id1})
+	bid, _ := branched["id"].(string)
+	if status != 200 || !strings.HasSuffix(bid, "_2") || strings.Contains(bid, sid) || branched["previous_response_id"] != id1 || outputText(t, branched) != "echo: x" {
+		t.Fatalf("older: %d %v", status, branched)
+	}
+	if b := e.session(strings.TrimSuffix(strings.TrimPrefix(bid, "resp_"), "_2")); b.Turns != 2 || b.Messages[0].Text() != "one" || b.Messages[2].Text() != "x" {
+		t.Fatalf("the branch: %d turns, %v", b.Turns, b.Messages)
+	}
+	if s := e.session(sid); s.Turns != 2 || s.Messages[2].Text() != "two" {
+		t.Fatalf("the original after the branch: %d turns", s.Turns)
 	}
 	for _, bad := range []string{"resp_nothing", "resp_" + sid + "_9", "chatcmpl-1"} {
 		resp := e.do("POST", "/v1/responses", map[string]any{"model": "echo", "input": "x", "previous_response_id": bad})

@@ -3,11 +3,13 @@ package serve
 import (
 	"container/list"
 	"context"
+	"encoding/json"
 	"sync"
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/serve/runlog"
 )
 
 // responseObject is the Responses API's Response.
@@ -25,6 +27,7 @@ type responseObject struct {
 	PreviousResponseID *string           `json:"previous_response_id"`
 	Conversation       *conversationRef  `json:"conversation,omitempty"`
 	Store              bool              `json:"store"`
+	Background         bool              `json:"background"`
 	ParallelToolCalls  bool              `json:"parallel_tool_calls"`
 	ToolChoice         string            `json:"tool_choice"`
 	Tools              []any             `json:"tools"`
@@ -103,12 +106,15 @@ type summaryPart struct {
 // respSink builds the response's output from a turn's updates and, when
 // streaming, sends the Responses event family as it goes.
 type respSink struct {
-	obj   *responseObject
-	sse   *sse
-	seq   int
-	open  int    // index of the open message or reasoning item, -1 for none
-	buf   []byte // the open item's text
-	agent string // the agent answering, once the turn has handed off
+	obj *responseObject
+	sse *sse
+	log *runlog.Writer // a background turn's events
+	// attached is a background turn's own client, while it stays.
+	attached *attachedClient
+	seq      int
+	open     int    // index of the open message or reasoning item, -1 for none
+	buf      []byte // the open item's text
+	agent    string // the agent answering, once the turn has handed off
 }
 
 // add appends an item to the output, marked with the agent answering.
@@ -123,13 +129,22 @@ func (s *respSink) add(it *outputItem) int {
 // emit sends one event with its type and sequence number; without a
 // stream it does nothing.
 func (s *respSink) emit(typ string, fields map[string]any) error {
-	if s.sse == nil {
+	if s.sse == nil && s.log == nil {
 		return nil
 	}
 	fields["type"] = typ
 	fields["sequence_number"] = s.seq
 	s.seq++
-	return s.sse.send(typ, fields)
+	if s.log == nil {
+		return s.sse.send(typ, fields)
+	}
+	data, err := json.Marshal(fields)
+	if err != nil {
+		return err
+	}
+	s.log.Append(runlog.Event{Seq: int64(s.seq - 1), Type: typ, Data: data})
+	s.attached.send(typ, data)
+	return nil
 }
 
 // openItem starts an item of typ ("message" or "reasoning") unless one is

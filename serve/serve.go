@@ -19,6 +19,7 @@ import (
 	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/replay"
 	"github.com/agcore/agcore/serve/host"
+	"github.com/agcore/agcore/serve/runlog"
 	"github.com/agcore/agcore/session"
 )
 
@@ -105,6 +106,22 @@ type Options struct {
 	// replay.ContextToolMiddleware in its Config.ToolMiddleware. A record
 	// that cannot be opened is logged and its turn runs unrecorded.
 	Records *replay.Dir
+	// Runner starts the Responses turns created with "background": true;
+	// nil means InProcess (a goroutine of this process).
+	Runner Runner
+	// MaxBackground bounds the background turns one principal may have
+	// running at once, across the processes sharing the store (429
+	// too_many_background_responses past it); 0 means
+	// DefaultMaxBackground.
+	MaxBackground int
+	// EventLogMaxBytes bounds the events stored of one background turn
+	// (package runlog; past it only the final event is stored); 0 means
+	// DefaultEventLogMaxBytes.
+	EventLogMaxBytes int64
+	// EventLogRetention is how long a background turn's events, and a
+	// failed or cancelled background response, are kept; 0 means
+	// DefaultEventLogRetention.
+	EventLogRetention time.Duration
 	// RecordHeader returns the header of a new record of the named
 	// agent's turns (its model, instructions, tools: what a replay needs
 	// to rebuild it); nil means a header naming the agent only.
@@ -148,6 +165,10 @@ type Handler struct {
 
 	locks  sessionLocks    // Responses turns, one at a time per session
 	recent recentResponses // for GET /v1/responses/{id}
+
+	bgMu   sync.Mutex
+	logs   map[session.Records]*runlog.Log // the event logs, one per store
+	bgRuns map[string]*bgRun               // this process's background turns, by response id
 }
 
 type token struct {
@@ -238,6 +259,10 @@ func (h *Handler) routes() {
 	handle("POST /v1/chat/completions", http.HandlerFunc(h.chat))
 	handle("POST /v1/responses", http.HandlerFunc(h.responses))
 	handle("GET /v1/responses/{id}", http.HandlerFunc(h.getResponse))
+	handle("POST /v1/responses/{id}/cancel", http.HandlerFunc(h.cancelResponse))
+	handle("POST /agui/{agent}", http.HandlerFunc(h.agui))
+	handle("GET /agui/{agent}/runs/{run}", http.HandlerFunc(h.aguiRun))
+	handle("POST /agui/{agent}/runs/{run}", http.HandlerFunc(h.aguiRun))
 	handle("GET /v1/approvals", http.HandlerFunc(h.listApprovals))
 	handle("POST /v1/approvals/{id...}", http.HandlerFunc(h.decideApproval))
 	handle("/v1/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -346,7 +371,7 @@ func protected(path string) bool {
 	if strings.HasPrefix(path, "/a2a/") && strings.HasSuffix(path, "/.well-known/agent-card.json") && strings.Count(path, "/") == 4 {
 		return false
 	}
-	return strings.HasPrefix(path, "/v1/") || path == "/v1" ||
+	return strings.HasPrefix(path, "/v1/") || path == "/v1" || strings.HasPrefix(path, "/agui/") ||
 		strings.HasPrefix(path, "/a2a/") || path == "/a2a" ||
 		strings.HasPrefix(path, "/api/") || path == "/api"
 }
@@ -469,7 +494,9 @@ func (h *Handler) Drain(ctx context.Context) error {
 		c.cancel(ErrDraining)
 		// A handler blocked writing to a client that does not read never
 		// sees the cancellation: its write fails at the deadline.
-		_ = c.rc.SetWriteDeadline(cut)
+		if c.rc != nil { // a background turn has no connection
+			_ = c.rc.SetWriteDeadline(cut)
+		}
 	}
 	h.mu.Unlock()
 	t := time.NewTimer(time.Until(cut))

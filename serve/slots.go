@@ -38,15 +38,35 @@ const (
 
 // slotRecord is the value of a response's record.
 type slotRecord struct {
-	Status    string          `json:"status"` // "in_progress" or "completed"
+	Status    string          `json:"status"` // "in_progress" or "completed"; a background turn's also "failed" or "cancelled"
 	Principal string          `json:"principal"`
-	Response  json.RawMessage `json:"response,omitempty"` // the response object, once completed
+	Response  json.RawMessage `json:"response,omitempty"` // the response object, once completed; a background turn's from its start
+	// A background turn's record (background.go) is kept for the
+	// response's retention from its start: the claim's lease is Lease
+	// (Unix ms), renewed by its process, instead of the record's expiry.
+	Background bool   `json:"background,omitempty"`
+	Lease      int64  `json:"lease,omitempty"`
+	Run        string `json:"run,omitempty"`    // the turn's event log (package runlog)
+	Cancel     bool   `json:"cancel,omitempty"` // a cancellation asked from any process
+	Ended      int64  `json:"ended,omitempty"`  // Unix ms, when the turn ended
+}
+
+// terminal reports whether the record is a turn that ended.
+func (sr slotRecord) terminal() bool {
+	return sr.Status == "completed" || sr.Status == "failed" || sr.Status == "cancelled"
+}
+
+// lost reports whether the record is a background turn whose process
+// stopped renewing its claim.
+func (sr slotRecord) lost(now time.Time) bool {
+	return sr.Status == "in_progress" && sr.Background && sr.Lease < now.UnixMilli()
 }
 
 // slot is a claimed response id.
 type slot struct {
 	recs session.Records
 	id   string
+	run  string // a background turn's event log
 
 	mu      sync.Mutex
 	version int64 // of the record as this process last wrote it
@@ -83,7 +103,10 @@ func claim(ctx context.Context, recs session.Records, id, principal string) (*sl
 			return nil, gerr
 		}
 		var sr slotRecord
-		if json.Unmarshal(cur.Value, &sr) == nil && sr.Status == "completed" {
+		if json.Unmarshal(cur.Value, &sr) == nil && (sr.terminal() || sr.lost(time.Now())) {
+			// A turn that ended (stored, or a background turn that failed or
+			// was cancelled), or whose process was lost: the session says
+			// whether its number is taken.
 			return nil, errStale{cur}
 		}
 		return nil, errBusy
@@ -199,7 +222,23 @@ func (h *Handler) storedResponse(ctx context.Context, id, principal string) (jso
 			return nil, false, err
 		}
 		var sr slotRecord
-		if json.Unmarshal(rec.Value, &sr) != nil || sr.Status != "completed" || sr.Principal != principal {
+		if json.Unmarshal(rec.Value, &sr) != nil || sr.Principal != principal {
+			continue
+		}
+		if sr.Background {
+			// A background response is its principal's from its start,
+			// before its session exists; one whose process was lost reads
+			// failed.
+			if sr.lost(time.Now()) {
+				if now, _, err := markLost(ctx, recs, rec); err == nil {
+					sr = now
+				}
+			}
+			if sr.Status != "completed" {
+				return sr.Response, true, nil
+			}
+		}
+		if sr.Status != "completed" {
 			continue
 		}
 		// A response is read as its session is: not once the session is

@@ -121,3 +121,34 @@ func NewRecordVersion() int64 { return rand.Int64N(1<<62) + 1 }
 func (rec Record) Live(now time.Time) bool {
 	return rec.Expires.IsZero() || rec.Expires.After(now)
 }
+
+// RecordRange is implemented by the [Records] that list a range of a
+// prefix's keys, reading only the records in it: an event log kept as
+// records (one per batch, keyed by its last event's number) is read after
+// event N without reading what came before. Every store of agcore
+// implements it; [ListRecordsAfter] falls back to ListRecords for one that
+// does not.
+type RecordRange interface {
+	// ListRecordsAfter returns the records of ns whose keys start with
+	// prefix and sort after after (byte order), in byte order of their
+	// keys. An after that sorts before prefix lists the whole prefix.
+	ListRecordsAfter(ctx context.Context, ns, prefix, after string) ([]Record, error)
+}
+
+// ListRecordsAfter returns the records of ns whose keys start with prefix
+// and sort after after, in byte order of their keys: through r's
+// [RecordRange] when it has one, else by filtering ListRecords.
+func ListRecordsAfter(ctx context.Context, r Records, ns, prefix, after string) ([]Record, error) {
+	if rr, ok := r.(RecordRange); ok {
+		return rr.ListRecordsAfter(ctx, ns, prefix, after)
+	}
+	all, err := r.ListRecords(ctx, ns, prefix)
+	if err != nil {
+		return nil, err
+	}
+	i := 0
+	for i < len(all) && all[i].Key <= after {
+		i++
+	}
+	return all[i:], nil
+}

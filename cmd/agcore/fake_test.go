@@ -149,6 +149,9 @@ type turn struct {
 	cut bool
 	// hang waits, after the first text piece, until the client goes away.
 	hang bool
+	// gate, when not nil, holds the text after its first piece until it
+	// is closed (or the client goes away).
+	gate <-chan struct{}
 }
 
 // pieces cuts s into chunks of at most n bytes, as a provider streams it.
@@ -184,6 +187,13 @@ func openaiReply(tr turn) reply {
 			if i == 0 && tr.hang {
 				<-r.Context().Done()
 				return
+			}
+			if i == 0 && tr.gate != nil {
+				select {
+				case <-tr.gate:
+				case <-r.Context().Done():
+					return
+				}
 			}
 		}
 		for i, c := range tr.calls {

@@ -129,6 +129,7 @@ func TestServeWithNodeSDK(t *testing.T) {
 			ID, Text, Previous string
 		} `json:"responses"`
 		Stream struct{ Text, Last string } `json:"responsesStream"`
+		Branch struct{ ID, Previous, Text string }
 		Errors map[string]struct{ Status int }
 	}
 	if err := json.Unmarshal(out, &r); err != nil {
@@ -143,7 +144,10 @@ func TestServeWithNodeSDK(t *testing.T) {
 	if len(r.Resp) != 2 || r.Resp[1].Text != "echo: two" || r.Resp[1].Previous != r.Resp[0].ID || r.Stream.Text != "echo: three" || r.Stream.Last != "response.completed" {
 		t.Errorf("responses %+v %+v", r.Resp, r.Stream)
 	}
-	if r.Errors["unknownModel"].Status != 404 || r.Errors["older"].Status != 409 || r.Errors["badToken"].Status != 401 {
+	if len(r.Resp) == 2 && (r.Branch.Text != "echo: branch" || r.Branch.Previous != r.Resp[0].ID || r.Branch.ID == r.Resp[1].ID || !strings.HasSuffix(r.Branch.ID, "_2")) {
+		t.Errorf("a branch from the first response: %+v", r.Branch)
+	}
+	if r.Errors["unknownModel"].Status != 404 || r.Errors["badToken"].Status != 401 {
 		t.Errorf("errors %+v", r.Errors)
 	}
 

@@ -1,7 +1,10 @@
 package a2aserve
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -65,6 +68,11 @@ type Options struct {
 	// Logger receives the handler's and the SDK's records; nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// PushAllowHosts are the webhook hosts ("127.0.0.1", "hooks.internal")
+	// that push notifications may reach although they are, or resolve
+	// to, private, loopback or link-local addresses, which are refused
+	// otherwise (server-side request forgery).
+	PushAllowHosts []string
 }
 
 // New returns the A2A handler for the agents of set. Calls of tools needing
@@ -112,15 +120,20 @@ func New(set *host.Set, broker *approval.Broker, opts Options) (http.Handler, er
 		broker = &approval.Broker{}
 	}
 	h := &handler{set: set, opts: opts, rpc: make(map[string]http.Handler), mux: http.NewServeMux()}
+	policy := newPushPolicy(opts.PushAllowHosts)
+	sender := newPushSender(policy, opts.Logger)
 	for _, a := range set.All() {
 		var store tasks = newTaskStore(opts.MaxTasks)
+		pushes := &pushConfigs{policy: policy, agent: a.Name}
 		if recs, ok := session.RecordsOf(a.Store); ok {
 			store = &recordTasks{recs: recs, agent: a.Name}
+			pushes.recs = recs
 		}
 		exec := &executor{agent: a, broker: broker, tasks: store, log: opts.Logger.With("agent", a.Name), cancelWait: opts.CancelWait, runs: make(map[a2a.TaskID]*run)}
 		rh := a2asrv.NewHandler(exec,
 			a2asrv.WithTaskStore(store),
 			a2asrv.WithCallInterceptor(ownerCheck{store}),
+			a2asrv.WithPushNotifications(pushes, sender),
 			a2asrv.WithLogger(opts.Logger.With("agent", a.Name)),
 		)
 		h.rpc[a.Name] = a2asrv.NewJSONRPCHandler(retrying{RequestHandler: rh, exec: exec, store: store})
@@ -148,10 +161,55 @@ func New(set *host.Set, broker *approval.Broker, opts Options) (http.Handler, er
 			// writer may flush only through Unwrap.
 			w = flusher{w, http.NewResponseController(w)}
 		}
+		if id, ok := deleteCall(r); ok {
+			// a2a-go v0.3.3 answers a successful
+			// tasks/pushNotificationConfig/delete with no body at all; a
+			// JSON-RPC call gets a response (result null).
+			rw := &silentWriter{ResponseWriter: w}
+			rpc.ServeHTTP(rw, r)
+			if !rw.wrote {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":null}` + "\n"))
+			}
+			return
+		}
 		rpc.ServeHTTP(w, r)
 	})
 	return h, nil
 }
+
+// deleteCall reports whether r is a tasks/pushNotificationConfig/delete
+// call, and its JSON-RPC id; r's body is read and put back.
+func deleteCall(r *http.Request) (json.RawMessage, bool) {
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return nil, false
+	}
+	var call struct {
+		Method string          `json:"method"`
+		ID     json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(body, &call) != nil || call.Method != "tasks/pushNotificationConfig/delete" || len(call.ID) == 0 {
+		return nil, false
+	}
+	return call.ID, true
+}
+
+// silentWriter records whether anything was written.
+type silentWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (w *silentWriter) WriteHeader(code int) { w.wrote = true; w.ResponseWriter.WriteHeader(code) }
+
+func (w *silentWriter) Write(p []byte) (int, error) {
+	w.wrote = true
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *silentWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 type handler struct {
 	set  *host.Set
@@ -162,8 +220,8 @@ type handler struct {
 
 // Methods are the JSON-RPC methods of a2a-go v0.3.3's handler, which
 // POST /a2a/{agent} dispatches: those the package offers (message/send,
-// message/stream, tasks/get, tasks/cancel, tasks/resubscribe) and those
-// it refuses (push notification configs, the extended card).
+// message/stream, tasks/get, tasks/cancel, tasks/resubscribe, the push
+// notification configs) and the one it refuses (the extended card).
 var Methods = []string{
 	"message/send", "message/stream", "tasks/get", "tasks/cancel", "tasks/resubscribe",
 	"tasks/pushNotificationConfig/get", "tasks/pushNotificationConfig/set",
@@ -226,7 +284,7 @@ func (h *handler) card(r *http.Request, a host.Agent) *a2a.AgentCard {
 		PreferredTransport: a2a.TransportProtocolJSONRPC,
 		ProtocolVersion:    ProtocolVersion,
 		Version:            h.opts.Version,
-		Capabilities:       a2a.AgentCapabilities{Streaming: true},
+		Capabilities:       a2a.AgentCapabilities{Streaming: true, PushNotifications: true},
 		DefaultInputModes:  []string{"text/plain", "application/json"},
 		DefaultOutputModes: []string{"text/plain"},
 		Skills: []a2a.AgentSkill{{

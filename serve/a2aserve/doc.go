@@ -120,10 +120,40 @@
 // tasks/resubscribe to a task whose execution this process holds streams
 // its events, as the SDK does; otherwise (the turn runs in another
 // process, or its exchange here is over) it sends the stored task at once
-// and again each time it changes, polled every 250 ms, ending when the
-// task rests (terminal or input-required). tasks/cancel reaches only the
-// process running the turn: sent elsewhere, it marks the task canceled
-// while the turn goes on.
+// and again each time it changes (a task whose process was lost, failed),
+// polled every 250 ms, ending when the task rests (terminal or
+// input-required). tasks/cancel sent to a process that does not run the
+// turn marks the task canceled and writes a cancellation into the store
+// (agcore.a2a.cancel), which the process running the turn reads within
+// 250 ms and cancels it there: the turn stops wherever it runs, storing
+// nothing.
+//
+// message/send with configuration.blocking = false answers with the task
+// as soon as it exists (submitted or working); the turn runs on with no
+// client attached, and tasks/get, tasks/resubscribe and push
+// notifications follow it from any process.
+//
+// # Push notifications
+//
+// The cards say capabilities.pushNotifications = true. A task's owner
+// sets, gets, lists and deletes its webhooks
+// (tasks/pushNotificationConfig/set, get, list, delete; or
+// configuration.pushNotificationConfig of message/send), kept with the
+// task (agcore.a2a.push/AGENT/TASK/CONFIG in the records, or in memory);
+// anyone else is told the task does not exist. The process running the
+// turn POSTs the task (JSON) to each webhook at every change of its
+// state, in order, with the config's token in X-A2A-Notification-Token
+// and its credentials (Bearer or Basic) in Authorization, in the
+// background (the turn never waits for a webhook), each notification
+// tried up to 6 times with exponential backoff from 0.5 s, redirects not
+// followed. A webhook URL must be http or https, and its host must not
+// be or resolve to a private, loopback, link-local, multicast or
+// unspecified address (server-side request forgery): such a URL is
+// refused when set, and each connection's address is checked again as it
+// is dialled, unless the operator allows the host
+// (Options.PushAllowHosts, agcore serve --a2a-push-allow-host). A change
+// of state written by another process (a decision taken there, a task
+// read failed after its process was lost) is not notified.
 //
 // # Limits
 //
@@ -133,8 +163,11 @@
 //     restart, and a turn the broker's Timeout denied shows its result
 //     only when the task's next message collects it. A turn in progress or
 //     waiting at a restart is lost; its session has nothing of it.
-//   - Push notifications, the authenticated extended card, and the gRPC and
-//     HTTP+JSON transports are not offered.
+//   - The authenticated extended card and the gRPC and HTTP+JSON
+//     transports are not offered.
+//   - a2a-go v0.3.3 answers a successful tasks/pushNotificationConfig/delete
+//     with an empty body; the handler writes the JSON-RPC response
+//     (result null) itself.
 //   - a2a-go v0.3.3 forgets an execution that ended input-required a moment
 //     after its client has the final event; a decision that arrives in that
 //     window is retried for up to two seconds, and a cancellation waits

@@ -141,7 +141,14 @@ func (e *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 func (e *executor) start(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
 	// The run's lease first: the task must never be stored unfinished
 	// without it (it would read as lost).
-	stopLease := e.tasks.startRun(rc.TaskID)
+	var started atomic.Pointer[run]
+	stopLease := e.tasks.startRun(rc.TaskID, func() {
+		// tasks/cancel sent to another process: stop the turn here.
+		if r := started.Load(); r != nil {
+			r.canceled.Store(true)
+			r.cancel()
+		}
+	})
 	if err := q.Write(ctx, a2a.NewStatusUpdateEvent(rc, a2a.TaskStateSubmitted, nil)); err != nil {
 		stopLease()
 		return err
@@ -175,6 +182,7 @@ func (e *executor) start(ctx context.Context, rc *a2asrv.RequestContext, q event
 	e.mu.Lock()
 	e.runs[r.task] = r
 	e.mu.Unlock()
+	started.Store(r)
 	if err := q.Write(ctx, a2a.NewStatusUpdateEvent(rc, a2a.TaskStateWorking, nil)); err != nil {
 		e.end(r)
 		stopLease()
@@ -421,6 +429,9 @@ func (e *executor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q even
 		}
 		t.Stop()
 		e.end(r)
+	} else if err := e.tasks.requestCancel(ctx, rc.TaskID); err != nil {
+		// The turn runs in another process (or ran): it stops there.
+		e.log.Warn("a2a: asking another process to cancel a turn", "task", rc.TaskID, "error", err.Error())
 	}
 	return writeFinal(ctx, q, rc, a2a.TaskStateCanceled, agentText(rc, "Canceled."), nil)
 }

@@ -23,6 +23,9 @@ import (
 //	agcore.a2a.tasks/AGENT/TASK  {"owner": principal, "task": the a2a.Task as JSON}
 //	agcore.a2a.runs/AGENT/TASK   the run's lease: renewed every runLease/3 by
 //	                             the process whose turn works on the task
+//	agcore.a2a.cancel/AGENT/TASK a cancellation asked through another process,
+//	                             read by the running one every storePoll
+//	agcore.a2a.push/AGENT/TASK/CONFIG  a push notification config (push.go)
 //
 // A task that is not over (submitted, working, input-required) while no
 // process holds its run's lease has lost its turn with the process that
@@ -30,6 +33,9 @@ import (
 const (
 	tasksNamespace = "agcore.a2a.tasks"
 	runsNamespace  = "agcore.a2a.runs"
+	// cancelNamespace holds the cancellations asked of a turn running
+	// in another process (tasks/cancel sent elsewhere).
+	cancelNamespace = "agcore.a2a.cancel"
 	// runLease is how long a task's run is taken to be alive after its
 	// process's last renewal.
 	runLease = 15 * time.Second
@@ -46,8 +52,11 @@ type tasks interface {
 	// owner returns the principal that started task id.
 	owner(ctx context.Context, id a2a.TaskID) (string, bool)
 	// startRun declares the run of task id alive in this process until
-	// stop is called (then its lease lapses).
-	startRun(id a2a.TaskID) (stop func())
+	// stop is called (then its lease lapses); canceled is called when a
+	// process asks for its cancellation (requestCancel).
+	startRun(id a2a.TaskID, canceled func()) (stop func())
+	// requestCancel asks the process running task id's turn to cancel it.
+	requestCancel(ctx context.Context, id a2a.TaskID) error
 	// version returns the stored task and its version (0 without
 	// versions), as Get presents it.
 	version(ctx context.Context, id a2a.TaskID) (*a2a.Task, int64, error)
@@ -194,7 +203,7 @@ func (s *recordTasks) alive(ctx context.Context, id a2a.TaskID) bool {
 	return !errors.Is(err, session.ErrNotFound)
 }
 
-func (s *recordTasks) startRun(id a2a.TaskID) func() {
+func (s *recordTasks) startRun(id a2a.TaskID, canceled func()) func() {
 	put := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), runLease/3)
 		defer cancel()
@@ -204,14 +213,26 @@ func (s *recordTasks) startRun(id a2a.TaskID) func() {
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(runLease / 3)
+		// The lease is renewed every runLease/3; a cancellation asked in
+		// another process is looked for every storePoll.
+		t := time.NewTicker(storePoll)
 		defer t.Stop()
+		renewed := time.Now()
 		for {
 			select {
 			case <-stop:
 				return
 			case <-t.C:
+			}
+			if time.Since(renewed) >= runLease/3 {
 				put()
+				renewed = time.Now()
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), runLease/3)
+			_, err := s.recs.GetRecord(ctx, cancelNamespace, s.key(id))
+			cancel()
+			if err == nil && canceled != nil {
+				canceled() // again at each look while asked: it may come before the turn began
 			}
 		}
 	}()
@@ -224,6 +245,13 @@ func (s *recordTasks) startRun(id a2a.TaskID) func() {
 			// be on its way to the store.
 		})
 	}
+}
+
+// requestCancel writes the cancellation of task id's turn for the
+// process that runs it, which looks for it every storePoll.
+func (s *recordTasks) requestCancel(ctx context.Context, id a2a.TaskID) error {
+	_, err := s.recs.PutRecord(ctx, cancelNamespace, session.Record{Key: s.key(id), Value: []byte("{}"), Expires: time.Now().Add(runLease)})
+	return err
 }
 
 // follow reads task id from the store until it changed from version

@@ -145,6 +145,7 @@ func (h retrying) OnResubscribeToTask(ctx context.Context, p *a2a.TaskIDParams) 
 			return
 		}
 		var last int64 = -1
+		var lastState a2a.TaskState
 		tick := time.NewTicker(storePoll)
 		defer tick.Stop()
 		for {
@@ -153,8 +154,10 @@ func (h retrying) OnResubscribeToTask(ctx context.Context, p *a2a.TaskIDParams) 
 				yield(nil, err)
 				return
 			}
-			if v != last {
-				last = v
+			// A task whose process was lost reads failed at the same
+			// version: its state changed all the same.
+			if v != last || t.Status.State != lastState {
+				last, lastState = v, t.Status.State
 				if !yield(t, nil) {
 					return
 				}

@@ -105,7 +105,10 @@ func (s *taskStore) Get(_ context.Context, id a2a.TaskID) (*a2a.Task, error) {
 func (s *taskStore) shared() bool { return false }
 
 // startRun does nothing: tasks in memory die with their runs.
-func (s *taskStore) startRun(a2a.TaskID) func() { return func() {} }
+func (s *taskStore) startRun(a2a.TaskID, func()) func() { return func() {} }
+
+// requestCancel does nothing: a task in memory runs in this process.
+func (s *taskStore) requestCancel(context.Context, a2a.TaskID) error { return nil }
 
 func (s *taskStore) version(ctx context.Context, id a2a.TaskID) (*a2a.Task, int64, error) {
 	t, err := s.Get(ctx, id)
@@ -144,8 +147,14 @@ func (c ownerCheck) Before(ctx context.Context, _ *a2asrv.CallContext, req *a2as
 		if p.Message != nil {
 			id = p.Message.TaskID
 		}
-	case *a2a.GetTaskPushConfigParams, *a2a.ListTaskPushConfigParams, *a2a.TaskPushConfig, *a2a.DeleteTaskPushConfigParams:
-		return ctx, a2a.ErrPushNotificationNotSupported
+	case *a2a.GetTaskPushConfigParams:
+		return ctx, c.ownTask(ctx, p.TaskID)
+	case *a2a.ListTaskPushConfigParams:
+		return ctx, c.ownTask(ctx, p.TaskID)
+	case *a2a.TaskPushConfig:
+		return ctx, c.ownTask(ctx, p.TaskID)
+	case *a2a.DeleteTaskPushConfigParams:
+		return ctx, c.ownTask(ctx, p.TaskID)
 	}
 	if id == "" {
 		return ctx, nil
@@ -158,6 +167,16 @@ func (c ownerCheck) Before(ctx context.Context, _ *a2asrv.CallContext, req *a2as
 		return ctx, errNotOwner
 	}
 	return ctx, nil
+}
+
+// ownTask lets the push notification configs of a task be read and
+// changed only by its owner, and only for a task that exists.
+func (c ownerCheck) ownTask(ctx context.Context, id a2a.TaskID) error {
+	owner, ok := c.store.owner(ctx, id)
+	if p, _ := host.PrincipalFrom(ctx); !ok || p != owner {
+		return errNotOwner
+	}
+	return nil
 }
 
 func (ownerCheck) After(context.Context, *a2asrv.CallContext, *a2asrv.Response) error { return nil }

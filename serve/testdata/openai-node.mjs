@@ -87,9 +87,12 @@ if (process.env.AGCORE_TOOLS === '1') {
   out.chatTools = { text: cc.choices[0].message.content, toolCalls: cc.choices[0].message.tool_calls ?? null, finish: cc.choices[0].finish_reason };
 }
 
+// An earlier response than the latest: the conversation branches there.
+const branch = await client.responses.create({ model, input: 'branch', previous_response_id: r1.id });
+out.branch = { id: branch.id, previous: branch.previous_response_id, text: branch.output_text };
+
 out.errors = {
   unknownModel: await caught(() => client.chat.completions.create({ model: 'no-such-agent', messages: [{ role: 'user', content: 'x' }] })),
-  older: await caught(() => client.responses.create({ model, input: 'x', previous_response_id: r1.id })),
   badToken: await caught(() => new OpenAI({ baseURL, apiKey: 'wrong', maxRetries: 0 }).models.list()),
 };
 

@@ -156,7 +156,30 @@ func (h *handler) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	run := session.NewID() // names this turn's approvals: "RUN/CALL"
 
-	ctx := approval.WithOwner(r.Context(), approval.Owner{Agent: a.Name, Session: sid, Run: run, Principal: principal(r)})
+	// The turn's context keeps the request's values, not its end: with
+	// records in the store the turn outlives the page (it stops when the
+	// server drains or times it out, or through POST
+	// /api/sessions/{id}/cancel); without them a page that goes away
+	// cancels it, as nobody could reattach.
+	tctx, cancelTurn := context.WithCancelCause(context.WithoutCancel(r.Context()))
+	defer cancelTurn(nil)
+	lr := h.startRun(r.Context(), a, principal(r), sid, run, cancelTurn)
+	watched := make(chan struct{})
+	defer close(watched)
+	go func() {
+		select {
+		case <-r.Context().Done():
+			if cause := context.Cause(r.Context()); lr == nil || !errors.Is(cause, context.Canceled) {
+				cancelTurn(cause)
+			}
+		case <-watched:
+		}
+	}()
+	if lr != nil {
+		go lr.keep(watched)
+	}
+
+	ctx := approval.WithOwner(tctx, approval.Owner{Agent: a.Name, Session: sid, Run: run, Principal: principal(r)})
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream; charset=utf-8")
 	hd.Set("X-Accel-Buffering", "no")
@@ -171,42 +194,74 @@ func (h *handler) chat(w http.ResponseWriter, r *http.Request) {
 		q.close()
 		<-writerDone
 	}()
+	// Every event goes to the page and to the turn's log (for a page that
+	// reattaches: it starts with the user's message, which the page that
+	// sent it shows itself).
+	push := func(it item) {
+		q.push(it)
+		lr.emit(it)
+	}
 	ctx = approval.WithNotify(ctx, func(p approval.Request) {
 		ap := approvalOf(p)
-		q.push(item{Type: "approval", ID: ap.ID, ToolCallID: ap.CallID, Name: ap.Tool, Input: ap.Input})
+		push(item{Type: "approval", ID: ap.ID, ToolCallID: ap.CallID, Name: ap.Tool, Input: ap.Input})
 	})
 
 	model := modelName(a)
-	q.push(item{Type: "session", Session: sid, Agent: a.Name, Model: model, Run: run})
+	lr.emit(item{Type: "user", Text: req.Message})
+	push(item{Type: "session", Session: sid, Agent: a.Name, Model: model, Run: run})
 	input := []llm.Message{llm.UserText(req.Message)}
 	ctx, end := host.BeginTurn(ctx, host.Turn{Agent: a.Name, Session: sid, ID: run, Input: input})
 	defer end()
+	// The turn's last event ends its log: the finish, or the error after
+	// it (a spending limit that stopped a stored turn), or the error.
+	var final item
+	var finished *item
 	stream := a.Agent.RunStream(ctx, input, &agent.RunOptions{SessionID: sid, Store: sessions})
 	for u, err := range stream.Updates() {
 		if err != nil {
-			q.push(item{Type: "error", Message: errorText(err)})
-			return
+			if finished != nil {
+				push(*finished)
+				finished = nil
+			}
+			if tctx.Err() != nil {
+				err = context.Cause(tctx) // stopped, drained, timed out: say which
+			}
+			final = item{Type: "error", Message: errorText(err)}
+			break
 		}
 		switch u.Kind {
 		case agent.UpdateText, agent.UpdateThinking:
-			q.push(item{Type: u.Kind.String(), Text: u.Text})
+			push(item{Type: u.Kind.String(), Text: u.Text})
 		case agent.UpdateToolCall:
-			q.push(toolCall(u.ToolCall))
+			push(toolCall(u.ToolCall))
 		case agent.UpdateToolResult:
-			q.push(toolResult(*u.ToolResult))
+			push(toolResult(*u.ToolResult))
 		case agent.UpdateUsage:
 			usage := *u.Usage
-			q.push(item{Type: "usage", Usage: &usage})
+			push(item{Type: "usage", Usage: &usage})
 		case agent.UpdateHandoff:
-			q.push(item{Type: "handoff", From: u.From, Agent: u.Agent})
+			push(item{Type: "handoff", From: u.From, Agent: u.Agent})
 		case agent.UpdateSubAgent:
 			if it, ok := subItem(u); ok {
-				q.push(it)
+				push(it)
 			}
 		case agent.UpdateFinish:
-			q.push(h.finish(r.Context(), sessions, u.Response))
+			if finished != nil {
+				push(*finished)
+			}
+			fin := h.finish(tctx, sessions, u.Response)
+			finished = &fin
 		}
 	}
+	switch {
+	case final.Type != "":
+	case finished != nil:
+		final = *finished
+	default:
+		final = item{Type: "error", Message: errorText(context.Cause(tctx))}
+	}
+	q.push(final)
+	h.endRun(lr, final)
 }
 
 // subItem is the sub_agent event of a sub-agent's update: its text,
@@ -262,7 +317,10 @@ func (h *handler) finish(ctx context.Context, store session.Store, resp *agent.R
 // which agcore's adapters build from status and provider bodies only
 // (never a key).
 func errorText(err error) string {
-	if errors.Is(err, context.Canceled) {
+	if errors.Is(err, errStopped) {
+		return "the turn was stopped"
+	}
+	if errors.Is(err, context.Canceled) || err == nil {
 		return "the turn was cancelled"
 	}
 	return err.Error()

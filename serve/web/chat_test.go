@@ -3,6 +3,7 @@ package web_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -207,9 +208,13 @@ func TestApproval(t *testing.T) {
 	}
 }
 
-// TestDisconnectCancels closes the client while the model is streaming
-// (and while a call waits for approval): the turn ends, nothing is stored.
-func TestDisconnectCancels(t *testing.T) {
+// TestDisconnectGoesOn closes the client while the model is streaming
+// (and while a call waits for approval): the turn goes on without it; it
+// is listed (GET /api/runs), a page reattaches to it from its first event
+// (GET /api/sessions/{id}/run), and POST /api/sessions/{id}/cancel stops
+// it: the handler returns, nothing is stored, no call waits, no tool ran,
+// and the reattached stream ends with the error.
+func TestDisconnectGoesOn(t *testing.T) {
 	tests := []struct {
 		name  string
 		steps []llmtest.Step
@@ -236,14 +241,47 @@ func TestDisconnectCancels(t *testing.T) {
 				}
 				time.Sleep(time.Millisecond)
 			}
-			cancel()
+			cancel() // the page goes away
+
+			var listed struct {
+				Runs []struct{ Session, Agent, Run string }
+			}
+			resp := f.do(t, context.Background(), "GET", "/api/runs?agent=helper", "alice", nil)
+			if err := json.NewDecoder(resp.Body).Decode(&listed); err != nil || len(listed.Runs) != 1 || listed.Runs[0].Session != sid {
+				t.Fatalf("running turns: %+v %v", listed, err)
+			}
+			resp.Body.Close()
+			if resp := f.do(t, context.Background(), "GET", "/api/runs?agent=helper", "bob", nil); resp.StatusCode != 200 {
+				t.Fatalf("bob's runs: %d", resp.StatusCode)
+			} else {
+				var his struct{ Runs []any }
+				_ = json.NewDecoder(resp.Body).Decode(&his)
+				resp.Body.Close()
+				if len(his.Runs) != 0 {
+					t.Fatalf("bob sees alice's running turn: %+v", his)
+				}
+			}
+			again := events(t, f.do(t, context.Background(), "GET", "/api/sessions/"+sid+"/run?agent=helper", "alice", nil))
+			if first := until(t, again, "user"); first.Text != "delete x" {
+				t.Fatalf("the reattached stream begins with %+v", first)
+			}
+			until(t, again, "session")
+			if resp := f.do(t, context.Background(), "POST", "/api/sessions/"+sid+"/cancel?agent=helper", "bob", map[string]any{}); resp.StatusCode != 404 {
+				t.Fatalf("bob stops alice's turn: %d", resp.StatusCode)
+			}
+			if resp := f.do(t, context.Background(), "POST", "/api/sessions/"+sid+"/cancel?agent=helper", "alice", map[string]any{}); resp.StatusCode != 200 {
+				t.Fatalf("stopping the turn: %d", resp.StatusCode)
+			}
+			if last := until(t, again, "error"); !strings.Contains(last.Message, "stopped") {
+				t.Fatalf("the reattached stream ended with %+v", last)
+			}
 			select {
 			case <-f.done:
 			case <-time.After(10 * time.Second):
-				t.Fatal("the handler did not return after the client left")
+				t.Fatal("the handler did not return after the turn was stopped")
 			}
 			if _, err := f.store.Load(context.Background(), sid); !errors.Is(err, session.ErrNotFound) {
-				t.Fatalf("a cancelled turn was stored: %v", err)
+				t.Fatalf("a stopped turn was stored: %v", err)
 			}
 			if p := f.broker.Pending(nil); len(p) != 0 {
 				t.Fatalf("still pending: %+v", p)
@@ -266,12 +304,20 @@ func TestHeartbeat(t *testing.T) {
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	var sawApproval bool
+	sid := ""
 	for sc.Scan() {
 		line := sc.Text()
+		if s, ok := strings.CutPrefix(line, "data: "); ok && sid == "" {
+			var ev struct{ Session string }
+			_ = json.Unmarshal([]byte(s), &ev)
+			sid = ev.Session
+		}
 		if strings.HasPrefix(line, "event: approval") {
 			sawApproval = true
 		}
 		if sawApproval && line == ": ping" {
+			// The turn outlives its page: stop it.
+			f.do(t, context.Background(), "POST", "/api/sessions/"+sid+"/cancel", "", map[string]any{}).Body.Close()
 			return
 		}
 	}

@@ -72,9 +72,32 @@
 // decision (a turn started through the OpenAI-compatible API, say), with
 // their own Approve and Deny buttons.
 //
-// The run's context is the request's: a client that goes away (a closed
-// tab, the Stop button) cancels the turn, and a cancelled turn is not
-// stored. The run is labelled with approval.WithOwner (agent, session, a
+// # Turns that outlive the page
+//
+// When the agent's store has records (session.RecordsOf), a turn is not
+// its connection: a page that goes away (a reload, a closed tab, a lost
+// network) leaves it running, its events kept in an event log in the
+// store (package runlog, the "user" item first) and a record saying it
+// runs (agcore.web.runs/PRINCIPAL/SESSION, a 10 s lease its process
+// renews). So, on any server over the store:
+//
+//	GET  /api/runs?agent=NAME                {"runs":[{session, agent, run, started}]}: the principal's running turns
+//	GET  /api/sessions/{id}/run?agent=NAME[&after=N]
+//	                                         the running turn's events from the first (after event N),
+//	                                         then as they come, to the last (SSE, "id: N" on each); 404 when none runs
+//	POST /api/sessions/{id}/cancel?agent=NAME
+//	                                         stops the running turn wherever it runs (within 250 ms); 404 when none runs
+//
+// The page remembers the open session for the tab (sessionStorage):
+// reloaded, it reopens it and follows its running turn; the sidebar
+// badges the sessions with a turn running, and opening one follows it; the
+// Stop button stops the turn on the server. A turn whose server dies is
+// not stored, and a page following it gets an error event once its lease
+// passed. Without records the run's context is the request's: a client
+// that goes away cancels the turn, as nobody could reattach. A stopped,
+// drained or cancelled turn is not stored.
+//
+// The run is labelled with approval.WithOwner (agent, session, a
 // run id of its own, and the principal) so only the principal that started
 // a turn may decide its calls; approval.WithNotify turns a parked call into
 // the approval event. An idle stream sends an SSE comment every
@@ -111,6 +134,7 @@
 // the Host header (DNS rebinding); that belongs to the server, not to this
 // handler.
 //
-// Package web imports agent, approval, budget, llm, middleware, session and
-// serve/host; it never imports package serve or a provider.
+// Package web imports agent, approval, budget, llm, middleware, session,
+// serve/host and serve/runlog; it never imports package serve or a
+// provider.
 package web

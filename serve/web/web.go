@@ -66,6 +66,7 @@ type handler struct {
 	log    *slog.Logger
 	mux    *http.ServeMux
 	routes []string // the patterns of mux
+	runs   runs     // the turns a page may reattach to
 }
 
 // Routes returns the route patterns the handler serves, in the form of
@@ -128,6 +129,9 @@ func New(set *host.Set, broker *approval.Broker, opts Options) (http.Handler, er
 	h.handle("GET /api/sessions/{id}", h.getSession)
 	h.handle("DELETE /api/sessions/{id}", h.deleteSession)
 	h.handle("POST /api/chat", h.chat)
+	h.handle("GET /api/runs", h.listRuns)
+	h.handle("GET /api/sessions/{id}/run", h.followRun)
+	h.handle("POST /api/sessions/{id}/cancel", h.cancelRun)
 	h.handle("GET /api/approvals", h.approvals)
 	h.handle("POST /api/approvals/{id...}", h.decide)
 	h.handle("/api/", func(w http.ResponseWriter, r *http.Request) {

@@ -259,3 +259,22 @@ func (s *Store) ListRecords(ctx context.Context, ns, prefix string) ([]session.R
 	slices.SortFunc(out, func(a, b session.Record) int { return strings.Compare(a.Key, b.Key) })
 	return out, nil
 }
+
+// ListRecordsAfter implements session.RecordRange.
+func (s *Store) ListRecordsAfter(ctx context.Context, ns, prefix, after string) ([]session.Record, error) {
+	s.records.mu.Lock()
+	defer s.records.mu.Unlock()
+	m, err := s.namespace(ctx, ns, "-")
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UnixNano()
+	var out []session.Record
+	for k, f := range m {
+		if k > after && strings.HasPrefix(k, prefix) && f.live(now) {
+			out = append(out, f.record())
+		}
+	}
+	slices.SortFunc(out, func(a, b session.Record) int { return strings.Compare(a.Key, b.Key) })
+	return out, nil
+}

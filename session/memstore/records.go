@@ -162,3 +162,25 @@ func (s *Store) ListRecords(ctx context.Context, ns, prefix string) ([]session.R
 	slices.SortFunc(out, func(a, b session.Record) int { return strings.Compare(a.Key, b.Key) })
 	return out, nil
 }
+
+// ListRecordsAfter implements session.RecordRange.
+func (s *Store) ListRecordsAfter(ctx context.Context, ns, prefix, after string) ([]session.Record, error) {
+	if err := recordErr(ctx, ns, "-"); err != nil {
+		return nil, err
+	}
+	r := s.recs()
+	r.mu.Lock()
+	now := time.Now()
+	var out []session.Record
+	for k := range r.ns[ns] {
+		if k <= after || !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		if rec, ok := r.get(ns, k, now); ok {
+			out = append(out, clone(rec))
+		}
+	}
+	r.mu.Unlock()
+	slices.SortFunc(out, func(a, b session.Record) int { return strings.Compare(a.Key, b.Key) })
+	return out, nil
+}

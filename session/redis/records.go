@@ -174,11 +174,33 @@ func (s *Store) ListRecords(ctx context.Context, ns, prefix string) ([]session.R
 	if err := checkRecord(ctx, ns, "-"); err != nil {
 		return nil, err
 	}
-	index := s.prefix + "ri:" + ns
 	lo, hi := "-", "+"
 	if prefix != "" {
 		lo, hi = "["+prefix, "("+prefix+"\xff"
 	}
+	return s.listRecords(ctx, ns, lo, hi)
+}
+
+// ListRecordsAfter implements session.RecordRange: the index's range
+// (ZRANGEBYLEX from after, exclusive) reads only the keys after after.
+func (s *Store) ListRecordsAfter(ctx context.Context, ns, prefix, after string) ([]session.Record, error) {
+	if err := checkRecord(ctx, ns, "-"); err != nil {
+		return nil, err
+	}
+	lo, hi := "-", "+"
+	if prefix != "" {
+		lo, hi = "["+prefix, "("+prefix+"\xff"
+	}
+	if after >= prefix {
+		lo = "(" + after
+	}
+	return s.listRecords(ctx, ns, lo, hi)
+}
+
+// listRecords reads the records of ns whose keys are in the lexical range
+// lo to hi (ZRANGEBYLEX's notation).
+func (s *Store) listRecords(ctx context.Context, ns, lo, hi string) ([]session.Record, error) {
+	index := s.prefix + "ri:" + ns
 	keys, err := s.rdb.ZRangeByLex(ctx, index, &goredis.ZRangeBy{Min: lo, Max: hi}).Result()
 	if err != nil {
 		return nil, fmt.Errorf("redis: list records %s: %w", ns, unavailable(err))

@@ -26,6 +26,7 @@ func RunRecords(t *testing.T, newRecords func(t *testing.T) session.Records) {
 		{"Update", testRecordUpdate},
 		{"Delete", testRecordDelete},
 		{"List", testRecordList},
+		{"ListAfter", testRecordListAfter},
 		{"Expiry", testRecordExpiry},
 		{"Invalid", testRecordInvalid},
 		{"ConcurrentCreate", testRecordConcurrentCreate},
@@ -215,6 +216,50 @@ func testRecordList(t *testing.T, r session.Records) {
 	check("b/", "b/1", "b/10", "b/2")
 	check("b/1", "b/1", "b/10")
 	check("zz")
+}
+
+// testRecordListAfter checks session.ListRecordsAfter, through the
+// store's RecordRange when it has one: the keys of a prefix after a key,
+// in byte order, without expired records or other prefixes' keys.
+func testRecordListAfter(t *testing.T, r session.Records) {
+	ctx := t.Context()
+	for _, k := range []string{"run1/0003", "run1/0010", "run1/0007", "run10/0001", "run0/0009", "run1"} {
+		if _, err := r.PutRecord(ctx, "la", session.Record{Key: k, Value: []byte("v" + k)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := r.PutRecord(ctx, "la", session.Record{Key: "run1/0012", Value: []byte("gone"), Expires: time.Now().Add(-time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, prefix, after string
+		want                []string
+	}{
+		{"the whole prefix when after sorts before it", "run1/", "", []string{"run1/0003", "run1/0007", "run1/0010"}},
+		{"after a key that exists", "run1/", "run1/0003", []string{"run1/0007", "run1/0010"}},
+		{"after a key that does not exist", "run1/", "run1/0005", []string{"run1/0007", "run1/0010"}},
+		{"after the last key", "run1/", "run1/0010", nil},
+		{"no other prefix's keys", "run10/", "run1/0010", []string{"run10/0001"}},
+		{"an empty prefix", "", "run1/0007", []string{"run1/0010", "run10/0001"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := session.ListRecordsAfter(ctx, r, "la", tc.prefix, tc.after)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var keys []string
+			for _, g := range got {
+				keys = append(keys, g.Key)
+				if string(g.Value) != "v"+g.Key || g.Version == 0 {
+					t.Errorf("record %q: %+v", g.Key, g)
+				}
+			}
+			if fmt.Sprint(keys) != fmt.Sprint(tc.want) {
+				t.Fatalf("ListRecordsAfter(%q, %q) = %q, want %q", tc.prefix, tc.after, keys, tc.want)
+			}
+		})
+	}
 }
 
 func testRecordExpiry(t *testing.T, r session.Records) {

@@ -53,6 +53,7 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"LoadView", testLoadView},
 		{"CompactionAtomic", testCompactionAtomic},
 		{"AnsweringAgents", testAnsweringAgents},
+		{"Fork", testFork},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -187,3 +187,33 @@ func (s *Store) ListRecords(ctx context.Context, ns, prefix string) ([]session.R
 	}
 	return out, nil
 }
+
+// ListRecordsAfter implements session.RecordRange: the primary key's
+// index reads only the keys after after.
+func (s *Store) ListRecordsAfter(ctx context.Context, ns, prefix, after string) ([]session.Record, error) {
+	if err := s.records(ctx, ns, "-"); err != nil {
+		return nil, err
+	}
+	now := time.Now().UnixNano()
+	rows, err := s.w.QueryContext(ctx, `SELECT key, value, version, expires FROM agcore_records
+		WHERE ns = ? AND key > ? AND substr(key, 1, length(?)) = ? AND (expires = 0 OR expires > ?) ORDER BY key`, ns, after, prefix, prefix, now)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list records %s: %w", ns, err)
+	}
+	defer rows.Close()
+	var out []session.Record
+	for rows.Next() {
+		var rec session.Record
+		var exp int64
+		if err := rows.Scan(&rec.Key, &rec.Value, &rec.Version, &exp); err != nil {
+			return nil, fmt.Errorf("sqlite: list records %s: %w", ns, err)
+		}
+		rec.Value = stored.NonNil(rec.Value)
+		rec.Expires = stored.TimeOf(exp)
+		out = append(out, rec)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list records %s: %w", ns, err)
+	}
+	return out, nil
+}

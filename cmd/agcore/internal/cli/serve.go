@@ -44,6 +44,10 @@ OpenAI-compatible API:
   POST /v1/chat/completions       a stateless turn (streamed with "stream": true)
   POST /v1/responses              a stored turn: previous_response_id and
                                   conversation continue a session
+  GET  /v1/responses/{id}         a stored response (?stream=true&starting_after=N:
+                                  a background response's events again)
+  POST /v1/responses/{id}/cancel  cancel a background response
+  POST /agui/{agent}              the AG-UI protocol: RunAgentInput in, AG-UI events out
   GET  /v1/approvals              tool calls waiting for your approval
   POST /v1/approvals/{id}         {"approved": true|false, "reason": "..."}
   GET  /healthz, /readyz          liveness, readiness
@@ -76,6 +80,30 @@ model call that could cross one is not sent: the turn fails with HTTP 429
 "budget_exceeded", or, when it already made model calls, is stored and
 ends "incomplete" (the Responses API) naming the limit.
 
+Background responses: POST /v1/responses with "background": true answers at
+once with the response "in_progress"; the turn runs on with no client
+attached. GET /v1/responses/{id} polls it; with "stream": true its events
+carry sequence numbers, and GET /v1/responses/{id}?stream=true&starting_after=N
+resumes after event N on any server sharing the store, also after the end;
+POST /v1/responses/{id}/cancel stops it wherever it runs (status
+"cancelled", nothing of the turn stored). A server killed mid-turn leaves
+its turns "failed" (code replica_lost) within 10 s. Limits:
+--background-limit (default 16) background turns per principal at once
+(HTTP 429 too_many_background_responses past it), --event-log-max (default
+8 MiB) of stored events per turn (past it only the final event is stored),
+--event-log-retention (default 24h) for the events and for failed or
+cancelled background responses.
+
+A2A: message/send with configuration.blocking false answers with the task at
+once and the turn runs on; tasks/resubscribe and tasks/get answer on any
+server sharing the store, and tasks/cancel sent to any of them stops the
+turn where it runs (within 250 ms). Push notifications
+(tasks/pushNotificationConfig/set, get, list, delete, or the message's
+configuration): every change of a task's state is POSTed to the webhook
+with its token (X-A2A-Notification-Token), retried with backoff (6
+attempts). Webhooks on private, loopback or link-local addresses are
+refused unless --a2a-push-allow-host names their host.
+
 --record-dir DIR keeps a replayable record (as agcore run --record does) of
 every turn served, on every endpoint: one JSON Lines file per session of each
 principal (per request for a chat completion), appended turn after turn,
@@ -102,6 +130,10 @@ temperature, declared tools) are not re-applied and show as drift.
 	fs.String("addr", "", "the address to listen on (default "+DefaultServeAddr+"; a non-loopback address needs a token)")
 	fs.StringArray("allowed-origin", nil, "a browser origin allowed to call the API (CORS), e.g. https://app.example.com (repeatable)")
 	fs.Duration("shutdown-timeout", 30*time.Second, "how long turns in progress may take to finish once the server is asked to stop")
+	fs.Int("background-limit", serve.DefaultMaxBackground, "background responses (\"background\": true) each principal may have running at once, across the servers sharing the store")
+	fs.Int64("event-log-max", serve.DefaultEventLogMaxBytes, "bytes of events stored per background response; past it only its final event is stored")
+	fs.Duration("event-log-retention", serve.DefaultEventLogRetention, "how long a background response's events (for resuming its stream), and a failed or cancelled background response, are kept")
+	fs.StringArray("a2a-push-allow-host", nil, "a host A2A push notification webhooks may reach although it is (or resolves to) a private, loopback or link-local address, refused otherwise (repeatable)")
 	fs.String("record-dir", "", "keep a replayable record of every turn served in this directory: one JSON Lines file per session (per request for a chat completion), appended turn after turn; agcore replay re-runs one")
 	return cmd
 }
@@ -178,7 +210,8 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 		return exit(ExitUsage, "%v", err)
 	}
 	logger := slog.New(slog.NewTextHandler(a.env.Stderr, nil))
-	a2a, err := a2aserve.New(set, broker, a2aserve.Options{BearerAuth: len(tokens) > 0, Logger: logger})
+	pushHosts, _ := cmd.Flags().GetStringArray("a2a-push-allow-host")
+	a2a, err := a2aserve.New(set, broker, a2aserve.Options{BearerAuth: len(tokens) > 0, Logger: logger, PushAllowHosts: pushHosts})
 	if err != nil {
 		return exit(ExitUsage, "%v", err)
 	}
@@ -196,6 +229,12 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 	sopts := serve.Options{
 		Agents: set, Broker: broker, Tokens: tokens, AllowedOrigins: origins, TurnTimeout: s.Timeout,
 		Logger: logger, A2A: a2a, Web: page, Quota: quota,
+	}
+	sopts.MaxBackground, _ = cmd.Flags().GetInt("background-limit")
+	sopts.EventLogMaxBytes, _ = cmd.Flags().GetInt64("event-log-max")
+	sopts.EventLogRetention, _ = cmd.Flags().GetDuration("event-log-retention")
+	if sopts.MaxBackground < 1 || sopts.EventLogMaxBytes < 1024 || sopts.EventLogRetention < time.Minute {
+		return exit(ExitUsage, "--background-limit must be at least 1, --event-log-max at least 1024 bytes, --event-log-retention at least 1m")
 	}
 	if records != nil {
 		// Closed after the server stopped: the last turns' lines are written.

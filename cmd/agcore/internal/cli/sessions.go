@@ -24,7 +24,7 @@ import (
 func (a *app) newSessionsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sessions",
-		Short: "List, show and remove stored sessions",
+		Short: "List, show, fork and remove stored sessions",
 		Long: `Sessions are kept in the store (--store; default the embedded SQLite database
 $AGCORE_HOME/agcore.db). Each run or chat turn is appended to its session only
 when it completes.`,
@@ -110,8 +110,58 @@ extension); a tool_result message also has "tool_call_id" and "is_error".`,
 		RunE:              a.sessionsRemove,
 		ValidArgsFunction: a.completeSessions,
 	}
-	cmd.AddCommand(list, show, rm)
+	fork := &cobra.Command{
+		Use:   "fork ID [--at TURN] [--to NEW]",
+		Short: "Branch a session at one of its turns into a new session",
+		Long: `Fork copies the first TURN turns of the session ID (or a unique prefix of it;
+all of its turns without --at) into a new session, NEW or a fresh id, with
+the same owner and model, and prints the new id. The source is not
+changed; the branch goes on from there (agcore run --session NEW ...), as
+"regenerate" and "edit an earlier message" do in a chat. A turn begins with
+the user's message: a session whose turns only answered function calls can
+be forked at its last turn only.`,
+		Example: `  agcore sessions fork work --at 1 --to work-retry
+  agcore sessions fork notes`,
+		Args:              cobra.ExactArgs(1),
+		RunE:              a.sessionsFork,
+		ValidArgsFunction: a.completeSessions,
+	}
+	fork.Flags().Int("at", 0, "the last turn the branch keeps (1 is the first); 0 keeps them all")
+	fork.Flags().String("to", "", "the new session's id (default: a fresh one)")
+	cmd.AddCommand(list, show, rm, fork)
 	return cmd
+}
+
+func (a *app) sessionsFork(cmd *cobra.Command, args []string) error {
+	at, _ := cmd.Flags().GetInt("at")
+	to, _ := cmd.Flags().GetString("to")
+	if at < 0 {
+		return exit(ExitUsage, "--at must be a turn number (1 or more), or 0 for all of them")
+	}
+	if to == "" {
+		to = session.NewID()
+	}
+	st, err := a.openSessions(cmd, false)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	id, err := resolveID(cmd.Context(), st, args[0])
+	if err != nil {
+		return sessionError(err, args[0], st.Description)
+	}
+	got, err := session.Fork(cmd.Context(), st, id, to, at)
+	switch {
+	case errors.Is(err, session.ErrNoTurn):
+		return exit(ExitUsage, "%v", err)
+	case errors.Is(err, session.ErrExists):
+		return exit(ExitFailed, "a session %q exists already: name another with --to", to)
+	case err != nil:
+		return sessionError(err, id, st.Description)
+	}
+	fmt.Fprintf(a.env.Stderr, "forked session %s at turn %d\n", id, got.Turns)
+	fmt.Fprintln(a.env.Stdout, got.ID)
+	return nil
 }
 
 // openSessions opens the store the command's settings name; toRead opens

@@ -17,7 +17,15 @@ const state = {
   abort: null, // the running turn's AbortController
   run: '', // the running turn's run id (its approvals are shown inline)
   next: '', // the cursor of the next page of sessions
+  running: new Set(), // the ids of this agent's sessions with a turn running (in any tab or server)
 };
+
+const SESSION_KEY = 'agcore-session'; // the open session, reopened after a reload
+
+function remember(id) {
+  if (id) sessionStorage.setItem(SESSION_KEY, state.agent + '\n' + id);
+  else sessionStorage.removeItem(SESSION_KEY);
+}
 
 const transcript = new Transcript($('transcript'), (id, approved) =>
   sendJSON('POST', '/api/approvals/' + encodeURIComponent(id), { approved, reason: approved ? '' : 'denied from the web page' }));
@@ -80,8 +88,9 @@ async function loadSessions() {
     return;
   }
   try {
-    const { sessions, next } = await getJSON(q('/api/sessions'));
-    renderSessions(ul, sessions, state.session, { open: openSession, remove: deleteSession });
+    const [{ sessions, next }, { runs }] = await Promise.all([getJSON(q('/api/sessions')), getJSON(q('/api/runs'))]);
+    state.running = new Set((runs || []).map((r) => r.session));
+    renderSessions(ul, sessions, state.session, { open: openSession, remove: deleteSession }, false, state.running);
     state.next = next || '';
     $('more-sessions').hidden = !state.next;
     $('sessions-empty').hidden = sessions.length > 0;
@@ -94,7 +103,7 @@ async function loadSessions() {
 $('more-sessions').addEventListener('click', async () => {
   try {
     const { sessions, next } = await getJSON(q('/api/sessions?cursor=' + encodeURIComponent(state.next)));
-    renderSessions($('sessions'), sessions, state.session, { open: openSession, remove: deleteSession }, true);
+    renderSessions($('sessions'), sessions, state.session, { open: openSession, remove: deleteSession }, true, state.running);
     state.next = next || '';
     $('more-sessions').hidden = !state.next;
   } catch (e) {
@@ -121,17 +130,44 @@ function showSessionBar(s) {
 
 async function openSession(id) {
   if (state.abort) return;
+  let s = null;
   try {
-    const s = await getJSON(q('/api/sessions/' + encodeURIComponent(id)));
-    state.session = s.id;
-    transcript.clear();
-    for (const it of s.items || []) transcript.add(it);
-    showSessionBar(s);
-    status('');
-    await loadSessions();
+    s = await getJSON(q('/api/sessions/' + encodeURIComponent(id)));
   } catch (e) {
-    status('Could not open the session: ' + e.message, true);
+    if (!(e instanceof APIError && e.status === 404 && state.running.has(id))) {
+      status('Could not open the session: ' + e.message, true);
+      return;
+    }
+    // Its first turn is still running: nothing is stored yet.
   }
+  state.session = id;
+  remember(id);
+  transcript.clear();
+  for (const it of (s && s.items) || []) transcript.add(it);
+  showSessionBar(s);
+  status('');
+  await loadSessions();
+  if (state.running.has(id)) await attach(id);
+}
+
+// attach follows the turn running on session id (started by another tab,
+// or by this page before a reload), from its first event.
+async function attach(id) {
+  const abort = new AbortController();
+  state.abort = abort;
+  setBusy(true);
+  status('Working…');
+  let res;
+  try {
+    res = await request('GET', q('/api/sessions/' + encodeURIComponent(id) + '/run'), undefined, abort.signal);
+  } catch (e) {
+    state.abort = null;
+    setBusy(false);
+    if (!(e instanceof APIError && e.status === 404)) status('Could not follow the running turn: ' + e.message, true);
+    else status('');
+    return;
+  }
+  await follow(res, abort);
 }
 
 async function deleteSession(id) {
@@ -148,6 +184,7 @@ async function deleteSession(id) {
 function newChat() {
   if (state.abort) return;
   state.session = '';
+  remember('');
   transcript.clear();
   showSessionBar(null);
   status('');
@@ -171,14 +208,30 @@ async function send(text) {
   setBusy(true);
   status('Working…');
   transcript.add({ type: 'user', text });
+  let res;
+  try {
+    res = await request('POST', '/api/chat', { agent: state.agent, session: state.session, message: text }, abort.signal);
+  } catch (e) {
+    transcript.add({ type: 'error', message: e instanceof APIError ? e.message : String(e) });
+    status('The turn failed.', true);
+    state.abort = null;
+    setBusy(false);
+    return;
+  }
+  await follow(res, abort);
+}
+
+// follow renders a turn's event stream (the chat's own, or a running
+// turn's replayed and followed) to its end.
+async function follow(res, abort) {
   let finished = false;
   try {
-    const res = await request('POST', '/api/chat', { agent: state.agent, session: state.session, message: text }, abort.signal);
     for await (const ev of events(res)) {
       switch (ev.type) {
         case 'session':
           state.session = ev.session;
           state.run = ev.run;
+          remember(ev.session);
           showSessionBar(null);
           break;
         case 'approval':
@@ -243,7 +296,14 @@ $('message').addEventListener('keydown', (e) => {
   }
 });
 
-$('stop').addEventListener('click', () => {
+$('stop').addEventListener('click', async () => {
+  if (!state.abort) return;
+  // The turn outlives the page's connection: stop it on the server.
+  if (state.session) {
+    try {
+      await request('POST', q('/api/sessions/' + encodeURIComponent(state.session) + '/cancel'), {});
+    } catch (_) { /* it ended meanwhile, or this server keeps no turns: the abort below stops it */ }
+  }
   if (state.abort) state.abort.abort();
 });
 
@@ -276,6 +336,9 @@ async function start() {
     showSessionBar(null);
     status('');
     await loadSessions();
+    // After a reload: the session that was open, and its running turn.
+    const saved = (sessionStorage.getItem(SESSION_KEY) || '').split('\n');
+    if (saved.length === 2 && saved[0] === state.agent && saved[1]) openSession(saved[1]);
     if (!approvalsWatched) {
       approvalsWatched = true;
       watchApprovals($('approvals-panel'), $('approvals'), () => state.run);

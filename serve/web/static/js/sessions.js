@@ -15,17 +15,24 @@ function when(iso) {
 /**
  * Renders sessions into ul. handlers.open(id) and handlers.remove(id) are
  * called on a click; current is the open session's id. With more, the
- * sessions are added after those already listed (the next page).
+ * sessions are added after those already listed (the next page). running
+ * holds the ids of the sessions with a turn running: they carry a badge.
  */
-export function renderSessions(ul, sessions, current, handlers, more = false) {
+export function renderSessions(ul, sessions, current, handlers, more = false, running = new Set()) {
   if (!more) ul.replaceChildren();
   for (const s of sessions) {
-    const li = el('li', 'session' + (s.id === current ? ' current' : ''));
+    const li = el('li', 'session' + (s.id === current ? ' current' : '') + (running.has(s.id) ? ' running' : ''));
     li.dataset.id = s.id;
     const open = el('button', 'session-open');
     open.type = 'button';
     open.title = s.id;
-    open.append(el('span', 'session-title', s.title || '(untitled)'));
+    const title = el('span', 'session-title', s.title || '(untitled)');
+    if (running.has(s.id)) {
+      const badge = el('span', 'session-running', '● running');
+      badge.title = 'A turn of this session is running (open it to follow it)';
+      title.prepend(badge, ' ');
+    }
+    open.append(title);
     const meta = [
       s.model,
       s.turns + (s.turns === 1 ? ' turn' : ' turns'),
