@@ -379,10 +379,11 @@ func TestCancel(t *testing.T) {
 	}
 }
 
-// waitFor polls cond for up to ten seconds.
+// waitFor polls cond for up to thirty seconds (a race-detector run on a
+// loaded 2-core machine took more than ten).
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		if cond() {
 			return
 		}
