@@ -111,6 +111,10 @@ type runtime struct {
 	// wrapModel, when set, wraps the adapter of each config-file agent
 	// built beside this runtime (buildNamed): agcore eval's eval.Offline.
 	wrapModel func(llm.Model) llm.Model
+	// replayOpts, when set, are the options each config-file agent built
+	// beside this runtime is built with instead of its own provider's
+	// (agcore replay: every agent answered by the record).
+	replayOpts *buildOptions
 
 	// What build opened that another agent of the same command may share
 	// (buildOptions.shared): the log, the telemetry.
@@ -192,6 +196,10 @@ type buildOptions struct {
 	// cmd, when set, is run's or chat's command: its --agent is joined to
 	// the agents its handoffs name (joinHandoffs).
 	cmd *cobra.Command
+	// recorder, when set, is another runtime's --record recorder this
+	// agent's calls are kept in too (the agents a recorded run hands off
+	// to); not closed by this runtime.
+	recorder *replay.Recorder
 }
 
 // build opens what a command needs (log, tools: fstool + MCP, store) and
@@ -305,6 +313,9 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 			return nil, exit(ExitUsage, "--record: %v", err)
 		}
 		rt.closers = append(rt.closers, rt.rec.Close)
+		recMW = append(recMW, rt.rec.Middleware())
+	} else if o.recorder != nil {
+		rt.rec = o.recorder
 		recMW = append(recMW, rt.rec.Middleware())
 	}
 	if o.recordCtx {
