@@ -320,7 +320,7 @@ func (a *app) buildNamed(ctx context.Context, cmd *cobra.Command, name string, a
 		return nil, exit(ExitUsage, "agent %q of the config file: %v", name, err)
 	}
 	opts.shared, opts.approver, opts.description = main, approver, ac.Description
-	opts.recorder = main.rec // run --record: the agents handed to are recorded too
+	opts.recorder = main.rec               // run --record: the agents handed to are recorded too
 	opts.recordCtx = main.recHeader != nil // serve --record-dir
 	if main.wrapModel != nil {
 		opts.adapter = main.wrapModel(opts.adapter) // agcore eval
