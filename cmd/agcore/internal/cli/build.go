@@ -103,6 +103,9 @@ type runtime struct {
 	model   string           // the model's name, for events
 	sink    render.Sink      // where the current turn is shown
 	rec     *replay.Recorder // --record: each turn marked in it; nil without
+	// attach are the -a attachments, sent with the next turn's prompt
+	// (the first), then cleared.
+	attach []llm.Block
 	// recHeader is the header of a record of this agent's runs, when they
 	// are recorded through their context (serve --record-dir); nil
 	// without.
@@ -196,6 +199,9 @@ type buildOptions struct {
 	// cmd, when set, is run's or chat's command: its --agent is joined to
 	// the agents its handoffs name (joinHandoffs).
 	cmd *cobra.Command
+	// attach are run's or chat's -a attachments, sent with the first
+	// prompt.
+	attach []llm.Block
 	// recorder, when set, is another runtime's --record recorder this
 	// agent's calls are kept in too (the agents a recorded run hands off
 	// to); not closed by this runtime.
@@ -207,7 +213,7 @@ type buildOptions struct {
 // loop with the approver, the budget policy per --compact, retries per
 // --retries, logging per --log, the model info (--context-window).
 func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*runtime, error) {
-	rt := &runtime{s: s, info: o.info, model: o.info.Name, sink: render.NewJSON(io.Discard)}
+	rt := &runtime{s: s, info: o.info, model: o.info.Name, sink: render.NewJSON(io.Discard), attach: o.attach}
 	built := false
 	defer func() {
 		if !built {

@@ -80,7 +80,11 @@ func (a *app) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	prompt, err := a.prompt(args)
+	attach, stdinTaken, err := a.attachments(ctx, cmd, s)
+	if err != nil {
+		return a.failEarly(s, "invalid_request", err)
+	}
+	prompt, err := a.prompt(args, stdinTaken)
 	if err != nil {
 		return a.failEarly(s, "invalid_request", err)
 	}
@@ -98,6 +102,7 @@ func (a *app) run(cmd *cobra.Command, args []string) error {
 	}
 	opts.record = recordPath(cmd)
 	opts.cmd = cmd
+	opts.attach = attach
 	// One Ctrl-C ends run: it cancels the turn and the command.
 	a.intr.setOneShot()
 	if path, _ := cmd.Flags().GetString("schema"); path != "" {

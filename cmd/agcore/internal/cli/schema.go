@@ -91,7 +91,7 @@ func (a *app) typedTurn(ctx context.Context, s *config.Settings, opts buildOptio
 	start := time.Now()
 	sink.Start(id, rt.model)
 	answerCalls := map[string]bool{} // the forced answer tool's calls: the answer, not shown as tool calls
-	v, resp, err := structured.Run[json.RawMessage](tctx, rt.agent, []llm.Message{llm.UserText(prompt)}, &structured.Options{
+	v, resp, err := structured.Run[json.RawMessage](tctx, rt.agent, []llm.Message{userMessage(prompt, rt.attach)}, &structured.Options{
 		Run:    &agent.RunOptions{SessionID: id, MaxTokens: s.MaxTokens, Temperature: s.Temperature},
 		Schema: schema,
 		Name:   "answer",
