@@ -80,7 +80,7 @@ func TestDemoRunsOfflineAndPersists(t *testing.T) {
 
 func TestSessionsCommands(t *testing.T) {
 	t.Parallel()
-	for _, store := range []string{"", "file:sessions", "sqlite:other/agcore.db"} {
+	for _, store := range []string{"", "file:sessions", "sqlite:other.db"} {
 		t.Run("store="+store, func(t *testing.T) {
 			if store != "" {
 				skipShort(t, "the default store runs in -short")

@@ -137,7 +137,8 @@ func TestOpenStore(t *testing.T) {
 		err     string
 	}{
 		{"", "sqlite:" + filepath.Join(home, "agcore.db"), true, ""},
-		{"sqlite:" + filepath.Join(home, "x", "s.db"), "sqlite:" + filepath.Join(home, "x", "s.db"), true, ""},
+		{"sqlite:" + filepath.Join(home, "s.db"), "sqlite:" + filepath.Join(home, "s.db"), true, ""},
+		{"sqlite:" + filepath.Join(home, "x", "s.db"), "", false, "the directory " + filepath.Join(home, "x") + " does not exist"},
 		{"file:" + filepath.Join(home, "jsonl"), "file:" + filepath.Join(home, "jsonl"), true, ""},
 		{"memory:", "memory:", false, ""},
 		{"file:", "", false, "names no directory"},
