@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/llm"
@@ -144,30 +143,27 @@ func TestSubAgentUsageRollUp(t *testing.T) {
 }
 
 // TestSubAgentCancelled: cancelling the caller's run cancels the
-// sub-agent's.
+// sub-agent's. The caller is cancelled from inside the sub-agent's model
+// call, and Go cancels a derived context before cancel returns, so the
+// call sees its context done at once or never: a broken rule fails fast
+// instead of waiting on a timer.
 func TestSubAgentCancelled(t *testing.T) {
-	started := make(chan struct{})
-	stopped := make(chan struct{})
-	parent, _, _, _ := researchPair(t, llmtest.Func(func(ctx context.Context, _ *llm.Request) (*llm.Response, error) {
-		close(started)
-		<-ctx.Done()
-		close(stopped)
-		return nil, ctx.Err()
-	}))
 	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() {
-		_, err := parent.Run(ctx, []llm.Message{llm.UserText("q")}, nil)
-		done <- err
-	}()
-	<-started
-	cancel()
-	select {
-	case <-stopped:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the sub-agent's model call was not cancelled")
+	defer cancel()
+	var seen error
+	parent, _, _, _ := researchPair(t, llmtest.Func(func(sub context.Context, _ *llm.Request) (*llm.Response, error) {
+		cancel()
+		seen = sub.Err()
+		if seen == nil {
+			return nil, errors.New("the sub-agent's call was not cancelled with the caller's run")
+		}
+		return nil, seen
+	}))
+	_, err := parent.Run(ctx, []llm.Message{llm.UserText("q")}, nil)
+	if !errors.Is(seen, context.Canceled) {
+		t.Errorf("the sub-agent's model call saw %v after the caller was cancelled, want context.Canceled", seen)
 	}
-	if err := <-done; !errors.Is(err, context.Canceled) {
+	if !errors.Is(err, context.Canceled) {
 		t.Errorf("run error %v, want cancelled", err)
 	}
 }

@@ -95,3 +95,45 @@ func TestInputGateWithoutGuardrails(t *testing.T) {
 		}
 	}
 }
+
+// In parallel mode a tripwire that comes after the model call already
+// answered still wins: the answer is dropped, for Generate as for Stream
+// (its output is held until the verdict).
+func TestInputTripwireAfterTheAnswer(t *testing.T) {
+	t.Parallel()
+	req := &llm.Request{Messages: []llm.Message{llm.UserText("hi")}}
+	for _, streamed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "generate", true: "stream"}[streamed], func(t *testing.T) {
+			t.Parallel()
+			answered := make(chan struct{})
+			model := llmtest.New(llmtest.Func(func(context.Context, *llm.Request) (*llm.Response, error) {
+				defer close(answered)
+				return &llm.Response{Message: llm.AssistantText("too early"), FinishReason: llm.FinishStop}, nil
+			}))
+			h := &Hooks{GuardrailMode: GuardrailsParallel, InputGuardrails: inputGuardrail(func(context.Context, *llm.Request) error {
+				<-answered // the model has answered: the verdict comes after
+				return Tripwire("late", nil)
+			})}
+			m := h.InputGate()(model)
+			var resp *llm.Response
+			var err error
+			if streamed {
+				for ev, e := range m.Stream(t.Context(), req) {
+					if e != nil {
+						err = e
+						break
+					}
+					if ev.Type == llm.EventComplete || ev.Type == llm.EventTextDelta {
+						t.Fatalf("the call's output (%v) passed before the guardrails' verdict", ev.Type)
+					}
+				}
+			} else {
+				resp, err = m.Generate(t.Context(), req)
+			}
+			var ge *GuardrailError
+			if resp != nil || !errors.As(err, &ge) || !ge.Tripped || ge.Reason != "late" {
+				t.Fatalf("response %v, error %v; want no response and the tripwire", resp, err)
+			}
+		})
+	}
+}

@@ -62,9 +62,17 @@ func NewRecorder(w io.Writer, h Header) (*Recorder, error) {
 }
 
 // Create returns a recorder writing to a new file at path (an existing one
-// is replaced); Close closes it.
+// is replaced), readable by its owner only (mode 0600: a record holds the
+// whole conversation and every tool's output); Close closes it.
 func Create(path string, h Header) (*Recorder, error) {
-	f, err := os.Create(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err == nil {
+		// An existing file keeps its mode under O_CREATE: narrow it.
+		err = f.Chmod(0o600)
+		if err != nil {
+			f.Close()
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

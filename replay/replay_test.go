@@ -513,3 +513,39 @@ func TestInferredTurns(t *testing.T) {
 		t.Fatalf("replay of inferred turns: %v, drift %v", err, m.Drifts())
 	}
 }
+
+// TestRecordedResultsMatchByCallID: parallel calls of one tool finish out
+// of order, so the record holds their results in another order than the
+// calls; each replayed call gets the result of its own call id, not the
+// next one of its tool's name.
+func TestRecordedResultsMatchByCallID(t *testing.T) {
+	rec := &replay.Record{Tools: []replay.ToolResult{
+		{Turn: 1, ID: "call_b", Name: "grep", Output: "matches of b"},
+		{Turn: 1, ID: "call_a", Name: "grep", Output: "matches of a"},
+		{Turn: 1, ID: "call_c", Name: "grep", Output: "no such file", IsError: true},
+	}}
+	h := rec.ToolMiddleware("grep")(func(context.Context, tool.Call) (string, error) {
+		t.Fatal("a recorded tool ran")
+		return "", nil
+	})
+	tests := []struct {
+		id, want string
+		isErr    bool
+	}{
+		{"call_a", "matches of a", false},
+		{"call_c", "no such file", true},
+		{"call_b", "matches of b", false},
+	}
+	for _, tt := range tests {
+		out, err := h(t.Context(), tool.Call{ID: tt.id, Name: "grep", Input: []byte(`{}`)})
+		if tt.isErr {
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("%s: %q, %v; want the error %q", tt.id, out, err, tt.want)
+			}
+			continue
+		}
+		if err != nil || out != tt.want {
+			t.Errorf("%s: %q, %v; want %q", tt.id, out, err, tt.want)
+		}
+	}
+}

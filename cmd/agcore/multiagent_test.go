@@ -136,3 +136,47 @@ func TestRunAgentJoinsHandoffs(t *testing.T) {
 		t.Fatalf("guardrail: exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// TestReplayOfAHandoff: a run --agent triage --record turn handed to
+// billing replays without drift (the record's agent is rebuilt with its
+// handoffs, and the calls of the agent handed to are in the record), the
+// replay prints the replayed answer, and --json gives it as objects.
+func TestReplayOfAHandoff(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	c.env["AGCORE_PROVIDER"] = "demo"
+	cfg := `{"agents": {
+	  "triage":  {"system": "Route each question.", "tools": [], "handoffs": ["billing"]},
+	  "billing": {"system": "You handle invoices.", "description": "Invoices.", "tools": []}}}`
+	if err := os.WriteFile(filepath.Join(c.home, "config.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "handoff.jsonl")
+	c.ok("run", "--agent", "triage", "--store", "memory:", "--record", file, "Billing: why was I charged twice?")
+	r := c.ok("replay", file)
+	for _, want := range []string{"no drift: 2 of 2 calls", "turn 1 answer (billing):", "You handle invoices."} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("replay: stdout lacks %q:\n%s%s", want, r.stdout, r.stderr)
+		}
+	}
+	r = c.ok("replay", "--json", file)
+	var types []string
+	var answer, who string
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("replay --json: %q: %v", line, err)
+		}
+		types = append(types, ev["type"].(string))
+		if ev["type"] == "turn" {
+			answer, _ = ev["answer"].(string)
+			who, _ = ev["agent"].(string)
+		}
+		if ev["type"] == "summary" && ev["drifted"] != float64(0) {
+			t.Errorf("replay --json summary: %v", ev)
+		}
+	}
+	if strings.Join(types, " ") != "start turn summary" || who != "billing" || !strings.Contains(answer, "You handle invoices.") {
+		t.Errorf("replay --json: %q, answer %q by %q\n%s", types, answer, who, r.stdout)
+	}
+}

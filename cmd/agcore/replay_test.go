@@ -148,3 +148,26 @@ func TestRecordOfAContinuedSession(t *testing.T) {
 		t.Fatalf("replay of a continued session:\n%s", r.stdout)
 	}
 }
+
+// TestRecordFileIsPrivate: run --record writes the record readable by its
+// owner only, as serve's --record-dir does (it holds the whole
+// conversation and tool output), also when it replaces an existing file.
+func TestRecordFileIsPrivate(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	fresh := filepath.Join(t.TempDir(), "run.jsonl")
+	old := filepath.Join(t.TempDir(), "old.jsonl")
+	if err := os.WriteFile(old, []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range []string{fresh, old} {
+		c.ok("run", "--provider", "demo", "--record", file, "Hi")
+		fi, err := os.Stat(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mode := fi.Mode().Perm(); mode != 0o600 {
+			t.Errorf("%s: mode %o, want 600", filepath.Base(file), mode)
+		}
+	}
+}

@@ -183,7 +183,6 @@ func TestRunSchemaOffline(t *testing.T) {
 	r := c.ok("run", "--provider", "demo", "--schema", schemaFile(t, c.dir, bookSchema), "A book?")
 	validates(t, bookSchema, r.stdout)
 	for _, args := range [][]string{
-		{"run", "--provider", "demo", "--json", "--schema", bookSchema, "x"},
 		{"run", "--provider", "demo", "--schema", `{"type":"array"}`, "x"},
 		{"run", "--provider", "demo", "--schema", filepath.Join(c.dir, "missing.json"), "x"},
 	} {
@@ -191,4 +190,30 @@ func TestRunSchemaOffline(t *testing.T) {
 			t.Errorf("agcore %v: exit %d, want 2\n%s", args[len(args)-3:], r.code, r.stderr)
 		}
 	}
+}
+
+// TestRunSchemaJSON: --schema with --json prints the usual events on
+// stdout, and the done event carries the typed answer as "object".
+func TestRunSchemaJSON(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	r := c.ok("run", "--provider", "demo", "--json", "--schema", bookSchema, "A book?")
+	var done map[string]json.RawMessage
+	var types []string
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var ev map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("not a JSON event: %q: %v", line, err)
+		}
+		var typ string
+		json.Unmarshal(ev["type"], &typ)
+		types = append(types, typ)
+		if typ == "done" {
+			done = ev
+		}
+	}
+	if done == nil || types[0] != "start" || types[len(types)-1] != "done" {
+		t.Fatalf("events %q:\n%s", types, r.stdout)
+	}
+	validates(t, bookSchema, string(done["object"])+"\n")
 }

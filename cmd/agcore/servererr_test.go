@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -39,6 +40,8 @@ func TestServerErrorsSayWhatToTry(t *testing.T) {
 			[]string{"answered with a web page (text/html), not an API response", "check the base URL"}, 1},
 		{"a server error", status(500, `{"error":{"message":"model crashed","type":"server_error"}}`), "/v1", "server",
 			[]string{"compatible (http://127.0.0.1:", "answered HTTP 500 Internal Server Error: model crashed"}, 1},
+		{"a 501 HTML page", htmlStatus(501, "<!DOCTYPE html>\n<html>\n<head><title>Method\n Not Implemented here</title></head>\n<body>\n"+strings.Repeat("<p>details</p>\n", 200)+"</body></html>"), "/v1", "invalid_request",
+			[]string{"answered HTTP 501 Not Implemented: Method Not Implemented here"}, 1},
 		{"a bad key", status(401, `{"error":{"message":"bad key","type":"invalid_request_error"}}`), "/v1", "auth",
 			[]string{"answered HTTP 401 Unauthorized: bad key", "(check the key in $OPENAI_API_KEY)"}, 1},
 	}
@@ -47,7 +50,7 @@ func TestServerErrorsSayWhatToTry(t *testing.T) {
 			t.Parallel()
 			srv := newFake(t, tt.reply)
 			c := newCLI(t).compatible(srv.URL+tt.base, "local-model")
-			if tt.code == "network" {
+			if tt.code == "network" || tt.code == "invalid_request" {
 				c.env["AGCORE_RETRIES"] = "3" // a web page is not retried
 			}
 			r := c.run("", "run", "--json", "hello")
@@ -60,6 +63,9 @@ func TestServerErrorsSayWhatToTry(t *testing.T) {
 				if !strings.Contains(msg, w) {
 					t.Errorf("message %q lacks %q", msg, w)
 				}
+			}
+			if strings.Contains(msg, "\n") || len(msg) > 300 {
+				t.Errorf("message of %d bytes, not one short line: %q", len(msg), msg)
 			}
 			if strings.Contains(msg, "openai") || strings.Contains(msg, "stream ended before") {
 				t.Errorf("message %q names openai or the stream's internals", msg)
@@ -199,4 +205,37 @@ func TestModelAliases(t *testing.T) {
 			t.Errorf("stdout %q, request %s %v", r.stdout, srv.got()[0].path, srv.got()[0].body["model"])
 		}
 	})
+}
+
+// htmlStatus answers with an HTML page and the status code.
+func htmlStatus(code int, page string) reply {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(code)
+		io.WriteString(w, page)
+	}
+}
+
+// TestStoreRefusalIsOneLine: a PostgreSQL or Redis store that refuses the
+// connection is told in one short line naming the address once, not the
+// driver's chain of repeated dial errors.
+func TestStoreRefusalIsOneLine(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	c := newCLI(t)
+	for _, store := range []string{"postgres://root:secret@" + addr + "/test?sslmode=disable", "redis://" + addr + "/0"} {
+		for _, args := range [][]string{{"sessions", "list"}, {"run", "--provider", "demo", "hi"}} {
+			r := c.run("", append(args, "--store", store)...)
+			msg := strings.TrimSpace(r.stderr)
+			if r.code != 1 || strings.Count(msg, "\n") > 0 || strings.Count(msg, addr) != 1 || len(msg) > 200 ||
+				!strings.Contains(msg, "nothing answers there (connection refused)") || strings.Contains(msg, "dial") || strings.Contains(msg, "secret") {
+				t.Errorf("%v --store %s: exit %d, %d bytes:\n%s", args, store, r.code, len(msg), msg)
+			}
+		}
+	}
 }

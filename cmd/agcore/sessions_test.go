@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/agcore/agcore/llm"
 )
 
 // sessions list: titles, model, turns, tokens and cost, newest first; -c
@@ -241,5 +243,47 @@ func TestSessionsListPages(t *testing.T) {
 	// sessions show still prints the whole history.
 	if r := c.ok("sessions", "show", "sc"); !strings.Contains(r.stdout, "Prompt number sc\nsecond line") {
 		t.Errorf("sessions show sc:\n%s", r.stdout)
+	}
+}
+
+// TestSessionsExport: sessions export ID writes the session whole as JSON
+// (its messages in the storage format, decodable back), --markdown as a
+// Markdown transcript with each prompt, answer, tool call and result; an
+// unknown id exits 1.
+func TestSessionsExport(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	writeFiles(t, c.dir, map[string]string{"README.md": "# Demo\nA ```fenced``` project.\n"})
+	c.ok("run", "--provider", "demo", "--session", "work", "--tools", "read_file,list_dir", "Summarize README.md")
+	c.ok("run", "--provider", "demo", "--session", "work", "And again")
+
+	r := c.ok("sessions", "export", "wo")
+	var got struct {
+		ID       string        `json:"id"`
+		Turns    int           `json:"turns"`
+		Messages []llm.Message `json:"messages"`
+		Usage    llm.Usage     `json:"usage"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("export: %v\n%s", err, r.stdout)
+	}
+	var tools int
+	for _, m := range got.Messages {
+		if m.Role == llm.RoleTool {
+			tools++
+		}
+	}
+	if got.ID != "work" || got.Turns != 2 || got.Messages[0].Text() != "Summarize README.md" || tools == 0 || got.Usage.InputTokens == 0 {
+		t.Fatalf("export: id %q, %d turns, %d tool results, usage %+v, messages %+v", got.ID, got.Turns, tools, got.Usage, got.Messages)
+	}
+
+	md := c.ok("sessions", "export", "--markdown", "work").stdout
+	for _, want := range []string{"# Summarize README.md\n", "- session: `work`", "\n## You\n\nSummarize README.md\n", "\n## Assistant\n", "**→ ", "### Tool result: ", "````\n# Demo\nA ```fenced``` project.\n````", "\n## You\n\nAnd again\n"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("export --markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if r := c.run("", "sessions", "export", "nope"); r.code != 1 || !strings.Contains(r.stderr, `no session "nope"`) {
+		t.Errorf("export of an unknown id: exit %d %q", r.code, r.stderr)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"strings"
@@ -319,10 +320,14 @@ func (c *Client) redactError(e *llm.Error) {
 const snippetMax = 500
 
 // Snippet is a non-JSON error body (an HTML page, plain text) trimmed and
-// shortened to a message: at most 500 bytes, cut at a UTF-8 boundary, with
-// "…" when cut.
+// shortened to a message: an HTML page is its title (else its first
+// heading, else "an HTML page"), on one line; other text at most 500
+// bytes, cut at a UTF-8 boundary, with "…" when cut.
 func Snippet(body []byte) string {
 	s := strings.TrimSpace(string(body))
+	if t, ok := htmlTitle(s); ok {
+		s = t
+	}
 	if len(s) <= snippetMax {
 		return s
 	}
@@ -331,4 +336,54 @@ func Snippet(body []byte) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// htmlTitle returns the title of an HTML page on one line (its first
+// <h1> when it has no title, "an HTML page" when it has neither); ok is
+// false when s is not an HTML page.
+func htmlTitle(s string) (string, bool) {
+	if !strings.HasPrefix(s, "<") {
+		return "", false
+	}
+	lower := strings.ToLower(s)
+	if !strings.Contains(lower, "<html") && !strings.HasPrefix(lower, "<!doctype html") && !strings.Contains(lower, "<title") {
+		return "", false
+	}
+	for _, tag := range []string{"title", "h1"} {
+		i := strings.Index(lower, "<"+tag)
+		if i < 0 {
+			continue
+		}
+		start := strings.IndexByte(lower[i:], '>')
+		if start < 0 {
+			continue
+		}
+		start += i + 1
+		end := strings.Index(lower[start:], "</"+tag)
+		if end < 0 {
+			continue
+		}
+		text := stripTags(s[start : start+end])
+		if text = strings.Join(strings.Fields(html.UnescapeString(text)), " "); text != "" {
+			return text, true
+		}
+	}
+	return "an HTML page", true
+}
+
+// stripTags drops the tags from a bit of HTML (an <h1> may hold some).
+func stripTags(s string) string {
+	var b strings.Builder
+	in := false
+	for _, r := range s {
+		switch {
+		case r == '<':
+			in = true
+		case r == '>':
+			in = false
+		case !in:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

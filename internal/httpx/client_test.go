@@ -204,8 +204,8 @@ func TestPostStatusErrors(t *testing.T) {
 			func(_ *http.Response, b []byte) *llm.Error {
 				return &llm.Error{Code: "bad_" + testSecret, Message: "invalid key " + testSecret}
 			}, llm.KindAuth, "bad_[redacted]", "invalid key [redacted]", 0, len(`{"key":"` + testSecret + `"}`)},
-		{"an echoed secret is redacted from a snippet", 502, nil, "<html>" + testSecret + "</html>", nil,
-			llm.KindServer, "", "<html>[redacted]</html>", 0, 0},
+		{"an echoed secret is redacted from a snippet", 502, nil, "<html><title>key " + testSecret + "</title></html>", nil,
+			llm.KindServer, "", "key [redacted]", 0, 0},
 		{"the decoder's wait stands without a Retry-After header", 429, nil, `{}`,
 			func(*http.Response, []byte) *llm.Error {
 				return &llm.Error{Message: "slow down", RetryAfter: 37 * time.Second}
@@ -406,6 +406,10 @@ func TestSnippet(t *testing.T) {
 		{strings.Repeat("a", 501), strings.Repeat("a", 500) + "…"},
 		{"a" + strings.Repeat("é", 300), "a" + strings.Repeat("é", 249) + "…"}, // never cut inside a rune
 		{"", ""},
+		{"<!DOCTYPE html>\n<html><head><title>501\n  Not Implemented &amp; more</title></head><body>" + strings.Repeat("x", 900) + "</body></html>", "501 Not Implemented & more"},
+		{"<html><body><h1>Bad <b>gateway</b></h1>\n<p>nginx</p></body></html>", "Bad gateway"},
+		{"<html><body>" + strings.Repeat("y\n", 400) + "</body></html>", "an HTML page"},
+		{"<b>not a page</b>", "<b>not a page</b>"},
 	}
 	for _, tc := range tests {
 		if got := Snippet([]byte(tc.in)); got != tc.want {

@@ -54,6 +54,10 @@ func KindForStatus(status int) llm.ErrorKind {
 		return llm.KindContextLength
 	case status == http.StatusRequestTimeout:
 		return llm.KindNetwork
+	case status == http.StatusNotImplemented || status == http.StatusHTTPVersionNotSupported:
+		// The server does not do what was asked, and asking again will not
+		// change that: not retryable.
+		return llm.KindInvalidRequest
 	case status >= 500:
 		return llm.KindServer
 	case status >= 400:

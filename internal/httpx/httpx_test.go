@@ -20,6 +20,7 @@ func TestKindForStatus(t *testing.T) {
 		{429, llm.KindRateLimited}, {401, llm.KindAuth}, {403, llm.KindAuth}, {503, llm.KindOverloaded},
 		{529, llm.KindOverloaded}, {500, llm.KindServer}, {502, llm.KindServer}, {400, llm.KindInvalidRequest},
 		{404, llm.KindInvalidRequest}, {413, llm.KindContextLength},
+		{501, llm.KindInvalidRequest}, {505, llm.KindInvalidRequest}, // not retryable: asking again changes nothing
 	}
 	for _, tc := range tests {
 		if got := KindForStatus(tc.status); got != tc.want {

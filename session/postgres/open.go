@@ -26,8 +26,12 @@ func (opener) Check(url string) error {
 	return nil
 }
 
-func (opener) Open(ctx context.Context, url string, _ session.OpenOptions) (*session.Opened, error) {
-	st, err := Open(ctx, url)
+func (opener) Open(ctx context.Context, url string, o session.OpenOptions) (*session.Opened, error) {
+	var opts []Option
+	if o.ReadOnly {
+		opts = append(opts, ReadOnly())
+	}
+	st, err := Open(ctx, url, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,7 @@ type Store struct {
 	usage stored.Recent[seenUsage]
 	// recordsReady: the records table exists (records.go).
 	recordsReady atomic.Bool
+	readOnly     bool // ReadOnly: New creates and migrates nothing
 }
 
 var _ session.Store = (*Store)(nil)
@@ -54,6 +55,14 @@ func WithRetries(n int) Option {
 // them.
 func WithCacheBytes(n int64) Option {
 	return func(s *Store) { s.cache = stored.NewCache(max(n, 0)) }
+}
+
+// ReadOnly opens the store for a program that only reads it: New creates,
+// migrates and backfills nothing, and tables that are not there (an empty
+// or missing schema) are an error wrapping session.ErrNoStore instead of
+// a new store.
+func ReadOnly() Option {
+	return func(s *Store) { s.readOnly = true }
 }
 
 // Open connects to the database the connection string names (a
@@ -86,6 +95,12 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error
 	s := &Store{pool: pool, retries: 2, cache: stored.NewCache(stored.DefaultCacheBytes)}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.readOnly {
+		if err := checkReadable(ctx, pool); err != nil {
+			return nil, fmt.Errorf("postgres: open: %w", unavailable(err))
+		}
+		return s, nil
 	}
 	if err := migrate(ctx, pool); err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", unavailable(err))

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/session/internal/stored"
 )
 
@@ -163,6 +164,33 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		_, err = tx.Exec(ctx, `UPDATE agcore_schema SET version = $1`, v)
 		return err
 	})
+}
+
+// checkReadable checks, writing nothing, that the connection's current
+// schema holds the store's tables at this agcore's version: a schema the
+// search_path names that does not exist, or one without the tables, is
+// session.ErrNoStore.
+func checkReadable(ctx context.Context, pool *pgxpool.Pool) error {
+	var schema *string
+	var path string
+	if err := pool.QueryRow(ctx, `SELECT current_schema(), current_setting('search_path')`).Scan(&schema, &path); err != nil {
+		return err
+	}
+	if schema == nil {
+		return fmt.Errorf("no schema of the search_path %q exists (%w)", path, session.ErrNoStore)
+	}
+	v, err := schemaVersion(ctx, pool)
+	switch {
+	case err != nil:
+		return err
+	case v == 0:
+		return fmt.Errorf("schema %q holds no agcore tables (%w)", *schema, session.ErrNoStore)
+	case v > SchemaVersion:
+		return fmt.Errorf("%w: version %d, this agcore knows up to %d; upgrade agcore", ErrSchemaTooNew, v, SchemaVersion)
+	case v < SchemaVersion:
+		return fmt.Errorf("postgres: schema %q is at version %d, this agcore reads %d: a command that writes (agcore run) migrates it", *schema, v, SchemaVersion)
+	}
+	return nil
 }
 
 // schemaVersion reads the schema version; 0 when there is no schema.

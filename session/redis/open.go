@@ -37,7 +37,11 @@ func (opener) Open(ctx context.Context, url string, o session.OpenOptions) (*ses
 	// to the caller's logger, at debug level, instead. The logger is
 	// go-redis's one for the whole program.
 	goredis.SetLogger(logger{o.Logger})
-	st, err := Open(ctx, url)
+	var opts []Option
+	if o.ReadOnly {
+		opts = append(opts, ReadOnly())
+	}
+	st, err := Open(ctx, url, opts...)
 	if err != nil {
 		return nil, err
 	}

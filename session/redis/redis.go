@@ -29,6 +29,7 @@ type Store struct {
 	// versions: the totals of the sessions the store last appended to or
 	// loaded, which the next append builds on (versions.go).
 	versions versions
+	readOnly bool // ReadOnly: New writes nothing
 }
 
 var _ session.Store = (*Store)(nil)
@@ -49,6 +50,13 @@ func WithPrefix(p string) Option {
 // them.
 func WithCacheBytes(n int64) Option {
 	return func(s *Store) { s.cache = stored.NewCache(max(n, 0)) }
+}
+
+// ReadOnly opens the store for a program that only reads it: New writes
+// nothing (no layout version, no migration), and a prefix under which
+// nothing was ever stored is an error wrapping session.ErrNoStore.
+func ReadOnly() Option {
+	return func(s *Store) { s.readOnly = true }
 }
 
 // DefaultPrefix is the key prefix of a store without WithPrefix.
@@ -136,17 +144,22 @@ var ErrLayoutTooNew = errors.New("redis: stored key layout is newer than this ag
 
 func (s *Store) checkVersion(ctx context.Context) error {
 	key := s.prefix + "version"
-	if err := s.rdb.SetNX(ctx, key, LayoutVersion, 0).Err(); err != nil {
-		return err
+	if !s.readOnly {
+		if err := s.rdb.SetNX(ctx, key, LayoutVersion, 0).Err(); err != nil {
+			return err
+		}
 	}
 	v, err := s.rdb.Get(ctx, key).Int()
+	if s.readOnly && errors.Is(err, goredis.Nil) {
+		return fmt.Errorf("no agcore keys under the prefix %q in this database (%w)", s.prefix, session.ErrNoStore)
+	}
 	if err != nil {
 		return err
 	}
 	if v > LayoutVersion {
 		return fmt.Errorf("%w: version %d, this agcore knows up to %d; upgrade agcore", ErrLayoutTooNew, v, LayoutVersion)
 	}
-	if v < LayoutVersion {
+	if v < LayoutVersion && !s.readOnly { // a reader reads both layouts (parseIndex)
 		return s.migrate(ctx)
 	}
 	return nil

@@ -45,6 +45,12 @@ func testOwnerAppend(t *testing.T, s session.Store) {
 		t.Fatalf("Owner = %q, want alice (the creating append's)", got.Owner)
 	}
 	before := got
+	// Right after the store has seen the session (its append and load): a
+	// turn id the session holds does not let another owner through, even
+	// before any refused append made the store forget what it saw.
+	if err := s.Append(t.Context(), "mine", ownedTurn("t1", "bob", 9, llm.UserText("intruder"))); !errors.Is(err, session.ErrOwner) {
+		t.Fatalf("Append as bob of alice's stored turn id, on a session the store has seen: err = %v, want ErrOwner", err)
+	}
 	for _, owner := range []string{"bob", "", "Alice", "alice "} {
 		tr := ownedTurn("t-"+owner, owner, 9, llm.UserText("intruder"))
 		tr.Usage, tr.CostUSD, tr.Model = llm.Usage{InputTokens: 5}, 1, "intruder-model"

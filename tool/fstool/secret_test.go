@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -151,9 +152,14 @@ func TestAllowSecrets(t *testing.T) {
 		{[]string{".config/gcloud/"}, []string{"home/.config/gcloud/application_default_credentials.json"}, []string{".aws/credentials"}},
 		{[]string{"*.pem", "*.key"}, []string{"certs/server.pem", "tls.key"}, []string{"id_rsa"}},
 		{[]string{"*"}, []string{".env", ".ssh/id_ed25519", "home/.config/gcloud/application_default_credentials.json", "id_rsa"}, nil},
+		// An allow entry lifts a pattern it equals, never one it is a
+		// prefix of: an empty --allow-secret '' allows nothing.
+		{[]string{""}, nil, []string{".env", ".env.local", ".ssh/config", "tls.key", "certs/server.pem", "id_rsa"}},
+		{[]string{" "}, nil, []string{".env", "tls.key", "id_rsa"}},
+		{[]string{".e", "*.k", ".s", "id_"}, nil, []string{".env", ".env.local", "tls.key", ".ssh/config", "id_rsa"}},
 	}
 	for _, tt := range tests {
-		t.Run(strings.Join(tt.allow, ","), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%q", tt.allow), func(t *testing.T) {
 			_, tools := secretTree(t, Options{AllowSecrets: tt.allow})
 			for _, p := range tt.allowed {
 				if runtime.GOOS == "windows" && strings.HasPrefix(p, "sshdir") || p == "notes.txt" && runtime.GOOS == "windows" {

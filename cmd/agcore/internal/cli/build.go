@@ -105,6 +105,9 @@ type runtime struct {
 	model   string           // the model's name, for events
 	sink    render.Sink      // where the current turn is shown
 	rec     *replay.Recorder // --record: each turn marked in it; nil without
+	// attach are the -a attachments, sent with the next turn's prompt
+	// (the first), then cleared.
+	attach []llm.Block
 	// recHeader is the header of a record of this agent's runs, when they
 	// are recorded through their context (serve --record-dir); nil
 	// without.
@@ -113,6 +116,10 @@ type runtime struct {
 	// wrapModel, when set, wraps the adapter of each config-file agent
 	// built beside this runtime (buildNamed): agcore eval's eval.Offline.
 	wrapModel func(llm.Model) llm.Model
+	// replayOpts, when set, are the options each config-file agent built
+	// beside this runtime is built with instead of its own provider's
+	// (agcore replay: every agent answered by the record).
+	replayOpts *buildOptions
 
 	// What build opened that another agent of the same command may share
 	// (buildOptions.shared): the log, the telemetry.
@@ -198,6 +205,13 @@ type buildOptions struct {
 	// cmd, when set, is run's or chat's command: its --agent is joined to
 	// the agents its handoffs name (joinHandoffs).
 	cmd *cobra.Command
+	// attach are run's or chat's -a attachments, sent with the first
+	// prompt.
+	attach []llm.Block
+	// recorder, when set, is another runtime's --record recorder this
+	// agent's calls are kept in too (the agents a recorded run hands off
+	// to); not closed by this runtime.
+	recorder *replay.Recorder
 }
 
 // build opens what a command needs (log, tools: fstool + MCP, store) and
@@ -205,7 +219,7 @@ type buildOptions struct {
 // loop with the approver, the budget policy per --compact, retries per
 // --retries, logging per --log, the model info (--context-window).
 func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*runtime, error) {
-	rt := &runtime{s: s, info: o.info, model: o.info.Name, sink: render.NewJSON(io.Discard)}
+	rt := &runtime{s: s, info: o.info, model: o.info.Name, sink: render.NewJSON(io.Discard), attach: o.attach}
 	built := false
 	defer func() {
 		if !built {
@@ -314,6 +328,9 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 			return nil, exit(ExitUsage, "--record: %v", err)
 		}
 		rt.closers = append(rt.closers, rt.rec.Close)
+		recMW = append(recMW, rt.rec.Middleware())
+	} else if o.recorder != nil {
+		rt.rec = o.recorder
 		recMW = append(recMW, rt.rec.Middleware())
 	}
 	if o.recordCtx {

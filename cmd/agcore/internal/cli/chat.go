@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -63,6 +64,13 @@ func (a *app) chat(cmd *cobra.Command, _ []string) error {
 	}
 	opts, err := a.turnOptions(s)
 	if err != nil {
+		return a.failEarly(s, "invalid_request", err)
+	}
+	// -a: sent with the first prompt.
+	if f, _ := cmd.Flags().GetStringArray("attach"); slices.Contains(f, "-") {
+		return a.failEarly(s, "invalid_request", exit(ExitUsage, "-a - attaches stdin, which chat reads its prompts from: attach a FILE instead"))
+	}
+	if opts.attach, _, err = a.attachments(ctx, cmd, s); err != nil {
 		return a.failEarly(s, "invalid_request", err)
 	}
 

@@ -138,7 +138,7 @@ func TestOpenStore(t *testing.T) {
 	}{
 		{"", "sqlite:" + filepath.Join(home, "agcore.db"), true, ""},
 		{"sqlite:" + filepath.Join(home, "s.db"), "sqlite:" + filepath.Join(home, "s.db"), true, ""},
-		{"sqlite:" + filepath.Join(home, "x", "s.db"), "", false, "does not exist"},
+		{"sqlite:" + filepath.Join(home, "x", "s.db"), "", false, "the directory " + filepath.Join(home, "x") + " does not exist"},
 		{"file:" + filepath.Join(home, "jsonl"), "file:" + filepath.Join(home, "jsonl"), true, ""},
 		{"memory:", "memory:", false, ""},
 		{"file:", "", false, "names no directory"},

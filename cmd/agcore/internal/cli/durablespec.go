@@ -43,6 +43,9 @@ var forwarded = []string{"temporal", "session", "json", "timeout", "record", "ye
 // durableRun runs agcore run --temporal: it resolves the turn's agents,
 // writes them for agcore-temporal run and runs it.
 func (a *app) durableRun(cmd *cobra.Command, args []string) error {
+	if cmd.Flags().Changed("attach") {
+		return exit(ExitUsage, "-a does not go with --temporal yet: a durable turn's input is text")
+	}
 	var err error
 	cmd.Flags().Visit(func(f *pflag.Flag) {
 		if where, ok := workerFlags[f.Name]; ok && err == nil {

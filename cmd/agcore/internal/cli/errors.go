@@ -81,7 +81,7 @@ func describe(s *config.Settings, err error) string {
 		status += " " + t
 	}
 	out := fmt.Sprintf("%s answered %s", who, status)
-	if msg != "" && msg != http.StatusText(le.StatusCode) {
+	if msg != "" && msg != http.StatusText(le.StatusCode) && msg != strings.TrimPrefix(status, "HTTP ") {
 		out += ": " + msg
 	}
 	return out + hint(s, le)

@@ -70,6 +70,7 @@ func addTurnFlags(fs *pflag.FlagSet) {
 	addOutputFlags(fs)
 	fs.Int("max-tokens", 0, "cap of each model call's output tokens (0: the model's default) [$AGCORE_MAX_TOKENS]")
 	fs.String("temperature", "", "sampling temperature, 0 to 2 (default: the model's) [$AGCORE_TEMPERATURE]")
+	addAttachFlag(fs)
 }
 
 // turnSettings resolves the settings of a command that runs turns. A

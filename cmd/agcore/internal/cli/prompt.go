@@ -21,12 +21,15 @@ const unknownWindowWarning = 32_000
 // mods do: the arguments alone; stdin alone ("-" or no arguments); or
 // both, the arguments first, then a blank line, then stdin
 // (`git diff | agcore run "Review this:"`).
-func (a *app) prompt(args []string) (string, error) {
+func (a *app) prompt(args []string, stdinTaken bool) (string, error) {
 	p := strings.TrimSpace(strings.Join(args, " "))
 	if p == "-" {
+		if stdinTaken {
+			return "", exit(ExitUsage, "-a - attaches stdin, so the prompt cannot come from it too: give the PROMPT as arguments")
+		}
 		p = ""
 	}
-	if a.env.Stdin != nil && !isTerminal(a.env.Stdin) {
+	if a.env.Stdin != nil && !isTerminal(a.env.Stdin) && !stdinTaken {
 		b, err := io.ReadAll(io.LimitReader(a.env.Stdin, maxStdin+1))
 		if err != nil {
 			return "", exit(ExitFailed, "reading the prompt from stdin: %v", err)

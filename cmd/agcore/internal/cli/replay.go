@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -53,6 +54,9 @@ func recordHeader(s *config.Settings, info llm.ModelInfo, instr string, tools []
 		"tools":   strings.Join(s.Tools, ","),
 		"compact": s.Compact,
 	}
+	if s.Agent != "" {
+		meta["agent"] = s.Agent // the config file's agent (--agent), rebuilt with its handoffs
+	}
 	if s.System != "" {
 		meta["system"] = s.System
 	}
@@ -97,7 +101,13 @@ record, as is the model when no provider is configured (one found only
 from an API key in the environment does not count). Tools run for real,
 in --root, unless --recorded-tools names those whose recorded results
 answer instead ("all" for every recorded tool). The replay uses sessions
-in memory: nothing is stored.
+in memory: nothing is stored. A record of the config file's agent (run
+--agent NAME, or a serve --record-dir turn of a named agent) is replayed
+as that agent, joined to the agents its handoffs name, unless --agent
+names another. Each turn's replayed answer is printed after its drift;
+--json prints one JSON object a line instead: {"type":"drift",...} per
+drifted call, {"type":"turn",...} per turn with its answer, and a last
+{"type":"summary",...}.
 
 Exit status: 0 when the replay ran (drift or not); 1 with --strict when a
 request drifted (the replay stops at the first one) or a turn failed; 2
@@ -111,6 +121,8 @@ for a usage mistake or a file that is not a record.`,
 	}
 	fs := cmd.Flags()
 	fs.Bool("strict", false, "fail (exit 1) at the first request that differs from the recorded one, instead of answering it anyway and reporting the drift")
+	fs.String(config.AgentFlag, "", "replay as the config file's agent NAME, joined to its handoffs (default: the record's agent, if any)")
+	fs.Bool("json", false, "newline-delimited JSON objects on stdout (drift, turn with its answer, summary) instead of text")
 	fs.StringSlice("recorded-tools", nil, `answer the calls of these tools with their recorded results instead of running them (comma list; "all" for every tool the record has)`)
 	addProviderFlags(fs)
 	addStoreFlags(fs)
@@ -128,6 +140,12 @@ func (a *app) replay(cmd *cobra.Command, args []string) error {
 	if len(rec.Turns) == 0 {
 		return exit(ExitUsage, "%s marks no turn (a record made without Recorder.Turn): there is nothing to re-run", args[0])
 	}
+	if agentName := rec.Header.Meta["agent"]; agentName != "" && agentName != "agcore" && !cmd.Flags().Changed(config.AgentFlag) {
+		// The recorded agent, with its handoffs: rebuilt without them, every
+		// call would drift (the transfer tools missing).
+		_ = cmd.Flags().Set(config.AgentFlag, agentName)
+	}
+	jsonOut, _ := cmd.Flags().GetBool("json")
 	s, err := a.settings(cmd)
 	var se *config.SetupError
 	switch {
@@ -152,6 +170,7 @@ func (a *app) replay(cmd *cobra.Command, args []string) error {
 	}
 
 	out := a.env.Stdout
+	rp := &replayPrinter{w: out, json: jsonOut}
 	drifted := 0
 	info := rec.Header.Info()
 	if explicitProvider(s) {
@@ -159,7 +178,7 @@ func (a *app) replay(cmd *cobra.Command, args []string) error {
 	}
 	m := replay.NewModel(rec, replay.Options{Strict: strict, Info: &info, OnDrift: func(d replay.Drift) {
 		drifted++
-		printDrift(out, d)
+		rp.drift(d)
 	}})
 	opts := buildOptions{adapter: m, info: info, replaying: true}
 	if len(named) > 0 {
@@ -173,11 +192,18 @@ func (a *app) replay(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	defer rt.Close()
+	// The agents the recorded one hands off to, answered by the record too.
+	rt.replayOpts = &opts
+	closeNamed, err := a.joinHandoffs(ctx, cmd, rt)
+	if err != nil {
+		return err
+	}
+	defer closeNamed()
 
-	fmt.Fprintf(out, "replaying %s: %s, %s, recorded with %s\n", args[0], count(len(rec.Turns), "turn"), count(len(rec.Calls), "model call"), recordedWith(rec.Header))
+	rp.start(args[0], rec)
 	modelChanged := rec.Header.Provider != info.Provider || rec.Header.Model != info.Name
 	if modelChanged {
-		fmt.Fprintf(out, "model changed: %s/%s → %s/%s\n", orDash(rec.Header.Provider), orDash(rec.Header.Model), info.Provider, info.Name)
+		rp.modelChanged(rec.Header, info)
 		if strict {
 			return exit(ExitFailed, "strict: the model differs from the recorded one")
 		}
@@ -194,31 +220,28 @@ func (a *app) replay(cmd *cobra.Command, args []string) error {
 		if s.Timeout > 0 {
 			tctx, cancel = context.WithTimeout(ctx, s.Timeout)
 		}
-		_, err := rt.agent.Run(tctx, turn.Input, &agent.RunOptions{Session: sess})
+		resp, err := rt.agent.Run(tctx, turn.Input, &agent.RunOptions{Session: sess})
 		cancel()
 		switch {
 		case err == nil:
+			rp.turn(turn.N, resp, nil)
 		case errors.Is(err, replay.ErrDrift):
-			fmt.Fprintf(out, "strict: the replay stopped at turn %d\n", turn.N)
+			rp.stopped(turn.N)
 			return exit(ExitFailed, "")
 		case errors.Is(err, replay.ErrExhausted):
 			// Reported as drift (a call the record does not have).
+			rp.turn(turn.N, nil, err)
 			failed = true
 		default:
 			if ctx.Err() != nil {
 				return exit(ExitInterrupted, "interrupted")
 			}
-			fmt.Fprintf(out, "turn %d failed: %v\n", turn.N, err)
+			rp.turn(turn.N, nil, err)
 			failed = true
 		}
 	}
 	m.Finish()
-	switch {
-	case drifted == 0 && !failed && !modelChanged:
-		fmt.Fprintf(out, "no drift: %d of %d calls replayed with the recorded requests\n", m.Calls(), len(rec.Calls))
-	case drifted > 0:
-		fmt.Fprintf(out, "drift in %d of %d calls\n", drifted, len(rec.Calls))
-	}
+	rp.summary(drifted, m.Calls(), len(rec.Calls), failed, modelChanged)
 	if strict && (drifted > 0 || failed || modelChanged) {
 		return exit(ExitFailed, "")
 	}
@@ -267,14 +290,91 @@ func fromRecord(s *config.Settings, h replay.Header) error {
 	return nil
 }
 
-// printDrift writes a call's differences, one a line.
-func printDrift(w io.Writer, d replay.Drift) {
+// replayPrinter writes what agcore replay finds: text, or with --json
+// one JSON object a line.
+type replayPrinter struct {
+	w    io.Writer
+	json bool
+}
+
+func (p *replayPrinter) emit(v any) {
+	b, _ := json.Marshal(v)
+	fmt.Fprintf(p.w, "%s\n", b)
+}
+
+func (p *replayPrinter) start(file string, rec *replay.Record) {
+	if p.json {
+		p.emit(map[string]any{"type": "start", "file": file, "turns": len(rec.Turns), "calls": len(rec.Calls),
+			"provider": rec.Header.Provider, "model": rec.Header.Model, "agcore": rec.Header.Agcore, "agent": rec.Header.Meta["agent"]})
+		return
+	}
+	fmt.Fprintf(p.w, "replaying %s: %s, %s, recorded with %s\n", file, count(len(rec.Turns), "turn"), count(len(rec.Calls), "model call"), recordedWith(rec.Header))
+}
+
+func (p *replayPrinter) modelChanged(h replay.Header, info llm.ModelInfo) {
+	if p.json {
+		p.emit(map[string]any{"type": "model_changed", "from": h.Provider + "/" + h.Model, "to": info.Provider + "/" + info.Name})
+		return
+	}
+	fmt.Fprintf(p.w, "model changed: %s/%s → %s/%s\n", orDash(h.Provider), orDash(h.Model), info.Provider, info.Name)
+}
+
+// drift writes a call's differences, one a line.
+func (p *replayPrinter) drift(d replay.Drift) {
+	if p.json {
+		p.emit(map[string]any{"type": "drift", "call": d.Call, "turn": d.Turn, "differences": d.Differences})
+		return
+	}
 	where := fmt.Sprintf("call %d", d.Call)
 	if d.Turn > 0 {
 		where += fmt.Sprintf(" (turn %d)", d.Turn)
 	}
 	for _, x := range d.Differences {
-		fmt.Fprintf(w, "%s: %s\n", where, x)
+		fmt.Fprintf(p.w, "%s: %s\n", where, x)
+	}
+}
+
+// turn writes a replayed turn's answer (and the agent that gave it), or
+// its error.
+func (p *replayPrinter) turn(n int, resp *agent.Response, err error) {
+	if p.json {
+		ev := map[string]any{"type": "turn", "turn": n}
+		if err != nil {
+			ev["error"] = err.Error()
+		} else {
+			ev["agent"], ev["answer"] = resp.Agent, resp.Text()
+		}
+		p.emit(ev)
+		return
+	}
+	switch {
+	case errors.Is(err, replay.ErrExhausted):
+		// Reported as drift (a call the record does not have).
+	case err != nil:
+		fmt.Fprintf(p.w, "turn %d failed: %v\n", n, err)
+	default:
+		fmt.Fprintf(p.w, "turn %d answer (%s):\n%s\n", n, resp.Agent, strings.TrimRight(resp.Text(), "\n"))
+	}
+}
+
+func (p *replayPrinter) stopped(n int) {
+	if p.json {
+		p.emit(map[string]any{"type": "stopped", "turn": n})
+		return
+	}
+	fmt.Fprintf(p.w, "strict: the replay stopped at turn %d\n", n)
+}
+
+func (p *replayPrinter) summary(drifted, replayed, recorded int, failed, modelChanged bool) {
+	if p.json {
+		p.emit(map[string]any{"type": "summary", "drifted": drifted, "replayed": replayed, "recorded": recorded, "failed": failed, "model_changed": modelChanged})
+		return
+	}
+	switch {
+	case drifted == 0 && !failed && !modelChanged:
+		fmt.Fprintf(p.w, "no drift: %d of %d calls replayed with the recorded requests\n", replayed, recorded)
+	case drifted > 0:
+		fmt.Fprintf(p.w, "drift in %d of %d calls\n", drifted, recorded)
 	}
 }
 

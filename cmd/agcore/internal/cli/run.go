@@ -49,7 +49,8 @@ With --schema FILE.json the answer is one JSON object that validates
 against the JSON Schema in the file (asked for through the provider's
 native structured-output mode, or a forced answer tool where it has none;
 tools still run first): it is printed alone, compact, on stdout, and
-nothing else is. An answer that does not validate gets the model one
+nothing else is (with --json, the events go to stdout as usual and the
+done event carries the answer as "object"). An answer that does not validate gets the model one
 repair turn; if none validates, or the model refuses, run exits 1 and
 says why on stderr.
 
@@ -69,7 +70,7 @@ says why on stderr.
 	}
 	addTurnFlags(cmd.Flags())
 	addRecordFlag(cmd.Flags())
-	cmd.Flags().String("schema", "", "answer with one JSON object that validates against the JSON Schema in `FILE` (or given inline, starting with {): printed alone on stdout, or exit 1 and the reason (not with --json)")
+	cmd.Flags().String("schema", "", "answer with one JSON object that validates against the JSON Schema in `FILE` (or given inline, starting with {): printed alone on stdout, or exit 1 and the reason; with --json the done event's \"object\"")
 	return cmd
 }
 
@@ -79,7 +80,11 @@ func (a *app) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	prompt, err := a.prompt(args)
+	attach, stdinTaken, err := a.attachments(ctx, cmd, s)
+	if err != nil {
+		return a.failEarly(s, "invalid_request", err)
+	}
+	prompt, err := a.prompt(args, stdinTaken)
 	if err != nil {
 		return a.failEarly(s, "invalid_request", err)
 	}
@@ -97,12 +102,10 @@ func (a *app) run(cmd *cobra.Command, args []string) error {
 	}
 	opts.record = recordPath(cmd)
 	opts.cmd = cmd
+	opts.attach = attach
 	// One Ctrl-C ends run: it cancels the turn and the command.
 	a.intr.setOneShot()
 	if path, _ := cmd.Flags().GetString("schema"); path != "" {
-		if s.JSON {
-			return a.failEarly(s, "invalid_request", exit(ExitUsage, "--schema prints the answer itself: it does not combine with --json"))
-		}
 		schema, err := readSchema(path)
 		if err != nil {
 			return err

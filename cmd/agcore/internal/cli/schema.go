@@ -61,11 +61,17 @@ func (a *app) typedTurn(ctx context.Context, s *config.Settings, opts buildOptio
 	if err != nil {
 		return err
 	}
-	tty := isTerminal(a.env.Stderr)
-	sink := render.NewText(io.Discard, a.env.Stderr, render.TextOptions{
-		Terminal: tty, Color: tty && a.colorOK(), HideThinking: s.HideThinking,
-		Width: func() int { return termWidth(a.env.Stderr) },
-	})
+	var sink render.Sink
+	if s.JSON {
+		// The events on stdout; the done event carries the answer.
+		sink = render.NewJSON(a.env.Stdout)
+	} else {
+		tty := isTerminal(a.env.Stderr)
+		sink = render.NewText(io.Discard, a.env.Stderr, render.TextOptions{
+			Terminal: tty, Color: tty && a.colorOK(), HideThinking: s.HideThinking,
+			Width: func() int { return termWidth(a.env.Stderr) },
+		})
+	}
 	rt.setSink(sink)
 	defer sink.Close()
 	if err := a.checkPrompt(rt, prompt); err != nil {
@@ -85,7 +91,7 @@ func (a *app) typedTurn(ctx context.Context, s *config.Settings, opts buildOptio
 	start := time.Now()
 	sink.Start(id, rt.model)
 	answerCalls := map[string]bool{} // the forced answer tool's calls: the answer, not shown as tool calls
-	v, resp, err := structured.Run[json.RawMessage](tctx, rt.agent, []llm.Message{llm.UserText(prompt)}, &structured.Options{
+	v, resp, err := structured.Run[json.RawMessage](tctx, rt.agent, []llm.Message{userMessage(prompt, rt.attach)}, &structured.Options{
 		Run:    &agent.RunOptions{SessionID: id, MaxTokens: s.MaxTokens, Temperature: s.Temperature},
 		Schema: schema,
 		Name:   "answer",
@@ -136,12 +142,17 @@ func (a *app) typedTurn(ctx context.Context, s *config.Settings, opts buildOptio
 		out.Reset()
 		out.Write(v)
 	}
-	out.WriteByte('\n')
-	if _, err := a.env.Stdout.Write(out.Bytes()); err != nil {
-		return exit(ExitFailed, "writing the answer: %v", err)
+	done := render.Done{Session: id, Model: resp.Model, FinishReason: resp.FinishReason,
+		Usage: resp.Usage, CostUSD: resp.CostUSD, CostKnown: resp.CostKnown, Duration: time.Since(start)}
+	if s.JSON {
+		done.Object, done.Text = out.Bytes(), out.String()
+	} else {
+		out.WriteByte('\n')
+		if _, err := a.env.Stdout.Write(out.Bytes()); err != nil {
+			return exit(ExitFailed, "writing the answer: %v", err)
+		}
 	}
-	sink.Done(render.Done{Session: id, Model: resp.Model, FinishReason: resp.FinishReason,
-		Usage: resp.Usage, CostUSD: resp.CostUSD, CostKnown: resp.CostKnown, Duration: time.Since(start)})
+	sink.Done(done)
 	if note := storedNote(rt, turnOutcome{id: id, existed: existed}); note != "" {
 		sink.Note(note)
 	}

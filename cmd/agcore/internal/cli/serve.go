@@ -341,17 +341,25 @@ func (a *app) buildNamed(ctx context.Context, cmd *cobra.Command, name string, a
 	in := a.input(cmd)
 	in.Flags[config.AgentFlag] = name
 	s, err := config.Resolve(in)
+	var se *config.SetupError
+	if main.replayOpts != nil && errors.As(err, &se) && se.Settings != nil {
+		s, err = se.Settings, nil // a replay sends nothing: no key is needed
+	}
 	if err == nil {
 		err = s.Check()
 	}
 	if err != nil {
 		return nil, exit(ExitUsage, "agent %q of the config file: %v", name, err)
 	}
-	opts, err := a.serveOptions(s)
-	if err != nil {
+	var opts buildOptions
+	if main.replayOpts != nil {
+		opts = *main.replayOpts
+		s.Store, s.JSON = "memory:", false
+	} else if opts, err = a.serveOptions(s); err != nil {
 		return nil, exit(ExitUsage, "agent %q of the config file: %v", name, err)
 	}
 	opts.shared, opts.approver, opts.description = main, approver, ac.Description
+	opts.recorder = main.rec               // run --record: the agents handed to are recorded too
 	opts.recordCtx = main.recHeader != nil // serve --record-dir
 	if main.wrapModel != nil {
 		opts.adapter = main.wrapModel(opts.adapter) // agcore eval

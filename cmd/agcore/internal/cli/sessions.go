@@ -24,7 +24,7 @@ import (
 func (a *app) newSessionsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sessions",
-		Short: "List, show, fork and remove stored sessions",
+		Short: "List, show, export, fork and remove stored sessions",
 		Long: `Sessions are kept in the store (--store; default the embedded SQLite database
 $AGCORE_HOME/agcore.db). Each run or chat turn is appended to its session only
 when it completes.`,
@@ -128,7 +128,26 @@ be forked at its last turn only.`,
 	}
 	fork.Flags().Int("at", 0, "the last turn the branch keeps (1 is the first); 0 keeps them all")
 	fork.Flags().String("to", "", "the new session's id (default: a fresh one)")
-	cmd.AddCommand(list, show, rm, fork)
+	export := &cobra.Command{
+		Use:   "export ID [--markdown]",
+		Short: "Write a session out whole: JSON (default) or a Markdown transcript",
+		Long: `Export writes the session (ID, or a unique prefix of it) on stdout, whole and
+unabridged, to keep or share it. By default it is one JSON object:
+{"id","owner","title","model","created_at","updated_at","turns","usage",
+"cost_usd","messages":[...],"state":{...},"agents":[...],"parent":{...}},
+the messages in the storage format of the message model (see sessions show
+--json), the state the session's providers keep, as stored. With --markdown
+it is a Markdown transcript: a heading per message (who said it, which agent
+answered), the text as written, each tool call with its arguments and each
+tool result in full, as fenced blocks. Exporting never changes the store.`,
+		Example: `  agcore sessions export work > work.json
+  agcore sessions export --markdown work > work.md`,
+		Args:              cobra.ExactArgs(1),
+		RunE:              a.sessionsExport,
+		ValidArgsFunction: a.completeSessions,
+	}
+	export.Flags().Bool("markdown", false, "write a Markdown transcript instead of JSON")
+	cmd.AddCommand(list, show, export, rm, fork)
 	return cmd
 }
 
@@ -457,4 +476,137 @@ func count(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func (a *app) sessionsExport(cmd *cobra.Command, args []string) error {
+	st, err := a.openSessions(cmd, true)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	s, err := loadSession(cmd.Context(), st, args[0])
+	if err != nil {
+		return err
+	}
+	if md, _ := cmd.Flags().GetBool("markdown"); md {
+		return writeMarkdown(a.env.Stdout, s)
+	}
+	msgs := s.Messages
+	if msgs == nil {
+		msgs = []llm.Message{}
+	}
+	return writeJSON(a.env.Stdout, struct {
+		ID        string                     `json:"id"`
+		Owner     string                     `json:"owner,omitempty"`
+		Title     string                     `json:"title,omitempty"`
+		Model     string                     `json:"model,omitempty"`
+		CreatedAt time.Time                  `json:"created_at"`
+		UpdatedAt time.Time                  `json:"updated_at"`
+		Turns     int                        `json:"turns"`
+		Usage     llm.Usage                  `json:"usage"`
+		CostUSD   float64                    `json:"cost_usd"`
+		Messages  []llm.Message              `json:"messages"`
+		State     map[string]json.RawMessage `json:"state,omitempty"`
+		Agents    []session.AgentSpan        `json:"agents,omitempty"`
+		Parent    *session.Parent            `json:"parent,omitempty"`
+	}{s.ID, s.Owner, s.Title, s.Model, s.CreatedAt, s.UpdatedAt, s.Turns, s.Usage, s.CostUSD,
+		msgs, s.State, session.Agents(s), parentOf(s)})
+}
+
+// writeMarkdown writes a session as a Markdown transcript, unabridged.
+func writeMarkdown(w io.Writer, s *session.Session) error {
+	bw := &errWriter{w: w}
+	title := s.Title
+	if title == "" {
+		title = s.ID
+	}
+	fmt.Fprintf(bw, "# %s\n\n", firstLine(title))
+	meta := metaOf(s)
+	fmt.Fprintf(bw, "- session: `%s`\n", s.ID)
+	if meta.Model != "" {
+		fmt.Fprintf(bw, "- model: %s (%s)\n", meta.Model, orDash(meta.Provider))
+	}
+	fmt.Fprintf(bw, "- %s · %s input / %s cached / %s output tokens", count(s.Turns, "turn"),
+		render.Thousands(s.Usage.InputTokens), render.Thousands(s.Usage.CachedInputTokens), render.Thousands(s.Usage.OutputTokens))
+	if s.CostUSD > 0 {
+		fmt.Fprintf(bw, " · %s", render.USD(s.CostUSD))
+	}
+	fmt.Fprintf(bw, "\n- created %s, updated %s\n", s.CreatedAt.UTC().Format(time.RFC3339), s.UpdatedAt.UTC().Format(time.RFC3339))
+	if p := parentOf(s); p != nil {
+		fmt.Fprintf(bw, "- sub-agent session: agent %s's call `%s` in session `%s`\n", orDash(p.Agent), p.ToolCallID, orDash(p.Session))
+	}
+	spans := session.Agents(s)
+	names := map[string]string{} // tool call id → tool name
+	for i, m := range s.Messages {
+		switch m.Role {
+		case llm.RoleTool:
+			head := "Tool result"
+			if m.IsError {
+				head = "Tool error"
+			}
+			fmt.Fprintf(bw, "\n### %s: %s (`%s`)\n\n", head, orDash(names[m.ToolCallID]), m.ToolCallID)
+			fence(bw, "", m.Text())
+			continue
+		case llm.RoleUser:
+			fmt.Fprint(bw, "\n## You\n\n")
+		case llm.RoleAssistant:
+			if who := session.AgentAt(spans, i); who != "" {
+				fmt.Fprintf(bw, "\n## Assistant (%s)\n\n", who)
+			} else {
+				fmt.Fprint(bw, "\n## Assistant\n\n")
+			}
+		default:
+			fmt.Fprintf(bw, "\n## %s\n\n", strings.ToUpper(string(m.Role[:1]))+string(m.Role[1:]))
+		}
+		for _, b := range m.Content {
+			switch b := b.(type) {
+			case llm.Text:
+				fmt.Fprintf(bw, "%s\n\n", strings.TrimRight(b.Text, "\n"))
+			case llm.Thinking:
+				fmt.Fprintf(bw, "> *thinking:* %s\n\n", strings.ReplaceAll(strings.TrimSpace(b.Text), "\n", "\n> "))
+			case llm.ToolUse:
+				names[b.ID] = b.Name
+				fmt.Fprintf(bw, "**→ %s** (`%s`)\n\n", b.Name, b.ID)
+				fence(bw, "json", string(b.InputOrEmpty()))
+			case llm.Image:
+				fmt.Fprintf(bw, "*(image %s)*\n\n", orDash(b.MediaType))
+			case llm.File:
+				fmt.Fprintf(bw, "*(file %s %s)*\n\n", b.Name, orDash(b.MediaType))
+			default:
+				fmt.Fprintf(bw, "*(%s block)*\n\n", b.BlockType())
+			}
+		}
+	}
+	return bw.err
+}
+
+// fence writes text as a fenced code block whose fence is longer than any
+// run of backticks inside it.
+func fence(w io.Writer, lang, text string) {
+	ticks := "```"
+	for strings.Contains(text, ticks) {
+		ticks += "`"
+	}
+	fmt.Fprintf(w, "%s%s\n%s\n%s\n\n", ticks, lang, strings.TrimRight(text, "\n"), ticks)
+}
+
+// firstLine is s's first line, trimmed.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return strings.TrimSpace(s)
+}
+
+// errWriter keeps the first write error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
 }

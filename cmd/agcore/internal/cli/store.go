@@ -3,7 +3,10 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net"
+	"syscall"
 
 	"github.com/agcore/agcore/session"
 	_ "github.com/agcore/agcore/session/stores" // every kind of store --store names
@@ -30,7 +33,32 @@ func openStore(ctx context.Context, dsn, home string, logger *slog.Logger, toRea
 	case errors.Is(err, session.ErrNoStore), errors.Is(err, session.ErrUnknownStore):
 		return nil, exit(ExitUsage, "%v", err)
 	case err != nil:
-		return nil, exit(ExitFailed, "%v", err)
+		return nil, exit(ExitFailed, "%s", storeOpenError(dsn, err))
 	}
 	return st, nil
+}
+
+// storeOpenError is a store's failure to open in one short line: a server
+// that cannot be reached is named once, with what to check, instead of the
+// driver's chain of wrapped dial errors (pgx repeats the address and the
+// dial error at every layer).
+func storeOpenError(dsn string, err error) string {
+	var (
+		op  *net.OpError
+		dns *net.DNSError
+	)
+	where := "store " + session.Redact(dsn)
+	switch {
+	case errors.As(err, &dns):
+		return fmt.Sprintf("%s: cannot find the host %q: check the store URL", where, dns.Name)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return where + ": nothing answers there (connection refused): is the server running, and is the URL right?"
+	case errors.As(err, &op) && op.Op == "dial":
+		addr := ""
+		if op.Addr != nil {
+			addr = " " + op.Addr.String()
+		}
+		return fmt.Sprintf("%s: cannot reach%s: %v", where, addr, op.Err)
+	}
+	return err.Error()
 }

@@ -76,7 +76,8 @@ func (a *app) runTurn(ctx context.Context, rt *runtime, sessionID, prompt string
 
 	start := time.Now()
 	sink.Start(sessionID, rt.model)
-	input := []llm.Message{llm.UserText(prompt)}
+	input := []llm.Message{userMessage(prompt, rt.attach)}
+	rt.attach = nil
 	if rt.rec != nil {
 		rt.rec.Turn(sessionID, input)
 	}

@@ -86,6 +86,9 @@ type doneEvent struct {
 	// Budget is what remains of the turn's spending limits (run,
 	// session), when it has any.
 	Budget *budget.Remaining `json:"budget,omitempty"`
+	// Object is run --schema's typed answer, which validates against the
+	// schema, when the turn asked for one.
+	Object json.RawMessage `json:"object,omitempty"`
 }
 
 type errorEvent struct {
@@ -154,6 +157,7 @@ func (j *JSON) Done(d Done) {
 		CostKnown:    d.CostKnown,
 		Citations:    d.Citations,
 		Budget:       d.Budget,
+		Object:       d.Object,
 	})
 }
 

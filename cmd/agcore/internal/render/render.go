@@ -5,6 +5,7 @@
 package render
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -58,6 +59,9 @@ type Done struct {
 	// Budget is what remains of the turn's spending limits; nil without
 	// limits.
 	Budget *budget.Remaining
+	// Object is the typed answer of run --schema (compact JSON); nil
+	// otherwise.
+	Object json.RawMessage
 }
 
 // CitationsOf returns the citations of msg's text blocks, in order.
