@@ -208,9 +208,12 @@ func (s Spec) Apply(base Config, summarizer llm.Model) (Config, error) {
 			return Config{}, err
 		}
 	}
-	policy := compact.Policy{}
-	if base.Compaction != nil {
-		policy = *base.Compaction
+	policy := &compact.Policy{}
+	if b := base.Compaction; b != nil {
+		// A new policy with base's settings: a Policy keeps per-run state
+		// and must not be copied.
+		policy = &compact.Policy{Strategy: b.Strategy, Counter: b.Counter, Budget: b.Budget, Info: b.Info,
+			MaxFailures: b.MaxFailures, Logger: b.Logger}
 	}
 	switch s.Compact {
 	case "off":
@@ -224,7 +227,7 @@ func (s Spec) Apply(base Config, summarizer llm.Model) (Config, error) {
 	default:
 		return Config{}, fmt.Errorf("agent: %s: compact %q is none of auto, summarize, off", s.Name, s.Compact)
 	}
-	c.Compaction = &policy
+	c.Compaction = policy
 	return c, nil
 }
 
