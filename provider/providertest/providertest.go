@@ -546,4 +546,3 @@ func testCitations(t *testing.T, a *Adapter) {
 	}
 	t.Fatalf("no citation in %s: %+v", a.Citations, resp.Message)
 }
-
