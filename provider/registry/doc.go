@@ -2,12 +2,18 @@
 // name `--provider` accepts (openai, anthropic, gemini, deepseek, ollama,
 // ..., compatible, demo), the API it speaks, the environment variables its
 // key and base URL are read from, its default base URL and model, whether
-// its own endpoint needs a key and whether a set key picks it, and the
-// preset of provider/openai it uses. [New] builds the llm.Model for a
+// its own endpoint needs a key and whether a set key picks it, and how its
+// model is built. The table is open, as database/sql's drivers are: each
+// adapter package [Register]s its providers from its init, so a program
+// offers a provider by importing its package (provider/builtin imports
+// every adapter agcore ships; an adapter written elsewhere joins the same
+// way, and passes provider/providertest). [New] builds the llm.Model for a
 // name: it is the one place adapters are constructed by name, used by the
 // agcore command (run, chat, serve and its configured agents) and by the
 // Temporal worker (agcore-temporal), so the two cannot disagree about a
 // provider.
+//
+//	import _ "github.com/agcore/agcore/provider/builtin"
 //
 //	m, err := registry.New("deepseek", registry.Config{})                  // DEEPSEEK_API_KEY, deepseek-chat
 //	m, err := registry.New("ollama", registry.Config{Model: "qwen3"})       // http://localhost:11434/v1, no key
@@ -20,8 +26,6 @@
 // help, its setup help and the README's provider table are produced from,
 // or checked against, [All].
 //
-// This package imports llm, the provider adapters (provider/openai,
-// provider/openai/responses, provider/anthropic, provider/gemini),
-// provider/demo and agcore's internal packages; it must never import the
-// agent, a store or the command.
+// This package imports llm and agcore's internal packages; it must never
+// import an adapter (they import it), the agent, a store or the command.
 package registry

@@ -53,7 +53,7 @@ nothing else is. An answer that does not validate gets the model one
 repair turn; if none validates, or the model refuses, run exits 1 and
 says why on stderr.
 
-` + providerHelp + "\n\n" + jsonHelp,
+` + providerHelp() + "\n\n" + jsonHelp,
 		Example: `  agcore run "Summarize README.md"
   agcore run -c "And what about the tests?"
   git diff | agcore run -m sonnet "Review this change:"
