@@ -1,6 +1,11 @@
 package middleware
 
-import "github.com/agcore/agcore/llm"
+import (
+	"context"
+	"iter"
+
+	"github.com/agcore/agcore/llm"
+)
 
 // WithInfo returns middleware whose model reports info from Info() and
 // otherwise calls next. Placed innermost, right over the adapter, it makes
@@ -8,12 +13,11 @@ import "github.com/agcore/agcore/llm"
 // know) reach every layer above, since each middleware's Info returns the
 // next one's. agent.New places it itself when Config.ModelInfo is set.
 func WithInfo(info llm.ModelInfo) Middleware {
-	return func(next llm.Model) llm.Model { return &infoModel{Model: next, info: info} }
+	return func(next llm.Model) llm.Model { return &infoModel{next: next, info: info} }
 }
 
-// infoModel passes both calls to the model it embeds.
 type infoModel struct {
-	llm.Model
+	next llm.Model
 	info llm.ModelInfo
 }
 
@@ -22,8 +26,16 @@ type infoModel struct {
 func (m *infoModel) Info() llm.ModelInfo {
 	if m.info.Structured == llm.StructuredNone {
 		info := m.info
-		info.Structured = m.Model.Info().Structured
+		info.Structured = m.next.Info().Structured
 		return info
 	}
 	return m.info
+}
+
+func (m *infoModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	return m.next.Generate(ctx, req)
+}
+
+func (m *infoModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return m.next.Stream(ctx, req)
 }
