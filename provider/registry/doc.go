@@ -19,6 +19,12 @@
 //	m, err := registry.New("ollama", registry.Config{Model: "qwen3"})       // http://localhost:11434/v1, no key
 //	m, err := registry.New("compatible", registry.Config{BaseURL: "http://127.0.0.1:8000/v1", Model: "local"})
 //
+// An adapter written outside agcore needs only llm, this package and
+// provider/providertest (cmd/agcore/testdata/outside is one). The kit
+// agcore's own adapters share, provider/internal/adapter, stays internal:
+// its signatures are made of internal/httpx's client and internal/sse's
+// decoder, so publishing it would freeze those two as well.
+//
 // Errors come before anything is sent: an unknown name, a provider that
 // needs a model or a base URL and was given none, and a missing key for a
 // provider's own endpoint (an llm.ErrAuth error naming the variable, as
