@@ -34,5 +34,7 @@ func TestConformance(t *testing.T) {
 		Usage:     filepath.Join(fixtureDir, "messages-stream-text.sse"),
 		ToolCalls: filepath.Join(fixtureDir, "messages-stream-parallel-tool-use.sse"),
 		Thinking:  filepath.Join(fixtureDir, "messages-stream-thinking-tool-use.sse"),
+		Citations: "citations",
+		Inline:    map[string][]byte{"citations": []byte(citationsStream())},
 	})
 }

@@ -33,5 +33,9 @@ func TestConformance(t *testing.T) {
 		Streams:   streams,
 		Usage:     filepath.Join(fixtureDir, "openai/chat-stream-text-usage.sse"),
 		ToolCalls: filepath.Join(fixtureDir, "openai/chat-stream-parallel-tool-calls.sse"),
+		Citations: "url-citation",
+		Thinking:  "gemini-signed-call",
+		Inline: map[string][]byte{"url-citation": []byte(urlCitationStream()),
+			"gemini-signed-call": []byte(signedCallStream(geminiSignedCall))},
 	})
 }

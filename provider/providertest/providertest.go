@@ -68,6 +68,9 @@ type Adapter struct {
 	Thinking string
 	// Citations is a recorded stream whose answer cites its sources.
 	Citations string
+	// Inline holds streams given in the test itself rather than in files,
+	// by the name the fields above use for them.
+	Inline map[string][]byte
 }
 
 // Run runs the suite against a, each check in a subtest. See the package
@@ -121,8 +124,12 @@ func userRequest() *llm.Request {
 	return &llm.Request{Messages: []llm.Message{llm.UserText("hi")}}
 }
 
-func read(t *testing.T, path string) []byte {
+// read returns the stream a names path: inline, else the file.
+func (a *Adapter) read(t *testing.T, path string) []byte {
 	t.Helper()
+	if b, ok := a.Inline[path]; ok {
+		return b
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("reading a recording: %v", err)
@@ -134,7 +141,7 @@ func read(t *testing.T, path string) []byte {
 // path, written in pieces of piece bytes, and the request it sent.
 func (a *Adapter) replayed(t *testing.T, path string, piece int, req *llm.Request) (*llm.Response, []byte) {
 	t.Helper()
-	srv, rec := Serve(t, http.StatusOK, a.StreamContentType, read(t, path), piece)
+	srv, rec := Serve(t, http.StatusOK, a.StreamContentType, a.read(t, path), piece)
 	_, resp, err := Drain(t, a.model(t, srv, 0).Stream(context.Background(), req))
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
@@ -149,7 +156,7 @@ func testReplay(t *testing.T, a *Adapter) {
 	}
 	for _, path := range a.Streams {
 		t.Run(path, func(t *testing.T) {
-			body := read(t, path)
+			body := a.read(t, path)
 			var first []byte
 			for _, piece := range Pieces {
 				if piece == 1 && testing.Short() && len(body) > 16<<10 {
