@@ -240,30 +240,38 @@ func (rc *recorder) touch(ctx context.Context, req *llm.Request) {
 }
 
 func (rc *recorder) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	rc.touch(ctx, req)
-	return rc.Model.Generate(ctx, req)
+	return llm.Collect(rc.wrap(ctx, req, llm.Next{Model: rc.Model, Blocking: true}))
 }
 
 func (rc *recorder) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return rc.wrap(ctx, req, llm.Next{Model: rc.Model})
+}
+
+// wrap records req, when the call is made, and passes it on.
+func (rc *recorder) wrap(ctx context.Context, req *llm.Request, next llm.Next) iter.Seq2[llm.Event, error] {
 	rc.touch(ctx, req)
-	return rc.Model.Stream(ctx, req)
+	return next.Stream(ctx, req)
 }
 
 // stepRecorder keeps the last request of a run's tool loop as it enters
-// the budget policy (what recorder keeps is what left it).
+// the budget policy (what recorder keeps is what left it), when the call
+// is made.
 type stepRecorder struct {
 	llm.Model
 	run *run
 }
 
 func (sr *stepRecorder) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	sr.run.lastIn = req
-	return sr.Model.Generate(ctx, req)
+	return llm.Collect(sr.wrap(ctx, req, llm.Next{Model: sr.Model, Blocking: true}))
 }
 
 func (sr *stepRecorder) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return sr.wrap(ctx, req, llm.Next{Model: sr.Model})
+}
+
+func (sr *stepRecorder) wrap(ctx context.Context, req *llm.Request, next llm.Next) iter.Seq2[llm.Event, error] {
 	sr.run.lastIn = req
-	return sr.Model.Stream(ctx, req)
+	return next.Stream(ctx, req)
 }
 
 // compaction returns the compaction the run leaves (see

@@ -290,20 +290,17 @@ func (c *call) release(ctx context.Context, s Spend) {
 
 // Generate checks req, then sends it.
 func (x *metered) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	c, err := x.admit(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := x.next.Generate(ctx, req)
-	if err != nil {
-		resp = nil
-	}
-	x.done(ctx, c, resp)
-	return resp, err
+	return llm.Collect(x.wrap(ctx, req, llm.Next{Model: x.next, Blocking: true}))
 }
 
 // Stream checks req when ranging starts, then streams the call.
 func (x *metered) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return x.wrap(ctx, req, llm.Next{Model: x.next})
+}
+
+// wrap is the meter, for both calls: req admitted, sent, and what it
+// spent charged when the call ends, whichever way.
+func (x *metered) wrap(ctx context.Context, req *llm.Request, next llm.Next) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
 		c, err := x.admit(ctx, req)
 		if err != nil {
@@ -312,7 +309,7 @@ func (x *metered) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Ev
 		}
 		var resp *llm.Response
 		defer func() { x.done(ctx, c, resp) }()
-		for ev, err := range x.next.Stream(ctx, req) {
+		for ev, err := range next.Stream(ctx, req) {
 			if err == nil && ev.Type == llm.EventComplete {
 				resp = ev.Response
 			}

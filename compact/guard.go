@@ -53,23 +53,24 @@ func (g *guard) Info() llm.ModelInfo { return g.next.Info() }
 
 // Generate sends req, compressed when it is over the budget.
 func (g *guard) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	r, err := g.p.Fit(ctx, req, g.next.Info())
-	if err != nil {
-		return nil, err
-	}
-	return g.next.Generate(ctx, r)
+	return llm.Collect(g.wrap(ctx, req, llm.Next{Model: g.next, Blocking: true}))
 }
 
 // Stream sends req, compressed when it is over the budget. Compression
 // happens when ranging starts; its error is the stream's only item.
 func (g *guard) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return g.wrap(ctx, req, llm.Next{Model: g.next})
+}
+
+// wrap is the guard, for both calls: req compressed, then passed on.
+func (g *guard) wrap(ctx context.Context, req *llm.Request, next llm.Next) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
 		r, err := g.p.Fit(ctx, req, g.next.Info())
 		if err != nil {
 			yield(llm.Event{}, err)
 			return
 		}
-		for ev, err := range g.next.Stream(ctx, r) {
+		for ev, err := range next.Stream(ctx, r) {
 			if !yield(ev, err) {
 				return
 			}

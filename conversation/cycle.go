@@ -121,8 +121,8 @@ func (c *Cycle) SubmitWithTools(ctx context.Context, prompt string, tools []tool
 	var inner llm.Model = c.model
 	var last *lastRequest
 	if c.cfg.Compaction != nil {
-		last = &lastRequest{Model: inner}
-		inner = compact.Guard(c.cfg.Compaction)(last) // every step of the loop inside the budget
+		last = &lastRequest{}
+		inner = compact.Guard(c.cfg.Compaction)(llm.Decorate(inner, last.wrap)) // every step of the loop inside the budget
 	}
 	// The input guardrails gate the turn's first model call, under the
 	// tool loop: no tool runs before they passed.
@@ -177,18 +177,13 @@ func (c *Cycle) checkOutput(ctx context.Context, req *llm.Request, resp *llm.Res
 // lastRequest keeps the last request a tool loop's step sent, below the
 // budget policy.
 type lastRequest struct {
-	llm.Model
 	req *llm.Request
 }
 
-func (l *lastRequest) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+// wrap keeps req, when the call is made, and passes it on.
+func (l *lastRequest) wrap(ctx context.Context, req *llm.Request, next llm.Next) iter.Seq2[llm.Event, error] {
 	l.req = req
-	return l.Model.Generate(ctx, req)
-}
-
-func (l *lastRequest) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
-	l.req = req
-	return l.Model.Stream(ctx, req)
+	return next.Stream(ctx, req)
 }
 
 // SubmitMessages sends msgs, not the history, in one model call and

@@ -1,8 +1,10 @@
 package llm_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 
 	"github.com/agcore/agcore/llm"
 )
@@ -30,4 +32,29 @@ func ExampleCollect() {
 	resp, _ := llm.Collect(stream)
 	fmt.Println("", resp.FinishReason)
 	// Output: Hello! stop
+}
+
+// A model decorator written once, as a stream: it serves Generate too,
+// whose call stays blocking below it.
+func ExampleDecorate() {
+	var below llm.Model = llmStub{}
+	calls := 0
+	counting := llm.Decorate(below, func(ctx context.Context, req *llm.Request, next llm.Next) iter.Seq2[llm.Event, error] {
+		calls++
+		return next.Stream(ctx, req)
+	})
+	resp, _ := counting.Generate(context.Background(), &llm.Request{Messages: []llm.Message{llm.UserText("hi")}})
+	fmt.Println(resp.Message.Text(), calls)
+	// Output: hello 1
+}
+
+// llmStub answers "hello".
+type llmStub struct{}
+
+func (llmStub) Info() llm.ModelInfo { return llm.ModelInfo{} }
+func (llmStub) Generate(context.Context, *llm.Request) (*llm.Response, error) {
+	return &llm.Response{Message: llm.AssistantText("hello"), FinishReason: llm.FinishStop}, nil
+}
+func (s llmStub) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return llm.Next{Model: s, Blocking: true}.Stream(ctx, req)
 }

@@ -218,27 +218,19 @@ func outcome(v, modelErr error) error {
 }
 
 func (g *gate) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	if g.used.Swap(true) {
-		return g.next.Generate(ctx, req)
-	}
-	if g.h.inline() {
-		if err := g.h.RunInputGuardrails(ctx, req); err != nil {
-			return nil, err
-		}
-		return g.next.Generate(ctx, req)
-	}
-	mctx, verdict, stop := g.start(ctx, req)
-	defer stop()
-	resp, err := g.next.Generate(mctx, req)
-	if v := <-verdict; v != nil {
-		return nil, outcome(v, err)
-	}
-	return resp, err
+	return llm.Collect(g.wrap(ctx, req, llm.Next{Model: g.next, Blocking: true}))
 }
 
 func (g *gate) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return g.wrap(ctx, req, llm.Next{Model: g.next})
+}
+
+// wrap is the gate, for both calls (the first only; later ones pass
+// straight on): inline guardrails before the call; parallel ones beside
+// it, its output held until their verdict.
+func (g *gate) wrap(ctx context.Context, req *llm.Request, next llm.Next) iter.Seq2[llm.Event, error] {
 	if g.used.Swap(true) {
-		return g.next.Stream(ctx, req)
+		return next.Stream(ctx, req)
 	}
 	if g.h.inline() {
 		return func(yield func(llm.Event, error) bool) {
@@ -246,7 +238,7 @@ func (g *gate) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event
 				yield(llm.Event{}, err)
 				return
 			}
-			for ev, err := range g.next.Stream(ctx, req) {
+			for ev, err := range next.Stream(ctx, req) {
 				if !yield(ev, err) {
 					return
 				}
@@ -273,7 +265,7 @@ func (g *gate) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event
 			return true
 		}
 		var modelErr error
-		for ev, err := range g.next.Stream(mctx, req) {
+		for ev, err := range next.Stream(mctx, req) {
 			if err != nil {
 				modelErr = err
 			}

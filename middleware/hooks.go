@@ -322,22 +322,18 @@ type hooked struct {
 func (m *hooked) Info() llm.ModelInfo { return m.next.Info() }
 
 func (m *hooked) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	req, err := m.h.RunPreRequest(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := m.next.Generate(ctx, req)
-	if err != nil {
-		m.h.RunOnError(ctx, req, err)
-		return nil, err
-	}
-	if err := m.h.RunPostRequest(ctx, req, resp); err != nil {
-		return nil, err
-	}
-	return resp, nil
+	return llm.Collect(m.wrap(ctx, req, llm.Next{Model: m.next, Blocking: true}))
 }
 
 func (m *hooked) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return m.wrap(ctx, req, llm.Next{Model: m.next})
+}
+
+// wrap runs the hooks around both calls. A blocking call's answer is
+// not delivered yet when the PostRequest hooks run, so their error (a
+// Block) is the call's; a stream's was delivered as it came, so they run
+// once it ended, whichever way, and a Block is only logged.
+func (m *hooked) wrap(ctx context.Context, req *llm.Request, next llm.Next) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
 		req, err := m.h.RunPreRequest(ctx, req)
 		if err != nil {
@@ -345,11 +341,11 @@ func (m *hooked) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Eve
 			return
 		}
 		var final *llm.Response
-		if len(m.h.PostRequest) > 0 {
+		if len(m.h.PostRequest) > 0 && !next.Blocking {
 			// Once the stream has ended, whichever way (see PostRequestFunc).
 			defer func() { m.postStream(ctx, req, final) }()
 		}
-		for ev, err := range m.next.Stream(ctx, req) {
+		for ev, err := range next.Stream(ctx, req) {
 			if err != nil {
 				m.h.RunOnError(ctx, req, err)
 				yield(llm.Event{}, err)
@@ -357,6 +353,12 @@ func (m *hooked) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Eve
 			}
 			if ev.Type == llm.EventComplete {
 				final = ev.Response
+				if next.Blocking {
+					if err := m.h.RunPostRequest(ctx, req, final); err != nil {
+						yield(llm.Event{}, err)
+						return
+					}
+				}
 			}
 			if !yield(ev, nil) {
 				return

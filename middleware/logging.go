@@ -68,23 +68,26 @@ func (l *logged) Generate(ctx context.Context, req *llm.Request) (*llm.Response,
 	if !l.enabled(ctx) {
 		return l.next.Generate(ctx, req)
 	}
-	start := l.clock.Now()
-	resp, err := l.next.Generate(ctx, req)
-	l.record(ctx, req, false, start, resp, err, false)
-	return resp, err
+	return llm.Collect(l.wrap(ctx, req, llm.Next{Model: l.next, Blocking: true}))
 }
 
 func (l *logged) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
 	if !l.enabled(ctx) {
 		return l.next.Stream(ctx, req)
 	}
+	return l.wrap(ctx, req, llm.Next{Model: l.next})
+}
+
+// wrap is the logger, for both calls: one record when the call ends,
+// whichever way (stopped: the caller left before the end).
+func (l *logged) wrap(ctx context.Context, req *llm.Request, next llm.Next) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
 		start := l.clock.Now()
 		var resp *llm.Response
 		var failed error
 		stopped := true
-		defer func() { l.record(ctx, req, true, start, resp, failed, stopped) }()
-		for ev, err := range l.next.Stream(ctx, req) {
+		defer func() { l.record(ctx, req, !next.Blocking, start, resp, failed, stopped) }()
+		for ev, err := range next.Stream(ctx, req) {
 			if err != nil {
 				failed, stopped = err, false
 				yield(llm.Event{}, err)

@@ -161,31 +161,24 @@ func (r *retry) sleep(ctx context.Context, attempt int, d time.Duration, err err
 }
 
 func (r *retry) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	var total time.Duration
-	for attempt := 1; ; attempt++ {
-		resp, err := r.next.Generate(ctx, req)
-		if err == nil {
-			return resp, nil
-		}
-		d, ok := r.wait(attempt, total, err)
-		if !ok || ctx.Err() != nil {
-			return nil, err
-		}
-		if serr := r.sleep(ctx, attempt, d, err); serr != nil {
-			return nil, serr
-		}
-		total += d
-	}
+	return llm.Collect(r.wrap(ctx, req, llm.Next{Model: r.next, Blocking: true}))
 }
 
 func (r *retry) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return r.wrap(ctx, req, llm.Next{Model: r.next})
+}
+
+// wrap is the retry loop, for both calls: an attempt whose content has
+// not begun (nothing but its start and usage arrived) is retried; once
+// content was delivered, an error is final.
+func (r *retry) wrap(ctx context.Context, req *llm.Request, next llm.Next) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
 		var total time.Duration
 		for attempt := 1; ; attempt++ {
 			var held []llm.Event
 			committed := false
 			var failed error
-			for ev, err := range r.next.Stream(ctx, req) {
+			for ev, err := range next.Stream(ctx, req) {
 				if err != nil {
 					failed = err
 					break

@@ -187,33 +187,23 @@ func (l *toolLoop) approve(next tool.Handler) tool.Handler {
 }
 
 func (l *toolLoop) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	t := newTurn(l, req)
-	for {
-		resp, err := l.next.Generate(ctx, t.request())
-		if StopOnBudget(t.steps, err) {
-			t.finish = llm.FinishBudget
-			return t.final(), nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		_, done, err := t.step(ctx, resp)
-		if err != nil {
-			return nil, err
-		}
-		if done {
-			return t.final(), nil
-		}
-	}
+	return llm.Collect(l.wrap(ctx, req, llm.Next{Model: l.next, Blocking: true}))
 }
 
 func (l *toolLoop) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return l.wrap(ctx, req, llm.Next{Model: l.next})
+}
+
+// wrap is the loop, for both calls: each model call's events (its
+// completion as EventStepComplete), then its tool results, until the
+// model stops calling tools; the last event completes the whole turn.
+func (l *toolLoop) wrap(ctx context.Context, req *llm.Request, next llm.Next) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
 		t := newTurn(l, req)
 		for {
 			var resp *llm.Response
 			sent := false // an event of this model call was forwarded
-			for ev, err := range l.next.Stream(ctx, t.request()) {
+			for ev, err := range next.Stream(ctx, t.request()) {
 				if !sent && StopOnBudget(t.steps, err) {
 					t.finish = llm.FinishBudget
 					yield(llm.Event{Type: llm.EventComplete, Response: t.final()}, nil)

@@ -196,15 +196,18 @@ func (cl *call) record(ctx context.Context, elapsed float64, resp *llm.Response,
 }
 
 func (c *chat) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	ctx, cl := c.begin(ctx, req, false)
-	resp, err := c.next.Generate(ctx, req)
-	cl.end(ctx, resp, err)
-	return resp, err
+	return llm.Collect(c.wrap(ctx, req, llm.Next{Model: c.next, Blocking: true}))
 }
 
 func (c *chat) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return c.wrap(ctx, req, llm.Next{Model: c.next})
+}
+
+// wrap is the chat span and its metrics, for both calls (a blocking
+// call has no time to first chunk).
+func (c *chat) wrap(ctx context.Context, req *llm.Request, next llm.Next) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
-		ctx, cl := c.begin(ctx, req, true)
+		ctx, cl := c.begin(ctx, req, !next.Blocking)
 		var resp *llm.Response
 		var failed error
 		defer func() {
@@ -218,13 +221,13 @@ func (c *chat) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event
 			}
 			cl.end(ctx, resp, failed)
 		}()
-		for ev, err := range c.next.Stream(ctx, req) {
+		for ev, err := range next.Stream(ctx, req) {
 			if err != nil {
 				failed = err
 				yield(ev, err)
 				return
 			}
-			if cl.ttfc < 0 {
+			if cl.ttfc < 0 && !next.Blocking {
 				cl.ttfc = c.t.since(cl.start)
 			}
 			if ev.Type == llm.EventComplete {

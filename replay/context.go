@@ -107,17 +107,18 @@ func ContextToolMiddleware() tool.Middleware {
 type byContext struct{ llm.Model }
 
 func (m *byContext) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	c := runOf(ctx)
-	if c == nil {
-		return m.Model.Generate(ctx, req)
-	}
-	return (&recording{Model: m.Model, r: c.recorder()}).Generate(ctx, req)
+	return m.model(ctx).Generate(ctx, req)
 }
 
 func (m *byContext) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
-	c := runOf(ctx)
-	if c == nil {
-		return m.Model.Stream(ctx, req)
+	return m.model(ctx).Stream(ctx, req)
+}
+
+// model is the model a call in ctx goes through: the run's recording
+// when ctx carries a run, else the model below.
+func (m *byContext) model(ctx context.Context) llm.Model {
+	if c := runOf(ctx); c != nil {
+		return &recording{Model: m.Model, r: c.recorder()}
 	}
-	return (&recording{Model: m.Model, r: c.recorder()}).Stream(ctx, req)
+	return m.Model
 }

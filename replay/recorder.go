@@ -290,19 +290,17 @@ type recording struct {
 }
 
 func (m *recording) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	n, turn, sent := m.r.start(req)
-	resp, err := m.Model.Generate(ctx, req)
-	c := Call{N: n, Turn: turn, Request: sent}
-	if err != nil {
-		c.Err = errorOf(err)
-	} else {
-		c.Response = resp
-	}
-	m.r.finish(c)
-	return resp, err
+	return llm.Collect(m.wrap(ctx, req, llm.Next{Model: m.Model, Blocking: true}))
 }
 
 func (m *recording) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return m.wrap(ctx, req, llm.Next{Model: m.Model})
+}
+
+// wrap records one call, for both calls: its request when it starts, its
+// response or error when it ends (a stream left before its end as
+// abandoned).
+func (m *recording) wrap(ctx context.Context, req *llm.Request, next llm.Next) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
 		n, turn, sent := m.r.start(req)
 		c := Call{N: n, Turn: turn, Request: sent}
@@ -312,7 +310,7 @@ func (m *recording) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.
 			}
 			m.r.finish(c)
 		}()
-		for ev, err := range m.Model.Stream(ctx, req) {
+		for ev, err := range next.Stream(ctx, req) {
 			switch {
 			case err != nil:
 				c.Err = errorOf(err)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	_ "github.com/agcore/agcore/provider/builtin"
 	"github.com/agcore/agcore/provider/registry"
 )
 

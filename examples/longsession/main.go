@@ -202,7 +202,9 @@ type budgetCheck struct {
 	all []int // tokens of every request, in order
 }
 
-func (c *budgetCheck) middleware(next llm.Model) llm.Model { return &checked{c, next} }
+// middleware checks every request before it is sent: written once as a
+// stream, it serves Generate too (llm.Decorate).
+func (c *budgetCheck) middleware(next llm.Model) llm.Model { return llm.Decorate(next, c.wrap) }
 
 // count records req and returns an error if it is over the budget.
 func (c *budgetCheck) count(req *llm.Request) error {
@@ -216,27 +218,13 @@ func (c *budgetCheck) count(req *llm.Request) error {
 	return nil
 }
 
-type checked struct {
-	check *budgetCheck
-	next  llm.Model
-}
-
-func (m *checked) Info() llm.ModelInfo { return m.next.Info() }
-
-func (m *checked) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	if err := m.check.count(req); err != nil {
-		return nil, err
-	}
-	return m.next.Generate(ctx, req)
-}
-
-func (m *checked) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+func (c *budgetCheck) wrap(ctx context.Context, req *llm.Request, next llm.Next) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
-		if err := m.check.count(req); err != nil {
+		if err := c.count(req); err != nil {
 			yield(llm.Event{}, err)
 			return
 		}
-		for ev, err := range m.next.Stream(ctx, req) {
+		for ev, err := range next.Stream(ctx, req) {
 			if !yield(ev, err) {
 				return
 			}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/llm"
+	_ "github.com/agcore/agcore/provider/builtin" // every adapter agcore ships registers itself
 	"github.com/agcore/agcore/provider/registry"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/session/memstore"

@@ -43,7 +43,7 @@ var layers = []struct {
 
 // rigs are the packages that exist for tests: the internal/testkit tree,
 // and the test helpers kept beside what they test.
-var rigs = []string{"internal/testkit", "llmtest", "session/sessiontest", "eval/evaltest", "compact/internal/compacttest", "session/internal/powerfs"}
+var rigs = []string{"internal/testkit", "llmtest", "session/sessiontest", "provider/providertest", "eval/evaltest", "compact/internal/compacttest", "session/internal/powerfs"}
 
 // nonProduction are the trees that may depend on rigs besides the rigs
 // themselves: the examples (they script their model with llmtest) and the

@@ -41,28 +41,33 @@ func TestCitationsOfAResponse(t *testing.T) {
 	}
 }
 
-func TestCitationsOfAStream(t *testing.T) {
+// citationsStream is a stream whose text block is cited three times, in
+// citations_delta events.
+func citationsStream() string {
 	delta := func(c string) string {
 		return "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"citations_delta\",\"citation\":" + c + "}}\n\n"
 	}
-	stream := evStart +
+	return evStart +
 		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\",\"citations\":[]}}\n\n" +
 		delta(charCitation) + evDelta + delta(pageCitation) + delta(webCitation) + evStop + evEnd
-	for _, piece := range []int{0, 1, 7} {
-		srv := serve(t, 200, "text/event-stream", []byte(stream), piece, nil)
-		evs, resp, err := drain(t, newTestModel(srv.URL).Stream(bg, fixtureRequest))
-		if err != nil {
-			t.Fatal(err)
+}
+
+// TestCitationsOfAStream: the citations' fields as the Messages API gives
+// them (TestConformance replays the stream in every piece size).
+func TestCitationsOfAStream(t *testing.T) {
+	srv := serve(t, 200, "text/event-stream", []byte(citationsStream()), 0, nil)
+	evs, resp, err := drain(t, newTestModel(srv.URL).Stream(bg, fixtureRequest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streamed []llm.Citation
+	for _, ev := range evs {
+		if ev.Type == llm.EventCitation {
+			streamed = append(streamed, *ev.Citation)
 		}
-		var streamed []llm.Citation
-		for _, ev := range evs {
-			if ev.Type == llm.EventCitation {
-				streamed = append(streamed, *ev.Citation)
-			}
-		}
-		text := resp.Message.Content[0].(llm.Text)
-		if text.Text != "Hi" || !reflect.DeepEqual(text.Citations, wantCitations) || !reflect.DeepEqual(streamed, wantCitations) {
-			t.Fatalf("piece %d: text %+v, streamed %+v\nwant %+v", piece, text, streamed, wantCitations)
-		}
+	}
+	text := resp.Message.Content[0].(llm.Text)
+	if text.Text != "Hi" || !reflect.DeepEqual(text.Citations, wantCitations) || !reflect.DeepEqual(streamed, wantCitations) {
+		t.Fatalf("text %+v, streamed %+v\nwant %+v", text, streamed, wantCitations)
 	}
 }

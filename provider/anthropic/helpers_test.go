@@ -4,20 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/provider/providertest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 // fixtureDir holds real recorded provider traffic, committed with its
 // provenance rows and licence notices (provider/testdata/providers/
@@ -51,65 +48,12 @@ func serve(t testing.TB, status int, contentType string, body []byte, chunk int,
 }
 
 func writeChunked(w http.ResponseWriter, body []byte, chunk int) {
-	f, _ := w.(http.Flusher)
-	if chunk <= 0 {
-		chunk = len(body)
-	}
-	for len(body) > 0 {
-		n := min(chunk, len(body))
-		if _, err := w.Write(body[:n]); err != nil {
-			return
-		}
-		if f != nil {
-			f.Flush()
-		}
-		body = body[n:]
-	}
+	providertest.WritePieces(w, body, chunk)
 }
 
-// drain ranges over a stream, checking the event contract: nothing after an
-// error, exactly one EventComplete and it comes last, block events only for
-// started blocks.
-func drain(t testing.TB, seq func(func(llm.Event, error) bool)) ([]llm.Event, *llm.Response, error) {
-	t.Helper()
-	var evs []llm.Event
-	var resp *llm.Response
-	var failed error
-	started := map[int]bool{}
-	for ev, err := range seq {
-		if failed != nil {
-			t.Fatalf("item after the error %v: %+v, %v", failed, ev, err)
-		}
-		if resp != nil {
-			t.Fatalf("event after EventComplete: %+v", ev)
-		}
-		if err != nil {
-			failed = err
-			continue
-		}
-		switch ev.Type {
-		case llm.EventBlockStart:
-			if started[ev.Index] {
-				t.Fatalf("block %d started twice", ev.Index)
-			}
-			started[ev.Index] = true
-		case llm.EventTextDelta, llm.EventThinkingDelta, llm.EventSignatureDelta, llm.EventToolInputDelta, llm.EventBlockStop:
-			if !started[ev.Index] {
-				t.Fatalf("%s for block %d before its start", ev.Type, ev.Index)
-			}
-		case llm.EventComplete:
-			if ev.Response == nil {
-				t.Fatal("EventComplete without a Response")
-			}
-			resp = ev.Response
-		}
-		evs = append(evs, ev)
-	}
-	if failed == nil && resp == nil {
-		t.Fatal("stream ended without an error or EventComplete")
-	}
-	return evs, resp, failed
-}
+// drain ranges over a stream, checking the contract every stream keeps
+// (providertest.CheckEvents).
+var drain = providertest.Drain
 
 // goldenResponse is the form a Response is compared in.
 type goldenResponse struct {
@@ -149,23 +93,7 @@ func checkGolden(t testing.TB, name string, v any) {
 		t.Fatal(err)
 	}
 	got = append(got, '\n')
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	providertest.CheckGolden(t, filepath.Join("testdata", "golden", name), got)
 }
 
 func mustKind(t testing.TB, err error, kind llm.ErrorKind) *llm.Error {

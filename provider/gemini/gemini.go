@@ -171,7 +171,7 @@ func (m *Model) Info() llm.ModelInfo {
 func (m *Model) servingProvider() string {
 	if u, err := url.Parse(m.o.BaseURL); err == nil {
 		if h := strings.ToLower(u.Hostname()); h == "googleapis.com" || strings.HasSuffix(h, ".googleapis.com") {
-			return "google"
+			return CatalogProvider
 		}
 	}
 	return "compatible"

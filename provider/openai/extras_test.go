@@ -15,12 +15,26 @@ import (
 // thought signatures on tool calls. The shapes follow each provider's API
 // reference.
 
+// urlCitationAnnotation is a url_citation annotation of "Café ☕ news".
+const urlCitationAnnotation = `"annotations":[{"type":"url_citation","url_citation":{"url":"https://example.com/n","title":"News","start_index":5,"end_index":11}}]`
+
+// urlCitationStream streams "Café ☕ news", its annotation in a delta of
+// its own.
+func urlCitationStream() string {
+	return frames(
+		`{"id":"c","choices":[{"index":0,"delta":{"role":"assistant","content":"Café ","annotations":[]}}]}`,
+		`{"id":"c","choices":[{"index":0,"delta":{"content":"☕ news"}}]}`,
+		`{"id":"c","choices":[{"index":0,"delta":{`+urlCitationAnnotation+`}}]}`,
+		`{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+	)
+}
+
 func TestURLCitationAnnotations(t *testing.T) {
 	// "Café ☕ news" — the annotation's indexes count code points: 5..11
 	// covers "☕ news", which starts at byte 6 (é is two bytes) and ends at
 	// byte 14 (☕ is three).
 	const text = "Café ☕ news"
-	ann := `"annotations":[{"type":"url_citation","url_citation":{"url":"https://example.com/n","title":"News","start_index":5,"end_index":11}}]`
+	ann := urlCitationAnnotation
 	want := []llm.Citation{{Kind: llm.CitationURL, URL: "https://example.com/n", Title: "News", Start: 6, End: 14}}
 	if got := text[6:14]; got != "☕ news" {
 		t.Fatalf("test text is off: %q", got)
@@ -33,12 +47,7 @@ func TestURLCitationAnnotations(t *testing.T) {
 		}
 	}
 	t.Run("stream", func(t *testing.T) {
-		srv, _ := replay(t, http.StatusOK, "text/event-stream", []byte(frames(
-			`{"id":"c","choices":[{"index":0,"delta":{"role":"assistant","content":"Café ","annotations":[]}}]}`,
-			`{"id":"c","choices":[{"index":0,"delta":{"content":"☕ news"}}]}`,
-			`{"id":"c","choices":[{"index":0,"delta":{`+ann+`}}]}`,
-			`{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
-		)), 0)
+		srv, _ := replay(t, http.StatusOK, "text/event-stream", []byte(urlCitationStream()), 0)
 		evs, resp, err := drain(t, testModel(srv).Stream(bg, userRequest()))
 		if err != nil {
 			t.Fatal(err)
@@ -118,8 +127,24 @@ func TestOpenRouterReasoningDetailsRoundTrip(t *testing.T) {
 	}
 }
 
+// geminiSignedCall is a tool call with Gemini's thought signature, as its
+// OpenAI-compatible endpoint sends it.
+const geminiSignedCall = `{"id":"c1","type":"function","function":{"name":"read","arguments":"{\"path\":\"a\"}"},"extra_content":{"google":{"thought_signature":"Cs0BAdHtim9"}}}`
+
+// signedCallStream streams call (a tool call's JSON) as the answer.
+func signedCallStream(call string) string {
+	var m map[string]any
+	json.Unmarshal([]byte(call), &m)
+	m["index"] = 0
+	b, _ := json.Marshal(m)
+	return frames(
+		`{"id":"c","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[`+string(b)+`]}}]}`,
+		`{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+	)
+}
+
 func TestGeminiThoughtSignatureOnToolCalls(t *testing.T) {
-	call := `{"id":"c1","type":"function","function":{"name":"read","arguments":"{\"path\":\"a\"}"},"extra_content":{"google":{"thought_signature":"Cs0BAdHtim9"}}}`
+	call := geminiSignedCall
 	check := func(t *testing.T, resp *llm.Response) {
 		t.Helper()
 		tu := resp.Message.ToolUses()
@@ -138,14 +163,7 @@ func TestGeminiThoughtSignatureOnToolCalls(t *testing.T) {
 		}
 	}
 	t.Run("stream", func(t *testing.T) {
-		var m map[string]any
-		json.Unmarshal([]byte(call), &m)
-		m["index"] = 0
-		b, _ := json.Marshal(m)
-		srv, _ := replay(t, http.StatusOK, "text/event-stream", []byte(frames(
-			`{"id":"c","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[`+string(b)+`]}}]}`,
-			`{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
-		)), 0)
+		srv, _ := replay(t, http.StatusOK, "text/event-stream", []byte(signedCallStream(call)), 0)
 		_, resp, err := drain(t, testModel(srv).Stream(bg, userRequest()))
 		if err != nil {
 			t.Fatal(err)

@@ -127,7 +127,7 @@ func TestHeadersSent(t *testing.T) {
 			srv, rec := replay(t, http.StatusOK, "text/event-stream", []byte(frames(hello, stopChunk)), 0)
 			m := New(append([]Option{WithBaseURL(srv.URL), WithModel("m")}, tc.opts...)...)
 			m.Generate(bg, userRequest()) // only the request matters here
-			_, hdr, _ := rec.get()
+			_, hdr, _ := rec.Get()
 			for k, v := range tc.want {
 				if hdr.Get(k) != v {
 					t.Errorf("%s = %q, want %q", k, hdr.Get(k), v)

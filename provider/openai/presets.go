@@ -26,18 +26,54 @@ import (
 // (llm.ModelInfo.Structured): json_schema for Ollama, vLLM, OpenRouter,
 // Groq and xAI; none (a typed answer goes through a forced tool) for
 // DeepSeek, Qwen and Moonshot, which document only json_object.
-func preset(provider, keyEnv, baseEnv, defaultBase, defaultModel string, keyRequired bool, structured llm.StructuredMode) Option {
+func preset(name string) Option {
+	f := presetNamed(name)
 	return func(c *config) {
+		structured := f.structured
 		c.structured = &structured
-		c.svc = adapter.Service{Provider: provider, BaseURL: defaultBase, Model: defaultModel}
-		if keyEnv != "" {
-			c.svc.KeyEnv = []string{keyEnv}
+		c.svc = adapter.Service{Provider: f.name, BaseURL: f.defaultBase, Model: f.defaultModel}
+		if f.keyEnv != "" {
+			c.svc.KeyEnv = []string{f.keyEnv}
 		}
-		if baseEnv != "" {
-			c.svc.BaseEnv = []string{baseEnv}
+		if f.baseEnv != "" {
+			c.svc.BaseEnv = []string{f.baseEnv}
 		}
-		c.keyRequired = keyRequired
+		c.keyRequired = f.keyRequired
+		c.sendReasoning = f.sendReasoning
 	}
+}
+
+// presetFacts are one OpenAI-compatible service's facts, written once:
+// the preset's Option and its provider-registry entry (register.go) are
+// both made from them.
+type presetFacts struct {
+	name, keyEnv, baseEnv, defaultBase, defaultModel string
+	keyRequired, detect                              bool
+	structured                                       llm.StructuredMode
+	description                                      string
+	sendReasoning                                    bool // DeepSeek's reasoning_content goes back
+}
+
+// presets lists the services, in the order the registry's auto-detection
+// tries them.
+var presets = []presetFacts{
+	{"deepseek", "DEEPSEEK_API_KEY", "DEEPSEEK_BASE_URL", "https://api.deepseek.com", "deepseek-chat", true, true, llm.StructuredNone, "DeepSeek", true},
+	{"ollama", "", "", "http://localhost:11434/v1", "llama3.2", false, false, llm.StructuredSchema, "a local Ollama server", false},
+	{"vllm", "VLLM_API_KEY", "", "http://localhost:8000/v1", "", false, false, llm.StructuredSchema, "a local vLLM server (vllm serve)", false},
+	{"openrouter", "OPENROUTER_API_KEY", "", "https://openrouter.ai/api/v1", "", true, true, llm.StructuredSchema, "OpenRouter (models named vendor/model)", false},
+	{"groq", "GROQ_API_KEY", "", "https://api.groq.com/openai/v1", "", true, true, llm.StructuredSchema, "GroqCloud", false},
+	{"xai", "XAI_API_KEY", "", "https://api.x.ai/v1", "", true, true, llm.StructuredSchema, "xAI (Grok)", false},
+	{"qwen", "DASHSCOPE_API_KEY", "", "https://dashscope-intl.aliyuncs.com/compatible-mode/v1", "", true, true, llm.StructuredNone, "Alibaba Cloud Model Studio (Qwen)", false},
+	{"moonshot", "MOONSHOT_API_KEY", "", "https://api.moonshot.ai/v1", "", true, true, llm.StructuredNone, "Moonshot AI (Kimi)", false},
+}
+
+func presetNamed(name string) presetFacts {
+	for _, f := range presets {
+		if f.name == name {
+			return f
+		}
+	}
+	panic("openai: no preset " + name)
 }
 
 // DeepSeek configures api.deepseek.com: DEEPSEEK_API_KEY, DEEPSEEK_BASE_URL,
@@ -55,24 +91,20 @@ func preset(provider, keyEnv, baseEnv, defaultBase, defaultModel string, keyRequ
 // which DeepSeek documents as ignored anyway. Cache hits
 // (prompt_cache_hit_tokens) map to llm.Usage.CachedInputTokens.
 func DeepSeek() Option {
-	p := preset("deepseek", "DEEPSEEK_API_KEY", "DEEPSEEK_BASE_URL", "https://api.deepseek.com", "deepseek-chat", true, llm.StructuredNone)
-	return func(c *config) {
-		p(c)
-		c.sendReasoning = true
-	}
+	return preset("deepseek")
 }
 
 // Ollama configures a local Ollama server: base http://localhost:11434/v1,
 // default model llama3.2, no API key, no environment variables.
 func Ollama() Option {
-	return preset("ollama", "", "", "http://localhost:11434/v1", "llama3.2", false, llm.StructuredSchema)
+	return preset("ollama")
 }
 
 // VLLM configures a local vLLM server (vllm serve): base
-// http://localhost:8000/v1, no environment variables; use WithAPIKey if the
-// server was started with --api-key.
+// http://localhost:8000/v1; the key, when the server was started with
+// --api-key, from VLLM_API_KEY (or WithAPIKey); none is needed otherwise.
 func VLLM() Option {
-	return preset("vllm", "", "", "http://localhost:8000/v1", "", false, llm.StructuredSchema)
+	return preset("vllm")
 }
 
 // OpenRouter configures openrouter.ai: OPENROUTER_API_KEY, base
@@ -80,7 +112,7 @@ func VLLM() Option {
 // ("openai/gpt-5", "deepseek/deepseek-r1"). Its "reasoning" deltas map to
 // thinking blocks; its "reasoning_details" are not kept.
 func OpenRouter() Option {
-	return preset("openrouter", "OPENROUTER_API_KEY", "", "https://openrouter.ai/api/v1", "", true, llm.StructuredSchema)
+	return preset("openrouter")
 }
 
 // Qwen configures Alibaba Cloud Model Studio (DashScope) in its
@@ -88,22 +120,22 @@ func OpenRouter() Option {
 // https://dashscope-intl.aliyuncs.com/compatible-mode/v1 (international);
 // in mainland China use WithBaseURL("https://dashscope.aliyuncs.com/compatible-mode/v1").
 func Qwen() Option {
-	return preset("qwen", "DASHSCOPE_API_KEY", "", "https://dashscope-intl.aliyuncs.com/compatible-mode/v1", "", true, llm.StructuredNone)
+	return preset("qwen")
 }
 
 // Moonshot configures Moonshot AI (Kimi): MOONSHOT_API_KEY, base
 // https://api.moonshot.ai/v1; in mainland China use
 // WithBaseURL("https://api.moonshot.cn/v1").
 func Moonshot() Option {
-	return preset("moonshot", "MOONSHOT_API_KEY", "", "https://api.moonshot.ai/v1", "", true, llm.StructuredNone)
+	return preset("moonshot")
 }
 
 // Groq configures GroqCloud: GROQ_API_KEY, base https://api.groq.com/openai/v1.
 func Groq() Option {
-	return preset("groq", "GROQ_API_KEY", "", "https://api.groq.com/openai/v1", "", true, llm.StructuredSchema)
+	return preset("groq")
 }
 
 // XAI configures xAI (Grok): XAI_API_KEY, base https://api.x.ai/v1.
 func XAI() Option {
-	return preset("xai", "XAI_API_KEY", "", "https://api.x.ai/v1", "", true, llm.StructuredSchema)
+	return preset("xai")
 }

@@ -80,7 +80,7 @@ func TestRequestGolden(t *testing.T) {
 			if _, _, err := drain(t, m.Stream(bg, req)); err != nil {
 				t.Fatal(err)
 			}
-			path, hdr, body := rec.get()
+			path, hdr, body := rec.Get()
 			if path != tc.path {
 				t.Errorf("path = %q, want %q", path, tc.path)
 			}

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/agcore/agcore/llm"
+	_ "github.com/agcore/agcore/provider/builtin" // every adapter agcore ships registers itself
 	"github.com/agcore/agcore/provider/registry"
 )
 

@@ -1,6 +1,8 @@
-package registry
+package registry_test
 
 import (
+	_ "github.com/agcore/agcore/provider/builtin"
+	. "github.com/agcore/agcore/provider/registry"
 	"os"
 	"regexp"
 	"slices"

@@ -6,15 +6,11 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agcore/agcore/internal/httpx"
 	"github.com/agcore/agcore/llm"
-	"github.com/agcore/agcore/provider/anthropic"
-	"github.com/agcore/agcore/provider/demo"
-	"github.com/agcore/agcore/provider/gemini"
-	"github.com/agcore/agcore/provider/openai"
-	"github.com/agcore/agcore/provider/openai/responses"
 )
 
 // The wire APIs a provider speaks (Provider.Wire).
@@ -41,7 +37,7 @@ type Provider struct {
 	// Name is what --provider takes.
 	Name string
 	// Wire is the API the provider speaks: WireOpenAI, WireResponses,
-	// WireAnthropic, WireGemini or WireDemo.
+	// WireAnthropic, WireGemini, WireDemo, or an outside adapter's own.
 	Wire string
 	// KeyEnv is the environment variable holding the API key; empty for a
 	// provider that needs none (ollama, demo).
@@ -65,9 +61,6 @@ type Provider struct {
 	// Detect says whether a set KeyEnv (or AltKeyEnv) picks this provider
 	// when none is named, in the order of [All].
 	Detect bool
-	// Preset is the provider/openai preset of an OpenAI-compatible
-	// service (nil for OpenAI itself, compatible and the other wires).
-	Preset func() openai.Option
 	// Structured is the native structured-output mode the provider's API
 	// offers (llm.ModelInfo.Structured of the models New builds): strict
 	// json_schema for OpenAI's two APIs, a schema for Anthropic, Gemini and
@@ -76,47 +69,103 @@ type Provider struct {
 	Structured llm.StructuredMode
 	// Description says in a few words what the provider is.
 	Description string
+	// Catalog is the provider the model catalog lists the provider's
+	// models under, when it is not Name: "google" for gemini.
+	Catalog string
+	// Order places the provider in the table (and so in auto-detection
+	// and the help texts): lower first, equal orders in registration
+	// order. The providers agcore ships use 100 to 240 ([Order]); 0 puts
+	// a provider after every one that has an order.
+	Order int
+	// Open builds the provider's model once [Provider.New] has resolved
+	// the model, base URL and key. Required.
+	Open func(s Settings) (llm.Model, error)
 }
 
-// table lists the providers in the order auto-detection tries them.
-var table = []Provider{
-	{Name: "openai", Wire: WireOpenAI, Structured: llm.StructuredStrict, KeyEnv: "OPENAI_API_KEY", BaseEnv: "OPENAI_BASE_URL", DefaultBase: openai.DefaultBaseURL, DefaultModel: openai.DefaultModel,
-		KeyRequired: true, Detect: true, Description: "OpenAI (Chat Completions)"},
-	{Name: "openai-responses", Wire: WireResponses, Structured: llm.StructuredStrict, KeyEnv: "OPENAI_API_KEY", BaseEnv: "OPENAI_BASE_URL", DefaultBase: responses.DefaultBaseURL, DefaultModel: responses.DefaultModel,
-		KeyRequired: true, Description: "OpenAI through the Responses API ({base}/responses)"},
-	{Name: "anthropic", Wire: WireAnthropic, Structured: llm.StructuredSchema, KeyEnv: "ANTHROPIC_API_KEY", BaseEnv: "ANTHROPIC_BASE_URL", DefaultBase: anthropic.DefaultBaseURL, DefaultModel: anthropic.DefaultModel,
-		KeyRequired: true, Detect: true, Description: "Anthropic (Claude, Messages API)"},
-	{Name: "gemini", Wire: WireGemini, Structured: llm.StructuredSchema, KeyEnv: "GEMINI_API_KEY", AltKeyEnv: "GOOGLE_API_KEY", BaseEnv: "GOOGLE_GEMINI_BASE_URL", DefaultBase: gemini.DefaultBaseURL, DefaultModel: gemini.DefaultModel,
-		KeyRequired: true, Detect: true, Description: "Google Gemini API"},
-	{Name: "deepseek", Wire: WireOpenAI, Structured: llm.StructuredNone, KeyEnv: "DEEPSEEK_API_KEY", BaseEnv: "DEEPSEEK_BASE_URL", DefaultBase: "https://api.deepseek.com", DefaultModel: "deepseek-chat",
-		KeyRequired: true, Detect: true, Preset: openai.DeepSeek, Description: "DeepSeek"},
-	{Name: "ollama", Wire: WireOpenAI, Structured: llm.StructuredSchema, DefaultBase: "http://localhost:11434/v1", DefaultModel: "llama3.2",
-		Preset: openai.Ollama, Description: "a local Ollama server"},
-	{Name: "vllm", Wire: WireOpenAI, Structured: llm.StructuredSchema, KeyEnv: "VLLM_API_KEY", DefaultBase: "http://localhost:8000/v1",
-		Preset: openai.VLLM, Description: "a local vLLM server (vllm serve)"},
-	{Name: "openrouter", Wire: WireOpenAI, Structured: llm.StructuredSchema, KeyEnv: "OPENROUTER_API_KEY", DefaultBase: "https://openrouter.ai/api/v1",
-		KeyRequired: true, Detect: true, Preset: openai.OpenRouter, Description: "OpenRouter (models named vendor/model)"},
-	{Name: "groq", Wire: WireOpenAI, Structured: llm.StructuredSchema, KeyEnv: "GROQ_API_KEY", DefaultBase: "https://api.groq.com/openai/v1",
-		KeyRequired: true, Detect: true, Preset: openai.Groq, Description: "GroqCloud"},
-	{Name: "xai", Wire: WireOpenAI, Structured: llm.StructuredSchema, KeyEnv: "XAI_API_KEY", DefaultBase: "https://api.x.ai/v1",
-		KeyRequired: true, Detect: true, Preset: openai.XAI, Description: "xAI (Grok)"},
-	{Name: "qwen", Wire: WireOpenAI, Structured: llm.StructuredNone, KeyEnv: "DASHSCOPE_API_KEY", DefaultBase: "https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
-		KeyRequired: true, Detect: true, Preset: openai.Qwen, Description: "Alibaba Cloud Model Studio (Qwen)"},
-	{Name: "moonshot", Wire: WireOpenAI, Structured: llm.StructuredNone, KeyEnv: "MOONSHOT_API_KEY", DefaultBase: "https://api.moonshot.ai/v1",
-		KeyRequired: true, Detect: true, Preset: openai.Moonshot, Description: "Moonshot AI (Kimi)"},
-	{Name: "compatible", Wire: WireOpenAI, Structured: llm.StructuredNone, KeyEnv: "OPENAI_API_KEY", BaseEnv: "OPENAI_BASE_URL",
-		Description: "any OpenAI-compatible server (LM Studio, llama.cpp, a gateway, ...)"},
-	{Name: "demo", Wire: WireDemo, Structured: llm.StructuredSchema, DefaultBase: "offline", DefaultModel: demo.Name,
-		Description: "the offline scripted model of agcore demo (not a language model)"},
+// Settings is what [Provider.Open] builds a model from: everything
+// resolved, nothing left to read from the environment.
+type Settings struct {
+	// Model, BaseURL and APIKey are resolved: given, or the provider's
+	// variables and defaults (APIKey may be empty where no key is needed).
+	Model, BaseURL, APIKey string
+	// HTTPClient sends the requests; nil means http.DefaultClient.
+	HTTPClient *http.Client
+	// IdleTimeout is how long a response may go without a byte; 0 means
+	// the adapter's default.
+	IdleTimeout time.Duration
+	// Structured is the provider's Structured mode.
+	Structured llm.StructuredMode
+}
+
+// CatalogName returns the provider the model catalog lists the
+// provider's models under: Catalog, else Name.
+func (p Provider) CatalogName() string {
+	if p.Catalog != "" {
+		return p.Catalog
+	}
+	return p.Name
+}
+
+var (
+	mu    sync.RWMutex
+	table []Provider
+)
+
+// Register adds p to the table, after the providers registered before it
+// (auto-detection tries them in that order). An adapter package calls it
+// from its init, as a database/sql driver does, so that importing the
+// package is all a program (the agcore command, a server, a worker) needs
+// to offer the provider; provider/builtin imports every adapter agcore
+// ships. Register panics, at init, when p has no Name or Open, or its
+// name is taken.
+func Register(p Provider) {
+	if p.Name == "" || p.Open == nil {
+		panic("registry: Register needs a Name and an Open")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, q := range table {
+		if q.Name == p.Name {
+			panic("registry: Register called twice for provider " + p.Name)
+		}
+	}
+	at := len(table)
+	for i, q := range table {
+		if rank(p) < rank(q) {
+			at = i
+			break
+		}
+	}
+	table = slices.Insert(table, at, p)
+}
+
+func rank(p Provider) int {
+	if p.Order == 0 {
+		return int(^uint(0) >> 1)
+	}
+	return p.Order
+}
+
+// Order is the place of each provider agcore ships in the table
+// ([Provider.Order]): OpenAI's two APIs, Anthropic, Gemini, the
+// OpenAI-compatible services, any compatible server, the demo.
+var Order = map[string]int{
+	"openai": 100, "openai-responses": 110, "anthropic": 120, "gemini": 130,
+	"deepseek": 140, "ollama": 150, "vllm": 160, "openrouter": 170, "groq": 180,
+	"xai": 190, "qwen": 200, "moonshot": 210, "compatible": 230, "demo": 240,
 }
 
 // All returns the providers, in the order auto-detection tries them. The
 // slice is a copy; changing it changes nothing here.
-func All() []Provider { return slices.Clone(table) }
+func All() []Provider {
+	mu.RLock()
+	defer mu.RUnlock()
+	return slices.Clone(table)
+}
 
 // Lookup returns the provider called name.
 func Lookup(name string) (Provider, bool) {
-	for _, p := range table {
+	for _, p := range All() {
 		if p.Name == name {
 			return p, true
 		}
@@ -126,8 +175,9 @@ func Lookup(name string) (Provider, bool) {
 
 // Names returns the providers' names, in the order of [All].
 func Names() []string {
-	names := make([]string, len(table))
-	for i, p := range table {
+	all := All()
+	names := make([]string, len(all))
+	for i, p := range all {
 		names[i] = p.Name
 	}
 	return names
@@ -140,7 +190,7 @@ func Detect(getenv func(string) string) (p Provider, env string, ok bool) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	for _, p := range table {
+	for _, p := range All() {
 		if !p.Detect {
 			continue
 		}
@@ -199,9 +249,9 @@ func New(name string, c Config) (llm.Model, error) {
 	return p.New(c)
 }
 
-// New builds the provider's model: the adapter of its wire, with its
-// preset, the model, base URL and key of c (or the provider's defaults and
-// variables), or the demo model. It fails, before anything is sent, when
+// New builds the provider's model: its Open, given the model, base URL
+// and key of c (or the provider's defaults and variables); the demo's
+// Open gets only the model. It fails, before anything is sent, when
 // the provider needs a model or a base URL and c gives none, and when the
 // provider's own endpoint needs a key and none is set (an llm.ErrAuth
 // error naming the variable).
@@ -215,7 +265,7 @@ func (p Provider) New(c Config) (llm.Model, error) {
 		model = p.DefaultModel
 	}
 	if p.Wire == WireDemo {
-		return &demo.Model{}, nil
+		return p.Open(Settings{Model: model})
 	}
 	if model == "" {
 		return nil, fmt.Errorf("provider %s needs a model: give one (--model)", p.Name)
@@ -243,47 +293,5 @@ func (p Provider) New(c Config) (llm.Model, error) {
 	if key == "" && p.KeyRequired && p.Official(base) {
 		return nil, &llm.Error{Kind: llm.KindAuth, Provider: p.Name, Message: "no API key: set " + p.KeyVars()}
 	}
-	switch p.Wire {
-	case WireAnthropic:
-		opts := []anthropic.Option{anthropic.WithAPIKey(key), anthropic.WithBaseURL(base), anthropic.WithModel(model)}
-		if c.HTTPClient != nil {
-			opts = append(opts, anthropic.WithHTTPClient(c.HTTPClient))
-		}
-		if c.IdleTimeout > 0 {
-			opts = append(opts, anthropic.WithIdleTimeout(c.IdleTimeout))
-		}
-		return anthropic.New(opts...), nil
-	case WireGemini:
-		opts := []gemini.Option{gemini.WithAPIKey(key), gemini.WithBaseURL(base), gemini.WithModel(model)}
-		if c.HTTPClient != nil {
-			opts = append(opts, gemini.WithHTTPClient(c.HTTPClient))
-		}
-		if c.IdleTimeout > 0 {
-			opts = append(opts, gemini.WithIdleTimeout(c.IdleTimeout))
-		}
-		return gemini.New(opts...), nil
-	case WireResponses:
-		opts := []responses.Option{responses.WithAPIKey(key), responses.WithBaseURL(base), responses.WithModel(model)}
-		if c.HTTPClient != nil {
-			opts = append(opts, responses.WithHTTPClient(c.HTTPClient))
-		}
-		if c.IdleTimeout > 0 {
-			opts = append(opts, responses.WithIdleTimeout(c.IdleTimeout))
-		}
-		return responses.New(opts...), nil
-	case WireOpenAI:
-		var opts []openai.Option
-		if p.Preset != nil {
-			opts = append(opts, p.Preset())
-		}
-		opts = append(opts, openai.WithAPIKey(key), openai.WithBaseURL(base), openai.WithModel(model), openai.WithStructuredOutput(p.Structured))
-		if c.HTTPClient != nil {
-			opts = append(opts, openai.WithHTTPClient(c.HTTPClient))
-		}
-		if c.IdleTimeout > 0 {
-			opts = append(opts, openai.WithIdleTimeout(c.IdleTimeout))
-		}
-		return openai.New(opts...), nil
-	}
-	return nil, fmt.Errorf("provider %s: unknown wire %q", p.Name, p.Wire)
+	return p.Open(Settings{Model: model, BaseURL: base, APIKey: key, HTTPClient: c.HTTPClient, IdleTimeout: c.IdleTimeout, Structured: p.Structured})
 }

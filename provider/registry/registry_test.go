@@ -1,4 +1,4 @@
-package registry
+package registry_test
 
 import (
 	"context"
@@ -16,10 +16,12 @@ import (
 	"github.com/agcore/agcore/catalog"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/provider/anthropic"
+	_ "github.com/agcore/agcore/provider/builtin"
 	"github.com/agcore/agcore/provider/demo"
 	"github.com/agcore/agcore/provider/gemini"
 	"github.com/agcore/agcore/provider/openai"
 	"github.com/agcore/agcore/provider/openai/responses"
+	. "github.com/agcore/agcore/provider/registry"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -51,8 +53,8 @@ func TestTable(t *testing.T) {
 			if p.AltKeyEnv != "" && p.KeyEnv == "" {
 				t.Error("an alternate key variable without a main one")
 			}
-			if p.Preset != nil && p.Wire != WireOpenAI {
-				t.Error("an openai preset on another wire")
+			if p.Open == nil || (p.Order == 0) {
+				t.Error("no Open, or no place in the table")
 			}
 			if p.Wire != WireDemo && p.DefaultBase != "" {
 				if u, err := url.Parse(p.DefaultBase); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
@@ -84,15 +86,7 @@ func TestTable(t *testing.T) {
 
 // seller is the provider the catalog lists a registry provider's models
 // under.
-func seller(p Provider) string {
-	switch p.Name {
-	case "openai-responses":
-		return "openai"
-	case "gemini":
-		return "google"
-	}
-	return p.Name
-}
+func seller(p Provider) string { return p.CatalogName() }
 
 // listed reports whether the catalog has an entry named exactly model for
 // provider.
@@ -129,11 +123,6 @@ func TestDefaultsAgree(t *testing.T) {
 		}
 	}
 	for _, p := range All() {
-		if p.Preset != nil {
-			if got := openai.New(p.Preset(), openai.WithAPIKey("k")).Info(); got.Name != p.DefaultModel || got.Provider != p.Name {
-				t.Errorf("%s: the preset's default model is %q (as %s), the registry's %q", p.Name, got.Name, got.Provider, p.DefaultModel)
-			}
-		}
 		if p.DefaultModel != "" && p.Wire != WireDemo && !listed(seller(p), p.DefaultModel) {
 			t.Errorf("%s: default model %q is not in the catalog under %s", p.Name, p.DefaultModel, seller(p))
 		}
@@ -182,9 +171,6 @@ func TestNewSendsToTheDefaultEndpoint(t *testing.T) {
 				t.Fatal(err)
 			}
 			m.Generate(context.Background(), req)
-			if p.Preset != nil {
-				openai.New(p.Preset(), openai.WithAPIKey("k-123"), openai.WithModel("some-model"), openai.WithHTTPClient(client)).Generate(context.Background(), req)
-			}
 			want := strings.TrimRight(p.DefaultBase, "/") + wirePath[p.Wire]
 			if len(rec.urls) == 0 {
 				t.Fatal("nothing sent")
@@ -307,10 +293,47 @@ func TestStructuredModes(t *testing.T) {
 		if got := m.Info().Structured; got != p.Structured {
 			t.Errorf("%s: New's model reports %v, the table says %v", p.Name, got, p.Structured)
 		}
-		if p.Preset != nil {
-			if got := openai.New(p.Preset(), openai.WithAPIKey("k")).Info().Structured; got != p.Structured {
-				t.Errorf("%s: the preset says %v, the table %v", p.Name, got, p.Structured)
-			}
+	}
+}
+
+// TestPresetsRegistered: every provider/openai preset is in the table,
+// made from the same facts (a library user building from the preset sees
+// what the CLI does).
+func TestPresetsRegistered(t *testing.T) {
+	presets := map[string]openai.Option{"deepseek": openai.DeepSeek(), "ollama": openai.Ollama(), "vllm": openai.VLLM(),
+		"openrouter": openai.OpenRouter(), "groq": openai.Groq(), "xai": openai.XAI(), "qwen": openai.Qwen(), "moonshot": openai.Moonshot()}
+	for name, preset := range presets {
+		p, ok := Lookup(name)
+		if !ok || p.Wire != WireOpenAI {
+			t.Errorf("%s: not registered on the openai wire", name)
+			continue
 		}
+		got := openai.New(preset, openai.WithAPIKey("k")).Info()
+		if got.Name != p.DefaultModel || got.Provider != p.Name || got.Structured != p.Structured {
+			t.Errorf("%s: the preset says %+v, the table %+v", name, got, p)
+		}
+	}
+}
+
+// TestRegisterRefuses: a provider without a name or an Open, or under a
+// name already taken, panics at registration, as sql.Register does.
+func TestRegisterRefuses(t *testing.T) {
+	open := func(Settings) (llm.Model, error) { return nil, nil }
+	for name, p := range map[string]Provider{
+		"no name":    {Open: open},
+		"no Open":    {Name: "zz-no-open"},
+		"name taken": {Name: "openai", Open: open},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: Register did not panic", name)
+				}
+			}()
+			Register(p)
+		}()
+	}
+	if _, ok := Lookup("zz-no-open"); ok {
+		t.Error("a refused provider is in the table")
 	}
 }

@@ -95,7 +95,7 @@ func TestHeadersSent(t *testing.T) {
 			if _, err := m.Generate(bg, userRequest()); err != nil {
 				t.Fatal(err)
 			}
-			_, hdr, _ := rec.get()
+			_, hdr, _ := rec.Get()
 			for k, v := range tc.want {
 				if hdr.Get(k) != v {
 					t.Errorf("%s = %q, want %q", k, hdr.Get(k), v)

@@ -78,7 +78,7 @@ func send(t *testing.T, m func(url string) *Model, req *llm.Request, body string
 	if err != nil {
 		t.Fatal(err)
 	}
-	path, hdr, sent := rec.get()
+	path, hdr, sent := rec.Get()
 	if path != "/v1/responses" {
 		t.Errorf("path = %q", path)
 	}

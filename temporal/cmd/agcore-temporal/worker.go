@@ -15,6 +15,7 @@ import (
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/mcp"
 	"github.com/agcore/agcore/otelagent"
+	_ "github.com/agcore/agcore/provider/builtin" // every adapter agcore ships registers itself
 	"github.com/agcore/agcore/provider/registry"
 	"github.com/agcore/agcore/tool"
 	"github.com/agcore/agcore/tool/fstool"

@@ -37,7 +37,7 @@ until end of input.
 
 ` + chatHelp + `
 
-` + providerHelp,
+` + providerHelp(),
 		Example: `  agcore chat
   agcore chat -c
   agcore chat --session work --tools read_file,list_dir,grep,write_file

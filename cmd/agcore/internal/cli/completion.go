@@ -49,7 +49,7 @@ func (a *app) completeSessions(cmd *cobra.Command, args []string, prefix string)
 // the config file.
 func (a *app) completeProviders(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	var out []cobra.Completion
-	for _, k := range config.Kinds {
+	for _, k := range config.Kinds() {
 		out = append(out, k.Name)
 	}
 	if s, _ := a.settings(cmd); s != nil {

@@ -54,7 +54,7 @@ bearer tokens of agcore serve ($AGCORE_SERVE_TOKENS, the config file's
 serve.tokens), each naming a principal; without a token it listens on a
 loopback address only.
 
-` + providerHelp,
+` + providerHelp(),
 		Example: `  agcore mcp serve --provider demo < /dev/null
   agcore mcp serve --provider demo --file-tools --tools read_file,list_dir < /dev/null`,
 		Args: cobra.NoArgs,

@@ -29,7 +29,7 @@ func baseURLFlagHelp() string {
 
 // providerHelp is the providers section of run's, chat's and serve's
 // help: each provider, its key and base-URL variables, its defaults.
-var providerHelp = func() string {
+func providerHelp() string {
 	var b strings.Builder
 	b.WriteString("Providers (--provider, or AGCORE_PROVIDER; when unset, the maker of the -m model\nor the first key set):\n")
 	for _, p := range registry.All() {
@@ -62,7 +62,7 @@ var providerHelp = func() string {
 	b.WriteString("Keys are read from the environment only, and never printed, logged or stored.\n")
 	b.WriteString("agcore models lists the known models and the aliases -m accepts (sonnet, 4o, ...).")
 	return b.String()
-}()
+}
 
 func pad(s string, n int) string {
 	if len(s) >= n {

@@ -54,7 +54,7 @@ done event carries the answer as "object"). An answer that does not validate get
 repair turn; if none validates, or the model refuses, run exits 1 and
 says why on stderr.
 
-` + providerHelp + "\n\n" + jsonHelp,
+` + providerHelp() + "\n\n" + jsonHelp,
 		Example: `  agcore run "Summarize README.md"
   agcore run -c "And what about the tests?"
   git diff | agcore run -m sonnet "Review this change:"

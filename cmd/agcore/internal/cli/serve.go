@@ -112,7 +112,7 @@ agcore replay DIR/FILE re-runs a session's turns with no network and shows
 how the requests drift; per-request settings (Responses instructions,
 temperature, declared tools) are not re-applied and show as drift.
 
-` + providerHelp,
+` + providerHelp(),
 		Example: `  agcore serve
   agcore serve --provider demo --addr 127.0.0.1:9000
   AGCORE_SERVE_TOKENS=alice=s3cret agcore serve --addr 0.0.0.0:8080

@@ -45,10 +45,11 @@ func SortedAliases(aliases map[string]string) []string {
 // that make the models the catalog lists under them.
 var modelVendors = []string{"openai", "anthropic", "deepseek", "gemini"}
 
-// catalogProvider is the provider the catalog lists a kind's models under.
+// catalogProvider is the provider the catalog lists a kind's models under
+// (the registry's CatalogName: "google" for gemini).
 func catalogProvider(kind string) string {
-	if kind == "gemini" {
-		return "google"
+	if k, ok := KindNamed(kind); ok {
+		return k.CatalogName()
 	}
 	return kind
 }

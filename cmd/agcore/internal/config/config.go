@@ -659,7 +659,7 @@ func (r *resolver) provider(f File) error {
 			s.Provider = k.Name
 			s.Sources["provider"] = "the model's provider"
 		}
-		for _, k := range Kinds {
+		for _, k := range Kinds() {
 			if s.Provider != "" || !k.Detect {
 				continue
 			}

@@ -206,7 +206,7 @@ func TestSetupHelpNamesEveryProvider(t *testing.T) {
 		}
 	}
 	// Every provider of the registry, with its key and base-URL variables.
-	for _, k := range Kinds {
+	for _, k := range Kinds() {
 		for _, want := range []string{"\n  " + k.Name + " ", k.KeyEnv, k.AltKeyEnv, k.BaseEnv} {
 			if k.Wire != "demo" && !strings.Contains(help, want) {
 				t.Errorf("the setup help lacks %q for %s:\n%s", want, k.Name, help)

@@ -5,6 +5,9 @@ import (
 	"strings"
 
 	"github.com/agcore/agcore/provider/registry"
+
+	// Every adapter agcore ships registers itself.
+	_ "github.com/agcore/agcore/provider/builtin"
 )
 
 // Kind is one of the provider kinds the CLI can talk to: an entry of the
@@ -13,8 +16,9 @@ import (
 type Kind = registry.Provider
 
 // Kinds lists the provider kinds, in the order auto-detection tries them:
-// the registry's table.
-var Kinds = registry.All()
+// the registry's table, read when called (an adapter registers itself in
+// its package's init).
+func Kinds() []Kind { return registry.All() }
 
 // KindNamed returns the kind called name.
 func KindNamed(name string) (Kind, bool) { return registry.Lookup(name) }
