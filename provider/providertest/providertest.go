@@ -248,9 +248,16 @@ func testErrorKinds(t *testing.T, a *Adapter) {
 		}
 	}
 	t.Run("a body that is not the provider's", func(t *testing.T) {
-		srv, _ := Serve(t, 500, "text/html", []byte("<html>bad gateway</html>"), 0)
+		// A proxy's HTML page is reported by its title, on one line; a
+		// plain-text body is kept.
+		srv, _ := Serve(t, 500, "text/html", []byte("<html><head><title>502 Bad Gateway</title></head><body><h1>bad gateway</h1><p>nginx</p></body></html>"), 0)
 		_, err := a.model(t, srv, 0).Generate(context.Background(), userRequest())
-		if llm.KindOf(err) != llm.KindServer || !strings.Contains(err.Error(), "bad gateway") {
+		if llm.KindOf(err) != llm.KindServer || !strings.Contains(err.Error(), "502 Bad Gateway") || strings.Contains(err.Error(), "nginx") || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("err = %v, want a server error naming the page's title on one line", err)
+		}
+		srv, _ = Serve(t, 500, "text/plain", []byte("upstream timed out"), 0)
+		_, err = a.model(t, srv, 0).Generate(context.Background(), userRequest())
+		if llm.KindOf(err) != llm.KindServer || !strings.Contains(err.Error(), "upstream timed out") {
 			t.Fatalf("err = %v, want a server error keeping the body", err)
 		}
 	})
