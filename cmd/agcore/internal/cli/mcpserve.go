@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -137,18 +136,9 @@ func (a *app) mcpServe(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return exit(ExitUsage, "%v", err)
 	}
-	l, err := net.Listen("tcp", addr)
+	l, auth, err := listenGuarded("--http", addr, tokens)
 	if err != nil {
-		return exit(ExitFailed, "--http %s: %v", addr, err)
-	}
-	tcp, _ := l.Addr().(*net.TCPAddr)
-	if len(tokens) == 0 && (tcp == nil || !tcp.IP.IsLoopback()) {
-		l.Close()
-		return exit(ExitUsage, "--http %s is not a loopback address, and no token is configured: set $AGCORE_SERVE_TOKENS (name=secret,...) or the config file's serve.tokens, or listen on 127.0.0.1", addr)
-	}
-	auth := "auth off, loopback only"
-	if len(tokens) > 0 {
-		auth = fmt.Sprintf("auth on: %d bearer tokens", len(tokens))
+		return err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcpserve.Handler(mcpserve.NewServer(set, sopts), tokens))

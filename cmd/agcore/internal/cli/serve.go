@@ -251,18 +251,9 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 		return exit(ExitUsage, "%v", err)
 	}
 
-	l, err := net.Listen("tcp", addr)
+	l, auth, err := listenGuarded("--addr", addr, tokens)
 	if err != nil {
-		return exit(ExitFailed, "--addr %s: %v", addr, err)
-	}
-	tcp, _ := l.Addr().(*net.TCPAddr)
-	if len(tokens) == 0 && (tcp == nil || !tcp.IP.IsLoopback()) {
-		l.Close()
-		return exit(ExitUsage, "--addr %s is not a loopback address, and no token is configured: set $AGCORE_SERVE_TOKENS (name=secret,...) or the config file's serve.tokens, or listen on 127.0.0.1", addr)
-	}
-	auth := "auth off, loopback only"
-	if len(tokens) > 0 {
-		auth = fmt.Sprintf("auth on: %d bearer tokens", len(tokens))
+		return err
 	}
 	names := make([]string, len(agents))
 	for i, ag := range agents {
@@ -410,4 +401,25 @@ func serveTokens(getenv func(string) (string, bool), file map[string]string) (ma
 		out[name] = secret
 	}
 	return out, nil
+}
+
+// listenGuarded opens addr (given by flag) for a server behind tokens:
+// with no token it refuses an address that is not a loopback one. It
+// returns the listener and how authentication is set, for the start line.
+// agcore serve and agcore mcp serve --http listen through it.
+func listenGuarded(flag, addr string, tokens map[string]string) (net.Listener, string, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", exit(ExitFailed, "%s %s: %v", flag, addr, err)
+	}
+	tcp, _ := l.Addr().(*net.TCPAddr)
+	if len(tokens) == 0 && (tcp == nil || !tcp.IP.IsLoopback()) {
+		l.Close()
+		return nil, "", exit(ExitUsage, "%s %s is not a loopback address, and no token is configured: set $AGCORE_SERVE_TOKENS (name=secret,...) or the config file's serve.tokens, or listen on 127.0.0.1", flag, addr)
+	}
+	auth := "auth off, loopback only"
+	if len(tokens) > 0 {
+		auth = fmt.Sprintf("auth on: %d bearer tokens", len(tokens))
+	}
+	return l, auth, nil
 }
