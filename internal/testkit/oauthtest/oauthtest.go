@@ -95,9 +95,12 @@ func New(t testing.TB) *Server {
 		}
 		mcpHandler.ServeHTTP(w, r)
 	}))
-	s.ts = httptest.NewServer(mux)
+	// The URLs are set before the server starts: its handlers read them.
+	s.ts = httptest.NewUnstartedServer(mux)
+	s.URL = "http://" + s.ts.Listener.Addr().String()
+	s.MCPURL = s.URL + "/mcp"
+	s.ts.Start()
 	t.Cleanup(s.ts.Close)
-	s.URL, s.MCPURL = s.ts.URL, s.ts.URL+"/mcp"
 	return s
 }
 
