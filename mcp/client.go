@@ -55,7 +55,13 @@ type Client struct {
 	connectedOnce sync.Once
 
 	toolsMu sync.RWMutex
-	tools   []tool.Tool
+	// relistWait is closed when the relists that list_changed
+	// notifications started are over (nil when none is); Tools waits for
+	// it, so that the next run sees the new list.
+	relistMu   sync.Mutex
+	relistN    int
+	relistWait chan struct{}
+	tools      []tool.Tool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -231,6 +237,15 @@ func (c *Client) Name() string { return c.name }
 // Tools returns the server's tools, in the server's order: as listed when
 // it connected, or when it last said its list changed.
 func (c *Client) Tools() []tool.Tool {
+	c.relistMu.Lock()
+	wait := c.relistWait
+	c.relistMu.Unlock()
+	if wait != nil {
+		select {
+		case <-wait:
+		case <-time.After(c.timeout):
+		}
+	}
 	c.toolsMu.RLock()
 	defer c.toolsMu.RUnlock()
 	return append([]tool.Tool(nil), c.tools...)

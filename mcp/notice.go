@@ -108,8 +108,22 @@ func (c *Client) clientOptions(s *Server) *sdk.ClientOptions {
 		},
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
 			// Listing is a request to the same server: never from the
-			// goroutine that delivers its messages.
-			go c.relist()
+			// goroutine that delivers its messages. Tools waits for it.
+			c.relistMu.Lock()
+			if c.relistN == 0 {
+				c.relistWait = make(chan struct{})
+			}
+			c.relistN++
+			c.relistMu.Unlock()
+			go func() {
+				c.relist()
+				c.relistMu.Lock()
+				if c.relistN--; c.relistN == 0 {
+					close(c.relistWait)
+					c.relistWait = nil
+				}
+				c.relistMu.Unlock()
+			}()
 		},
 	}
 }
@@ -130,7 +144,10 @@ func (c *Client) relist() {
 		c.notify(Notice{Kind: NoticeToolsChanged, Message: fmt.Sprintf("MCP server %q changed its tools, and listing them again failed: %v", c.name, redact(err, c.secrets))})
 		return
 	}
-	c.notify(Notice{Kind: NoticeToolsChanged, Message: fmt.Sprintf("MCP server %q changed its tools: %d now", c.name, len(c.Tools()))})
+	c.toolsMu.RLock()
+	n := len(c.tools) // not Tools, which waits for this very relist
+	c.toolsMu.RUnlock()
+	c.notify(Notice{Kind: NoticeToolsChanged, Message: fmt.Sprintf("MCP server %q changed its tools: %d now", c.name, n)})
 }
 
 func progressText(p *sdk.ProgressNotificationParams) string {
