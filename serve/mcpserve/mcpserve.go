@@ -288,6 +288,11 @@ func (srv *server) start(ctx context.Context, req *sdk.CallToolRequest, a host.A
 	} else {
 		opts.Session = srv.ids.memory(id)
 	}
+	// The first call's progress target is set before the turn starts: its
+	// first update may come at once.
+	t.mu.Lock()
+	t.progress = newProgress(req)
+	t.mu.Unlock()
 	go func() {
 		defer cancel()
 		t.done <- srv.turnResult(tctx, t, a, prompt, opts)
@@ -349,7 +354,7 @@ func newProgress(req *sdk.CallToolRequest) *progress {
 }
 
 func (p *progress) send(ctx context.Context, msg string) {
-	if p.token == nil {
+	if p == nil || p.token == nil {
 		return
 	}
 	p.n++
