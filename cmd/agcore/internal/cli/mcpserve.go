@@ -94,19 +94,10 @@ func (a *app) mcpServe(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	defer main.Close()
-	agents := []host.Agent{{Name: "agcore", Agent: main.agent, Store: main.store, Model: s.Model, Description: "The general agent agcore run builds"}}
-	named, err := a.buildFileAgents(ctx, cmd, file.Agents, main, approver)
+	named, agents, set, err := a.offeredAgents(ctx, cmd, file.Agents, main, approver, "The general agent agcore run builds")
 	defer named.Close()
 	if err != nil {
 		return err
-	}
-	for _, name := range slices.Sorted(maps.Keys(file.Agents)) {
-		rt := named[name]
-		agents = append(agents, host.Agent{Name: name, Agent: rt.agent, Store: rt.store, Model: rt.s.Model, Description: file.Agents[name].Description})
-	}
-	set, err := host.NewSet(agents...)
-	if err != nil {
-		return exit(ExitUsage, "%v", err)
 	}
 	sopts := mcpserve.Options{Version: version(), Logger: slog.New(slog.NewTextHandler(a.env.Stderr, nil))}
 	if fileTools, _ := cmd.Flags().GetBool("file-tools"); fileTools {
@@ -173,3 +164,24 @@ type nopWriteCloser struct{ w io.Writer }
 
 func (n nopWriteCloser) Write(p []byte) (int, error) { return n.w.Write(p) }
 func (nopWriteCloser) Close() error                  { return nil }
+
+// hostAgents builds the config file's agents beside main ("agcore",
+// described as mainDesc) and returns them as the agents a server offers:
+// agcore serve and agcore mcp serve offer the same set. named is never
+// nil: close it whatever err is.
+func (a *app) hostAgents(ctx context.Context, cmd *cobra.Command, file map[string]config.AgentConfig, main *runtime, approver tool.Approver, mainDesc string) (fileAgents, []host.Agent, *host.Set, error) {
+	agents := []host.Agent{{Name: "agcore", Agent: main.agent, Store: main.store, Model: main.s.Model, Description: mainDesc}}
+	named, err := a.buildFileAgents(ctx, cmd, file, main, approver)
+	if err != nil {
+		return named, nil, nil, err
+	}
+	for _, name := range slices.Sorted(maps.Keys(file)) {
+		rt := named[name]
+		agents = append(agents, host.Agent{Name: name, Agent: rt.agent, Store: rt.store, Model: rt.s.Model, Description: file[name].Description})
+	}
+	set, err := host.NewSet(agents...)
+	if err != nil {
+		return named, nil, nil, exit(ExitUsage, "%v", err)
+	}
+	return named, agents, set, nil
+}

@@ -195,19 +195,10 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 		// server over it lists and decides them.
 		broker.Shared = host.Approvals(recs)
 	}
-	agents := []host.Agent{{Name: "agcore", Agent: main.agent, Store: main.store, Model: s.Model, Description: "the agent agcore run builds"}}
-	named, err := a.buildFileAgents(ctx, cmd, file.Agents, main, approver)
+	named, agents, set, err := a.offeredAgents(ctx, cmd, file.Agents, main, approver, "the agent agcore run builds")
 	defer named.Close()
 	if err != nil {
 		return err
-	}
-	for _, name := range slices.Sorted(maps.Keys(file.Agents)) {
-		rt := named[name]
-		agents = append(agents, host.Agent{Name: name, Agent: rt.agent, Store: rt.store, Model: rt.s.Model, Description: file.Agents[name].Description})
-	}
-	set, err := host.NewSet(agents...)
-	if err != nil {
-		return exit(ExitUsage, "%v", err)
 	}
 	logger := slog.New(slog.NewTextHandler(a.env.Stderr, nil))
 	pushHosts, _ := cmd.Flags().GetStringArray("a2a-push-allow-host")
@@ -422,4 +413,25 @@ func listenGuarded(flag, addr string, tokens map[string]string) (net.Listener, s
 		auth = fmt.Sprintf("auth on: %d bearer tokens", len(tokens))
 	}
 	return l, auth, nil
+}
+
+// offeredAgents builds the config file's agents beside main ("agcore",
+// described as mainDesc) and returns them as the agents a server offers:
+// agcore serve and agcore mcp serve offer the same set. named is never
+// nil: close it whatever err is.
+func (a *app) offeredAgents(ctx context.Context, cmd *cobra.Command, file map[string]config.AgentConfig, main *runtime, approver tool.Approver, mainDesc string) (fileAgents, []host.Agent, *host.Set, error) {
+	agents := []host.Agent{{Name: "agcore", Agent: main.agent, Store: main.store, Model: main.s.Model, Description: mainDesc}}
+	named, err := a.buildFileAgents(ctx, cmd, file, main, approver)
+	if err != nil {
+		return named, nil, nil, err
+	}
+	for _, name := range slices.Sorted(maps.Keys(file)) {
+		rt := named[name]
+		agents = append(agents, host.Agent{Name: name, Agent: rt.agent, Store: rt.store, Model: rt.s.Model, Description: file[name].Description})
+	}
+	set, err := host.NewSet(agents...)
+	if err != nil {
+		return named, nil, nil, exit(ExitUsage, "%v", err)
+	}
+	return named, agents, set, nil
 }
