@@ -30,9 +30,9 @@ const (
 	DefaultEventLogRetention = runlog.DefaultRetention
 )
 
-// backgroundNamespace holds one record per running background turn,
-// PRINCIPAL/RESPONSE_ID, living as long as the turn's lease: the count of
-// a principal's background turns across processes.
+// backgroundNamespace holds the slots of the running background turns,
+// PRINCIPAL/N, each living as long as its turn's lease: a principal's
+// background turns across processes (bglimit.go).
 const backgroundNamespace = "agcore.background"
 
 // bgPoll is how often a background turn's process reads its record (a
@@ -139,17 +139,14 @@ func (h *Handler) startBackground(r *http.Request, a host.Agent, msgs []llm.Mess
 	recs := sl.recs
 	ctx := r.Context()
 
-	// The principal's turns at once, across the processes of the store.
-	live, err := recs.ListRecords(ctx, backgroundNamespace, principal+"/")
-	if err != nil {
-		return nil, storeError()
-	}
-	if len(live) >= h.maxBackground() {
+	// The principal's turns at once, across the processes of the store
+	// (bglimit.go).
+	count, err := claimBackground(ctx, recs, principal, obj.ID, h.maxBackground())
+	if errors.Is(err, errNoBackgroundSlot) {
 		return nil, &apiError{Status: http.StatusTooManyRequests, Type: typeRateLimit, Code: "too_many_background_responses",
 			Message: fmt.Sprintf("at most %d background responses may run at once; wait for one to end or cancel one", h.maxBackground())}
 	}
-	countKey := principal + "/" + obj.ID
-	if _, err := recs.PutRecord(ctx, backgroundNamespace, session.Record{Key: countKey, Value: []byte("1"), Expires: time.Now().Add(slotLease)}); err != nil {
+	if err != nil {
 		return nil, storeError()
 	}
 
@@ -158,7 +155,7 @@ func (h *Handler) startBackground(r *http.Request, a host.Agent, msgs []llm.Mess
 	log := h.eventLog(recs)
 	w, err := log.Writer(run)
 	if err != nil {
-		_ = recs.DeleteRecord(ctx, backgroundNamespace, countKey, 0)
+		count.release(ctx)
 		return nil, storeError()
 	}
 	obj.Background = true
@@ -167,7 +164,7 @@ func (h *Handler) startBackground(r *http.Request, a host.Agent, msgs []llm.Mess
 		Lease: time.Now().Add(slotLease).UnixMilli(), Run: run}
 	if err := sl.rewrite(ctx, sr, time.Now().Add(h.retention())); err != nil {
 		w.Abandon()
-		_ = recs.DeleteRecord(ctx, backgroundNamespace, countKey, 0)
+		count.release(ctx)
 		h.log.LogAttrs(ctx, slog.LevelError, "starting a background response", slog.String("id", obj.ID), slog.String("error", err.Error()))
 		return nil, storeError()
 	}
@@ -184,7 +181,7 @@ func (h *Handler) startBackground(r *http.Request, a host.Agent, msgs []llm.Mess
 		stop()
 		cancel(nil)
 		w.Abandon()
-		_ = recs.DeleteRecord(ctx, backgroundNamespace, countKey, 0)
+		count.release(ctx)
 		return nil, draining()
 	}
 	end := h.register(&turnCancel{cancel: cancel}, func() { stop(); cancel(nil) })
@@ -213,10 +210,10 @@ func (h *Handler) startBackground(r *http.Request, a host.Agent, msgs []llm.Mess
 			delete(h.bgRuns, obj.ID)
 			h.bgMu.Unlock()
 			dctx, c := context.WithTimeout(context.Background(), 10*time.Second)
-			_ = recs.DeleteRecord(dctx, backgroundNamespace, countKey, 0)
+			count.release(dctx)
 			c()
 		}()
-		h.runBackground(ctx, cancel, a, msgs, opts, s, sl, countKey)
+		h.runBackground(ctx, cancel, a, msgs, opts, s, sl, count)
 	}
 	runner := h.opts.Runner
 	if runner == nil {
@@ -228,7 +225,7 @@ func (h *Handler) startBackground(r *http.Request, a host.Agent, msgs []llm.Mess
 		h.bgMu.Lock()
 		delete(h.bgRuns, obj.ID)
 		h.bgMu.Unlock()
-		_ = recs.DeleteRecord(ctx, backgroundNamespace, countKey, 0)
+		count.release(ctx)
 		return nil, &apiError{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "runner_unavailable", Message: "the background turn could not be started"}
 	}
 	return body, nil
@@ -236,10 +233,10 @@ func (h *Handler) startBackground(r *http.Request, a host.Agent, msgs []llm.Mess
 
 // runBackground runs a background turn to its end: the output's events
 // to the log, the final response to the record.
-func (h *Handler) runBackground(ctx context.Context, cancel context.CancelCauseFunc, a host.Agent, msgs []llm.Message, opts *agent.RunOptions, s *respSink, sl *slot, countKey string) {
+func (h *Handler) runBackground(ctx context.Context, cancel context.CancelCauseFunc, a host.Agent, msgs []llm.Message, opts *agent.RunOptions, s *respSink, sl *slot, count *bgSlot) {
 	obj := s.obj
 	principal, _ := host.PrincipalFrom(ctx)
-	stopKeep := sl.keepBackground(cancel, countKey)
+	stopKeep := sl.keepBackground(cancel, count)
 	resp, err := runTurn(ctx, a, msgs, opts, strings.TrimPrefix(obj.ID, "resp_"), s)
 	var stopped error
 	if resp != nil && errors.Is(err, llm.ErrBudgetExceeded) {
@@ -373,7 +370,7 @@ func (s *slot) update(ctx context.Context, run string, fn func(*slotRecord, *ses
 // that is no longer the turn's (another process declared it lost)
 // cancels the turn with errSlotLost. It runs on a timer, not a goroutine
 // of its own: a turn shorter than bgPoll costs one timer.
-func (s *slot) keepBackground(cancel context.CancelCauseFunc, countKey string) (stop func()) {
+func (s *slot) keepBackground(cancel context.CancelCauseFunc, count *bgSlot) (stop func()) {
 	run := s.run
 	var (
 		mu      sync.Mutex
@@ -412,7 +409,7 @@ func (s *slot) keepBackground(cancel context.CancelCauseFunc, countKey string) (
 				sr.Lease = time.Now().Add(slotLease).UnixMilli()
 			}); err == nil {
 				renewed = time.Now()
-				_, _ = s.recs.PutRecord(ctx, backgroundNamespace, session.Record{Key: countKey, Value: []byte("1"), Expires: time.Now().Add(slotLease)})
+				count.renew(ctx)
 			}
 		}
 		mu.Lock()
