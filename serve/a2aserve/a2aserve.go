@@ -125,15 +125,19 @@ func New(set *host.Set, broker *approval.Broker, opts Options) (http.Handler, er
 	for _, a := range set.All() {
 		var store tasks = newTaskStore(opts.MaxTasks)
 		pushes := &pushConfigs{policy: policy, agent: a.Name}
+		agentSender := agentPush{pushSender: sender}
 		if recs, ok := session.RecordsOf(a.Store); ok {
-			store = &recordTasks{recs: recs, agent: a.Name}
-			pushes.recs = recs
+			// A change of a task's state reads its push configs from the
+			// store again: one set through another process is used.
+			store = &recordTasks{recs: recs, agent: a.Name, changed: pushes.forget}
+			pushes.recs, agentSender.recs = recs, recs
 		}
-		exec := &executor{agent: a, broker: broker, tasks: store, log: opts.Logger.With("agent", a.Name), cancelWait: opts.CancelWait, runs: make(map[a2a.TaskID]*run)}
+		exec := &executor{agent: a, broker: broker, tasks: store, log: opts.Logger.With("agent", a.Name), cancelWait: opts.CancelWait, runs: make(map[a2a.TaskID]*run),
+			pushes: pushes, sender: agentSender}
 		rh := a2asrv.NewHandler(exec,
 			a2asrv.WithTaskStore(store),
 			a2asrv.WithCallInterceptor(ownerCheck{store}),
-			a2asrv.WithPushNotifications(pushes, sender),
+			a2asrv.WithPushNotifications(pushes, agentSender),
 			a2asrv.WithLogger(opts.Logger.With("agent", a.Name)),
 		)
 		h.rpc[a.Name] = a2asrv.NewJSONRPCHandler(retrying{RequestHandler: rh, exec: exec, store: store})

@@ -55,6 +55,13 @@ func newFixture(t *testing.T, steps ...llmtest.Step) *fixture {
 // a server sharing them).
 func newFixtureOn(t *testing.T, store *memstore.Store, broker *approval.Broker, steps ...llmtest.Step) *fixture {
 	t.Helper()
+	return newFixtureWith(t, store, broker, a2aserve.Options{}, steps...)
+}
+
+// newFixtureWith is newFixtureOn with the handler's options (its Logger
+// discards).
+func newFixtureWith(t *testing.T, store *memstore.Store, broker *approval.Broker, opts a2aserve.Options, steps ...llmtest.Step) *fixture {
+	t.Helper()
 	f := &fixture{t: t, model: llmtest.New(steps...).Verify(t), store: store, broker: broker}
 	del := tool.MustFunc("delete_file", "Delete a file.", func(_ context.Context, in struct {
 		Path string `json:"path"`
@@ -70,7 +77,8 @@ func newFixtureOn(t *testing.T, store *memstore.Store, broker *approval.Broker, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := a2aserve.New(set, f.broker, a2aserve.Options{Logger: slog.New(slog.DiscardHandler)})
+	opts.Logger = slog.New(slog.DiscardHandler)
+	h, err := a2aserve.New(set, f.broker, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,10 @@ type executor struct {
 	tasks      tasks // the agent's task store
 	log        *slog.Logger
 	cancelWait time.Duration
+	// pushes and sender notify the webhooks of a task whose state the
+	// executor stores itself (persist), past the SDK.
+	pushes *pushConfigs
+	sender a2asrv.PushSender
 
 	mu   sync.Mutex
 	runs map[a2a.TaskID]*run // the turns not yet over, by task

@@ -30,10 +30,20 @@ import (
 // of message/send); each is kept with the task (in the store's records,
 // agcore.a2a.push/AGENT/TASK/CONFIG, or in memory), and every change of
 // the task's state is POSTed to it (the task as JSON, the config's token
-// in X-A2A-Notification-Token, its credentials in Authorization) by the
-// process running the turn, in order, retried with backoff.
+// in X-A2A-Notification-Token, its credentials in Authorization), in
+// order, retried with backoff, by whichever process writes the change:
+// the one running the turn, or the one following it for its client (a
+// decision sent to another process). A task's configs are read from the
+// store again at every change of its state (whichever process set them);
+// a change two processes both write (the turn's end, stored by the one
+// and answered by the other) is sent once: its notification is claimed
+// in the store first (agcore.a2a.pushed/TASK/CONFIG/STATE@TIME).
 const (
 	pushNamespace = "agcore.a2a.push"
+	// pushedNamespace holds the notifications claimed (sent or being
+	// sent), for pushedRetention.
+	pushedNamespace = "agcore.a2a.pushed"
+	pushedRetention = time.Hour
 	// pushAttempts bounds the deliveries of one notification.
 	pushAttempts = 6
 	// pushBackoff is the wait before the second attempt, doubled after
@@ -316,16 +326,56 @@ type pushSender struct {
 	log    *slog.Logger
 
 	mu     sync.Mutex
-	last   map[string]a2a.TaskState // by task and config: the state last queued
-	queues map[string]chan []byte   // by task and config: the notifications to deliver
+	last   map[string]a2a.TaskState     // by task and config: the state last queued
+	queues map[string]chan notification // by task and config: the notifications to deliver
 }
 
-func newPushSender(policy pushPolicy, log *slog.Logger) *pushSender {
-	return &pushSender{client: policy.client(), log: log, last: map[string]a2a.TaskState{}, queues: map[string]chan []byte{}}
+// notification is one delivery to make: the task's JSON, and, with
+// tasks in a shared store, its claim (claimed, keyed claimKey) so that
+// another process writing the same change does not send it too.
+type notification struct {
+	body     []byte
+	recs     session.Records
+	claimKey string
+}
+
+// claimed reports whether this process is the one to send n: the first
+// to create its claim (or the store cannot tell: then it is sent).
+func (n notification) claimed() bool {
+	if n.recs == nil {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), pushTimeout)
+	defer cancel()
+	_, err := n.recs.CreateRecord(ctx, pushedNamespace, session.Record{Key: n.claimKey, Value: []byte("{}"), Expires: time.Now().Add(pushedRetention)})
+	return !errors.Is(err, session.ErrExists)
+}
+
+// agentPush is the a2asrv.PushSender of one agent: the handler's sender,
+// claiming each notification in the agent's records (nil: in memory).
+type agentPush struct {
+	*pushSender
+	recs session.Records
 }
 
 // SendPush implements a2asrv.PushSender.
+func (a agentPush) SendPush(_ context.Context, config *a2a.PushConfig, task *a2a.Task) error {
+	return a.send(config, task, a.recs)
+}
+
+func newPushSender(policy pushPolicy, log *slog.Logger) *pushSender {
+	return &pushSender{client: policy.client(), log: log, last: map[string]a2a.TaskState{}, queues: map[string]chan notification{}}
+}
+
+// SendPush implements a2asrv.PushSender, with no claims (tasks in
+// memory).
 func (s *pushSender) SendPush(_ context.Context, config *a2a.PushConfig, task *a2a.Task) error {
+	return s.send(config, task, nil)
+}
+
+// send queues the notification of task to config when its state changed;
+// with recs, it is delivered only if this process claims it there first.
+func (s *pushSender) send(config *a2a.PushConfig, task *a2a.Task, recs session.Records) error {
 	key := string(task.ID) + "\x00" + config.ID + "\x00" + config.URL
 	s.mu.Lock()
 	if s.last[key] == task.Status.State {
@@ -338,9 +388,20 @@ func (s *pushSender) SendPush(_ context.Context, config *a2a.PushConfig, task *a
 		s.mu.Unlock()
 		return nil
 	}
+	n := notification{body: body}
+	if recs != nil {
+		var at int64
+		if task.Status.Timestamp != nil {
+			at = task.Status.Timestamp.UnixNano()
+		}
+		n.recs, n.claimKey = recs, fmt.Sprintf("%s/%s/%s@%d", task.ID, config.ID, task.Status.State, at)
+		if session.CheckRecord(pushedNamespace, n.claimKey) != nil {
+			n.recs = nil // too long a key to claim: sent unclaimed
+		}
+	}
 	q := s.queues[key]
 	if q == nil {
-		q = make(chan []byte, 64)
+		q = make(chan notification, 64)
 		s.queues[key] = q
 		go s.deliver(key, *config, q)
 	}
@@ -351,7 +412,7 @@ func (s *pushSender) SendPush(_ context.Context, config *a2a.PushConfig, task *a
 	}
 	s.mu.Unlock()
 	select {
-	case q <- body:
+	case q <- n:
 	default:
 		s.log.Warn("a2a: push notifications queued too deep; one dropped", "task", task.ID)
 	}
@@ -363,11 +424,14 @@ func (s *pushSender) SendPush(_ context.Context, config *a2a.PushConfig, task *a
 
 // deliver posts the notifications of one webhook in order until q is
 // closed and drained.
-func (s *pushSender) deliver(key string, config a2a.PushConfig, q <-chan []byte) {
-	for body := range q {
+func (s *pushSender) deliver(key string, config a2a.PushConfig, q <-chan notification) {
+	for n := range q {
+		if !n.claimed() {
+			continue // another process sends it
+		}
 		wait := pushBackoff
 		for attempt := 1; ; attempt++ {
-			err := s.post(config, body)
+			err := s.post(config, n.body)
 			if err == nil {
 				break
 			}
@@ -424,4 +488,7 @@ func redactURL(raw string) string {
 	return u.Scheme + "://" + u.Host
 }
 
-var _ a2asrv.PushSender = (*pushSender)(nil)
+var (
+	_ a2asrv.PushSender = (*pushSender)(nil)
+	_ a2asrv.PushSender = agentPush{}
+)

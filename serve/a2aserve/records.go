@@ -76,6 +76,9 @@ type tasks interface {
 type recordTasks struct {
 	recs  session.Records
 	agent string
+	// changed, when not nil, is told of every write of a task that
+	// changes its state as this process last wrote it (push.go).
+	changed func(a2a.TaskID)
 
 	mu      sync.Mutex
 	written map[a2a.TaskID]lastWrite // tasks working in this process
@@ -129,6 +132,9 @@ func (s *recordTasks) Save(ctx context.Context, task *a2a.Task) error {
 	}
 	if _, err := s.recs.PutRecord(ctx, tasksNamespace, session.Record{Key: s.key(task.ID), Value: v, Expires: time.Now().Add(taskRetention)}); err != nil {
 		return fmt.Errorf("a2aserve: saving task %s: %w", task.ID, err)
+	}
+	if s.changed != nil && (!seen || last.state != state) {
+		s.changed(task.ID)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

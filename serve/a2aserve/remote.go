@@ -95,6 +95,24 @@ func (e *executor) persist(r *run, s signal) {
 	}
 	if err := e.tasks.Save(ctx, t); err != nil {
 		e.log.Warn("a2a: storing a task's state", "task", r.task, "err", err)
+		return
+	}
+	e.notify(ctx, t)
+}
+
+// notify sends t, whose state this process stored past the SDK, to its
+// webhooks, as the SDK does for the states it stores.
+func (e *executor) notify(ctx context.Context, t *a2a.Task) {
+	if e.pushes == nil || e.sender == nil {
+		return
+	}
+	configs, err := e.pushes.List(ctx, t.ID)
+	if err != nil {
+		e.log.Warn("a2a: reading a task's push notification configs", "task", t.ID, "err", err)
+		return
+	}
+	for _, c := range configs {
+		_ = e.sender.SendPush(ctx, c, t) // queued: it never fails the task
 	}
 }
 
