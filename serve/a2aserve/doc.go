@@ -140,9 +140,12 @@
 // (tasks/pushNotificationConfig/set, get, list, delete; or
 // configuration.pushNotificationConfig of message/send), kept with the
 // task (agcore.a2a.push/AGENT/TASK/CONFIG in the records, or in memory);
-// anyone else is told the task does not exist. The process running the
-// turn POSTs the task (JSON) to each webhook at every change of its
-// state, in order, with the config's token in X-A2A-Notification-Token
+// anyone else is told the task does not exist. The process that writes a
+// change of the task's state (the one running the turn, or the one
+// answering a decision sent to it for a turn running elsewhere) POSTs
+// the task (JSON) to each webhook, read from the store at that change
+// whichever process set it; a change two processes write is sent once
+// (claimed in the records first, agcore.a2a.pushed). In order, with the config's token in X-A2A-Notification-Token
 // and its credentials (Bearer or Basic) in Authorization, in the
 // background (the turn never waits for a webhook), each notification
 // tried up to 6 times with exponential backoff from 0.5 s, redirects not
@@ -151,9 +154,9 @@
 // unspecified address (server-side request forgery): such a URL is
 // refused when set, and each connection's address is checked again as it
 // is dialled, unless the operator allows the host
-// (Options.PushAllowHosts, agcore serve --a2a-push-allow-host). A change
-// of state written by another process (a decision taken there, a task
-// read failed after its process was lost) is not notified.
+// (Options.PushAllowHosts, agcore serve --a2a-push-allow-host). A task
+// read failed after its process was lost is not notified (nothing writes
+// that change: it is read so).
 //
 // # Limits
 //
