@@ -386,6 +386,9 @@ func TestOwnersEveryRoute(t *testing.T) {
 		{route: "DELETE /api/sessions/{id}", name: "her A2A session", status: 404, do: func() (int, string) {
 			return e.call("token-b", "DELETE", "/api/sessions/alice.ctx-a", nil)
 		}},
+		{route: "POST /api/sessions/{id}/fork", name: "fork her web session", status: 404, do: func() (int, string) {
+			return e.call("token-b", "POST", "/api/sessions/"+esc(a.webSession)+"/fork", map[string]any{"turns": 1})
+		}},
 		{route: "POST /api/chat", name: "continue her web session", status: 404, do: func() (int, string) {
 			return e.call("token-b", "POST", "/api/chat", map[string]any{"message": "BOBTEXT", "session": a.webSession})
 		}},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/agcore/agcore/approval"
@@ -149,7 +150,49 @@ func (h *handler) getSession(w http.ResponseWriter, r *http.Request) {
 	}
 	out := summary(a, s)
 	out.Items = transcript(s.Messages, session.Agents(s))
+	if s.Base != 0 || len(session.TurnStarts(s.Messages)) != s.Turns {
+		// Turns that do not each begin with a user message: none can be
+		// forked before (session.Fork), so none is numbered.
+		for i := range out.Items {
+			out.Items[i].Turn = 0
+		}
+	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// forkSession serves POST /api/sessions/{id}/fork, body {"turns": N}: a
+// new session of the principal's holding the first N turns of session id
+// (session.Fork), which is unchanged; 201 {"session": NEW, "turns": N}.
+// The page forks before a turn to edit its message or regenerate its
+// answer, then sends the message on the fork. N is 1 to the session's
+// turns (404 for a session that is not the principal's, 409 for a history
+// that cannot be cut there).
+func (h *handler) forkSession(w http.ResponseWriter, r *http.Request) {
+	_, sessions, id, ok := h.loadFor(w, r)
+	if !ok {
+		return
+	}
+	var body struct {
+		Turns int `json:"turns"`
+	}
+	if !readJSON(w, r, &body) {
+		return
+	}
+	if body.Turns < 1 {
+		writeError(w, http.StatusBadRequest, `"turns" must be 1 or more (a fork before the first turn is a new chat)`)
+		return
+	}
+	branch := session.NewID()
+	_, err := session.Fork(r.Context(), sessions, id, branch, body.Turns)
+	if errors.Is(err, session.ErrNoTurn) {
+		writeError(w, http.StatusConflict, "the session cannot be forked after turn "+strconv.Itoa(body.Turns)+": "+err.Error())
+		return
+	}
+	if err != nil {
+		h.storeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"session": branch, "turns": body.Turns})
 }
 
 func (h *handler) deleteSession(w http.ResponseWriter, r *http.Request) {

@@ -43,7 +43,7 @@ func TestRoutes(t *testing.T) {
 		{"sessions of the default agent", "/api/sessions", 200, []string{`"id":"s-1"`}},
 		{"sessions of an agent without a store", "/api/sessions?agent=plain", 200, []string{`"sessions":[]`}},
 		{"sessions of an unknown agent", "/api/sessions?agent=nobody", 404, []string{`{"error":{"message":"no agent named \"nobody\""}}`}},
-		{"one session", "/api/sessions/s-1?agent=helper", 200, []string{`"items":[{"type":"user","text":"What is   the\nweather?"},{"type":"text","text":"Sunny."}]`, `"turns":1`, `"model":"stored-model-7"`}},
+		{"one session", "/api/sessions/s-1?agent=helper", 200, []string{`"items":[{"type":"user","text":"What is   the\nweather?","turn":1},{"type":"text","text":"Sunny."}]`, `"turns":1`, `"model":"stored-model-7"`}},
 		{"a missing session", "/api/sessions/s-2?agent=helper", 404, []string{`"no such session"`}},
 		{"an invalid session id", "/api/sessions/a%20b", 400, []string{`"invalid session id"`}},
 		{"no approvals", "/api/approvals", 200, []string{`{"approvals":[]}`}},

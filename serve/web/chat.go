@@ -48,6 +48,10 @@ type item struct {
 	// Sub is a sub-agent's event (sub_agent: the agent Agent, run by the
 	// tool call ToolCallID), in the shapes of the stream's own.
 	Sub *item `json:"sub,omitempty"`
+	// Turn is the number of the turn a user item begins (a stored
+	// transcript's, when its turns are known): the page forks the session
+	// before it to edit the message or regenerate its answer.
+	Turn int `json:"turn,omitempty"`
 }
 
 // transcript turns stored messages into the items the page renders, the
@@ -57,6 +61,12 @@ type item struct {
 func transcript(msgs []llm.Message, spans []session.AgentSpan) []item {
 	var out []item
 	who := ""
+	// The turn each user message begins, when every turn begins with one
+	// (session.Fork's condition for a fork before it).
+	starts := map[int]int{}
+	for k, i := range session.TurnStarts(msgs) {
+		starts[i] = k + 1
+	}
 	for i, m := range msgs {
 		if m.Role == llm.RoleUser {
 			who = ""
@@ -74,13 +84,15 @@ func transcript(msgs []llm.Message, spans []session.AgentSpan) []item {
 			continue
 		}
 		kind := "text"
+		turn := 0
 		if m.Role == llm.RoleUser {
-			kind = "user"
+			kind, turn = "user", starts[i]
 		}
 		for _, b := range m.Content {
 			switch b := b.(type) {
 			case llm.Text:
-				out = append(out, item{Type: kind, Text: b.Text})
+				out = append(out, item{Type: kind, Text: b.Text, Turn: turn})
+				turn = 0 // on the message's first text only
 			case llm.Thinking:
 				out = append(out, item{Type: "thinking", Text: b.Text})
 			case llm.ToolUse:

@@ -22,6 +22,10 @@
 //	                                  SESSION with "items": the stored transcript as ITEMs
 //	DELETE /api/sessions/{id}?agent=NAME
 //	                                  {"deleted": id}; 404 when there is no such session
+//	POST   /api/sessions/{id}/fork?agent=NAME
+//	                                  body {"turns": N}: 201 {"session": NEW, "turns": N}, a new session
+//	                                  of the principal's with the first N turns (session.Fork), the
+//	                                  original unchanged; 409 when the history cannot be cut there
 //	POST   /api/chat                  body {"agent", "session", "message"}: one turn, as an event stream
 //	GET    /api/approvals             {"approvals":[APPROVAL]}: calls waiting, of this principal's turns
 //	POST   /api/approvals/{id}        body {"approved": bool, "reason": string}; 404 for an id not
@@ -62,10 +66,18 @@
 //	              limit stopped: what it did is stored)
 //
 // A stored transcript (GET /api/sessions/{id}) uses the same ITEM shapes,
-// plus {"type":"user","text"} for the user's messages and a handoff item
+// plus {"type":"user","text","turn"} for the user's messages (turn: the
+// number of the turn the message begins, when every turn begins with
+// one) and a handoff item
 // where the answering agent changes (session.Agents); it holds no usage
 // per turn, only the session's totals. A block the page does not show (an
 // image, a file) is named in brackets: "[image]".
+//
+// Each user message of the page has Edit and Regenerate buttons: both
+// branch the conversation before the message's turn (POST
+// /api/sessions/{id}/fork with the turns before it, or a new chat before
+// the first) and send the message there, edited or as it was; the
+// original session is kept, in the sidebar.
 //
 // The page also polls GET /api/approvals every few seconds and lists, in
 // its sidebar, the calls of the principal's other turns waiting for a

@@ -128,6 +128,7 @@ func New(set *host.Set, broker *approval.Broker, opts Options) (http.Handler, er
 	h.handle("GET /api/sessions", h.sessions)
 	h.handle("GET /api/sessions/{id}", h.getSession)
 	h.handle("DELETE /api/sessions/{id}", h.deleteSession)
+	h.handle("POST /api/sessions/{id}/fork", h.forkSession)
 	h.handle("POST /api/chat", h.chat)
 	h.handle("GET /api/runs", h.listRuns)
 	h.handle("GET /api/sessions/{id}/run", h.followRun)

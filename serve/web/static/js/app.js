@@ -18,6 +18,8 @@ const state = {
   run: '', // the running turn's run id (its approvals are shown inline)
   next: '', // the cursor of the next page of sessions
   running: new Set(), // the ids of this agent's sessions with a turn running (in any tab or server)
+  turns: 0, // the open session's stored turns
+  fork: 0, // while editing an earlier message: the turn it begins (Send forks before it)
 };
 
 const SESSION_KEY = 'agcore-session'; // the open session, reopened after a reload
@@ -28,7 +30,8 @@ function remember(id) {
 }
 
 const transcript = new Transcript($('transcript'), (id, approved) =>
-  sendJSON('POST', '/api/approvals/' + encodeURIComponent(id), { approved, reason: approved ? '' : 'denied from the web page' }));
+  sendJSON('POST', '/api/approvals/' + encodeURIComponent(id), { approved, reason: approved ? '' : 'denied from the web page' }),
+  (action, turn, text) => onFork(action, turn, text));
 
 function status(text, isError) {
   const s = $('status');
@@ -141,6 +144,8 @@ async function openSession(id) {
     // Its first turn is still running: nothing is stored yet.
   }
   state.session = id;
+  state.turns = (s && s.turns) || 0;
+  state.fork = 0;
   remember(id);
   transcript.clear();
   for (const it of (s && s.items) || []) transcript.add(it);
@@ -184,6 +189,8 @@ async function deleteSession(id) {
 function newChat() {
   if (state.abort) return;
   state.session = '';
+  state.turns = 0;
+  state.fork = 0;
   remember('');
   transcript.clear();
   showSessionBar(null);
@@ -207,7 +214,9 @@ async function send(text) {
   state.abort = abort;
   setBusy(true);
   status('Working…');
-  transcript.add({ type: 'user', text });
+  // The turn this message begins, once stored: Edit and Regenerate fork
+  // before it.
+  transcript.add({ type: 'user', text, turn: currentAgent() && currentAgent().sessions ? state.turns + 1 : 0 });
   let res;
   try {
     res = await request('POST', '/api/chat', { agent: state.agent, session: state.session, message: text }, abort.signal);
@@ -242,6 +251,7 @@ async function follow(res, abort) {
           break;
         case 'finish':
           finished = true;
+          if (ev.session_turns) state.turns = ev.session_turns;
           if (ev.session_usage) {
             const n = ev.session_turns || 0;
             const parts = ['This session: ' + n + (n === 1 ? ' turn' : ' turns'), usageText(ev.session_usage)];
@@ -286,8 +296,48 @@ $('composer').addEventListener('submit', (e) => {
   const text = $('message').value.trim();
   if (!text || state.abort) return;
   $('message').value = '';
-  send(text);
+  const fork = state.fork;
+  state.fork = 0;
+  if (fork) branch(fork, text);
+  else send(text);
 });
+
+// --- branches ----------------------------------------------------------------
+
+// onFork answers Edit and Regenerate on the user message that begins turn
+// `turn`: Regenerate sends it again on a branch of the conversation before
+// it; Edit puts it in the composer, and Send sends it there.
+function onFork(action, turn, text) {
+  if (state.abort) return;
+  if (action === 'regenerate') {
+    branch(turn, text);
+    return;
+  }
+  state.fork = turn;
+  $('message').value = text;
+  $('message').focus();
+  status('Editing message ' + turn + ': Send starts a branch of this conversation there (the original is kept).');
+}
+
+// branch sends text as turn `turn` of a new session holding the open
+// session's turns before it (POST /api/sessions/{id}/fork); before the
+// first turn, a new chat.
+async function branch(turn, text) {
+  if (turn <= 1 || !state.session) {
+    newChat();
+    await send(text);
+    return;
+  }
+  let forked;
+  try {
+    forked = await sendJSON('POST', q('/api/sessions/' + encodeURIComponent(state.session) + '/fork'), { turns: turn - 1 });
+  } catch (e) {
+    status('Could not branch the conversation: ' + e.message, true);
+    return;
+  }
+  await openSession(forked.session);
+  await send(text);
+}
 
 $('message').addEventListener('keydown', (e) => {
   if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {

@@ -59,12 +59,15 @@ function prettyJSON(v) {
 /**
  * Transcript renders items into a container. onDecide(approvalID, approved)
  * is called when the user clicks Approve or Deny and resolves once the
- * server took the decision.
+ * server took the decision. onFork(action, turn, text), when given, is
+ * called when the user clicks Edit ('edit') or Regenerate ('regenerate')
+ * on a user message that begins turn `turn`.
  */
 export class Transcript {
-  constructor(root, onDecide) {
+  constructor(root, onDecide, onFork) {
     this.root = root;
     this.onDecide = onDecide;
+    this.onFork = onFork;
     this.clear();
   }
 
@@ -98,6 +101,18 @@ export class Transcript {
         this.block = null;
         const m = el('div', 'msg user');
         m.append(el('div', 'who', 'you'), el('div', 'body', ev.text));
+        if (ev.turn && this.onFork) {
+          // A branch of the conversation before this turn: the original stays.
+          const actions = el('div', 'msg-actions');
+          for (const [action, label] of [['edit', 'Edit'], ['regenerate', 'Regenerate']]) {
+            const b = el('button', 'ghost small ' + action, label);
+            b.type = 'button';
+            b.dataset.turn = String(ev.turn);
+            b.addEventListener('click', () => this.onFork(action, ev.turn, ev.text));
+            actions.append(b);
+          }
+          m.append(actions);
+        }
         this.root.append(m);
         break;
       }
