@@ -42,6 +42,16 @@
 //     SHA-256. Without a context id the SDK makes one. The turn loads and
 //     appends through host.Sessions, the server's one authorization
 //     point, so the session belongs to the principal.
+//   - A new context from a task: a message that starts a task in a
+//     context with no session yet (no context id, or a new one) and names
+//     a completed task of the principal's in referenceTaskIds begins that
+//     context as a branch (session.Fork) of the task's session up to and
+//     including the task's turn (the latest turn that begins with the
+//     task's first message and ends with its answer); the task's own
+//     context is unchanged. A reference to a task that is unknown, another
+//     principal's or not completed rejects the new task. In the task's
+//     own context, or one that has a session, the reference changes
+//     nothing (a refinement, as A2A's life of a task has it).
 //   - A context id is not a capability: the context id of another
 //     principal's session, sent by anyone else, names a session of the
 //     sender's own (a new one the first time), and reveals nothing of the

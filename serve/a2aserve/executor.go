@@ -163,9 +163,17 @@ func (e *executor) start(ctx context.Context, rc *a2asrv.RequestContext, q event
 		return writeFinal(ctx, q, rc, a2a.TaskStateRejected, agentText(rc, err.Error()), nil)
 	}
 	principal, _ := host.PrincipalFrom(ctx)
+	sid := SessionID(host.SessionName(ctx, rc.ContextID))
+	if err := e.forkFrom(ctx, rc, sid); err != nil {
+		stopLease()
+		if errors.Is(err, errForkTask) {
+			return writeFinal(ctx, q, rc, a2a.TaskStateRejected, agentText(rc, err.Error()), nil)
+		}
+		return writeFinal(ctx, q, rc, a2a.TaskStateFailed, agentText(rc, "The session store failed."), nil)
+	}
 	r := &run{
 		task:      rc.TaskID,
-		session:   SessionID(host.SessionName(ctx, rc.ContextID)),
+		session:   sid,
 		principal: principal,
 		stopLease: stopLease,
 		box:       mailbox{wake: make(chan struct{}, 1)},
