@@ -162,6 +162,12 @@
 // approval is an interrupt: a CUSTOM event named
 // "agcore.approval_required" with {id, toolCallId, tool, arguments}; the
 // run waits until the client decides it through POST /v1/approvals/{id}.
+// (A CUSTOM event because the AG-UI client agcore is tested with,
+// @ag-ui/client 0.0.42, defines no interrupt: its RUN_FINISHED has no
+// outcome and its RunAgentInput no resume, and it strips unknown fields.
+// AG-UI's later interrupt lifecycle ends the run with RUN_FINISHED
+// outcome {type: "interrupt", interrupts} and resumes in the next run's
+// input; agcore's run waits instead, the call in flight.)
 // The thread is a session of the principal's (host.SessionName, as a
 // Responses conversation): a stored thread takes only the messages after
 // the last assistant message of the input (the client sends its whole
