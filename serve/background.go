@@ -80,7 +80,9 @@ type BackgroundTurn struct {
 }
 
 // InProcess is the default Runner: each turn on a goroutine of this
-// process. A turn ends failed when its process dies (see
+// process. (Without a Runner set, a turn whose client streams it runs on
+// the goroutine of that client's request instead, which waits for it
+// anyway; the client leaving does not end it.) A turn ends failed when its process dies (see
 // Options.MaxBackground's lease); Handler.Drain waits for the turns in
 // progress like for any other.
 type InProcess struct{}
@@ -188,8 +190,9 @@ func (h *Handler) startBackground(r *http.Request, a host.Agent, msgs []llm.Mess
 	h.mu.Unlock()
 
 	s := &respSink{obj: obj, open: -1, log: w, attached: attached}
-	_ = s.emit("response.created", map[string]any{"response": obj})
-	_ = s.emit("response.in_progress", map[string]any{"response": obj})
+	// The response as the record has it, not encoded again.
+	_ = s.emit("response.created", map[string]any{"response": json.RawMessage(body)})
+	_ = s.emit("response.in_progress", map[string]any{"response": json.RawMessage(body)})
 
 	h.bgMu.Lock()
 	if h.bgRuns == nil {
@@ -217,6 +220,14 @@ func (h *Handler) startBackground(r *http.Request, a host.Agent, msgs []llm.Mess
 	}
 	runner := h.opts.Runner
 	if runner == nil {
+		if attached != nil {
+			// The client that asked for the turn's stream waits for it on
+			// this goroutine: the turn runs here, sparing two hand-overs
+			// between goroutines; its context is not the request's, so the
+			// client leaving does not end it (the handler returns at its end).
+			turn.Run(tctx)
+			return body, nil
+		}
 		runner = InProcess{}
 	}
 	if err := runner.Start(tctx, turn); err != nil {

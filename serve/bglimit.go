@@ -17,8 +17,9 @@ import (
 // two processes admitting turns at the same moment never both take one,
 // renewed compare-and-swap with the turn's lease, and deleted (its version
 // named) at the turn's end. A process that died leaves its slots to
-// expire with their lease. Listing the principal's slots first only
-// spares the creates that would fail; the creates decide.
+// expire with their lease. A turn tries a random slot first (one write
+// while few turns run), then lists the principal's slots to try only the
+// free ones; the creates decide.
 
 // bgSlot is a claimed background slot.
 type bgSlot struct {
@@ -34,30 +35,40 @@ var errNoBackgroundSlot = errors.New("serve: every background slot of the princi
 // response id: errNoBackgroundSlot when all are held.
 func claimBackground(ctx context.Context, recs session.Records, principal, id string, n int) (*bgSlot, error) {
 	prefix := principal + "/"
-	live, err := recs.ListRecords(ctx, backgroundNamespace, prefix)
-	if err != nil {
-		return nil, err
-	}
-	held := make(map[string]bool, len(live))
-	for _, r := range live {
-		held[r.Key] = true
-	}
-	// The free slots, from a random one on: processes admitting turns at
-	// once mostly try different ones.
+	// A random slot first: with few turns running it is free, one write.
 	start := rand.IntN(n)
-	for i := range n {
-		key := prefix + strconv.Itoa((start+i)%n)
-		if held[key] {
-			continue
-		}
+	create := func(key string) (*bgSlot, error) {
 		rec, err := recs.CreateRecord(ctx, backgroundNamespace, session.Record{Key: key, Value: []byte(id), Expires: time.Now().Add(slotLease)})
-		if errors.Is(err, session.ErrExists) {
-			continue // another turn took it meanwhile
-		}
 		if err != nil {
 			return nil, err
 		}
 		return &bgSlot{recs: recs, key: key, version: rec.Version}, nil
+	}
+	first := prefix + strconv.Itoa(start)
+	if s, err := create(first); !errors.Is(err, session.ErrExists) {
+		return s, err
+	}
+	live, err := recs.ListRecords(ctx, backgroundNamespace, prefix)
+	if err != nil {
+		return nil, err
+	}
+	held := make(map[string]bool, len(live)+1)
+	held[first] = true
+	for _, r := range live {
+		held[r.Key] = true
+	}
+	// Then the free ones, from there on: processes admitting turns at
+	// once mostly try different ones.
+	for i := 1; i < n; i++ {
+		key := prefix + strconv.Itoa((start+i)%n)
+		if held[key] {
+			continue
+		}
+		s, err := create(key)
+		if errors.Is(err, session.ErrExists) {
+			continue // another turn took it meanwhile
+		}
+		return s, err
 	}
 	return nil, errNoBackgroundSlot
 }
