@@ -59,8 +59,8 @@ func respTurn(client *http.Client, url string, background bool) error {
 // BenchmarkBackgroundStreamCPU compares the process CPU time of a
 // streamed Responses turn run in the background (its events through the
 // event log, batched into the store) with the same turn in the
-// foreground, alternating them over one server and one memory store; the
-// foreground turn is the floor. It reports both, their ratio (the target
+// foreground, alternating blocks of each over one server and one memory
+// store; the foreground turn is the floor. It reports both, their ratio (the target
 // is at most 1.10), and the event log's records written per background
 // turn (one per 50 ms plus the final one: a turn this short writes one),
 // for an answer of 10 deltas (the fixed cost of a background turn
