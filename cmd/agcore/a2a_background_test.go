@@ -93,7 +93,9 @@ func (h *webhook) seen() []string {
 // and the turn runs on; push configs are set, got, listed and deleted
 // through B; webhooks on private and link-local addresses are refused; the
 // task is resubscribed on B to its end; every change of its state reaches
-// the local webhook (allowed with --a2a-push-allow-host) with its token;
+// the local webhook (allowed with --a2a-push-allow-host) with its token,
+// and the end of the task running on A reaches a config set through B,
+// once;
 // tasks/cancel through B stops a turn running on A (its model call
 // closes); and A is SIGKILLed mid-turn: resubscribed on B, the task ends
 // failed once A's lease passed.
@@ -184,17 +186,31 @@ func TestServeA2ABackground(t *testing.T) {
 						mine = append(mine, g)
 					}
 				}
-				if len(mine) > 0 && strings.HasSuffix(mine[len(mine)-1], " completed") {
+				if slices.Contains(mine, "tok-1 "+task+" completed") {
 					break
 				}
 				if time.Now().After(deadline) {
 					t.Fatalf("the webhook got %q", hook.seen())
 				}
 			}
-			for _, g := range mine {
-				if !strings.HasPrefix(g, "tok-1 ") {
+			// And the config set through B reached the webhook from A, once
+			// for the task's end.
+			for deadline := time.Now().Add(30 * time.Second); !slices.Contains(hook.seen(), "tok-3 "+task+" completed"); time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the config set through B got nothing of the end: %q", hook.seen())
+				}
+			}
+			ends := 0
+			for _, g := range hook.seen() {
+				switch {
+				case g == "tok-3 "+task+" completed":
+					ends++
+				case strings.Contains(g, task) && !strings.HasPrefix(g, "tok-1 ") && !strings.HasPrefix(g, "tok-3 "):
 					t.Errorf("a notification with another token: %q", g)
 				}
+			}
+			if ends != 1 || r["kept"] != "kept" {
+				t.Errorf("the config set through B (%v) got the end %d times", r["kept"], ends)
 			}
 			if !slices.ContainsFunc(mine, func(s string) bool { return strings.HasSuffix(s, " working") }) {
 				t.Errorf("no working notification: %q", mine)

@@ -9,7 +9,8 @@
 // local webhook's URL), AGCORE_RELEASE (a URL whose POST lets the fake
 // provider's "slow" answer go on), MODE:
 //   run    a non-blocking message/send on A with a push config; push
-//          configs set, got, listed and deleted on B; resubscribed on B to
+//          configs set, got, listed and deleted on B, and one set on B
+//          and kept; resubscribed on B to
 //          the end; tasks/get on B; refused webhook URLs; a task running
 //          on A cancelled through B
 //   start  a non-blocking message/send on A of a turn that never ends:
@@ -55,6 +56,8 @@ switch (process.env.MODE) {
     out.listed = (await b.listTaskPushNotificationConfig({ id })).length;
     await b.deleteTaskPushNotificationConfig({ id, pushNotificationConfigId: 'second' });
     out.listedAfterDelete = (await b.listTaskPushNotificationConfig({ id })).length;
+    // A config set through B, kept: the turn running on A notifies it too.
+    out.kept = (await b.setTaskPushNotificationConfig({ taskId: id, pushNotificationConfig: { id: 'kept', url: process.env.AGCORE_WEBHOOK, token: 'tok-3' } })).pushNotificationConfig.id;
     out.refused = {
       private: await caught(() => b.setTaskPushNotificationConfig({ taskId: id, pushNotificationConfig: { url: 'http://10.0.0.7/hook' } })),
       metadata: await caught(() => b.setTaskPushNotificationConfig({ taskId: id, pushNotificationConfig: { url: 'http://169.254.169.254/latest' } })),
