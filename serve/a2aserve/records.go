@@ -26,6 +26,8 @@ import (
 //	agcore.a2a.cancel/AGENT/TASK a cancellation asked through another process,
 //	                             read by the running one every storePoll
 //	agcore.a2a.push/AGENT/TASK/CONFIG  a push notification config (push.go)
+//	agcore.a2a.pushed/TASK/CONFIG/STATE@TIME  a notification claimed by the
+//	                             process sending it, for an hour (push.go)
 //
 // A task that is not over (submitted, working, input-required) while no
 // process holds its run's lease has lost its turn with the process that
