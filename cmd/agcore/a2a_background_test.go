@@ -96,8 +96,9 @@ func (h *webhook) seen() []string {
 // the local webhook (allowed with --a2a-push-allow-host) with its token,
 // and the end of the task running on A reaches a config set through B,
 // once;
-// tasks/cancel through B stops a turn running on A (its model call
-// closes); and A is SIGKILLed mid-turn: resubscribed on B, the task ends
+// a message on B whose referenceTaskIds names the task starts a new
+// context holding the task's conversation; tasks/cancel through B stops a
+// turn running on A (its model call closes); and A is SIGKILLed mid-turn: resubscribed on B, the task ends
 // failed once A's lease passed.
 func TestServeA2ABackground(t *testing.T) {
 	t.Parallel()
@@ -165,6 +166,9 @@ func TestServeA2ABackground(t *testing.T) {
 			}
 			if f := r["final"].(map[string]any); f["state"] != "completed" || f["answer"] != "once upon a time a turn outlived its connection" {
 				t.Fatalf("tasks/get on B: %v", f)
+			}
+			if f := r["fork"].(map[string]any); f["state"] != "completed" || f["newContext"] != true || f["answer"] != "history: slow story | history please" {
+				t.Fatalf("a new context from the task, on B: %v", f)
 			}
 			if r["cancelled"] != "canceled" {
 				t.Fatalf("tasks/cancel through B: %v", r["cancelled"])

@@ -39,12 +39,17 @@ func backgroundProvider(t *testing.T) *httptest.Server {
 			return
 		}
 		last := ""
+		var users []string
 		for _, m := range req.Messages {
 			if m.Role == "user" {
 				last = contentText(m.Content)
+				users = append(users, last)
 			}
 		}
 		switch {
+		case strings.HasPrefix(last, "history"):
+			// The user messages the turn saw: its conversation's history.
+			openaiReply(turn{text: "history: " + strings.Join(users, " | "), in: 10, out: 3})(w, r)
 		case strings.HasPrefix(last, "slow"):
 			openaiReply(turn{text: "once upon a time a turn outlived its connection", gate: gate, in: 10, out: 9})(w, r)
 		case strings.HasPrefix(last, "hang"):

@@ -12,7 +12,8 @@
 //          configs set, got, listed and deleted on B, and one set on B
 //          and kept; resubscribed on B to
 //          the end; tasks/get on B; refused webhook URLs; a task running
-//          on A cancelled through B
+//          on A cancelled through B; a new context from the task (a
+//          message on B whose referenceTaskIds names it)
 //   start  a non-blocking message/send on A of a turn that never ends:
 //          prints its task id (the test then kills A)
 //   lost   resubscribes to TASK_ID on B and prints the last state
@@ -71,6 +72,14 @@ switch (process.env.MODE) {
     out.resubscribed = states;
     const done = await b.getTask({ id });
     out.final = { state: state(done), answer: (done.artifacts ?? []).flatMap((x) => x.parts).map((p) => p.text ?? '').join('') };
+
+    // A new context from the task: its conversation up to the task, on B.
+    const fork = await b.sendMessage({ message: { ...message('history please'), referenceTaskIds: [id] } });
+    out.fork = {
+      state: state(fork),
+      newContext: fork.contextId !== done.contextId,
+      answer: (fork.artifacts ?? []).flatMap((x) => x.parts).map((p) => p.text ?? '').join(''),
+    };
 
     const hang = await a.sendMessage({ message: message('hang on'), configuration: { blocking: false } });
     const cancelled = await b.cancelTask({ id: hang.id });
