@@ -60,18 +60,23 @@ const (
 const margin = "  "
 
 // Render renders md.
-func (m *Markdown) Render(md string) string {
+func (m *Markdown) Render(md string) string { return m.render(md, false) }
+
+// render renders md; with lines, a soft line break is kept as a line
+// break (a streamed block's lines stay as they were written).
+func (m *Markdown) render(md string, lines bool) string {
 	src := []byte(md)
 	doc := m.md.Parser().Parse(text.NewReader(src))
-	r := &mdRenderer{m: m, src: src}
+	r := &mdRenderer{m: m, src: src, hard: lines}
 	r.blocks(doc, margin, margin)
 	return strings.Trim(r.out.String(), "\n") + "\n"
 }
 
 type mdRenderer struct {
-	m   *Markdown
-	src []byte
-	out strings.Builder
+	m    *Markdown
+	src  []byte
+	hard bool // soft line breaks are line breaks
+	out  strings.Builder
 }
 
 // style wraps s in an SGR sequence (nothing when plain).
@@ -184,7 +189,7 @@ func (r *mdRenderer) inlines(n ast.Node, sgr string) []span {
 			switch c := c.(type) {
 			case *ast.Text:
 				out = append(out, span{string(c.Segment.Value(r.src)), sgr})
-				if c.HardLineBreak() {
+				if c.HardLineBreak() || (c.SoftLineBreak() && r.hard) {
 					out = append(out, span{"\n", ""})
 				} else if c.SoftLineBreak() {
 					out = append(out, span{" ", sgr})
@@ -413,52 +418,113 @@ func (r *mdRenderer) code(lang string, lines *text.Segments, first, rest string)
 	}
 }
 
-// mdStream holds the streamed text of an answer until it makes whole
-// blocks: text up to a blank line outside a fenced code block can be
-// rendered on its own, so an answer appears a paragraph at a time.
+// mdStream renders a streamed answer a line at a time: each line is
+// rendered as soon as it is complete (its newline arrived), so an answer
+// appears on a terminal as fast as the model writes its lines, not a
+// paragraph at a time. The text of the current block (up to a blank line
+// outside a fenced code block) is rendered again with each new line and
+// only the rendered lines not written yet are written; inside a block, a
+// soft line break is kept as a line break so that what was written never
+// has to change (a paragraph's lines are not joined and re-wrapped).
+//
+// The trade-offs, which --raw avoids: a table is held until its block
+// ends (its columns are as wide as its widest cell, known only then); a
+// line that a later line turns into something else (a setext heading's
+// text before its underline, emphasis opened on one line and closed on the
+// next) stays as it was first written; the incomplete last line is shown
+// only once it ends (or the answer does).
 type mdStream struct {
-	pending strings.Builder
+	m       *Markdown
+	partial strings.Builder // the line not complete yet
+	block   strings.Builder // the complete lines of the current block
+	emitted int             // rendered lines of the block already written
+	inFence bool            // the block is inside a fenced code block
+	hold    bool            // the block has a table: written when it ends
+	wrote   bool            // a block was written since the last flush
 }
 
-// add appends a delta and returns the whole blocks now complete ("" if
+// add appends a delta and returns the rendered lines it completed ("" if
 // none).
 func (s *mdStream) add(delta string) string {
-	s.pending.WriteString(delta)
-	text := s.pending.String()
-	cut := lastBlockEnd(text)
-	if cut <= 0 {
+	var out strings.Builder
+	for delta != "" {
+		i := strings.IndexByte(delta, '\n')
+		if i < 0 {
+			s.partial.WriteString(delta)
+			break
+		}
+		s.partial.WriteString(delta[:i+1])
+		delta = delta[i+1:]
+		line := s.partial.String()
+		s.partial.Reset()
+		out.WriteString(s.line(line))
+	}
+	return out.String()
+}
+
+// line takes one complete line and returns what it lets be written.
+func (s *mdStream) line(line string) string {
+	t := strings.TrimSpace(line)
+	fence := strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")
+	if fence {
+		s.inFence = !s.inFence
+	}
+	if !fence && !s.inFence && t == "" {
+		out := s.render(true)
+		s.block.Reset()
+		s.emitted, s.hold = 0, false
+		return out
+	}
+	s.block.WriteString(line)
+	if !s.inFence && strings.HasPrefix(t, "|") {
+		s.hold = true
+	}
+	if s.hold {
 		return ""
 	}
-	s.pending.Reset()
-	s.pending.WriteString(text[cut:])
-	return text[:cut]
+	return s.render(false)
 }
 
-// flush returns what is left.
-func (s *mdStream) flush() string {
-	text := s.pending.String()
-	s.pending.Reset()
-	return text
-}
-
-// lastBlockEnd is the end of the last blank line of text that is not
-// inside a fenced code block, or 0.
-func lastBlockEnd(text string) int {
-	end, inFence, pos := 0, false, 0
-	lines := strings.SplitAfter(text, "\n")
-	for i, line := range lines {
-		pos += len(line)
-		if !strings.HasSuffix(line, "\n") {
-			break // the line is not complete yet
-		}
-		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
-			inFence = !inFence
-			continue
-		}
-		if !inFence && t == "" && i > 0 {
-			end = pos
-		}
+// render renders the current block and returns its lines not written
+// yet; final says the block has ended.
+func (s *mdStream) render(final bool) string {
+	src := s.block.String()
+	if strings.TrimSpace(src) == "" || (s.hold && !final) {
+		return ""
 	}
-	return end
+	lines := strings.SplitAfter(s.m.render(src, true), "\n")
+	if n := len(lines); n > 0 && lines[n-1] == "" {
+		lines = lines[:n-1]
+	}
+	// An empty last line (a code block's fence, no code yet) may be the
+	// margin of what the next line brings.
+	for !final && len(lines) > 0 && visibleLen(strings.TrimSpace(lines[len(lines)-1])) == 0 {
+		lines = lines[:len(lines)-1]
+	}
+	if s.emitted >= len(lines) {
+		return ""
+	}
+	var out strings.Builder
+	if s.emitted == 0 && s.wrote {
+		out.WriteString("\n") // the empty line between blocks
+	}
+	for _, l := range lines[s.emitted:] {
+		out.WriteString(l)
+	}
+	s.emitted, s.wrote = len(lines), true
+	return out.String()
+}
+
+// flush returns the rest rendered: the incomplete last line and the
+// block held back. The next block starts afresh (no empty line before
+// it), as after a tool call.
+func (s *mdStream) flush() string {
+	if s.partial.Len() > 0 {
+		s.block.WriteString(s.partial.String())
+		s.partial.Reset()
+	}
+	out := s.render(true)
+	s.block.Reset()
+	s.emitted, s.hold, s.inFence, s.wrote = 0, false, false, false
+	return out
 }

@@ -184,22 +184,46 @@ func (s *syncBuilder) String() string {
 	return s.b.String()
 }
 
-func TestMarkdownStreamsWholeBlocks(t *testing.T) {
-	var s mdStream
-	var got []string
-	for _, d := range []string{"# Ti", "tle\n", "\nPara", "graph one.\n\n```go\nx := 1\n\n", "y := 2\n```\n", "\nLast"} {
-		if b := s.add(d); b != "" {
-			got = append(got, b)
-		}
-	}
-	got = append(got, s.flush())
-	want := []string{"# Title\n\n", "Paragraph one.\n\n", "```go\nx := 1\n\ny := 2\n```\n\n", "Last"}
-	if strings.Join(got, "|") != strings.Join(want, "|") {
-		t.Errorf("blocks = %q\nwant     %q", got, want)
-	}
+// A streamed answer is rendered a line at a time: each delta gives the
+// rendered lines it completed, a table waits for its block's end, and the
+// lines written never change.
+func TestMarkdownStreamsLineByLine(t *testing.T) {
 	md, err := NewMarkdown(80, true)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		deltas []string
+		want   []string // what each delta gives, then the flush
+	}{
+		{"heading and paragraph lines",
+			[]string{"# Ti", "tle\n", "\nPara", "graph one.\nLine two", ".\n", "\nLast"},
+			[]string{"", "  Title\n", "", "\n  Paragraph one.\n", "  Line two.\n", "", "\n  Last\n"}},
+		{"a code block line by line, its empty lines kept",
+			[]string{"```go\n", "x := 1\n", "\n", "y := 2\n", "```\n", "\n"},
+			[]string{"", "    x := 1\n", "", "    \n    y := 2\n", "", "", ""}},
+		{"list items as they end",
+			[]string{"- one\n", "- two\n", "- thr", "ee\n"},
+			[]string{"  • one\n", "  • two\n", "", "  • three\n", ""}},
+		{"a table once whole",
+			[]string{"| a | b |\n", "|---|---|\n", "| 1 | 2 |\n", "\nAfter\n"},
+			[]string{"", "", "", "  a │ b\n  ──┼──\n  1 │ 2\n\n  After\n", ""}},
+		{"a table at the end",
+			[]string{"| a |\n|---|\n| 1 |"},
+			[]string{"", "  a\n  ─\n  1\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := mdStream{m: md}
+			var got []string
+			for _, d := range tc.deltas {
+				got = append(got, s.add(d))
+			}
+			got = append(got, s.flush())
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("rendered = %q\nwant       %q", got, tc.want)
+			}
+		})
 	}
 	if out := md.Render("Some **bold** text"); strings.Contains(out, "**") || !strings.Contains(out, "bold") {
 		t.Errorf("Render = %q", out)
