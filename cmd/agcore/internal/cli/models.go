@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -109,7 +110,11 @@ func (a *app) models(cmd *cobra.Command, args []string) error {
 			return err
 		}
 	} else {
-		a.printModels(known, aliases, askedURL, served, askErr)
+		out := bufio.NewWriterSize(a.env.Stdout, 64<<10) // one write, not one per cell
+		printModels(out, known, aliases, askedURL, served, askErr)
+		if err := out.Flush(); err != nil {
+			return err
+		}
 	}
 	if askErr != nil {
 		return exit(ExitFailed, "asking %s for its models: %v", askedURL, askErr)
@@ -119,8 +124,8 @@ func (a *app) models(cmd *cobra.Command, args []string) error {
 
 func isLocal(kind string) bool { return kind == "ollama" || kind == "vllm" || kind == "compatible" }
 
-func (a *app) printModels(known []modelJSON, aliases map[string]string, askedURL string, served []string, askErr error) {
-	tw := tabwriter.NewWriter(a.env.Stdout, 0, 0, 2, ' ', 0)
+func printModels(w io.Writer, known []modelJSON, aliases map[string]string, askedURL string, served []string, askErr error) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "MODEL\tPROVIDER\tWINDOW\tMAX OUTPUT\tPRICE IN / OUT (per 1M tokens)")
 	for _, m := range known {
 		price := "-"
@@ -130,8 +135,8 @@ func (a *app) printModels(known []modelJSON, aliases map[string]string, askedURL
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Name, m.Provider, render.Thousands(m.ContextWindow), render.Thousands(m.MaxOutputTokens), price)
 	}
 	tw.Flush()
-	fmt.Fprintln(a.env.Stdout, "\nAliases (-m NAME):")
-	tw = tabwriter.NewWriter(a.env.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "\nAliases (-m NAME):")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, name := range config.SortedAliases(aliases) {
 		fmt.Fprintf(tw, "  %s\t%s\n", name, aliases[name])
 	}
@@ -139,12 +144,12 @@ func (a *app) printModels(known []modelJSON, aliases map[string]string, askedURL
 	if askedURL == "" || askErr != nil {
 		return
 	}
-	fmt.Fprintf(a.env.Stdout, "\nServed by %s:\n", askedURL)
+	fmt.Fprintf(w, "\nServed by %s:\n", askedURL)
 	if len(served) == 0 {
-		fmt.Fprintln(a.env.Stdout, "  (none)")
+		fmt.Fprintln(w, "  (none)")
 	}
 	for _, id := range served {
-		fmt.Fprintln(a.env.Stdout, "  "+id)
+		fmt.Fprintln(w, "  "+id)
 	}
 }
 
