@@ -72,19 +72,20 @@ func TestModelsAsksTheServerAtBaseURL(t *testing.T) {
 		name string
 		env  map[string]string
 		args []string
+		path string // added to the fake's URL: the --base-url
 		want asked
 		body string
 	}{
-		{"no provider, no key", nil, nil,
+		{"no provider, no key", nil, nil, "/v1",
 			asked{path: "/v1/models"}, `{"object":"list","data":[{"id":"served-a"},{"id":"served-b"}]}`},
-		{"a key of another API only", map[string]string{"ANTHROPIC_API_KEY": "sk-ant-secret"}, nil,
+		{"a key of another API only", map[string]string{"ANTHROPIC_API_KEY": "sk-ant-secret"}, nil, "/v1",
 			asked{path: "/v1/models"}, `{"object":"list","data":[{"id":"served-a"},{"id":"served-b"}]}`},
-		{"an OpenAI key", map[string]string{"OPENAI_API_KEY": "sk-openai"}, nil,
+		{"an OpenAI key", map[string]string{"OPENAI_API_KEY": "sk-openai"}, nil, "/v1",
 			asked{path: "/v1/models", auth: "Bearer sk-openai"}, `{"object":"list","data":[{"id":"served-a"},{"id":"served-b"}]}`},
-		{"--provider anthropic", map[string]string{"ANTHROPIC_API_KEY": "sk-ant"}, []string{"--provider", "anthropic"},
+		{"--provider anthropic", map[string]string{"ANTHROPIC_API_KEY": "sk-ant"}, []string{"--provider", "anthropic"}, "",
 			asked{path: "/v1/models", apiKey: "sk-ant", version: "2023-06-01"}, `{"data":[{"type":"model","id":"served-a"},{"type":"model","id":"served-b"}],"has_more":false}`},
-		{"--provider gemini", map[string]string{"GEMINI_API_KEY": "g-key"}, []string{"--provider", "gemini"},
-			asked{path: "/v1/models", goog: "g-key"}, `{"models":[{"name":"models/served-a"},{"name":"models/served-b"}]}`},
+		{"--provider gemini", map[string]string{"GEMINI_API_KEY": "g-key"}, []string{"--provider", "gemini"}, "",
+			asked{path: "/v1beta/models", goog: "g-key"}, `{"models":[{"name":"models/served-a"},{"name":"models/served-b"}]}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -101,7 +102,7 @@ func TestModelsAsksTheServerAtBaseURL(t *testing.T) {
 			for k, v := range tc.env {
 				c.env[k] = v
 			}
-			r := c.ok(append([]string{"models", "--base-url", srv.URL + "/v1"}, tc.args...)...)
+			r := c.ok(append([]string{"models", "--base-url", srv.URL + tc.path}, tc.args...)...)
 			select {
 			case a := <-got:
 				if a != tc.want {
@@ -110,7 +111,7 @@ func TestModelsAsksTheServerAtBaseURL(t *testing.T) {
 			default:
 				t.Fatalf("the server at --base-url was not asked; stdout:\n%s", r.stdout)
 			}
-			if !strings.Contains(r.stdout, "Served by "+srv.URL+"/v1:\n  served-a\n  served-b\n") {
+			if !strings.Contains(r.stdout, "Served by "+srv.URL+tc.path+":\n  served-a\n  served-b\n") {
 				t.Errorf("the served models are not listed:\n%s", r.stdout)
 			}
 		})

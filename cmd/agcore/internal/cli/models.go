@@ -38,8 +38,8 @@ built-in ones and the config file's "aliases".
 
 With a server named (--base-url, or --provider ollama, vllm or compatible),
 it also asks the server which models it serves (GET {base}/models, the
-OpenAI-compatible listing; Anthropic's and Gemini's own with --provider
-anthropic or gemini) and lists them. --base-url alone asks the server as an
+OpenAI-compatible listing; with --provider anthropic or gemini their own,
+{base}/v1/models and {base}/v1beta/models) and lists them. --base-url alone asks the server as an
 OpenAI-compatible one, with no key unless the provider is OpenAI-compatible.`,
 		Example: `  agcore models
   agcore models claude
@@ -188,9 +188,9 @@ func modelServer(cmd *cobra.Command, s *config.Settings) (modelsQuery, bool) {
 	return modelsQuery{}, false
 }
 
-// serverModels asks a server which models it serves: GET {base}/models,
-// the OpenAI-compatible listing (Anthropic's has the same shape; Gemini's
-// lists names under "models").
+// serverModels asks a server which models it serves: the OpenAI-compatible
+// listing (Anthropic's has the same shape; Gemini's lists names under
+// "models").
 func serverModels(ctx context.Context, q modelsQuery) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, serverModelsTimeout)
 	defer cancel()
@@ -198,7 +198,17 @@ func serverModels(ctx context.Context, q modelsQuery) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	u.Path = strings.TrimRight(u.Path, "/") + "/models"
+	// Where each API lists its models, as its requests go: OpenAI-style
+	// {base}/models (the base ends in /v1), Anthropic's {base}/v1/models,
+	// Gemini's {base}/v1beta/models.
+	suffix := "/models"
+	switch q.wire {
+	case registry.WireAnthropic:
+		suffix = "/v1/models"
+	case registry.WireGemini:
+		suffix = "/v1beta/models"
+	}
+	u.Path = strings.TrimRight(u.Path, "/") + suffix
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, err
