@@ -37,7 +37,7 @@ func TestOtelRefusedCollectorCostsNothingAtExit(t *testing.T) {
 			if took > 1500*time.Millisecond {
 				t.Errorf("agcore took %s to run and exit with a collector refusing the connection (the flush waits for it)", took.Round(time.Millisecond))
 			}
-			if strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "agcore: telemetry export failed: ") || !strings.Contains(r.stderr, "refused") {
+			if strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "agcore: telemetry export failed: ") || !strings.Contains(r.stderr, "the collector at 127.0.0.1:") || !strings.Contains(r.stderr, " refused the connection\n") {
 				t.Errorf("stderr is not one line saying the collector refused the connection:\n%s", r.stderr)
 			}
 			if !strings.Contains(r.stdout, `"type":"done"`) {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -268,7 +269,16 @@ func exportFailure(errs []error) string {
 			continue
 		}
 		msg := strings.Join(strings.Fields(err.Error()), " ")
-		if errors.Is(err, context.DeadlineExceeded) {
+		var ue *url.Error
+		switch {
+		case errors.Is(err, syscall.ECONNREFUSED) && errors.As(err, &ue):
+			// Both signals' exports say the same: one message.
+			host := ue.URL
+			if u, perr := url.Parse(ue.URL); perr == nil {
+				host = u.Host
+			}
+			msg = fmt.Sprintf("the collector at %s refused the connection", host)
+		case errors.Is(err, context.DeadlineExceeded):
 			msg = fmt.Sprintf("the collector did not answer within %s", otelFlushTimeout)
 		}
 		if !slices.Contains(msgs, msg) {
