@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/llm"
@@ -155,11 +156,24 @@ func TestSubAgentCancelled(t *testing.T) {
 		cancel()
 		seen = sub.Err()
 		if seen == nil {
-			return nil, errors.New("the sub-agent's call was not cancelled with the caller's run")
+			// Not retried (no backoff): the test fails at once.
+			return nil, &llm.Error{Kind: llm.KindInvalidRequest, Message: "the sub-agent's call was not cancelled with the caller's run"}
 		}
 		return nil, seen
 	}))
-	_, err := parent.Run(ctx, []llm.Message{llm.UserText("q")}, nil)
+	ran := make(chan error, 1)
+	go func() {
+		_, err := parent.Run(ctx, []llm.Message{llm.UserText("q")}, nil)
+		ran <- err
+	}()
+	// A run that does not end soon after its cancellation fails the test
+	// now, not at the test binary's timeout.
+	var err error
+	select {
+	case err = <-ran:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the run did not end within 5 s of its cancellation")
+	}
 	if !errors.Is(seen, context.Canceled) {
 		t.Errorf("the sub-agent's model call saw %v after the caller was cancelled, want context.Canceled", seen)
 	}

@@ -218,8 +218,11 @@ func TestStreamRetryOnlyBeforeContent(t *testing.T) {
 				}
 			}
 			got, err := asm.Finish()
-			if err != nil || got.Message.Text() != "fresh" || starts != 1 {
-				t.Errorf("assembled %q (%v) from %d message starts", got.Message.Text(), err, starts)
+			if err != nil {
+				t.Fatalf("assembling: %v (%d message starts)", err, starts) // got is nil
+			}
+			if got.Message.Text() != "fresh" || starts != 1 {
+				t.Errorf("assembled %q from %d message starts", got.Message.Text(), starts)
 			}
 		})
 	}

@@ -1,7 +1,9 @@
 package serve_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -111,33 +113,51 @@ func TestQuotaAcrossReplicas(t *testing.T) {
 			for i := range 8 {
 				wg.Add(1)
 				go func() {
+					// Not the test's goroutine: no t.Fatal (nor helpers that
+					// call it) and no assertion that can panic here.
 					defer wg.Done()
 					e := replicas[i%2]
-					resp := e.do("POST", "/v1/responses", map[string]any{"model": "loop", "input": "loop", "conversation": fmt.Sprint("c", i)},
-						"Authorization: Bearer s3cret-a")
+					data, _ := json.Marshal(map[string]any{"model": "loop", "input": "loop", "conversation": fmt.Sprint("c", i)})
+					req, _ := http.NewRequest("POST", e.srv.URL+"/v1/responses", bytes.NewReader(data))
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set("Authorization", "Bearer s3cret-a")
+					resp, err := e.srv.Client().Do(req)
+					if err != nil {
+						t.Errorf("turn %d: %v", i, err)
+						return
+					}
+					var got map[string]any
+					err = json.NewDecoder(resp.Body).Decode(&got)
+					resp.Body.Close()
+					if err != nil {
+						t.Errorf("turn %d: status %d: body is not JSON: %v", i, resp.StatusCode, err)
+						return
+					}
 					if resp.StatusCode == http.StatusTooManyRequests {
-						code, typ := errCode(t, resp)
-						if code != "budget_exceeded" || typ != "insufficient_quota" {
-							t.Errorf("429 %s %s", code, typ)
+						apiErr, _ := got["error"].(map[string]any)
+						if apiErr["code"] != "budget_exceeded" || apiErr["type"] != "insufficient_quota" {
+							t.Errorf("429 %v", got)
 						}
 						mu.Lock()
 						refused++
 						mu.Unlock()
 						return
 					}
-					got := decode(t, resp)
 					details, _ := got["incomplete_details"].(map[string]any)
 					if resp.StatusCode != 200 || got["status"] != "incomplete" || details["reason"] != "budget" {
 						t.Errorf("turn %d: %d %v", i, resp.StatusCode, got)
 						return
 					}
-					usage := got["usage"].(map[string]any)
-					left, _ := usage["budget"].(map[string]any)["principal"].(map[string]any)
-					if _, ok := left["tokens"]; !ok {
-						t.Errorf("usage %v: want what is left of the principal's quota", usage)
+					usage, _ := got["usage"].(map[string]any)
+					budget, _ := usage["budget"].(map[string]any)
+					left, _ := budget["principal"].(map[string]any)
+					total, ok := usage["total_tokens"].(float64)
+					if _, has := left["tokens"]; !has || !ok {
+						t.Errorf("usage %v: want the total and what is left of the principal's quota", usage)
+						return
 					}
 					mu.Lock()
-					spent += int(usage["total_tokens"].(float64))
+					spent += int(total)
 					cut++
 					mu.Unlock()
 				}()

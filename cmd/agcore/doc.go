@@ -99,7 +99,8 @@
 // # Output
 //
 // In text mode the answer streams on stdout and nothing else goes there
-// (rendered as Markdown, code highlighted, when stdout is a terminal);
+// (rendered as Markdown, code highlighted, when stdout is a terminal: a
+// line at a time, each as soon as it is complete, a table once whole);
 // tool calls and results (one line each), thinking (dimmed), retries, the
 // usage line (input / cached / output tokens, cost, duration) and errors go
 // to stderr, with a spinner when stderr is a terminal. With --json, stdout

@@ -60,3 +60,60 @@ func TestModelsCommand(t *testing.T) {
 		t.Errorf("an unreachable server: exit %d, %q", r.code, r.stderr)
 	}
 }
+
+// agcore models --base-url URL asks that server for its models, whatever
+// provider the environment picks: as an OpenAI-compatible server when the
+// provider was not named (no key sent that was meant for another API), in
+// the named provider's own API otherwise.
+func TestModelsAsksTheServerAtBaseURL(t *testing.T) {
+	t.Parallel()
+	type asked struct{ path, auth, apiKey, version, goog string }
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		path string // added to the fake's URL: the --base-url
+		want asked
+		body string
+	}{
+		{"no provider, no key", nil, nil, "/v1",
+			asked{path: "/v1/models"}, `{"object":"list","data":[{"id":"served-a"},{"id":"served-b"}]}`},
+		{"a key of another API only", map[string]string{"ANTHROPIC_API_KEY": "sk-ant-secret"}, nil, "/v1",
+			asked{path: "/v1/models"}, `{"object":"list","data":[{"id":"served-a"},{"id":"served-b"}]}`},
+		{"an OpenAI key", map[string]string{"OPENAI_API_KEY": "sk-openai"}, nil, "/v1",
+			asked{path: "/v1/models", auth: "Bearer sk-openai"}, `{"object":"list","data":[{"id":"served-a"},{"id":"served-b"}]}`},
+		{"--provider anthropic", map[string]string{"ANTHROPIC_API_KEY": "sk-ant"}, []string{"--provider", "anthropic"}, "",
+			asked{path: "/v1/models", apiKey: "sk-ant", version: "2023-06-01"}, `{"data":[{"type":"model","id":"served-a"},{"type":"model","id":"served-b"}],"has_more":false}`},
+		{"--provider gemini", map[string]string{"GEMINI_API_KEY": "g-key"}, []string{"--provider", "gemini"}, "",
+			asked{path: "/v1beta/models", goog: "g-key"}, `{"models":[{"name":"models/served-a"},{"name":"models/served-b"}]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := make(chan asked, 1)
+			srv := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+				if r.Method != http.MethodGet {
+					t.Errorf("asked with %s", r.Method)
+				}
+				got <- asked{r.URL.Path, r.Header.Get("Authorization"), r.Header.Get("x-api-key"), r.Header.Get("anthropic-version"), r.Header.Get("x-goog-api-key")}
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, tc.body)
+			})
+			c := newCLI(t)
+			for k, v := range tc.env {
+				c.env[k] = v
+			}
+			r := c.ok(append([]string{"models", "--base-url", srv.URL + tc.path}, tc.args...)...)
+			select {
+			case a := <-got:
+				if a != tc.want {
+					t.Errorf("the server was asked %+v, want %+v", a, tc.want)
+				}
+			default:
+				t.Fatalf("the server at --base-url was not asked; stdout:\n%s", r.stdout)
+			}
+			if !strings.Contains(r.stdout, "Served by "+srv.URL+tc.path+":\n  served-a\n  served-b\n") {
+				t.Errorf("the served models are not listed:\n%s", r.stdout)
+			}
+		})
+	}
+}

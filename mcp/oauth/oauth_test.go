@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,11 +51,25 @@ func login(t *testing.T, srv *oauthtest.Server, store *oauth.Store) *oauth.Handl
 		t.Fatal(err)
 	}
 	defer redirect.Close()
+	// The browser reports through browserErrs, never through t from its
+	// goroutine: it is waited for before login returns (and before its
+	// redirect listener closes), even when login fails early, so it can
+	// never fail the test after it ended.
+	var browser sync.WaitGroup
+	browserErrs := make(chan error, 8)
+	defer browser.Wait()
+	bctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	h, err := oauth.NewHandler(oauth.Config{Server: srv.MCPURL, Store: store, RedirectURL: redirect.URL(),
 		Login: redirect.Fetcher(func(authURL string) {
+			browser.Add(1)
 			go func() {
-				if err := srv.Approve(context.Background(), authURL); err != nil {
-					t.Errorf("browser: %v", err)
+				defer browser.Done()
+				if err := srv.Approve(bctx, authURL); err != nil {
+					select {
+					case browserErrs <- err:
+					default:
+					}
 				}
 			}()
 		})})
@@ -62,6 +77,12 @@ func login(t *testing.T, srv *oauthtest.Server, store *oauth.Store) *oauth.Handl
 		t.Fatal(err)
 	}
 	c, err := connect(t, srv, h)
+	browser.Wait()
+	select {
+	case berr := <-browserErrs:
+		t.Errorf("browser: %v", berr)
+	default:
+	}
 	if err != nil {
 		t.Fatalf("login: %v", err)
 	}

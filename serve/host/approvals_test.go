@@ -13,6 +13,12 @@ import (
 	"github.com/agcore/agcore/tool"
 )
 
+// decided is what a waiting Approve returned.
+type decided struct {
+	tool.Decision
+	err error
+}
+
 // TestApprovalsAcrossBrokers: two brokers over one store's records, as
 // two server processes: a call waiting in one is listed and decided
 // through the other, once.
@@ -21,13 +27,13 @@ func TestApprovalsAcrossBrokers(t *testing.T) {
 	a := &approval.Broker{Shared: host.Approvals(st), Poll: 5 * time.Millisecond}
 	b := &approval.Broker{Shared: host.Approvals(st), Poll: 5 * time.Millisecond}
 	ctx := approval.WithOwner(t.Context(), approval.Owner{Agent: "agcore", Session: "s", Run: "run1", Principal: "alice"})
-	got := make(chan tool.Decision, 1)
+	// The waiting call reports through got, never through t: a test that
+	// stopped early must not be failed from this goroutine after it ended
+	// (which panics and stops the package's other tests).
+	got := make(chan decided, 1)
 	go func() {
 		d, err := a.Approve(ctx, tool.Call{ID: "c1", Name: "write_file", Input: json.RawMessage(`{"path":"x"}`)})
-		if err != nil {
-			t.Error(err)
-		}
-		got <- d
+		got <- decided{d, err}
 	}()
 	var pending []approval.Request
 	for deadline := time.Now().Add(5 * time.Second); len(pending) == 0; {
@@ -54,8 +60,8 @@ func TestApprovalsAcrossBrokers(t *testing.T) {
 	}
 	select {
 	case d := <-got:
-		if !d.Approved {
-			t.Fatalf("decision = %+v", d)
+		if d.err != nil || !d.Approved {
+			t.Fatalf("decision = %+v, %v", d.Decision, d.err)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the waiting broker never picked the decision up")
@@ -121,13 +127,13 @@ func TestPendingListsOnlyWhatOthersCanDecide(t *testing.T) {
 	notified := make(chan struct{})
 	ctx := approval.WithOwner(t.Context(), approval.Owner{Agent: "agcore", Run: "run3", Principal: "alice"})
 	ctx = approval.WithNotify(ctx, func(approval.Request) { close(notified) })
-	got := make(chan tool.Decision, 1)
+	// The waiting call reports through got, never through t: a test that
+	// stopped early must not be failed from this goroutine after it ended
+	// (which panics and stops the package's other tests).
+	got := make(chan decided, 1)
 	go func() {
 		d, err := a.Approve(ctx, tool.Call{ID: "c1", Name: "write_file"})
-		if err != nil {
-			t.Error(err)
-		}
-		got <- d
+		got <- decided{d, err}
 	}()
 	<-g.entered
 	if p := a.Pending(nil); len(p) != 0 {
@@ -147,8 +153,8 @@ func TestPendingListsOnlyWhatOthersCanDecide(t *testing.T) {
 	}
 	select {
 	case d := <-got:
-		if !d.Approved {
-			t.Fatalf("decision = %+v", d)
+		if d.err != nil || !d.Approved {
+			t.Fatalf("decision = %+v, %v", d.Decision, d.err)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the decision never reached the waiting process")

@@ -280,13 +280,20 @@ func TestFileFormat(t *testing.T) {
 		t.Errorf("hashes not delta-encoded:\n%s", lines[2])
 	}
 	got, err := s.Load(t.Context(), "fmt")
-	if err != nil || len(got.Hashes) != 4 || got.Hashes[3] != 10 {
-		t.Errorf("Load hashes = %v, %v", got.Hashes, err)
+	if err != nil {
+		t.Fatal(err) // got is nil
+	}
+	if len(got.Hashes) != 4 || got.Hashes[3] != 10 {
+		t.Errorf("Load hashes = %v", got.Hashes)
 	}
 	for _, name := range []string{"fmt.jsonl", "fmt.meta.json"} {
 		fi, err := os.Stat(filepath.Join(dir, name))
-		if err != nil || fi.Mode().Perm() != 0o600 {
-			t.Errorf("%s: mode %v, %v; want 0600", name, fi.Mode().Perm(), err)
+		if err != nil {
+			t.Error(err) // fi is nil
+			continue
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v; want 0600", name, fi.Mode().Perm())
 		}
 	}
 }

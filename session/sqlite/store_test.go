@@ -43,8 +43,11 @@ func TestDurabilitySettings(t *testing.T) {
 		t.Errorf("user_version = %d, %v; want %d", version, err, sqlite.SchemaVersion)
 	}
 	fi, err := os.Stat(path)
-	if err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("database file mode %v, %v; want 0600", fi.Mode().Perm(), err)
+	if err != nil {
+		t.Fatal(err) // fi is nil
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("database file mode %v; want 0600", fi.Mode().Perm())
 	}
 }
 

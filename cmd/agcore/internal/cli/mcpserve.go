@@ -139,6 +139,7 @@ func (a *app) mcpServe(cmd *cobra.Command, _ []string) error {
 	}
 	fmt.Fprintf(a.env.Stderr, "agcore mcp serve: listening on http://%s/mcp (%s; agents: %s)\n", l.Addr(), auth, strings.Join(names, ", "))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	closeUnusedOnShutdown(srv)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
 	select {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
 	"github.com/agcore/agcore/cmd/agcore/internal/render"
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/provider/registry"
 )
 
 // serverModelsTimeout bounds asking a server for its models.
@@ -34,9 +36,11 @@ compatible server, OpenRouter) keeps its window but not its price. FILTER
 keeps the models whose name contains it. Then the aliases -m accepts: the
 built-in ones and the config file's "aliases".
 
-With a server named (--provider ollama, vllm or compatible, or --base-url),
+With a server named (--base-url, or --provider ollama, vllm or compatible),
 it also asks the server which models it serves (GET {base}/models, the
-OpenAI-compatible listing) and lists them.`,
+OpenAI-compatible listing; with --provider anthropic or gemini their own,
+{base}/v1/models and {base}/v1beta/models) and lists them. --base-url alone asks the server as an
+OpenAI-compatible one, with no key unless the provider is OpenAI-compatible.`,
 		Example: `  agcore models
   agcore models claude
   agcore models --provider ollama
@@ -82,12 +86,12 @@ func (a *app) models(cmd *cobra.Command, args []string) error {
 		askedURL string
 		askErr   error
 	)
-	if s != nil && s.BaseURL != "" && s.Kind.Wire == "openai" && (s.Sources["base_url"] != "default" || isLocal(s.Kind.Name)) {
-		if err := config.CheckBaseURL(s.BaseURL); err != nil {
-			return exit(ExitUsage, "--base-url %q %v", config.RedactURL(s.BaseURL), err)
+	if ask, ok := modelServer(cmd, s); ok {
+		if err := config.CheckBaseURL(ask.base); err != nil {
+			return exit(ExitUsage, "--base-url %q %v", config.RedactURL(ask.base), err)
 		}
-		askedURL = config.RedactURL(s.BaseURL)
-		served, askErr = serverModels(cmd.Context(), s)
+		askedURL = config.RedactURL(ask.base)
+		served, askErr = serverModels(cmd.Context(), ask)
 	}
 	aliases := config.BuiltinAliases
 	if s != nil {
@@ -106,7 +110,11 @@ func (a *app) models(cmd *cobra.Command, args []string) error {
 			return err
 		}
 	} else {
-		a.printModels(known, aliases, askedURL, served, askErr)
+		out := bufio.NewWriterSize(a.env.Stdout, 64<<10) // one write, not one per cell
+		printModels(out, known, aliases, askedURL, served, askErr)
+		if err := out.Flush(); err != nil {
+			return err
+		}
 	}
 	if askErr != nil {
 		return exit(ExitFailed, "asking %s for its models: %v", askedURL, askErr)
@@ -116,8 +124,8 @@ func (a *app) models(cmd *cobra.Command, args []string) error {
 
 func isLocal(kind string) bool { return kind == "ollama" || kind == "vllm" || kind == "compatible" }
 
-func (a *app) printModels(known []modelJSON, aliases map[string]string, askedURL string, served []string, askErr error) {
-	tw := tabwriter.NewWriter(a.env.Stdout, 0, 0, 2, ' ', 0)
+func printModels(w io.Writer, known []modelJSON, aliases map[string]string, askedURL string, served []string, askErr error) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "MODEL\tPROVIDER\tWINDOW\tMAX OUTPUT\tPRICE IN / OUT (per 1M tokens)")
 	for _, m := range known {
 		price := "-"
@@ -127,8 +135,8 @@ func (a *app) printModels(known []modelJSON, aliases map[string]string, askedURL
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Name, m.Provider, render.Thousands(m.ContextWindow), render.Thousands(m.MaxOutputTokens), price)
 	}
 	tw.Flush()
-	fmt.Fprintln(a.env.Stdout, "\nAliases (-m NAME):")
-	tw = tabwriter.NewWriter(a.env.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "\nAliases (-m NAME):")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, name := range config.SortedAliases(aliases) {
 		fmt.Fprintf(tw, "  %s\t%s\n", name, aliases[name])
 	}
@@ -136,30 +144,84 @@ func (a *app) printModels(known []modelJSON, aliases map[string]string, askedURL
 	if askedURL == "" || askErr != nil {
 		return
 	}
-	fmt.Fprintf(a.env.Stdout, "\nServed by %s:\n", askedURL)
+	fmt.Fprintf(w, "\nServed by %s:\n", askedURL)
 	if len(served) == 0 {
-		fmt.Fprintln(a.env.Stdout, "  (none)")
+		fmt.Fprintln(w, "  (none)")
 	}
 	for _, id := range served {
-		fmt.Fprintln(a.env.Stdout, "  "+id)
+		fmt.Fprintln(w, "  "+id)
 	}
 }
 
-// serverModels asks an OpenAI-compatible server which models it serves.
-func serverModels(ctx context.Context, s *config.Settings) ([]string, error) {
+// modelsQuery is a server to ask for its models: its base URL, its API
+// (registry.WireOpenAI, WireResponses, WireAnthropic or WireGemini) and
+// the key to send, if any.
+type modelsQuery struct {
+	base, wire, key string
+}
+
+// modelServer returns the server `agcore models` asks, if any: the one
+// --base-url names, whatever the provider (asked in the provider's own
+// API when the provider was named, else as an OpenAI-compatible server),
+// or a local server's provider (ollama, vllm, compatible) or an
+// OpenAI-compatible provider's base URL set by the user.
+func modelServer(cmd *cobra.Command, s *config.Settings) (modelsQuery, bool) {
+	if f := cmd.Flags().Lookup("base-url"); f != nil && f.Changed && f.Value.String() != "" {
+		q := modelsQuery{base: f.Value.String(), wire: registry.WireOpenAI}
+		if s == nil || s.Provider == "" {
+			return q, true
+		}
+		named := !strings.HasPrefix(s.Sources["provider"], "detected") && s.Sources["provider"] != "the model's provider"
+		switch {
+		case s.Kind.Wire == registry.WireOpenAI || s.Kind.Wire == registry.WireResponses:
+			q.key = s.APIKey
+		case named && (s.Kind.Wire == registry.WireAnthropic || s.Kind.Wire == registry.WireGemini):
+			q.wire, q.key = s.Kind.Wire, s.APIKey
+		}
+		// A key found for another provider's API is not sent to a server
+		// asked as OpenAI-compatible.
+		return q, true
+	}
+	if s != nil && s.BaseURL != "" && s.Kind.Wire == registry.WireOpenAI && (s.Sources["base_url"] != "default" || isLocal(s.Kind.Name)) {
+		return modelsQuery{base: s.BaseURL, wire: registry.WireOpenAI, key: s.APIKey}, true
+	}
+	return modelsQuery{}, false
+}
+
+// serverModels asks a server which models it serves: the OpenAI-compatible
+// listing (Anthropic's has the same shape; Gemini's lists names under
+// "models").
+func serverModels(ctx context.Context, q modelsQuery) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, serverModelsTimeout)
 	defer cancel()
-	u, err := url.Parse(s.BaseURL)
+	u, err := url.Parse(q.base)
 	if err != nil {
 		return nil, err
 	}
-	u.Path = strings.TrimRight(u.Path, "/") + "/models"
+	// Where each API lists its models, as its requests go: OpenAI-style
+	// {base}/models (the base ends in /v1), Anthropic's {base}/v1/models,
+	// Gemini's {base}/v1beta/models.
+	suffix := "/models"
+	switch q.wire {
+	case registry.WireAnthropic:
+		suffix = "/v1/models"
+	case registry.WireGemini:
+		suffix = "/v1beta/models"
+	}
+	u.Path = strings.TrimRight(u.Path, "/") + suffix
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, err
 	}
-	if s.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+s.APIKey)
+	switch {
+	case q.key == "":
+	case q.wire == registry.WireAnthropic:
+		req.Header.Set("x-api-key", q.key)
+		req.Header.Set("anthropic-version", "2023-06-01")
+	case q.wire == registry.WireGemini:
+		req.Header.Set("x-goog-api-key", q.key)
+	default:
+		req.Header.Set("Authorization", "Bearer "+q.key)
 	}
 	resp, err := newHTTPClient().Do(req)
 	if err != nil {
@@ -181,13 +243,22 @@ func serverModels(ctx context.Context, s *config.Settings) ([]string, error) {
 		Data []struct {
 			ID string `json:"id"`
 		} `json:"data"`
+		Models []struct {
+			Name string `json:"name"`
+		} `json:"models"` // Gemini's
 	}
-	if err := json.Unmarshal(body, &list); err != nil {
-		return nil, fmt.Errorf("the answer is not an OpenAI-compatible model list: %v", err)
+	if err := json.Unmarshal(body, &list); err != nil || (list.Data == nil && list.Models == nil) {
+		if err == nil {
+			err = errors.New(`no "data" list`)
+		}
+		return nil, fmt.Errorf("the answer is not a model list: %v", err)
 	}
-	ids := make([]string, 0, len(list.Data))
+	ids := make([]string, 0, len(list.Data)+len(list.Models))
 	for _, m := range list.Data {
 		ids = append(ids, m.ID)
+	}
+	for _, m := range list.Models {
+		ids = append(ids, strings.TrimPrefix(m.Name, "models/"))
 	}
 	return ids, nil
 }

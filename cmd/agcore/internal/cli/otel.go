@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -151,6 +152,7 @@ func otelPlan(flag string, getenv func(string) (string, bool)) (*otelExport, err
 // telemetry is a command's exporting telemetry.
 type telemetry struct {
 	tel      *otelagent.Telemetry
+	closing  []func() // the exporters' Closing, before shutdown
 	shutdown []func(context.Context) error
 
 	mu       sync.Mutex
@@ -201,6 +203,7 @@ func (p *otelExport) start(logger *slog.Logger) (*telemetry, error) {
 		}
 		sdk := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(exp,
 			sdktrace.WithMaxQueueSize(otelQueue), sdktrace.WithBatchTimeout(otelBatchDelay)))
+		t.closing = append(t.closing, exp.Closing)
 		t.shutdown = append(t.shutdown, sdk.Shutdown)
 		tp = sdk
 	}
@@ -212,6 +215,7 @@ func (p *otelExport) start(logger *slog.Logger) (*telemetry, error) {
 			return nil, err
 		}
 		sdk := sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)))
+		t.closing = append(t.closing, exp.Closing)
 		t.shutdown = append(t.shutdown, sdk.Shutdown)
 		mp = sdk
 	}
@@ -230,10 +234,15 @@ func (p *otelExport) start(logger *slog.Logger) (*telemetry, error) {
 }
 
 // close flushes and stops the export, within otelFlushTimeout in all, and
-// tells the first export error on stderr (a nil a tells nothing).
+// tells the first export error on stderr (a nil a tells nothing). A
+// collector that refuses the connection is tried once, not for the whole
+// timeout: the exit is not held for it.
 func (t *telemetry) close(a *app) {
 	ctx, cancel := context.WithTimeout(context.Background(), otelFlushTimeout)
 	defer cancel()
+	for _, closing := range t.closing {
+		closing()
+	}
 	var errs []error
 	for _, shutdown := range t.shutdown {
 		errs = append(errs, shutdown(ctx))
@@ -260,7 +269,16 @@ func exportFailure(errs []error) string {
 			continue
 		}
 		msg := strings.Join(strings.Fields(err.Error()), " ")
-		if errors.Is(err, context.DeadlineExceeded) {
+		var ue *url.Error
+		switch {
+		case errors.Is(err, syscall.ECONNREFUSED) && errors.As(err, &ue):
+			// Both signals' exports say the same: one message.
+			host := ue.URL
+			if u, perr := url.Parse(ue.URL); perr == nil {
+				host = u.Host
+			}
+			msg = fmt.Sprintf("the collector at %s refused the connection", host)
+		case errors.Is(err, context.DeadlineExceeded):
 			msg = fmt.Sprintf("the collector did not answer within %s", otelFlushTimeout)
 		}
 		if !slices.Contains(msgs, msg) {

@@ -37,8 +37,8 @@ func (a *app) newRunCmd() *cobra.Command {
 stdin is read too: alone it is the prompt ("-" or no arguments), with
 arguments it follows them after a blank line (git diff | agcore run "Review
 this:"). The model may call tools, as many rounds as --max-steps allows; the
-answer streams on stdout (rendered as Markdown on a terminal, unless --raw),
-tool calls, thinking and the usage line on stderr. The turn is stored in the
+answer streams on stdout (rendered as Markdown on a terminal a line at a
+time, unless --raw), tool calls, thinking and the usage line on stderr. The turn is stored in the
 session (--session ID or a unique prefix of one, -c for the newest, or a new
 one) only when it completes; its id is printed then, and otherwise the
 output says nothing was stored. --timeout bounds the whole turn; a server

@@ -254,6 +254,7 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 
 	// No write timeout: a stream lasts as long as its turn (bounded by --timeout).
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	closeUnusedOnShutdown(srv) // an idle server stops at once
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
 	select {

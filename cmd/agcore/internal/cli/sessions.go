@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -261,7 +262,10 @@ func (a *app) sessionsList(cmd *cobra.Command, _ []string) error {
 		fmt.Fprintf(a.env.Stderr, "no sessions in %s yet\n", st.Description)
 		return nil
 	}
-	tw := tabwriter.NewWriter(a.env.Stdout, 0, 0, 2, ' ', 0)
+	// One write for the table, not one per cell (tabwriter writes each
+	// cell and its padding apart).
+	out := bufio.NewWriterSize(a.env.Stdout, 64<<10)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	owners := ""
 	if anyOwner {
 		owners = "OWNER\t"
@@ -283,6 +287,9 @@ func (a *app) sessionsList(cmd *cobra.Command, _ []string) error {
 			tokens, usd, s.UpdatedAt.Local().Format("2006-01-02 15:04"))
 	}
 	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if err := out.Flush(); err != nil {
 		return err
 	}
 	if next != "" {
@@ -351,7 +358,18 @@ func (a *app) sessionsShow(cmd *cobra.Command, args []string) error {
 			render.UsageJSON{InputTokens: s.Usage.InputTokens, OutputTokens: s.Usage.OutputTokens, CachedInputTokens: s.Usage.CachedInputTokens}, s.CostUSD,
 			session.Agents(s), parentOf(s)})
 	}
-	return printSession(a.env.Stdout, s)
+	return buffered(a.env.Stdout, func(w io.Writer) error { return printSession(w, s) })
+}
+
+// buffered runs write on a buffer over w, flushed at its end: a text of
+// many small pieces goes out in a few writes.
+func buffered(w io.Writer, write func(io.Writer) error) error {
+	b := bufio.NewWriterSize(w, 64<<10)
+	if err := write(b); err != nil {
+		b.Flush()
+		return err
+	}
+	return b.Flush()
 }
 
 func (a *app) sessionsRemove(cmd *cobra.Command, args []string) error {
@@ -489,7 +507,7 @@ func (a *app) sessionsExport(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	if md, _ := cmd.Flags().GetBool("markdown"); md {
-		return writeMarkdown(a.env.Stdout, s)
+		return buffered(a.env.Stdout, func(w io.Writer) error { return writeMarkdown(w, s) })
 	}
 	msgs := s.Messages
 	if msgs == nil {

@@ -63,13 +63,19 @@ func TestAliasesDurationsAndTheModelsProvider(t *testing.T) {
 	// A model names its maker when no provider is named, over the key
 	// detection order.
 	s, err = resolve(t, map[string]string{"model": "sonnet"}, map[string]string{"OPENAI_API_KEY": "o", "ANTHROPIC_API_KEY": "a"}, "")
-	if err != nil || s.Provider != "anthropic" || s.Model != "claude-sonnet-4-6" {
-		t.Errorf("-m sonnet: provider %q model %q, %v", s.Provider, s.Model, err)
+	if err != nil {
+		t.Fatalf("-m sonnet: %v", err) // s may be nil
+	}
+	if s.Provider != "anthropic" || s.Model != "claude-sonnet-4-6" {
+		t.Errorf("-m sonnet: provider %q model %q", s.Provider, s.Model)
 	}
 	// A named provider wins over the model's maker.
 	s, err = resolve(t, map[string]string{"model": "gpt-4o", "provider": "compatible", "base-url": "http://local/v1"}, nil, "")
-	if err != nil || s.Provider != "compatible" {
-		t.Errorf("--provider compatible -m gpt-4o: %q, %v", s.Provider, err)
+	if err != nil {
+		t.Fatalf("--provider compatible -m gpt-4o: %v", err) // s may be nil
+	}
+	if s.Provider != "compatible" {
+		t.Errorf("--provider compatible -m gpt-4o: %q", s.Provider)
 	}
 	if _, err := resolve(t, map[string]string{"idle-timeout": "0"}, nil, ""); err == nil {
 		t.Error("an idle timeout of 0 was accepted")

@@ -73,7 +73,14 @@ type client struct {
 	gzip     bool
 	http     *http.Client
 	closeIdl func()
+
+	closing   chan struct{} // closed by Closing: the program is exiting
+	closeOnce sync.Once
 }
+
+// beginClose says the program is exiting: a collector that cannot be
+// reached is not tried again (see TraceExporter.Closing).
+func (c *client) beginClose() { c.closeOnce.Do(func() { close(c.closing) }) }
 
 func newClient(cfg Config, signal, service string) (*client, error) {
 	if cfg.Protocol == "" {
@@ -95,7 +102,7 @@ func newClient(cfg Config, signal, service string) (*client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("the OTLP endpoint %q is not an http or https URL", cfg.URL)
 	}
-	c := &client{signal: signal, cfg: cfg, header: http.Header{}}
+	c := &client{signal: signal, cfg: cfg, header: http.Header{}, closing: make(chan struct{})}
 	env := func(name string) string {
 		if v, ok := cfg.Getenv("OTEL_EXPORTER_OTLP_" + strings.ToUpper(signal) + "_" + name); ok && strings.TrimSpace(v) != "" {
 			return strings.TrimSpace(v)
@@ -192,8 +199,9 @@ func tlsConfig(ca, cert, key string) (*tls.Config, error) {
 
 // errRetry marks a failure worth another attempt.
 type errRetry struct {
-	err   error
-	after time.Duration // the server's Retry-After, 0 if none
+	err    error
+	after  time.Duration // the server's Retry-After, 0 if none
+	noConn bool          // no connection was made (refused, no route, DNS)
 }
 
 func (e *errRetry) Error() string { return e.err.Error() }
@@ -211,9 +219,16 @@ func (c *client) send(ctx context.Context, msg []byte) error {
 		if err == nil || !errors.As(err, &r) {
 			return err
 		}
+		if r.noConn && c.isClosing() {
+			return r.err // exiting: a collector that is not there will not come in time
+		}
 		wait := max(delay, r.after)
 		delay = min(2*delay, c.cfg.RetryMax)
 		t := time.NewTimer(wait)
+		closing := c.closing
+		if !r.noConn {
+			closing = nil // an answering collector gets its retries, within the timeout
+		}
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -221,8 +236,20 @@ func (c *client) send(ctx context.Context, msg []byte) error {
 				return r.err
 			}
 			return fmt.Errorf("%w (last attempt: %w)", ctx.Err(), r.err)
+		case <-closing:
+			t.Stop()
+			return r.err
 		case <-t.C:
 		}
+	}
+}
+
+func (c *client) isClosing() bool {
+	select {
+	case <-c.closing:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -273,7 +300,7 @@ func (c *client) once(ctx context.Context, msg []byte) error {
 		if ctx.Err() != nil {
 			return err
 		}
-		return &errRetry{err: err} // no connection: the collector may come
+		return &errRetry{err: err, noConn: true} // no connection: the collector may come
 	}
 	defer resp.Body.Close()
 	if c.grpcPath != "" {
@@ -365,6 +392,13 @@ func (x *TraceExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOn
 	return x.c.send(ctx, traceRequest(spans))
 }
 
+// Closing says the program is about to exit (call it before the tracer
+// provider's Shutdown flushes what is left): from now on an export that
+// cannot connect to the collector fails at once instead of being retried
+// until its timeout, so that a collector that refuses the connection does
+// not hold the exit. An export to a collector that answers is unchanged.
+func (x *TraceExporter) Closing() { x.c.beginClose() }
+
 // Shutdown stops the exporter; later exports send nothing.
 func (x *TraceExporter) Shutdown(context.Context) error {
 	x.mu.Lock()
@@ -443,6 +477,9 @@ func (x *MetricExporter) Export(ctx context.Context, rm *metricdata.ResourceMetr
 
 // ForceFlush has nothing to flush: Export sends at once.
 func (x *MetricExporter) ForceFlush(ctx context.Context) error { return ctx.Err() }
+
+// Closing is TraceExporter.Closing for metrics.
+func (x *MetricExporter) Closing() { x.c.beginClose() }
 
 // Shutdown stops the exporter; later exports send nothing.
 func (x *MetricExporter) Shutdown(context.Context) error {

@@ -60,18 +60,23 @@ const (
 const margin = "  "
 
 // Render renders md.
-func (m *Markdown) Render(md string) string {
+func (m *Markdown) Render(md string) string { return m.render(md, false) }
+
+// render renders md; with lines, a soft line break is kept as a line
+// break (a streamed block's lines stay as they were written).
+func (m *Markdown) render(md string, lines bool) string {
 	src := []byte(md)
 	doc := m.md.Parser().Parse(text.NewReader(src))
-	r := &mdRenderer{m: m, src: src}
+	r := &mdRenderer{m: m, src: src, hard: lines}
 	r.blocks(doc, margin, margin)
 	return strings.Trim(r.out.String(), "\n") + "\n"
 }
 
 type mdRenderer struct {
-	m   *Markdown
-	src []byte
-	out strings.Builder
+	m    *Markdown
+	src  []byte
+	hard bool // soft line breaks are line breaks
+	out  strings.Builder
 }
 
 // style wraps s in an SGR sequence (nothing when plain).
@@ -184,7 +189,7 @@ func (r *mdRenderer) inlines(n ast.Node, sgr string) []span {
 			switch c := c.(type) {
 			case *ast.Text:
 				out = append(out, span{string(c.Segment.Value(r.src)), sgr})
-				if c.HardLineBreak() {
+				if c.HardLineBreak() || (c.SoftLineBreak() && r.hard) {
 					out = append(out, span{"\n", ""})
 				} else if c.SoftLineBreak() {
 					out = append(out, span{" ", sgr})
@@ -411,54 +416,4 @@ func (r *mdRenderer) code(lang string, lines *text.Segments, first, rest string)
 		}
 		r.out.WriteString(prefix + "  " + line + "\n")
 	}
-}
-
-// mdStream holds the streamed text of an answer until it makes whole
-// blocks: text up to a blank line outside a fenced code block can be
-// rendered on its own, so an answer appears a paragraph at a time.
-type mdStream struct {
-	pending strings.Builder
-}
-
-// add appends a delta and returns the whole blocks now complete ("" if
-// none).
-func (s *mdStream) add(delta string) string {
-	s.pending.WriteString(delta)
-	text := s.pending.String()
-	cut := lastBlockEnd(text)
-	if cut <= 0 {
-		return ""
-	}
-	s.pending.Reset()
-	s.pending.WriteString(text[cut:])
-	return text[:cut]
-}
-
-// flush returns what is left.
-func (s *mdStream) flush() string {
-	text := s.pending.String()
-	s.pending.Reset()
-	return text
-}
-
-// lastBlockEnd is the end of the last blank line of text that is not
-// inside a fenced code block, or 0.
-func lastBlockEnd(text string) int {
-	end, inFence, pos := 0, false, 0
-	lines := strings.SplitAfter(text, "\n")
-	for i, line := range lines {
-		pos += len(line)
-		if !strings.HasSuffix(line, "\n") {
-			break // the line is not complete yet
-		}
-		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
-			inFence = !inFence
-			continue
-		}
-		if !inFence && t == "" && i > 0 {
-			end = pos
-		}
-	}
-	return end
 }

@@ -184,26 +184,141 @@ func (s *syncBuilder) String() string {
 	return s.b.String()
 }
 
-func TestMarkdownStreamsWholeBlocks(t *testing.T) {
-	var s mdStream
-	var got []string
-	for _, d := range []string{"# Ti", "tle\n", "\nPara", "graph one.\n\n```go\nx := 1\n\n", "y := 2\n```\n", "\nLast"} {
-		if b := s.add(d); b != "" {
-			got = append(got, b)
-		}
-	}
-	got = append(got, s.flush())
-	want := []string{"# Title\n\n", "Paragraph one.\n\n", "```go\nx := 1\n\ny := 2\n```\n\n", "Last"}
-	if strings.Join(got, "|") != strings.Join(want, "|") {
-		t.Errorf("blocks = %q\nwant     %q", got, want)
-	}
+// A streamed answer is rendered a line at a time: each delta gives the
+// rendered lines it completed, a table waits for its block's end, and the
+// lines written never change.
+func TestMarkdownStreamsLineByLine(t *testing.T) {
 	md, err := NewMarkdown(80, true)
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, tc := range []struct {
+		name   string
+		deltas []string
+		want   []string // what each delta gives, then the flush
+	}{
+		{"heading and paragraph lines",
+			[]string{"# Ti", "tle\n", "\nPara", "graph one.\nLine two", ".\n", "\nLast"},
+			[]string{"", "  Title\n", "", "\n  Paragraph one.\n", "  Line two.\n", "", "\n  Last\n"}},
+		{"a code block line by line, its empty lines kept",
+			[]string{"```go\n", "x := 1\n", "\n", "y := 2\n", "```\n", "\n"},
+			[]string{"", "    x := 1\n", "", "    \n    y := 2\n", "", "", ""}},
+		{"list items as they end",
+			[]string{"- one\n", "- two\n", "- thr", "ee\n"},
+			[]string{"  • one\n", "  • two\n", "", "  • three\n", ""}},
+		{"a table once whole",
+			[]string{"| a | b |\n", "|---|---|\n", "| 1 | 2 |\n", "\nAfter\n"},
+			[]string{"", "", "", "  a │ b\n  ──┼──\n  1 │ 2\n\n  After\n", ""}},
+		{"a table at the end",
+			[]string{"| a |\n|---|\n| 1 |"},
+			[]string{"", "  a\n  ─\n  1\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := mdStream{m: md}
+			var got []string
+			for _, d := range tc.deltas {
+				got = append(got, s.add(d))
+			}
+			got = append(got, s.flush())
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("rendered = %q\nwant       %q", got, tc.want)
+			}
+		})
+	}
 	if out := md.Render("Some **bold** text"); strings.Contains(out, "**") || !strings.Contains(out, "bold") {
 		t.Errorf("Render = %q", out)
 	}
+}
+
+// A long block streamed a line at a time (rendered from a window of its
+// last lines, in linear time) shows what rendering it whole shows, and
+// does so fast.
+func TestMarkdownStreamsLongBlocksInLinearTime(t *testing.T) {
+	md, err := NewMarkdown(100, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var code, para, list, mixed strings.Builder
+	code.WriteString("```go\n")
+	mixed.WriteString("Intro line.\n")
+	for i := range 600 {
+		fmt.Fprintf(&code, "x%d := compute(%d, \"str\") // comment %d\n", i, i, i)
+		fmt.Fprintf(&para, "Line %d has some **bold** words and `code` in it, enough to wrap at a hundred columns or so.\n", i)
+		fmt.Fprintf(&list, "- item %d\n  continued %d\n", i, i)
+		if i%100 == 50 {
+			mixed.WriteString("```sh\n")
+		}
+		fmt.Fprintf(&mixed, "mixed %d\n", i)
+		if i%100 == 90 {
+			mixed.WriteString("```\n")
+		}
+	}
+	code.WriteString("```\n")
+	for _, tc := range []struct{ name, src string }{
+		{"code", code.String()}, {"paragraph", para.String()}, {"list", list.String()}, {"code blocks inside", mixed.String()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			s := mdStream{m: md}
+			var got strings.Builder
+			for _, p := range pieces(tc.src, 7) {
+				got.WriteString(s.add(p))
+			}
+			got.WriteString(s.flush())
+			took := time.Since(start)
+			if want := md.render(tc.src, true); got.String() != want {
+				g, w := strings.Split(got.String(), "\n"), strings.Split(want, "\n")
+				for i := range min(len(g), len(w)) {
+					if g[i] != w[i] {
+						t.Fatalf("line %d streamed %q, rendered whole %q (%d and %d lines)", i, g[i], w[i], len(g), len(w))
+					}
+				}
+				t.Fatalf("streamed %d lines, rendered whole %d", len(g), len(w))
+			}
+			t.Logf("%s: %d lines streamed in %s", tc.name, strings.Count(tc.src, "\n"), took.Round(time.Millisecond))
+		})
+	}
+}
+
+// Streaming a block costs linear time in its length: four times the
+// lines take about four times as long, not sixteen (rendering the whole
+// block again for each line, 2,000 lines of one paragraph took 32 s).
+func TestMarkdownStreamCostIsLinear(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a timing comparison")
+	}
+	md, err := NewMarkdown(100, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := func(lines int) time.Duration {
+		best := time.Duration(1 << 62)
+		for range 3 { // the best of three: the machine may be busy
+			start := time.Now()
+			s := mdStream{m: md}
+			for i := range lines {
+				s.add(fmt.Sprintf("Line %d has some **bold** words and `code` in it.\n", i))
+			}
+			s.flush()
+			best = min(best, time.Since(start))
+		}
+		return best
+	}
+	short, long := stream(400), stream(1600)
+	t.Logf("400 lines: %s, 1600 lines: %s (%.1fx)", short, long, float64(long)/float64(short))
+	if long > 10*short {
+		t.Errorf("1600 lines took %s, 400 lines %s: %.1fx, want about 4x (linear)", long, short, float64(long)/float64(short))
+	}
+}
+
+// pieces cuts s into chunks of n bytes, as a provider streams it.
+func pieces(s string, n int) []string {
+	var out []string
+	for len(s) > n {
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	return append(out, s)
 }
 
 func TestCitationsAreShownAfterTheAnswer(t *testing.T) {

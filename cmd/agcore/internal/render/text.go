@@ -23,7 +23,8 @@ type TextOptions struct {
 	// never wraps; nil or 0 means 80.
 	Width func() int
 	// Markdown, when set, renders the answer (stdout is a terminal): it is
-	// shown a block at a time, as its paragraphs and code blocks complete.
+	// shown a line at a time, each line rendered once it is complete (a
+	// table once it is whole).
 	Markdown *Markdown
 }
 
@@ -51,6 +52,7 @@ type Text struct {
 // NewText returns a text sink.
 func NewText(out, errw io.Writer, opts TextOptions) *Text {
 	t := &Text{out: out, errw: errw, opts: opts, names: map[string]string{}}
+	t.md.m = opts.Markdown
 	t.st = newStatus(errw, &t.mu)
 	t.st.width, t.st.color = opts.Width, opts.Color
 	return t
@@ -94,13 +96,14 @@ func (t *Text) flushMarkdownLocked() {
 	t.writeMarkdownLocked(t.md.flush())
 }
 
-func (t *Text) writeMarkdownLocked(md string) {
-	if strings.TrimSpace(md) == "" {
+// writeMarkdownLocked writes rendered lines.
+func (t *Text) writeMarkdownLocked(rendered string) {
+	if rendered == "" {
 		return
 	}
 	t.st.clearLocked()
 	t.endThinkingLocked()
-	io.WriteString(t.out, t.opts.Markdown.Render(md))
+	io.WriteString(t.out, rendered)
 	t.outMid = false
 }
 
@@ -165,9 +168,9 @@ func (t *Text) Text(delta string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.opts.Markdown != nil {
-		if block := t.md.add(delta); block != "" {
+		if lines := t.md.add(delta); lines != "" {
 			t.st.setLocked("")
-			t.writeMarkdownLocked(block)
+			t.writeMarkdownLocked(lines)
 		}
 		t.busyLocked("writing")
 		return
