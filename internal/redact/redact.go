@@ -37,25 +37,31 @@ func URL(raw string) string {
 		}
 		return scheme + "://…"
 	}
+	changed := false
 	if u.User != nil {
 		if _, has := u.User.Password(); has {
 			u.User = url.UserPassword(u.User.Username(), Mask)
+			changed = true
 		}
 	}
 	if u.RawQuery != "" {
 		q := u.Query()
-		changed := false
+		secret := false
 		for k, vs := range q {
 			if secretName(k) {
 				for i := range vs {
 					vs[i] = Mask
 				}
-				changed = true
+				secret = true
 			}
 		}
-		if changed {
+		if secret {
 			u.RawQuery = q.Encode()
+			changed = true
 		}
+	}
+	if !changed {
+		return raw // as written: re-encoding would show "https:" for "https://"
 	}
 	return u.String()
 }

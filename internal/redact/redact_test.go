@@ -21,6 +21,8 @@ func TestURL(t *testing.T) {
 		{"postgres://u:pw@h:notaport/x", "postgres://…"},
 		{"postgres://h:notaport/x?password=pw", "postgres://…"},
 		{"http://[::1", "http://[::1"},
+		{"https://", "https://"},
+		{"https:///v1", "https:///v1"},
 		{" https://gw.example", " https://gw.example"},
 		{"https://u:pw@proxy.example/v1", "https://u:xxxxx@proxy.example/v1"},
 	} {
