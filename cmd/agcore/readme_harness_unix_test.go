@@ -546,10 +546,11 @@ func (h *harness) runGroup(t *testing.T, g docGroup, ht *helpTree) {
 			case blocked != "":
 				t.Skip("an earlier line of its block could not run here: " + blocked)
 			}
+			blocked = l.text // available skips t (Goexit) when it is not
 			if !h.available(t, l.text) {
-				blocked = l.text
 				return
 			}
+			blocked = ""
 			k := kindOf(l.text)
 			switch {
 			case k.serve:
