@@ -14,11 +14,11 @@ import (
 // not have, or whose end its history does not show.
 var ErrNoTurn = errors.New("session: no such turn")
 
-// turnStarts returns the index of the first message of each turn of a
+// TurnStarts returns the index of the first message of each turn of a
 // history: a turn begins with the user's message, so a user message that
 // follows a message of another role (or opens the history) begins one.
 // Consecutive user messages are one turn's input.
-func turnStarts(msgs []llm.Message) []int {
+func TurnStarts(msgs []llm.Message) []int {
 	var out []int
 	for i, m := range msgs {
 		if m.Role == llm.RoleUser && (i == 0 || msgs[i-1].Role != llm.RoleUser) {
@@ -37,8 +37,7 @@ func turnStarts(msgs []llm.Message) []int {
 // are src's present, not its past: the branch's first turn compacts
 // again if it must).
 //
-// A turn begins with a user message that opens the history or follows a
-// message of another role; a history whose turns
+// The end of turn at is found with [TurnStarts]; a history whose turns
 // do not each begin with a user message (a turn that only answered
 // function calls) can be forked at its last turn only: ErrNoTurn
 // otherwise. dst must not exist (ErrExists).
@@ -61,7 +60,7 @@ func Fork(ctx context.Context, st Store, src, dst string, at int) (*Session, err
 	} else if !errors.Is(err, ErrNotFound) {
 		return nil, err
 	}
-	starts := turnStarts(sess.Messages)
+	starts := TurnStarts(sess.Messages)
 	if len(starts) != sess.Turns {
 		if at != sess.Turns {
 			return nil, fmt.Errorf("session %s: its %d turns do not each begin with a user message, so turn %d's end is unknown: %w", src, sess.Turns, at, ErrNoTurn)
