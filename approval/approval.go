@@ -50,8 +50,8 @@ func WithOwner(ctx context.Context, o Owner) context.Context {
 	return context.WithValue(ctx, ownerKey{}, o)
 }
 
-// ownerFrom returns the owner set by [WithOwner], if any.
-func ownerFrom(ctx context.Context) (Owner, bool) {
+// OwnerFrom returns the owner set by [WithOwner], if any.
+func OwnerFrom(ctx context.Context) (Owner, bool) {
 	o, ok := ctx.Value(ownerKey{}).(Owner)
 	return o, ok
 }
@@ -99,7 +99,7 @@ type entry struct {
 // context's owner and waits for Decide, the context's end (the error is
 // the context's) or the timeout (a denial saying so).
 func (b *Broker) Approve(ctx context.Context, call tool.Call) (tool.Decision, error) {
-	owner, _ := ownerFrom(ctx)
+	owner, _ := OwnerFrom(ctx)
 	now := time.Now
 	if b.Now != nil {
 		now = b.Now
