@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agcore/agcore/internal/redact"
+	redaction "github.com/agcore/agcore/internal/redact"
 	"github.com/agcore/agcore/observe"
 	"github.com/agcore/agcore/tool"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -117,7 +117,7 @@ func connect(ctx context.Context, s Server, name string) (*Client, error) {
 	}
 	fail := func(stage string, err error) (*Client, error) {
 		c.connectedOnce.Do(func() { close(c.connected) })
-		ce := &ConnectError{Server: c.name, Target: c.target, Stage: stage, Err: hideSecrets(err, c.secrets)}
+		ce := &ConnectError{Server: c.name, Target: c.target, Stage: stage, Err: redact(err, c.secrets)}
 		if c.cmd != nil {
 			if c.cmd.Process != nil {
 				killGroup(c.cmd.Process.Pid)
@@ -387,13 +387,13 @@ type redacted struct {
 }
 
 func (e *redacted) Error() string {
-	return redact.Text(e.err.Error(), e.secrets)
+	return redaction.Text(e.err.Error(), e.secrets)
 }
 
 func (e *redacted) Unwrap() error { return e.err }
 
-// hideSecrets hides secrets in err's message.
-func hideSecrets(err error, secrets []string) error {
+// redact hides secrets in err's message.
+func redact(err error, secrets []string) error {
 	if err == nil || len(secrets) == 0 {
 		return err
 	}

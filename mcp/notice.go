@@ -141,7 +141,7 @@ func (c *Client) relist() {
 		return // connecting failed
 	}
 	if err := c.listTools(ctx); err != nil {
-		c.notify(Notice{Kind: NoticeToolsChanged, Message: fmt.Sprintf("MCP server %q changed its tools, and listing them again failed: %v", c.name, hideSecrets(err, c.secrets))})
+		c.notify(Notice{Kind: NoticeToolsChanged, Message: fmt.Sprintf("MCP server %q changed its tools, and listing them again failed: %v", c.name, redact(err, c.secrets))})
 		return
 	}
 	c.toolsMu.RLock()

@@ -98,7 +98,7 @@ func (t *remoteTool) Invoke(ctx context.Context, args json.RawMessage) (string, 
 			t.c.notify(Notice{Kind: NoticeSilent, Tool: t.remote, Message: silent.Error()})
 			return "", silent
 		}
-		return "", fmt.Errorf("calling MCP tool %q of server %q: %w", t.remote, t.c.name, hideSecrets(err, t.c.secrets))
+		return "", fmt.Errorf("calling MCP tool %q of server %q: %w", t.remote, t.c.name, redact(err, t.c.secrets))
 	}
 	text := resultText(res)
 	if res.IsError {
