@@ -15,6 +15,7 @@ import (
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/compact"
 	"github.com/agcore/agcore/internal/testkit/cacheshare"
+	"github.com/agcore/agcore/internal/testkit/testenv"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/session/memstore"
@@ -215,8 +216,9 @@ func testCompactionAcrossProcesses(t *testing.T, info llm.ModelInfo) {
 // (the mean fraction of the turns' questions still in a request, from the
 // first compressed request on).
 func TestCompactionLongSession(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("200 turns: runs without -short and -race")
+	testenv.Short(t, "200 turns")
+	if raceEnabled {
+		t.Skip("200 turns: runs without -race")
 	}
 	t.Parallel()
 	const turns = 200

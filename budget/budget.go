@@ -188,12 +188,12 @@ func (l Limits) Left(spent Spend) Left {
 	return out
 }
 
-// Worst returns the most a call described by info could spend with input
+// worstSpend returns the most a call described by info could spend with input
 // tokens of input and an output cap of output tokens, and whether its
 // cost is known (info has a price). The input is priced at the dearer of
 // the uncached and cache-write rates, at the long-context tier when input
 // is over its threshold.
-func Worst(info llm.ModelInfo, input, output int) (Spend, bool) {
+func worstSpend(info llm.ModelInfo, input, output int) (Spend, bool) {
 	s := Spend{Usage: llm.Usage{InputTokens: input, OutputTokens: output}}
 	p := info.Price
 	if p == nil {
@@ -207,11 +207,11 @@ func Worst(info llm.ModelInfo, input, output int) (Spend, bool) {
 	return s, true
 }
 
-// OutputCap returns the most output tokens a call of req to a model
+// outputCap returns the most output tokens a call of req to a model
 // described by info may produce: req.MaxTokens, else info's
 // MaxOutputTokens, else what the context window leaves after input, else
 // 0 (unknown).
-func OutputCap(req *llm.Request, info llm.ModelInfo, input int) int {
+func outputCap(req *llm.Request, info llm.ModelInfo, input int) int {
 	switch {
 	case req.MaxTokens > 0:
 		return req.MaxTokens

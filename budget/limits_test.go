@@ -73,7 +73,7 @@ func TestWorstAndOutputCap(t *testing.T) {
 	} {
 		s, priced := budget.Worst(info, tc.in, tc.out)
 		if !priced || s.Usage.InputTokens != tc.in || s.Usage.OutputTokens != tc.out || s.CostUSD != tc.usd {
-			t.Errorf("Worst(%d, %d) = %+v %v, want $%g", tc.in, tc.out, s, priced, tc.usd)
+			t.Errorf("worstSpend(%d, %d) = %+v %v, want $%g", tc.in, tc.out, s, priced, tc.usd)
 		}
 	}
 	if _, priced := budget.Worst(llm.ModelInfo{}, 1, 1); priced {
@@ -90,7 +90,7 @@ func TestWorstAndOutputCap(t *testing.T) {
 		{llm.Request{}, llm.ModelInfo{}, 0},
 	} {
 		if got := budget.OutputCap(&tc.req, tc.info, 1000); got != tc.want {
-			t.Errorf("OutputCap(%+v, %+v) = %d, want %d", tc.req, tc.info, got, tc.want)
+			t.Errorf("outputCap(%+v, %+v) = %d, want %d", tc.req, tc.info, got, tc.want)
 		}
 	}
 }

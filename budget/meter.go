@@ -236,12 +236,12 @@ func (x *metered) admit(ctx context.Context, req *llm.Request) (*call, error) {
 	info := x.next.Info()
 	counted := m.policy().Count(req, info)
 	in := m.scaled(counted)
-	worst, priced := Worst(info, in, OutputCap(req, info, in))
+	worst, priced := worstSpend(info, in, outputCap(req, info, in))
 	if e := m.check(worst, priced); e != nil {
 		return nil, e
 	}
 	c := &call{info: info, worst: worst, counted: counted}
-	c.input, _ = Worst(info, in, 0)
+	c.input, _ = worstSpend(info, in, 0)
 	var reserved []Quota
 	for q := m; q != nil; q = q.Parent {
 		if q.Quota == nil || slices.Contains(reserved, q.Quota) {

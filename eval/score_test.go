@@ -142,22 +142,22 @@ func TestArgumentRules(t *testing.T) {
 		{"exact: absent arguments are {}", ``, ArgsExact, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if ok := ArgsMatch(json.RawMessage(tc.want), json.RawMessage(got), tc.rule); ok != tc.ok {
-				t.Errorf("ArgsMatch = %v, want %v", ok, tc.ok)
+			if ok := matchArgs(json.RawMessage(tc.want), json.RawMessage(got), tc.rule); ok != tc.ok {
+				t.Errorf("matchArgs = %v, want %v", ok, tc.ok)
 			}
 		})
 	}
-	if !ArgsMatch(nil, json.RawMessage(`{}`), ArgsExact) {
+	if !matchArgs(nil, json.RawMessage(`{}`), ArgsExact) {
 		t.Error("absent arguments do not match {}")
 	}
 	// The call's own rule wins over the trajectory's; the agent must match.
 	w := Call{Name: "get", Args: json.RawMessage(`{"city":"Paris"}`), Rule: ArgsKeys, Agent: "weather"}
 	g := ToolCall{Name: "get", Args: json.RawMessage(got), Agent: "weather"}
-	if !CallMatches(w, g, ArgsExact) {
+	if !callMatches(w, g, ArgsExact) {
 		t.Error("the call's rule did not win")
 	}
 	g.Agent = "triage"
-	if CallMatches(w, g, ArgsExact) {
+	if callMatches(w, g, ArgsExact) {
 		t.Error("a call by another agent matched")
 	}
 }

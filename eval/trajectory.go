@@ -31,7 +31,7 @@ func (TrajectoryScorer) Score(_ context.Context, in *Input) (Score, bool) {
 	if t == nil {
 		return Score{}, false
 	}
-	ok, matched := MatchTrajectory(t, in.Got.Calls)
+	ok, matched := matchTrajectory(t, in.Got.Calls)
 	p, r, f := prf(matched, len(in.Got.Calls), len(t.Calls))
 	s := Score{Metrics: map[string]float64{"precision": p, "recall": r, "f1": f}}
 	if ok {
@@ -67,11 +67,11 @@ func prf(matched, got, want int) (p, r, f float64) {
 	return
 }
 
-// MatchTrajectory reports whether got matches t by its match type (ADK's
+// matchTrajectory reports whether got matches t by its match type (ADK's
 // rules: EXACT the same calls in order; IN_ORDER the expected calls in
 // order with others between; ANY_ORDER each expected call matched by a
 // distinct call), and how many calls matched (for precision and recall).
-func MatchTrajectory(t *Trajectory, got []ToolCall) (ok bool, matched int) {
+func matchTrajectory(t *Trajectory, got []ToolCall) (ok bool, matched int) {
 	m := &matcher{rule: t.Args, want: t.Calls, got: got, wantV: make([]argVal, len(t.Calls)), gotV: make([]argVal, len(got))}
 	switch orExact(t.Match) {
 	case AnyOrder:
@@ -171,22 +171,22 @@ func (m *matcher) lcs() int {
 	return prev[len(m.got)]
 }
 
-// CallMatches reports whether the call g matches the expected call w:
+// callMatches reports whether the call g matches the expected call w:
 // the same name, the agent when w names one, and the arguments by w's rule,
 // else by rule.
-func CallMatches(w Call, g ToolCall, rule ArgRule) bool {
+func callMatches(w Call, g ToolCall, rule ArgRule) bool {
 	if w.Name != g.Name || (w.Agent != "" && w.Agent != g.Agent) {
 		return false
 	}
 	if w.Rule != "" {
 		rule = w.Rule
 	}
-	return ArgsMatch(w.Args, g.Args, rule)
+	return matchArgs(w.Args, g.Args, rule)
 }
 
-// ArgsMatch reports whether the arguments got match want by rule. Absent
+// matchArgs reports whether the arguments got match want by rule. Absent
 // arguments are the empty object.
-func ArgsMatch(want, got json.RawMessage, rule ArgRule) bool {
+func matchArgs(want, got json.RawMessage, rule ArgRule) bool {
 	if rule == ArgsIgnore {
 		return true
 	}

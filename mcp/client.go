@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	redaction "github.com/agcore/agcore/internal/redact"
 	"github.com/agcore/agcore/observe"
 	"github.com/agcore/agcore/tool"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -386,11 +387,7 @@ type redacted struct {
 }
 
 func (e *redacted) Error() string {
-	s := e.err.Error()
-	for _, x := range e.secrets {
-		s = strings.ReplaceAll(s, x, "REDACTED")
-	}
-	return s
+	return redaction.Text(e.err.Error(), e.secrets)
 }
 
 func (e *redacted) Unwrap() error { return e.err }

@@ -86,7 +86,8 @@
 // (traceparent, tracestate) for every server, and as HTTP headers for a
 // server reached over HTTP, so a traced server joins the caller's trace.
 //
-// This package imports only tool, observe, the SDK and the standard
+// This package imports only tool, observe, internal/redact (its errors
+// hide secrets with agcore's one mask), the SDK and the standard
 // library. Agents offered as MCP tools to other clients are package
 // serve/mcpserve's.
 package mcp

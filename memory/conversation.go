@@ -41,8 +41,8 @@ type Conversation struct {
 // seqDigits zero-pads sequence numbers so keys sort in order.
 const seqDigits = 12
 
-// Prefix returns the key prefix of a session's messages: "conv:{session}:".
-func Prefix(sessionID string) string { return "conv:" + sessionID + ":" }
+// keyPrefix returns the key prefix of a session's messages: "conv:{session}:".
+func keyPrefix(sessionID string) string { return "conv:" + sessionID + ":" }
 
 // Open loads the conversation of sessionID from store (an empty one when
 // nothing is stored).
@@ -51,7 +51,7 @@ func Open(ctx context.Context, store Store, sessionID string, cfg Config) (*Conv
 		return nil, fmt.Errorf("memory: invalid session id %q (empty or containing ':')", sessionID)
 	}
 	c := &Conversation{store: store, sessionID: sessionID, cfg: cfg}
-	prefix := Prefix(sessionID)
+	prefix := keyPrefix(sessionID)
 	items, err := store.List(ctx, prefix)
 	if err != nil {
 		return nil, fmt.Errorf("memory: loading %s: %w", prefix, err)
@@ -84,7 +84,7 @@ func (c *Conversation) Messages() []llm.Message { return slices.Clip(c.messages)
 // Put; if one fails, the messages before it are stored and the error is
 // returned.
 func (c *Conversation) Add(ctx context.Context, msgs ...llm.Message) error {
-	prefix := Prefix(c.sessionID)
+	prefix := keyPrefix(c.sessionID)
 	for _, m := range msgs {
 		data, err := json.Marshal(m)
 		if err != nil {

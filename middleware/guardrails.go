@@ -108,18 +108,18 @@ func Tripwire(reason string, info any) error {
 // timeout (Timeout < 0), which start no goroutine.
 func (h *Hooks) inline() bool { return h.GuardrailMode == GuardrailsBlocking || h.Timeout < 0 }
 
-// HasInputGuardrails reports whether h has input guardrails (a nil h has
+// hasInputGuardrails reports whether h has input guardrails (a nil h has
 // none).
-func (h *Hooks) HasInputGuardrails() bool { return h != nil && len(h.InputGuardrails) > 0 }
+func (h *Hooks) hasInputGuardrails() bool { return h != nil && len(h.InputGuardrails) > 0 }
 
 // HasOutputGuardrails reports whether h has output guardrails (a nil h has
 // none).
 func (h *Hooks) HasOutputGuardrails() bool { return h != nil && len(h.OutputGuardrails) > 0 }
 
-// RunInputGuardrails runs the input guardrails on req, in order, each
+// runInputGuardrails runs the input guardrails on req, in order, each
 // within the hook Timeout; it returns the first *GuardrailError, or nil
 // when all passed. When ctx ends first it returns ctx's error.
-func (h *Hooks) RunInputGuardrails(ctx context.Context, req *llm.Request) error {
+func (h *Hooks) runInputGuardrails(ctx context.Context, req *llm.Request) error {
 	for _, g := range h.InputGuardrails {
 		if err := h.guard(ctx, StageInput, g.Name, func(ctx context.Context) error { return g.Func(ctx, req) }); err != nil {
 			return err
@@ -173,7 +173,7 @@ func (h *Hooks) guard(ctx context.Context, stage GuardrailStage, name string, fn
 // Without input guardrails the middleware returns the model unchanged.
 func (h *Hooks) InputGate() Middleware {
 	return func(next llm.Model) llm.Model {
-		if !h.HasInputGuardrails() {
+		if !h.hasInputGuardrails() {
 			return next
 		}
 		return &gate{next: next, h: h}
@@ -197,7 +197,7 @@ func (g *gate) start(ctx context.Context, req *llm.Request) (mctx context.Contex
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		err := g.h.RunInputGuardrails(mctx, req)
+		err := g.h.runInputGuardrails(mctx, req)
 		if err != nil {
 			cancel() // a tripwire: the model call stops now
 		}
@@ -234,7 +234,7 @@ func (g *gate) wrap(ctx context.Context, req *llm.Request, next llm.Next) iter.S
 	}
 	if g.h.inline() {
 		return func(yield func(llm.Event, error) bool) {
-			if err := g.h.RunInputGuardrails(ctx, req); err != nil {
+			if err := g.h.runInputGuardrails(ctx, req); err != nil {
 				yield(llm.Event{}, err)
 				return
 			}

@@ -209,10 +209,10 @@ func (h *Hooks) logger() *slog.Logger {
 	return slog.Default()
 }
 
-// RunPreRequest runs the PreRequest hooks and returns the request to send:
+// runPreRequest runs the PreRequest hooks and returns the request to send:
 // req itself when there are none, else a changed copy. It returns a
 // *BlockedError if a hook blocked.
-func (h *Hooks) RunPreRequest(ctx context.Context, req *llm.Request) (*llm.Request, error) {
+func (h *Hooks) runPreRequest(ctx context.Context, req *llm.Request) (*llm.Request, error) {
 	for _, hk := range h.PreRequest {
 		c := req.Clone() // each hook works on its own copy, adopted only if it returns in time
 		v, ok := h.run(ctx, "PreRequest", hk.Name, func(ctx context.Context) error { return hk.Func(ctx, c) })
@@ -226,9 +226,9 @@ func (h *Hooks) RunPreRequest(ctx context.Context, req *llm.Request) (*llm.Reque
 	return req, nil
 }
 
-// RunPostRequest runs the PostRequest hooks; it returns a *BlockedError
+// runPostRequest runs the PostRequest hooks; it returns a *BlockedError
 // if a hook blocked.
-func (h *Hooks) RunPostRequest(ctx context.Context, req *llm.Request, resp *llm.Response) error {
+func (h *Hooks) runPostRequest(ctx context.Context, req *llm.Request, resp *llm.Response) error {
 	for _, hk := range h.PostRequest {
 		if v, _ := h.run(ctx, "PostRequest", hk.Name, func(ctx context.Context) error { return hk.Func(ctx, req, resp) }); v != nil {
 			return blocked("PostRequest", hk.Name, "response", v.reason)
@@ -237,18 +237,18 @@ func (h *Hooks) RunPostRequest(ctx context.Context, req *llm.Request, resp *llm.
 	return nil
 }
 
-// RunOnError tells the OnError hooks about err. The agent calls it for
+// runOnError tells the OnError hooks about err. The agent calls it for
 // failures outside the model pipeline (or when it has no Hooks middleware).
-func (h *Hooks) RunOnError(ctx context.Context, req *llm.Request, err error) {
+func (h *Hooks) runOnError(ctx context.Context, req *llm.Request, err error) {
 	for _, hk := range h.OnError {
 		h.run(ctx, "OnError", hk.Name, func(ctx context.Context) error { return hk.Func(ctx, req, err) })
 	}
 }
 
-// RunPreToolUse runs the PreToolUse hooks on call, which they may change.
+// runPreToolUse runs the PreToolUse hooks on call, which they may change.
 // It returns a *tool.DeniedError if a hook denied the call, or a fatal
 // *BlockedError (see tool.Fatal) if one blocked it.
-func (h *Hooks) RunPreToolUse(ctx context.Context, call *tool.Call) error {
+func (h *Hooks) runPreToolUse(ctx context.Context, call *tool.Call) error {
 	for _, hk := range h.PreToolUse {
 		c := *call
 		c.Input = append(json.RawMessage(nil), call.Input...)
@@ -267,9 +267,9 @@ func (h *Hooks) RunPreToolUse(ctx context.Context, call *tool.Call) error {
 	return nil
 }
 
-// RunPostToolUse runs the PostToolUse hooks on result, which they may
+// runPostToolUse runs the PostToolUse hooks on result, which they may
 // replace. It returns a fatal *BlockedError if a hook blocked.
-func (h *Hooks) RunPostToolUse(ctx context.Context, call tool.Call, result *ToolResult) error {
+func (h *Hooks) runPostToolUse(ctx context.Context, call tool.Call, result *ToolResult) error {
 	for _, hk := range h.PostToolUse {
 		r := *result
 		v, ok := h.run(ctx, "PostToolUse", hk.Name, func(ctx context.Context) error { return hk.Func(ctx, call, &r) })
@@ -291,7 +291,7 @@ func (h *Hooks) ToolMiddleware() tool.Middleware {
 			return next
 		}
 		return func(ctx context.Context, call tool.Call) (string, error) {
-			if err := h.RunPreToolUse(ctx, &call); err != nil {
+			if err := h.runPreToolUse(ctx, &call); err != nil {
 				return "", err
 			}
 			text, err := next(ctx, call)
@@ -299,7 +299,7 @@ func (h *Hooks) ToolMiddleware() tool.Middleware {
 				return text, err
 			}
 			res := ToolResult{Text: text, Err: err}
-			if herr := h.RunPostToolUse(ctx, call, &res); herr != nil {
+			if herr := h.runPostToolUse(ctx, call, &res); herr != nil {
 				return "", herr
 			}
 			return res.Text, res.Err
@@ -335,7 +335,7 @@ func (m *hooked) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Eve
 // once it ended, whichever way, and a Block is only logged.
 func (m *hooked) wrap(ctx context.Context, req *llm.Request, next llm.Next) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
-		req, err := m.h.RunPreRequest(ctx, req)
+		req, err := m.h.runPreRequest(ctx, req)
 		if err != nil {
 			yield(llm.Event{}, err)
 			return
@@ -347,14 +347,14 @@ func (m *hooked) wrap(ctx context.Context, req *llm.Request, next llm.Next) iter
 		}
 		for ev, err := range next.Stream(ctx, req) {
 			if err != nil {
-				m.h.RunOnError(ctx, req, err)
+				m.h.runOnError(ctx, req, err)
 				yield(llm.Event{}, err)
 				return
 			}
 			if ev.Type == llm.EventComplete {
 				final = ev.Response
 				if next.Blocking {
-					if err := m.h.RunPostRequest(ctx, req, final); err != nil {
+					if err := m.h.runPostRequest(ctx, req, final); err != nil {
 						yield(llm.Event{}, err)
 						return
 					}
@@ -371,7 +371,7 @@ func (m *hooked) wrap(ctx context.Context, req *llm.Request, next llm.Next) iter
 // stream delivered cannot be taken back, so a Block is only logged.
 func (m *hooked) postStream(ctx context.Context, req *llm.Request, resp *llm.Response) {
 	var b *BlockedError
-	if err := m.h.RunPostRequest(ctx, req, resp); errors.As(err, &b) {
+	if err := m.h.runPostRequest(ctx, req, resp); errors.As(err, &b) {
 		m.h.logger().WarnContext(ctx, "a PostRequest hook blocked a streamed response that was already delivered; ignored",
 			"hook", b.Hook, "reason", b.Reason)
 	}

@@ -173,9 +173,9 @@ func TestOnErrorSeesModelFailures(t *testing.T) {
 			if !errors.Is(r.err, llm.ErrAuth) || len(seen) != 1 || !errors.Is(seen[0], llm.ErrAuth) {
 				t.Errorf("err %v, hook saw %v", r.err, seen)
 			}
-			h.RunOnError(context.Background(), user("x"), errors.New("session store down"))
+			h.runOnError(context.Background(), user("x"), errors.New("session store down"))
 			if len(seen) != 2 {
-				t.Errorf("RunOnError did not reach the hook: %v", seen)
+				t.Errorf("runOnError did not reach the hook: %v", seen)
 			}
 		})
 	}

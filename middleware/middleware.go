@@ -1,9 +1,6 @@
 package middleware
 
-import (
-	"github.com/agcore/agcore/clock"
-	"github.com/agcore/agcore/llm"
-)
+import "github.com/agcore/agcore/llm"
 
 // Middleware decorates a model. It must return a model whose methods are
 // safe for concurrent use if next's are.
@@ -19,13 +16,3 @@ func Chain(m llm.Model, mws ...Middleware) llm.Model {
 	}
 	return m
 }
-
-// Clock is the source of time for backoff, timeouts and durations.
-//
-// Deprecated: use [clock.Clock]; package clock is its home.
-type Clock = clock.Clock
-
-// SystemClock is the real clock.
-//
-// Deprecated: use [clock.System].
-var SystemClock = clock.System

@@ -92,9 +92,9 @@ type retry struct {
 
 func (r *retry) Info() llm.ModelInfo { return r.next.Info() }
 
-// Backoff returns the wait before retry number attempt (1 for the first
+// delay returns the wait before retry number attempt (1 for the first
 // retry) with no Retry-After and no jitter.
-func (c RetryConfig) Backoff(attempt int) time.Duration {
+func (c RetryConfig) delay(attempt int) time.Duration {
 	base, maxD := c.BaseDelay, c.MaxDelay
 	if base <= 0 {
 		base = DefaultBaseDelay
@@ -125,7 +125,7 @@ func (r *retry) wait(attempt int, total time.Duration, err error) (time.Duration
 	}
 	d := llm.RetryAfterOf(err)
 	if d <= 0 {
-		d = r.cfg.Backoff(attempt)
+		d = r.cfg.delay(attempt)
 		j := r.cfg.Jitter
 		if j == 0 {
 			j = DefaultJitter

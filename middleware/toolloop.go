@@ -42,28 +42,6 @@ type ToolLoop struct {
 	Stop func() bool
 }
 
-// Approver decides whether a tool call that needs approval may run.
-//
-// Deprecated: use [tool.Approver]; package tool holds approval's decision
-// model.
-type Approver = tool.Approver
-
-// Decision is an approver's answer. The zero value denies.
-//
-// Deprecated: use [tool.Decision].
-type Decision = tool.Decision
-
-// ApproverFunc adapts a function to [Approver].
-//
-// Deprecated: use [tool.ApproverFunc].
-type ApproverFunc = tool.ApproverFunc
-
-// DeniedError is the error result of a tool call that was not allowed to
-// run: the approver or a hook denied it.
-//
-// Deprecated: use [tool.DeniedError].
-type DeniedError = tool.DeniedError
-
 // FunctionInvocation returns the tool-loop middleware. A turn calls the
 // model; while the answer asks for tool calls of the loop's tools, it runs
 // them (in parallel, through cfg.Invoker), appends the

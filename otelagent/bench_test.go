@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/internal/testkit/testenv"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/otelagent"
 )
@@ -115,9 +116,7 @@ func BenchmarkTelemetry(b *testing.B) {
 // answer costs no more allocations with it than without it: the chat span
 // is per call, never per chunk.
 func TestNoAllocationPerChunk(t *testing.T) {
-	if testing.Short() {
-		t.Skip("measures allocations")
-	}
+	testenv.Short(t, "measures allocations")
 	perChunk := func(mode string) float64 {
 		tel := telemetryFor(t, mode)
 		allocs := func(n int) float64 {

@@ -197,9 +197,9 @@ type errorJSON struct {
 	RetryAfter string `json:"retry_after,omitempty"`
 }
 
-// MarshalRequest returns the neutral JSON of req: the form a record keeps
+// marshalRequest returns the neutral JSON of req: the form a record keeps
 // (every message whole), for comparing requests byte for byte.
-func MarshalRequest(req *llm.Request) ([]byte, error) {
+func marshalRequest(req *llm.Request) ([]byte, error) {
 	return json.Marshal(requestOf(req, nil, 0))
 }
 

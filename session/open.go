@@ -179,8 +179,26 @@ func lookup(url string) (Opener, error) {
 	return o, nil
 }
 
-// syntaxes lists the registered kinds of store as their URLs are written.
+// syntaxes lists the registered kinds of store as their URLs are written,
+// as a phrase: "sqlite:PATH, file:DIR, memory:, postgres://… or redis://…".
 func syntaxes() string {
+	list := Syntaxes()
+	switch len(list) {
+	case 0:
+		return "a store URL (no kind of store is registered: import session/stores)"
+	case 1:
+		return list[0]
+	}
+	return strings.Join(list[:len(list)-1], ", ") + " or " + list[len(list)-1]
+}
+
+// Syntaxes returns the registered kinds of store as their URLs are
+// written (each [Opener]'s Syntax, once): "sqlite:PATH", "file:DIR",
+// "memory:", "postgres://…", "redis://…" when session/stores is imported,
+// in that order, then any other kind by name. Help texts, errors and
+// completions list the stores from it (and the schemes from [Schemes]),
+// so a store package registered from outside agcore appears in them.
+func Syntaxes() []string {
 	openersMu.RLock()
 	var list []string
 	for _, o := range openers {
@@ -189,9 +207,6 @@ func syntaxes() string {
 		}
 	}
 	openersMu.RUnlock()
-	if len(list) == 0 {
-		return "a store URL (no kind of store is registered: import session/stores)"
-	}
 	order := []string{"sqlite:", "file:", "memory:", "postgres", "redis"} // the usual order, then the others
 	rank := func(s string) int {
 		for i, p := range order {
@@ -207,10 +222,7 @@ func syntaxes() string {
 		}
 		return strings.Compare(a, b)
 	})
-	if len(list) == 1 {
-		return list[0]
-	}
-	return strings.Join(list[:len(list)-1], ", ") + " or " + list[len(list)-1]
+	return list
 }
 
 // Open opens the store url names, through the [Opener] registered for its

@@ -329,6 +329,7 @@ func TestCompactionKeepsRequestsInsideTheWindow(t *testing.T) {
 // --compact the guard keeps each model call of the loop inside the input
 // budget, while the session keeps every tool result whole.
 func TestCompactionKeepsEachStepOfAToolLoopInsideTheWindow(t *testing.T) {
+	skipShort(t, "TestCompactionKeepsRequestsInsideTheWindow runs in -short")
 	t.Parallel()
 	const steps, window = 12, 4000
 	info, _ := catalog.Default().Lookup("gpt-4o-mini")

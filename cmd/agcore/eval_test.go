@@ -20,6 +20,7 @@ import (
 // report with a case that now fails (the regression listed, exit 1), and
 // the usage mistakes (exit 2, one line naming the file and the field).
 func TestEvalCommand(t *testing.T) {
+	skipShort(t, "the README's agcore eval lines run in TestDocumentedCommands in -short")
 	t.Parallel()
 	data, _ := filepath.Abs("../../examples/eval/testdata")
 	record := filepath.Join(data, "notes.record.jsonl")

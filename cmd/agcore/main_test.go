@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agcore/agcore/internal/testkit/testenv"
 )
 
 // The end-to-end tests build the agcore binary once and run it as a user
@@ -56,9 +58,7 @@ func TestMain(m *testing.M) {
 // variant of one whose first variant runs. The full run (CI's) runs it.
 func skipShort(t *testing.T, why string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: " + why)
-	}
+	testenv.Short(t, why)
 }
 
 // cli is one environment to run the binary in: its own AGCORE_HOME and

@@ -532,18 +532,25 @@ func (h *harness) runGroup(t *testing.T, g docGroup, ht *helpTree) {
 		d *daemon
 	}
 	var waitingRuns []waitingRun
+	blocked := "" // the first line of the group that could not run: the lines after it may need what it makes
 	for i, l := range g.lines {
 		t.Run(lineName(l), func(t *testing.T) {
 			switch {
+			case strings.HasPrefix(l.skip, "-short: "):
+				testenv.Short(t, strings.TrimPrefix(l.skip, "-short: "))
 			case l.skip != "":
 				t.Skip("excluded: " + l.skip)
 			case l.ref:
 				checkReference(t, ht, l.text)
 				return
+			case blocked != "":
+				t.Skip("an earlier line of its block could not run here: " + blocked)
 			}
+			blocked = l.text // available skips t (Goexit) when it is not
 			if !h.available(t, l.text) {
 				return
 			}
+			blocked = ""
 			k := kindOf(l.text)
 			switch {
 			case k.serve:

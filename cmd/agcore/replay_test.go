@@ -17,6 +17,7 @@ import (
 // recorded ones; a changed prompt, a removed tool and a changed tool
 // result are each reported in the message model's terms; --strict exits 1.
 func TestRecordThenReplayAgainstAProvider(t *testing.T) {
+	skipShort(t, "TestServeRecordDirThenReplay records and replays through the binary in -short")
 	t.Parallel()
 	srv := newFake(t,
 		openaiReply(turn{calls: []call{

@@ -22,9 +22,7 @@ import (
 // prints the wall time and the process's peak resident memory (it asserts
 // the listing, never a timing). Under the race detector the store is smaller.
 func TestSessionsListThousandSessions(t *testing.T) {
-	if testing.Short() {
-		t.Skip("fills a store of 100,000 messages")
-	}
+	skipShort(t, "fills a store of 100,000 messages")
 	t.Parallel()
 	c := newCLI(t)
 	st, err := sqlite.Open(t.Context(), filepath.Join(c.home, "agcore.db"))

@@ -162,6 +162,7 @@ func TestSessionIDsRandomFirst(t *testing.T) {
 // pages together are the whole listing, and --json carries each
 // session's metadata and the next cursor.
 func TestSessionsListPages(t *testing.T) {
+	skipShort(t, "TestSessionsListContinueAndPrefixes lists through the binary in -short; paging is sessiontest's contract, run by every store")
 	t.Parallel()
 	srv := newFake(t)
 	c := newCLI(t).openai(srv, "sk-test")

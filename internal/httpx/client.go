@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agcore/agcore/internal/redact"
 	"github.com/agcore/agcore/internal/sse"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/observe"
@@ -312,8 +313,9 @@ func (c *Client) redactError(e *llm.Error) {
 	if c == nil || len(c.Secret) < secretMin {
 		return
 	}
-	e.Message = strings.ReplaceAll(e.Message, c.Secret, "[redacted]")
-	e.Code = strings.ReplaceAll(e.Code, c.Secret, "[redacted]")
+	secret := []string{c.Secret}
+	e.Message = redact.Text(e.Message, secret)
+	e.Code = redact.Text(e.Code, secret)
 }
 
 // snippetMax is the longest body text Snippet keeps, in bytes.

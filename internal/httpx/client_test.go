@@ -203,9 +203,9 @@ func TestPostStatusErrors(t *testing.T) {
 		{"an echoed secret is redacted from message and code", 401, nil, `{"key":"` + testSecret + `"}`,
 			func(_ *http.Response, b []byte) *llm.Error {
 				return &llm.Error{Code: "bad_" + testSecret, Message: "invalid key " + testSecret}
-			}, llm.KindAuth, "bad_[redacted]", "invalid key [redacted]", 0, len(`{"key":"` + testSecret + `"}`)},
+			}, llm.KindAuth, "bad_xxxxx", "invalid key xxxxx", 0, len(`{"key":"` + testSecret + `"}`)},
 		{"an echoed secret is redacted from a snippet", 502, nil, "<html><title>key " + testSecret + "</title></html>", nil,
-			llm.KindServer, "", "key [redacted]", 0, 0},
+			llm.KindServer, "", "key xxxxx", 0, 0},
 		{"the decoder's wait stands without a Retry-After header", 429, nil, `{}`,
 			func(*http.Response, []byte) *llm.Error {
 				return &llm.Error{Message: "slow down", RetryAfter: 37 * time.Second}
@@ -358,8 +358,8 @@ func TestRedact(t *testing.T) {
 		msg, code string
 	}{
 		{"message and code", c, &llm.Error{Message: "a " + testSecret + " b " + testSecret, Code: testSecret},
-			"a [redacted] b [redacted]", "[redacted]"},
-		{"a wrapped error", c, fmt.Errorf("ctx: %w", &llm.Error{Message: testSecret}), "[redacted]", ""},
+			"a xxxxx b xxxxx", "xxxxx"},
+		{"a wrapped error", c, fmt.Errorf("ctx: %w", &llm.Error{Message: testSecret}), "xxxxx", ""},
 		{"a short secret is left alone", &Client{Secret: "sk-1"}, &llm.Error{Message: "ask-1 task-1"}, "ask-1 task-1", ""},
 		{"no secret", &Client{}, &llm.Error{Message: "x"}, "x", ""},
 		{"a nil Client", nil, &llm.Error{Message: testSecret}, testSecret, ""},

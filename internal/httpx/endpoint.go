@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/agcore/agcore/internal/redact"
 	"github.com/agcore/agcore/llm"
 )
 
@@ -22,7 +23,7 @@ func Endpoint(provider, base, path, example string) (string, error) {
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Opaque != "" || u.Hostname() == "" {
 		return "", &llm.Error{Kind: llm.KindInvalidRequest, Provider: provider, Message: fmt.Sprintf(
-			"invalid %s base URL %q: want an absolute http or https URL such as %q", provider, redactBase(base), example)}
+			"invalid %s base URL %q: want an absolute http or https URL such as %q", provider, redact.Base(base), example)}
 	}
 	u.Path = strings.TrimRight(u.Path, "/") + path
 	if u.RawPath != "" {
@@ -30,20 +31,6 @@ func Endpoint(provider, base, path, example string) (string, error) {
 	}
 	u.Fragment, u.RawFragment = "", ""
 	return u.String(), nil
-}
-
-// redactBase is a base URL as an error may show it: without its query
-// string and fragment, and without the password of its user information.
-func redactBase(s string) string {
-	if i := strings.IndexAny(s, "?#"); i >= 0 {
-		s = s[:i]
-	}
-	if u, err := url.Parse(s); err == nil && u.User != nil {
-		if _, ok := u.User.Password(); ok {
-			return u.Redacted()
-		}
-	}
-	return s
 }
 
 // SameHost reports whether base names the same host as official (compared

@@ -1,9 +1,10 @@
 // Package redact hides the secrets a URL may carry: the password of its
 // user information and the values of query parameters whose names say they
 // are secret (password, token, key, secret, ...). It is agcore's one
-// implementation of URL redaction: session.Redact (store URLs), the CLI's
-// configuration display and the provider adapters' base-URL errors all
-// call it.
+// implementation of URL redaction, and [Mask] its one mask: session.Redact
+// (store URLs) and session.Open's errors, the CLI's configuration display,
+// the provider adapters' base-URL errors and echoed keys (internal/httpx)
+// and the MCP client's errors (its header and URL secrets) all call it.
 //
 // This package imports only the standard library.
 package redact
@@ -21,7 +22,9 @@ const Mask = "xxxxx"
 // by [Mask]. A text with no "//" authority (sqlite:PATH, file:DIR,
 // memory:) has no user information and is returned as it is; a URL that
 // does not parse is shortened to its scheme ("postgres://…"), since where
-// its secret is cannot be told.
+// its secret is cannot be told, unless it has neither user information
+// nor a query or fragment (no '@', '?' or '#'): such a text holds no
+// secret and is returned as it is ("http://[::1").
 func URL(raw string) string {
 	scheme, _, ok := strings.Cut(raw, "://")
 	if !ok {
@@ -29,27 +32,36 @@ func URL(raw string) string {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
+		if !strings.ContainsAny(raw, "@?#") {
+			return raw
+		}
 		return scheme + "://…"
 	}
+	changed := false
 	if u.User != nil {
 		if _, has := u.User.Password(); has {
 			u.User = url.UserPassword(u.User.Username(), Mask)
+			changed = true
 		}
 	}
 	if u.RawQuery != "" {
 		q := u.Query()
-		changed := false
+		secret := false
 		for k, vs := range q {
 			if secretName(k) {
 				for i := range vs {
 					vs[i] = Mask
 				}
-				changed = true
+				secret = true
 			}
 		}
-		if changed {
+		if secret {
 			u.RawQuery = q.Encode()
+			changed = true
 		}
+	}
+	if !changed {
+		return raw // as written: re-encoding would show "https:" for "https://"
 	}
 	return u.String()
 }

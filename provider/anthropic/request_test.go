@@ -143,7 +143,7 @@ func TestInvalidBaseURLFailsEveryCall(t *testing.T) {
 		{"no scheme", "api.anthropic.com", "", `"api.anthropic.com"`},
 		{"another scheme", "ftp://gw.example", "", `"ftp://gw.example"`},
 		{"unparsable", "http://[::1", "", `"http://[::1"`},
-		{"no host, the key in the query", "https://?key=" + key, "", `"https://"`},
+		{"no host, the key in the query", "https://?key=" + key, "", `"https://?…"`},
 		{"from the environment", "", "gw.example:8080/anthropic", `"gw.example:8080/anthropic"`},
 	}
 	for _, tc := range tests {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agcore/agcore/internal/testkit/testenv"
 	"github.com/agcore/agcore/llm"
 )
 
@@ -199,9 +200,7 @@ func TestBenchmarkStreamIsRealistic(t *testing.T) {
 // two allocations per streamed chunk, at 1,000 and at 10,000 chunks (a
 // cost that grew with the answer would show at the larger size).
 func TestStreamAllocationsPerChunk(t *testing.T) {
-	if testing.Short() {
-		t.Skip("streams 11,000 chunks")
-	}
+	testenv.Short(t, "streams 11,000 chunks")
 	for _, n := range []int{1000, 10000} {
 		m := newTestModel("http://bench.invalid", WithHTTPClient(&http.Client{Transport: memTransport{streamBody(n)}}))
 		allocs := testing.AllocsPerRun(3, func() {

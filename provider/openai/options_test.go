@@ -84,7 +84,7 @@ func TestInvalidBaseURLFailsEveryCall(t *testing.T) {
 		{"no scheme", "api.openai.com/v1", `"api.openai.com/v1"`, nil, "openai", DefaultBaseURL},
 		{"another scheme", "ftp://x/v1", `"ftp://x/v1"`, nil, "openai", DefaultBaseURL},
 		{"unparsable", "http://[::1", `"http://[::1"`, nil, "openai", DefaultBaseURL},
-		{"no host, the key in the query", "https:///v1?api-key=" + key, `"https:///v1"`, nil, "openai", DefaultBaseURL},
+		{"no host, the key in the query", "https:///v1?api-key=" + key, `"https:///v1?…"`, nil, "openai", DefaultBaseURL},
 		{"a preset names itself and its own example", "localhost:11434/v1", `"localhost:11434/v1"`, []Option{Ollama()}, "ollama", "http://localhost:11434/v1"},
 	}
 	for _, tc := range tests {

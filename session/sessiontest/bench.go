@@ -220,13 +220,13 @@ func BenchList(b *testing.B, newStore func(b *testing.B) session.Store) {
 	}
 }
 
-// ViewUpto is where the compaction of the session BenchLoadView loads
+// viewUpto is where the compaction of the session BenchLoadView loads
 // ends: near the end of its LoadMessages messages.
-const ViewUpto = LoadMessages - 100
+const viewUpto = LoadMessages - 100
 
 // BenchLoadView measures LoadView of a session of LoadMessages messages
 // (1,000 turns of 10) whose compaction view (two messages) replaces its
-// first ViewUpto, against Load of the same session: it reports LoadView's
+// first viewUpto, against Load of the same session: it reports LoadView's
 // wall time (ns/op) and allocations, Load's wall time as "load-ns" and
 // their ratio as "load/view". Give it a store that keeps nothing decoded
 // between loads (a cold turn, as in a new process), or the figures measure
@@ -238,8 +238,8 @@ func BenchLoadView(b *testing.B, newStore func(b *testing.B) session.Store) {
 	for i := range LoadMessages / perTurn {
 		tag := fmt.Sprintf("t%d", i)
 		tr := session.Turn{ID: tag, Messages: Conversation(tag, perTurn)}
-		if (i+1)*perTurn == ViewUpto+perTurn {
-			tr.Compaction = &session.Compaction{Upto: ViewUpto, Messages: []llm.Message{
+		if (i+1)*perTurn == viewUpto+perTurn {
+			tr.Compaction = &session.Compaction{Upto: viewUpto, Messages: []llm.Message{
 				llm.UserText("Summary of the conversation so far: weather questions for many cities."),
 				llm.AssistantText("Understood."),
 			}}
@@ -269,7 +269,7 @@ func BenchLoadView(b *testing.B, newStore func(b *testing.B) session.Store) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if sess.Base != ViewUpto || len(sess.Messages) != LoadMessages-ViewUpto {
+		if sess.Base != viewUpto || len(sess.Messages) != LoadMessages-viewUpto {
 			b.Fatalf("LoadView: base %d, %d messages", sess.Base, len(sess.Messages))
 		}
 	}

@@ -28,6 +28,41 @@ func TestSchemes(t *testing.T) {
 	}
 }
 
+func TestSyntaxes(t *testing.T) {
+	want := []string{"sqlite:PATH", "file:DIR", "memory:", "postgres://…", "redis://…"}
+	if got := session.Syntaxes(); !slices.Equal(got, want) {
+		t.Errorf("Syntaxes() = %q, want %q", got, want)
+	}
+}
+
+// TestREADMEListsEveryStore holds the README's --store row to the
+// registered stores: each kind as its URL is written, and each scheme.
+func TestREADMEListsEveryStore(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "| `--store URL`") {
+			row = l
+		}
+	}
+	if row == "" {
+		t.Fatal("the README has no --store URL row in its flags table")
+	}
+	for _, syn := range session.Syntaxes() {
+		if !strings.Contains(row, "`"+syn+"`") {
+			t.Errorf("the README's --store row does not show `%s`", syn)
+		}
+	}
+	for _, sc := range session.Schemes() {
+		if !strings.Contains(row, "`"+sc+":") {
+			t.Errorf("the README's --store row does not name the scheme %s:", sc)
+		}
+	}
+}
+
 // nopOpener opens nothing.
 type nopOpener struct{}
 

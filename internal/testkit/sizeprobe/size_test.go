@@ -109,9 +109,7 @@ func TestCorePackagesDoNotLinkOpenTelemetry(t *testing.T) {
 // loop and retry over the OpenAI adapter, estimator, no store) and checks
 // its size. Skipped in -short mode: the build takes a few seconds.
 func TestStandardAgentBinarySize(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a binary")
-	}
+	testenv.Short(t, "builds a binary")
 	goBin := goTool(t)
 	bin := filepath.Join(t.TempDir(), "probe")
 	cmd := exec.Command(goBin, "build", "-o", bin, ".")

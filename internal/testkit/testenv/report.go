@@ -31,11 +31,22 @@ type skip struct {
 	Pkg  string `json:"pkg"`
 	Test string `json:"test"`
 	Msg  string `json:"msg"`
+	// Short marks a test skipped by -short (Msg says why), not for want
+	// of something on the machine.
+	Short bool `json:"short,omitempty"`
 }
 
 // record appends a skip of test with msg to the spool file. Failing to
 // record is not the test's failure: the skip itself still happens.
-func record(test, msg string) {
+func record(test, msg string) { write(skip{Pkg: packageDir(), Test: test, Msg: msg}) }
+
+// recordShort appends a skip of test by -short.
+func recordShort(test, why string) {
+	write(skip{Pkg: packageDir(), Test: test, Msg: why, Short: true})
+}
+
+// write appends s to the spool file.
+func write(s skip) {
 	if err := os.MkdirAll(spoolDir(), 0o777); err != nil {
 		return
 	}
@@ -44,7 +55,7 @@ func record(test, msg string) {
 		return
 	}
 	defer f.Close()
-	line, _ := json.Marshal(skip{Pkg: packageDir(), Test: test, Msg: msg})
+	line, _ := json.Marshal(s)
 	f.Write(append(line, '\n'))
 }
 
@@ -109,6 +120,83 @@ func Report(w io.Writer, wait time.Duration) int {
 	}
 	fmt.Fprintf(w, "  .ci/run sets all of them up (PostgreSQL, Redis, the npm packages, Chromium, the Temporal dev server) and runs everything.\n")
 	return len(skips)
+}
+
+// ReportLine is [Report] for go test -short: it waits as Report does, then
+// writes one line to w naming what did not run, by package for the tests
+// -short skipped and by what was missing for the others, and how to run
+// them, and removes the spool file. It returns how many tests were skipped
+// (0 writes nothing).
+func ReportLine(w io.Writer, wait time.Duration) int {
+	waitForSiblings(wait)
+	path := spoolFile()
+	skips := readSkips(path)
+	os.Remove(path)
+	cleanOld()
+	if len(skips) == 0 {
+		return 0
+	}
+	short, missing := map[string]int{}, map[string]int{}
+	nShort := 0
+	for _, s := range skips {
+		if s.Short {
+			short[s.Pkg]++
+			nShort++
+		} else {
+			missing[needs(s.Msg)]++
+		}
+	}
+	var parts []string
+	if nShort > 0 {
+		parts = append(parts, fmt.Sprintf("%d slow %s (%s; go test ./... without -short runs them)", nShort, plural(nShort, "test"), counts(short)))
+	}
+	if n := len(skips) - nShort; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d that need a service or tool (%s; .ci/run sets them up and runs everything)", n, counts(missing)))
+	}
+	fmt.Fprintf(w, "\nagcore: -short skipped %s\n", strings.Join(parts, " and "))
+	return len(skips)
+}
+
+// needs names what a recorded skip's message says is missing, in a word.
+func needs(msg string) string {
+	l := strings.ToLower(msg)
+	for _, k := range []struct{ key, name string }{
+		{"postgres", "PostgreSQL"}, {"redis", "Redis"}, {"temporal", "Temporal"},
+		{"chrom", "Chromium"}, {"npm", "npm packages"}, {"npx", "npm packages"}, {"node", "Node.js"},
+		{"go command", "the go command"}, {"go is not", "the go command"}, {"is taken", "a free port"},
+	} {
+		if strings.Contains(l, k.key) {
+			return k.name
+		}
+	}
+	return "other tools"
+}
+
+// counts lists a map's keys with their counts, largest first.
+func counts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// plural returns word, with an s unless n is 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
 
 // summarize lists up to n names, then how many more.

@@ -7,7 +7,9 @@
 // A skip is loud: Missing also records it in a spool file named after the
 // go command that runs the test binaries, and the package zz_skipped, which
 // `go test ./...` runs last, prints every recorded skip with how to enable
-// it once the other packages are done (see [Report]).
+// it once the other packages are done (see [Report]). Under -short, [Short]
+// skips the slow tests and records them too, and zz_skipped prints one
+// line naming what did not run and how to run it ([ReportLine]).
 //
 // It is imported by tests only.
 package testenv
@@ -37,4 +39,17 @@ func Missing(t testing.TB, format string, args ...any) {
 	}
 	record(t.Name(), msg)
 	t.Skip(msg)
+}
+
+// Short skips t under go test -short, saying why (a slow test, or a
+// variant of one whose first variant runs), after recording the skip so
+// that the end-of-run line of zz_skipped counts it. Without -short it
+// returns and the test runs.
+func Short(t testing.TB, why string) {
+	t.Helper()
+	if !testing.Short() {
+		return
+	}
+	recordShort(t.Name(), why)
+	t.Skip("-short: " + why)
 }

@@ -5,6 +5,19 @@
 // defaults, the missing-key check, the transport built from them, and
 // Info's catalog lookup. Each adapter keeps its exported With* functions
 // as one-line wrappers of [Options]' setters, so its API stays its own.
+//
+// Why it is not published as a kit for adapters written outside agcore
+// (issue 34 asked for it or for this note): its API is made of agcore's
+// internal transport (internal/httpx's Client, internal/sse's decoder),
+// so publishing it would publish those too, and with them every detail of
+// how agcore's four adapters read their wire formats. What an outside
+// adapter needs is public: it implements [llm.Model] (Generate from its
+// stream with [llm.Collect], events assembled with [llm.Assembler]), maps failures to [llm.Error] kinds, registers its
+// providers with provider/registry's Register from its init (so the CLI,
+// serve and the worker offer it once imported: cmd/agcore/testdata/outside
+// is such a module, built and run by TestOutsideAdapterJoinsTheCLI), and
+// proves itself with provider/providertest.Run, the suite agcore's own
+// adapters pass.
 package adapter
 
 import (

@@ -4,6 +4,21 @@
 // so the stores agree to the byte; it is internal because its shapes are
 // not a promise.
 //
+// Why it is not published as a kit for stores written outside agcore
+// (issue 34 asked for it or for this note): what an outside store needs is
+// public already, and what this package adds is agcore's storage layout,
+// which would then be frozen. An outside store implements [session.Store]
+// (and [session.Records] for replicas), registers its URL scheme with
+// [session.Register] (so --store, serve and the worker open it, and
+// session.Schemes and session.Syntaxes list it), encodes messages with
+// llm's storage JSON ([llm.Message]'s MarshalJSON and UnmarshalJSON), titles a
+// session with [session.Title], and proves itself with sessiontest.Run,
+// RunRecords, Crash and Shared, the same suite agcore's five stores pass.
+// The pieces here that are not layout (the LRU Cache of decoded
+// messages, Parallel decoding, the cursor) are a few dozen lines each and
+// tied to how agcore's stores keep their rows; publishing them would make
+// every change to a store's rows an API change.
+//
 // It imports only the standard library, llm and session.
 package stored
 

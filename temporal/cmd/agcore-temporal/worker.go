@@ -17,6 +17,7 @@ import (
 	"github.com/agcore/agcore/otelagent"
 	_ "github.com/agcore/agcore/provider/builtin" // every adapter agcore ships registers itself
 	"github.com/agcore/agcore/provider/registry"
+	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/tool"
 	"github.com/agcore/agcore/tool/fstool"
 
@@ -173,7 +174,7 @@ on another.`,
 	fs.StringVarP(&provider, "provider", "p", "", "provider: "+strings.Join(registry.Names(), ", ")+" (default: the first whose key is set)")
 	fs.StringVarP(&model, "model", "m", "", "model id (default: the provider's)")
 	fs.StringVar(&baseURL, "base-url", "", "the provider's base URL (default: its variable, e.g. OPENAI_BASE_URL, or the official one)")
-	fs.StringVar(&store, "store", "", "session store: sqlite:PATH, file:DIR, memory:, postgres://…, redis://… (default $AGCORE_HOME/agcore.db)")
+	fs.StringVar(&store, "store", "", "session store: "+strings.Join(session.Syntaxes(), ", ")+" (default $AGCORE_HOME/agcore.db)")
 	fs.StringVar(&root, "root", ".", "directory the file tools are confined to")
 	fs.StringVar(&tools, "tools", "", "file tools offered, comma-separated (default all: read_file,list_dir,grep,write_file; none: no tools)")
 	fs.IntVar(&maxResult, "max-result-bytes", 0, "cut longer tool results, read_file's included (0: 64 KiB; negative: no limit)")

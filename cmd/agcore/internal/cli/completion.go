@@ -10,8 +10,19 @@ import (
 
 	"github.com/agcore/agcore/catalog"
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
+	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/tool/fstool"
 )
+
+// storePrefixes is what --store completes to: each registered kind of
+// store as its URL begins ("sqlite:", "postgres://").
+func storePrefixes() []string {
+	var out []string
+	for _, syn := range session.Syntaxes() {
+		out = append(out, strings.TrimRight(syn, "ABCDEFGHIJKLMNOPQRSTUVWXYZ…"))
+	}
+	return out
+}
 
 // Shell completion: cobra's completion command writes the script for bash,
 // zsh, fish or PowerShell; the script asks the binary (agcore __complete
@@ -119,7 +130,7 @@ func (a *app) registerCompletions(cmd *cobra.Command) {
 		"session":  a.completeSessions,
 		"tools":    completeTools,
 		"compact":  fixed(config.CompactModes...),
-		"store":    fixed("sqlite:", "file:", "memory:"),
+		"store":    fixed(storePrefixes()...),
 	}
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
 		if fn, ok := funcs[f.Name]; ok {

@@ -3,12 +3,14 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
 	"github.com/agcore/agcore/cmd/agcore/internal/render"
+	"github.com/agcore/agcore/session"
 )
 
 // Flag sets, added to the commands that use them. Defaults shown in --help
@@ -48,7 +50,7 @@ func addSessionFlag(fs *pflag.FlagSet) {
 }
 
 func addStoreFlags(fs *pflag.FlagSet) {
-	fs.String("store", "", "where sessions live: sqlite:PATH, file:DIR (JSON Lines), postgres://…, redis://…, memory: (none); default the embedded SQLite database $AGCORE_HOME/agcore.db [$AGCORE_STORE]")
+	fs.String("store", "", "where sessions live: "+strings.Join(session.Syntaxes(), ", ")+" (memory: keeps nothing); default the embedded SQLite database $AGCORE_HOME/agcore.db [$AGCORE_STORE]")
 	fs.String("config", "", "the config file (default $AGCORE_HOME/config.json) [$AGCORE_CONFIG]")
 }
 

@@ -1,0 +1,4 @@
+package replay
+
+// MarshalRequest is marshalRequest, for the external tests.
+var MarshalRequest = marshalRequest
