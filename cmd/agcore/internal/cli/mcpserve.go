@@ -94,12 +94,26 @@ func (a *app) mcpServe(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	defer main.Close()
+	main.mcpServe = true // the file's agents' mcp_tool settings apply
 	named, agents, set, err := a.offeredAgents(ctx, cmd, file.Agents, main, approver, "The general agent agcore run builds")
 	defer named.Close()
 	if err != nil {
 		return err
 	}
-	sopts := mcpserve.Options{Version: version(), Logger: slog.New(slog.NewTextHandler(a.env.Stderr, nil))}
+	sopts := mcpserve.Options{Version: version(), Logger: slog.New(slog.NewTextHandler(a.env.Stderr, nil)), AgentTools: map[string]mcpserve.AgentTool{}}
+	for name, ac := range file.Agents {
+		if ac.MCPTool != nil {
+			sopts.AgentTools[name] = *ac.MCPTool
+		}
+	}
+	if ms := file.MCPServe; ms != nil {
+		sopts.Prompts, sopts.Resources, sopts.ResourceTemplates = ms.Prompts, ms.Resources, ms.ResourceTemplates
+		fopts := fstool.Options{AllowSecrets: s.AllowSecrets, AllowHint: "--allow-secret", MaxReadBytes: maxResourceBytes}
+		sopts.ReadFile = func(name string) ([]byte, error) { return fstool.ReadFile(s.Root, name, fopts) }
+	}
+	if err := sopts.Check(); err != nil {
+		return exit(ExitUsage, "the config file's mcp_serve: %v", err)
+	}
 	if fileTools, _ := cmd.Flags().GetBool("file-tools"); fileTools {
 		tools, err := fstool.ByName(s.Root, s.Tools, fstool.Options{AllowSecrets: s.AllowSecrets, AllowHint: "--allow-secret", MaxReadBytes: s.MaxResultBytes})
 		if err != nil {
@@ -151,6 +165,10 @@ func (a *app) mcpServe(cmd *cobra.Command, _ []string) error {
 	_ = srv.Shutdown(sctx)
 	return nil
 }
+
+// maxResourceBytes is the largest file agcore mcp serve sends as a
+// resource or a prompt's image.
+const maxResourceBytes = 8 << 20
 
 // nopCloser and nopWriteCloser give the command's standard streams to the
 // SDK's transport, which closes what it is given; the command's are not
