@@ -96,7 +96,9 @@ type ClientModel struct {
 }
 
 // Info implements llm.Model: the model is whatever the client runs.
-func (ClientModel) Info() llm.ModelInfo { return llm.ModelInfo{Provider: "mcp-client", Name: "mcp-client"} }
+func (ClientModel) Info() llm.ModelInfo {
+	return llm.ModelInfo{Provider: "mcp-client", Name: "mcp-client"}
+}
 
 // Stream implements llm.Model: the client's whole answer as one stream.
 func (m ClientModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {

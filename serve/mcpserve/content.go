@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"mime"
 	"net/url"
 	"path"
@@ -206,6 +207,16 @@ func (c *content) register(s *sdk.Server) {
 // without a name, a message with no content or two, a bad URI template.
 func (opts Options) Check() error {
 	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(opts.AgentTools)) {
+		if s := opts.AgentTools[name].InputSchema; len(s) > 0 {
+			var v struct {
+				Type any `json:"type"`
+			}
+			if err := json.Unmarshal(s, &v); err != nil || v.Type != "object" {
+				errs = append(errs, fmt.Errorf("agent %q: its input_schema must be a JSON Schema object with \"type\": \"object\"", name))
+			}
+		}
+	}
 	for i, p := range opts.Prompts {
 		if p.Name == "" {
 			errs = append(errs, fmt.Errorf("prompt %d has no name", i+1))
@@ -359,17 +370,28 @@ func mimeOf(given, file string, text bool) string {
 		return given
 	}
 	if file != "" {
-		if t := mime.TypeByExtension(path.Ext(file)); t != "" {
+		ext := strings.ToLower(path.Ext(file))
+		if t, ok := mimeTypes[ext]; ok {
 			return t
 		}
-		if path.Ext(file) == ".md" {
-			return "text/markdown"
+		if t := mime.TypeByExtension(ext); t != "" {
+			return t
 		}
 		if !text {
 			return "application/octet-stream"
 		}
 	}
 	return "text/plain"
+}
+
+// mimeTypes are the types of common extensions, the same on every
+// machine (mime.TypeByExtension reads the system's tables for the rest).
+var mimeTypes = map[string]string{
+	".txt": "text/plain", ".md": "text/markdown", ".csv": "text/csv", ".html": "text/html", ".htm": "text/html",
+	".json": "application/json", ".yaml": "application/yaml", ".yml": "application/yaml", ".xml": "application/xml",
+	".go": "text/x-go", ".py": "text/x-python", ".js": "text/javascript", ".ts": "text/x-typescript", ".sh": "text/x-shellscript",
+	".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp", ".svg": "image/svg+xml",
+	".wav": "audio/wav", ".mp3": "audio/mpeg", ".pdf": "application/pdf",
 }
 
 func isText(mt string) bool {

@@ -18,6 +18,7 @@ import (
 	"github.com/agcore/agcore/serve/host"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/tool"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -133,11 +134,20 @@ func NewServer(set *host.Set, opts Options) *sdk.Server {
 				})
 			continue
 		}
+		schema, err := inputSchema(at.InputSchema)
+		if err != nil {
+			logger.Warn("mcp serve: the agent's input schema cannot check arguments", "agent", a.Name, "error", err)
+		}
 		s.AddTool(&sdk.Tool{Name: toolName(a.Name), Description: desc, InputSchema: at.InputSchema},
 			func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 				args := req.Params.Arguments
 				if len(args) == 0 || string(args) == "null" {
 					args = json.RawMessage("{}")
+				}
+				if schema != nil {
+					if err := schema.Validate(args); err != nil {
+						return errorResult("the arguments " + err.Error()), nil
+					}
 				}
 				var values map[string]any
 				if err := json.Unmarshal(args, &values); err != nil {
@@ -158,6 +168,16 @@ func NewServer(set *host.Set, opts Options) *sdk.Server {
 			})
 	}
 	return s
+}
+
+// inputSchema resolves an agent tool's input schema, to check the
+// arguments of its calls.
+func inputSchema(raw json.RawMessage) (*tool.Schema, error) {
+	var js jsonschema.Schema
+	if err := json.Unmarshal(raw, &js); err != nil {
+		return nil, err
+	}
+	return tool.NewSchema(&js)
 }
 
 // toolName makes an agent's name a valid MCP tool name.

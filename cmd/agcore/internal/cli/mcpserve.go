@@ -33,7 +33,16 @@ in the store (--store) per principal. While a turn runs, a client that asks
 for progress gets a notification for each tool call. A tool call that needs
 approval (write_file, an MCP server with "approval") is asked of the
 client's user through elicitation; a client that cannot ask is refused, and
---yes approves every call.
+--yes approves every call. A client that sets a log level gets the turn's
+steps as log messages too.
+
+An agent's "mcp_tool" in the config file offers it with its own input
+schema and a prompt template ({{name}}: an argument), with the MCP client's
+model as its model ("sampling": true), or with an ask_user tool that asks
+the client's user ("ask_user": true). The file's "mcp_serve" section offers
+prompt templates (with argument completion) and read-only resources: files
+under --root (the same secret rules), inline text, URI templates naming
+files; a client subscribed to a file's resource is told when it changes.
 
 --file-tools also offers the built-in file tools (--tools, confined to
 --root, with the same secret rules) directly, write_file asking approval the
