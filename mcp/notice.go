@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agcore/agcore/observe"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -100,11 +101,27 @@ func (c *Client) clientOptions(s *Server) *sdk.ClientOptions {
 			}
 			msg := fmt.Sprintf("MCP server %q: %s: %s", c.name, call.tool, progressText(p))
 			c.notify(Notice{Kind: NoticeProgress, Tool: call.tool, Message: msg, Progress: p.Progress, Total: p.Total})
+			attrs := map[string]any{observe.AttrMCPServer: c.name, observe.AttrMCPTool: call.tool, observe.AttrMCPProgress: p.Progress}
+			if p.Total > 0 {
+				attrs[observe.AttrMCPTotal] = p.Total
+			}
+			if p.Message != "" {
+				attrs[observe.AttrMCPMessage] = c.scrub(oneLine(p.Message))
+			}
+			observe.AddEvent(call.ctx, observe.EventMCPProgress, attrs)
 		},
 		LoggingMessageHandler: func(_ context.Context, req *sdk.LoggingMessageRequest) {
 			p := req.Params
 			msg := fmt.Sprintf("MCP server %q %s: %s", c.name, p.Level, logText(p.Data))
 			c.notify(Notice{Kind: NoticeLog, Message: msg, Level: string(p.Level), Logger: p.Logger})
+			// A log message belongs to no request: it goes on the span of
+			// each call of the server in flight.
+			for _, call := range c.calls.inFlight() {
+				observe.AddEvent(call.ctx, observe.EventMCPLog, map[string]any{
+					observe.AttrMCPServer: c.name, observe.AttrMCPTool: call.tool, observe.AttrMCPLevel: string(p.Level),
+					observe.AttrMCPLogger: p.Logger, observe.AttrMCPMessage: c.scrub(logText(p.Data)),
+				})
+			}
 		},
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
 			// Listing is a request to the same server: never from the
