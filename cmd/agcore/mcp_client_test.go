@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agcore/agcore/internal/testkit/testwait"
 
@@ -226,6 +227,51 @@ func TestMCPToolListChangeReachesTheNextRun(t *testing.T) {
 	}
 	if log, err := interrupt(t, cmd, lines); err != nil {
 		t.Fatalf("exit: %v\n%s", err, log)
+	}
+}
+
+// A server that adds a tool while a call of a turn runs (tools/list_changed
+// before the call's answer): the turn's next model call is offered it, and
+// can call it in the same turn (agcore run, one turn).
+func TestMCPToolListChangeReachesTheSameTurn(t *testing.T) {
+	t.Parallel()
+	srv := sdk.NewServer(&sdk.Implementation{Name: "live", Version: "v1"}, nil)
+	obj := json.RawMessage(`{"type":"object"}`)
+	srv.AddTool(&sdk.Tool{Name: "unlock", InputSchema: obj}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		srv.AddTool(&sdk.Tool{Name: "secret", Description: "Tells the secret", InputSchema: obj}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "42"}}}, nil
+		})
+		// The SDK sends list_changed after a short delay: answer once it
+		// is out, as a server that announces its change before answering.
+		time.Sleep(300 * time.Millisecond)
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "unlocked"}}}, nil
+	})
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	defer ts.Close()
+	model := newFake(t,
+		openaiReply(turn{calls: []call{{"u1", "mcp__http__unlock", `{}`}}}),
+		openaiReply(turn{calls: []call{{"s1", "mcp__http__secret", `{}`}}}),
+		openaiReply(turn{text: "The secret is 42."}),
+	)
+	c := newCLI(t).openai(model, "sk-test")
+	r := c.ok("run", "--json", "--tools", "", "--mcp-url", ts.URL, "Unlock it and tell me the secret")
+	offered := func(i int) []string {
+		var names []string
+		tools, _ := model.got()[i].body["tools"].([]any)
+		for _, tl := range tools {
+			names = append(names, tl.(map[string]any)["function"].(map[string]any)["name"].(string))
+		}
+		return names
+	}
+	if got := offered(0); slices.Contains(got, "mcp__http__secret") {
+		t.Errorf("the first model call was offered the tool before it existed: %v", got)
+	}
+	if got := offered(1); !slices.Contains(got, "mcp__http__secret") || !slices.Contains(got, "mcp__http__unlock") {
+		t.Errorf("the turn's second model call was offered %v, want the new mcp__http__secret among them", got)
+	}
+	res := ofType(events(t, r.stdout), "tool_result")
+	if len(res) != 2 || res[1]["output"] != "42" {
+		t.Errorf("tool results = %v, want the new tool's 42 second", res)
 	}
 }
 

@@ -260,11 +260,12 @@ func (f formField) parse(a string) (v any, ok bool, err error) {
 	return a, true, nil
 }
 
-// mcpToolsNow offers each run the MCP servers' tools as they are now: a
-// tool a server added since it connected (tools/list_changed) is offered
-// from the next run on. (The tools of the connection stay the agent's own;
-// their descriptions and schemas are read as last listed, and a removed
-// one answers that it is gone.)
+// mcpToolsNow offers each run the MCP servers' tools as they are now, and
+// each model call of a turn after its first too (agent.Injection.ToolsNow):
+// a tool a server added (tools/list_changed) is offered from the next model
+// call on, even within the turn that made the server add it. (The tools of
+// the connection stay the agent's own; their descriptions and schemas are
+// read as last listed, and a removed one answers that it is gone.)
 type mcpToolsNow struct{ rt *runtime }
 
 // Invoking implements agent.ContextProvider.
@@ -272,7 +273,7 @@ func (p *mcpToolsNow) Invoking(context.Context, *agent.Invocation) (agent.Inject
 	if p.rt.mcp == nil {
 		return agent.Injection{}, nil
 	}
-	return agent.Injection{Tools: p.rt.mcpTools()}, nil
+	return agent.Injection{Tools: p.rt.mcpTools(), ToolsNow: p.rt.mcpTools}, nil
 }
 
 // Invoked implements agent.ContextProvider.
