@@ -70,3 +70,17 @@ func (t *callTable) inFlight() []*pendingCall {
 	}
 	return out
 }
+
+// only returns the one call in flight, or nil when there are none or
+// several.
+func (t *callTable) only() *pendingCall {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.calls) != 1 {
+		return nil
+	}
+	for _, pc := range t.calls {
+		return pc
+	}
+	return nil
+}

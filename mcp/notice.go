@@ -47,7 +47,10 @@ type Notice struct {
 }
 
 // Elicitor answers a server's request for input from the user. server is
-// the server's short name. It returns the user's action ("accept",
+// the server's short name. When exactly one tool call of the server is in
+// flight, ctx is that call's (its values, such as the turn's approval
+// owner, and its end), since the request is the call's; otherwise it is
+// the connection's. It returns the user's action ("accept",
 // "decline" or "cancel") and, when accepted, the content matching the
 // requested schema. An error is sent to the server as the request's error.
 type Elicitor func(ctx context.Context, server string, req *sdk.ElicitParams) (*sdk.ElicitResult, error)
@@ -90,6 +93,9 @@ func (c *Client) clientOptions(s *Server) *sdk.ClientOptions {
 			if s.Elicit == nil {
 				c.notify(Notice{Kind: NoticeElicitation, Message: fmt.Sprintf("MCP server %q asked for input (%s) and nobody can answer here; declined", c.name, oneLine(req.Params.Message))})
 				return &sdk.ElicitResult{Action: "decline"}, nil
+			}
+			if call := c.calls.only(); call != nil {
+				ctx = call.ctx
 			}
 			return s.Elicit(ctx, c.name, req.Params)
 		},

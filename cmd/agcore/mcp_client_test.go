@@ -275,6 +275,82 @@ func TestMCPToolListChangeReachesTheSameTurn(t *testing.T) {
 	}
 }
 
+// Under agcore serve, an MCP server's request for input during a turn's
+// tool call is a pending decision of the turn, as a call needing approval
+// is: GET /v1/approvals lists it (tool mcp_elicitation), POST decides it;
+// approving accepts with the form's defaults, denying declines.
+func TestMCPElicitationIsAPendingDecisionInServe(t *testing.T) {
+	t.Parallel()
+	srv := sdk.NewServer(&sdk.Implementation{Name: "asker", Version: "v1"}, nil)
+	srv.AddTool(&sdk.Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "Your city?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string","default":"Oslo"}},"required":["city"]}`)})
+		if err != nil {
+			return nil, err
+		}
+		city, _ := res.Content["city"].(string)
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "action " + res.Action + " " + city}}}, nil
+	})
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	defer ts.Close()
+	model := newFake(t,
+		openaiReply(turn{calls: []call{{"a1", "mcp__http__ask", `{}`}}}),
+		openaiReply(turn{text: "Noted."}),
+		openaiReply(turn{calls: []call{{"a2", "mcp__http__ask", `{}`}}}),
+		openaiReply(turn{text: "Fine."}),
+	)
+	c := newCLI(t).openai(model, "sk-test")
+	base, cmd, lines := c.startServe(t, "--tools", "", "--mcp-url", ts.URL)
+	do := func(method, url string, body any) map[string]any {
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest(method, url, bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return out
+	}
+	for i, tc := range []struct {
+		approve bool
+		want    string
+	}{{true, "action accept Oslo"}, {false, "action decline "}} {
+		done := make(chan map[string]any, 1)
+		go func() { done <- do("POST", base+"/v1/responses", map[string]any{"model": "agcore", "input": "Ask me"}) }()
+		var pending []any
+		for deadline := time.Now().Add(30 * time.Second); len(pending) == 0; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the elicitation never showed among the pending decisions")
+			}
+			pending, _ = do("GET", base+"/v1/approvals", nil)["data"].([]any)
+		}
+		p := pending[0].(map[string]any)
+		if p["tool"] != "mcp_elicitation" || !strings.Contains(p["arguments"].(string), `"message":"Your city?"`) || !strings.Contains(p["arguments"].(string), `"server":"http"`) {
+			t.Errorf("pending decision %v", p)
+		}
+		if out := do("POST", base+"/v1/approvals/"+p["id"].(string), map[string]any{"approved": tc.approve}); out["approved"] != tc.approve {
+			t.Fatalf("deciding: %v", out)
+		}
+		select {
+		case resp := <-done:
+			if resp["status"] != "completed" {
+				t.Errorf("turn %d: %v", i+1, resp)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the turn did not finish after the decision")
+		}
+		if got := model.messages(2*i + 1); !strings.Contains(got, tc.want) {
+			t.Errorf("turn %d: the tool result sent to the model: %s, want %q", i+1, got, tc.want)
+		}
+	}
+	if log, err := interrupt(t, cmd, lines); err != nil {
+		t.Fatalf("exit: %v\n%s", err, log)
+	}
+}
+
 // At a terminal, a server's request for input (elicitation) is asked of
 // the user: whether to answer, then each field; the server gets the
 // answers and the turn goes on.

@@ -186,3 +186,48 @@ func TestATurnLogsItsProgress(t *testing.T) {
 		t.Errorf("log messages:\n%s\nwant:\n%s", strings.Join(logs, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestAnMCPServersQuestionReachesTheClient: what an MCP server the agent
+// uses asks during a call (Approver.Elicit, which agcore mcp serve gives
+// those servers) is asked of the MCP client's user as it is; a client
+// that cannot ask declines it.
+func TestAnMCPServersQuestionReachesTheClient(t *testing.T) {
+	relay := tool.MustFunc("remote", "a tool of an MCP server that asks the user", func(ctx context.Context, _ struct{}) (string, error) {
+		res, err := mcpserve.Approver{}.Elicit(ctx, &sdk.ElicitParams{Message: "Which branch?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"branch":{"type":"string"}}}`)})
+		if err != nil {
+			return "", err
+		}
+		b, _ := json.Marshal(res.Content)
+		return res.Action + " " + string(b), nil
+	})
+	newRelay := func() host.Agent {
+		a, err := agent.New(llmtest.New(llmtest.Reply(llmtest.Call("r1", "remote", `{}`)), llmtest.Func(func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+			return &llm.Response{Message: llm.AssistantText(req.Messages[len(req.Messages)-1].Text()), FinishReason: llm.FinishStop}, nil
+		})), agent.Config{Name: "relay", Tools: []tool.Tool{relay}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return host.Agent{Name: "relay", Agent: a}
+	}
+	for _, version := range protocols {
+		t.Run(version, func(t *testing.T) {
+			cs := serveVersion(t, version, mcpserve.Options{}, &sdk.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+					if req.Params.Message != "Which branch?" {
+						t.Errorf("asked %q", req.Params.Message)
+					}
+					return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"branch": "main"}}, nil
+				},
+			}, newRelay())
+			res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "relay", Arguments: map[string]any{"prompt": "deploy"}})
+			if err != nil || text(res) != `accept {"branch":"main"}` {
+				t.Errorf("answer %q, %v", text(res), err)
+			}
+		})
+	}
+	cs := serveWith(t, mcpserve.Options{}, nil, newRelay())
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "relay", Arguments: map[string]any{"prompt": "deploy"}})
+	if err != nil || text(res) != "decline null" {
+		t.Errorf("without elicitation: %q, %v; want it declined", text(res), err)
+	}
+}

@@ -303,3 +303,28 @@ func (Approver) Approve(ctx context.Context, call tool.Call) (tool.Decision, err
 	}
 	return decisionOf(res), nil
 }
+
+// Elicit asks the MCP client's user, as it is, what an MCP server the
+// agent uses asks for during one of the turn's tool calls (its
+// elicitation/create), and returns the user's answer. agcore mcp serve
+// gives it to the MCP servers its agents use. Out of an MCP call, or for a
+// client that cannot ask its user, the request is declined.
+func (Approver) Elicit(ctx context.Context, req *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+	t := turnFrom(ctx)
+	if t == nil || t.caps.Elicitation == nil {
+		return &sdk.ElicitResult{Action: "decline"}, nil
+	}
+	p := *req
+	res, err := t.ask(ctx, "elicit", &p)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return &sdk.ElicitResult{Action: "cancel"}, nil
+	}
+	r, ok := res.(*sdk.ElicitResult)
+	if !ok {
+		return &sdk.ElicitResult{Action: "cancel"}, nil
+	}
+	return r, nil
+}

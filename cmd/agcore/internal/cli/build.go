@@ -269,6 +269,8 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		var elicit mcp.Elicitor
 		if ap, ok := approve.(*approver); ok && ap.ask != nil {
 			elicit = terminalElicitor(ap, a.env.Stderr)
+		} else if o.approver != nil {
+			elicit = approvalElicitor(o.approver, rt.notices.notify) // serve, mcp serve
 		}
 		servers := make([]mcp.Server, len(s.MCP))
 		for i, m := range s.MCP {
@@ -284,7 +286,7 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		}
 		rt.closers = append(rt.closers, rt.mcp.Close)
 		if o.principals {
-			rt.pool = &principalPool{a: a, s: s, notify: rt.notices.notify, clients: map[string]*mcp.Client{}}
+			rt.pool = &principalPool{a: a, s: s, notify: rt.notices.notify, elicit: elicit, clients: map[string]*mcp.Client{}}
 			rt.closers = append(rt.closers, rt.pool.Close)
 		}
 		tools = append(tools, rt.mcpTools()...)
