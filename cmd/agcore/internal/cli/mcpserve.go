@@ -5,16 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
-	"github.com/agcore/agcore/serve/host"
 	"github.com/agcore/agcore/serve/mcpserve"
 	"github.com/agcore/agcore/tool"
 	"github.com/agcore/agcore/tool/fstool"
@@ -191,24 +188,3 @@ type nopWriteCloser struct{ w io.Writer }
 
 func (n nopWriteCloser) Write(p []byte) (int, error) { return n.w.Write(p) }
 func (nopWriteCloser) Close() error                  { return nil }
-
-// hostAgents builds the config file's agents beside main ("agcore",
-// described as mainDesc) and returns them as the agents a server offers:
-// agcore serve and agcore mcp serve offer the same set. named is never
-// nil: close it whatever err is.
-func (a *app) hostAgents(ctx context.Context, cmd *cobra.Command, file map[string]config.AgentConfig, main *runtime, approver tool.Approver, mainDesc string) (fileAgents, []host.Agent, *host.Set, error) {
-	agents := []host.Agent{{Name: "agcore", Agent: main.agent, Store: main.store, Model: main.s.Model, Description: mainDesc}}
-	named, err := a.buildFileAgents(ctx, cmd, file, main, approver)
-	if err != nil {
-		return named, nil, nil, err
-	}
-	for _, name := range slices.Sorted(maps.Keys(file)) {
-		rt := named[name]
-		agents = append(agents, host.Agent{Name: name, Agent: rt.agent, Store: rt.store, Model: rt.s.Model, Description: file[name].Description})
-	}
-	set, err := host.NewSet(agents...)
-	if err != nil {
-		return named, nil, nil, exit(ExitUsage, "%v", err)
-	}
-	return named, agents, set, nil
-}
