@@ -29,6 +29,6 @@
 // serves it over streamable HTTP behind bearer tokens, each naming a
 // principal as agcore serve's do.
 //
-// This package imports agent, tool, session, serve/host, the MCP SDK and
-// the standard library; it must never import the CLI.
+// This package imports agent, llm, tool, session, serve/host, the MCP SDK,
+// jsonschema-go and the standard library; it must never import the CLI.
 package mcpserve
