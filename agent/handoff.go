@@ -169,12 +169,13 @@ func (a *Agent) transferTools(h *handoffState) []tool.Tool {
 }
 
 // loop returns the tool loop of one agent's part of a turn over next.
-func (a *Agent) loop(next llm.Model, tools []tool.Tool, approver tool.Approver, h *handoffState) llm.Model {
+func (a *Agent) loop(next llm.Model, tools []tool.Tool, approver tool.Approver, h *handoffState, refresh func() []tool.Tool) llm.Model {
 	cfg := middleware.ToolLoop{
 		Tools:    tools,
 		MaxSteps: a.cfg.MaxSteps,
 		Invoker:  a.inv,
 		Approver: approver,
+		Refresh:  refresh,
 	}
 	if h != nil {
 		cfg.Stop = h.stop
@@ -220,7 +221,7 @@ func (r *run) handOver(to *Agent, sofar []llm.Message) segment {
 		// The run's spending limits hold whichever agent answers.
 		next = r.meter.Middleware()(next)
 	}
-	return segment{agent: to, req: &req, model: to.loop(compact.Guard(to.policy)(next), tools, approver, r.handoff)}
+	return segment{agent: to, req: &req, model: to.loop(compact.Guard(to.policy)(next), tools, approver, r.handoff, nil)}
 }
 
 // recordAgents notes in the session's state bag which agent answered

@@ -78,6 +78,8 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 		instructions  []string
 		providerMsgs  []llm.Message
 		providerTools []tool.Tool
+		toolSources   []Injection // each provider's, for ToolsNow
+		changing      bool        // a provider's tools may change during the turn
 	)
 	if opts.Instructions != "" {
 		instructions = append(instructions, opts.Instructions)
@@ -102,6 +104,8 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 				providerMsgs = append(providerMsgs, inj.Messages...)
 			}
 			providerTools = append(providerTools, inj.Tools...)
+			toolSources = append(toolSources, inj)
+			changing = changing || inj.ToolsNow != nil
 		}
 	}
 
@@ -137,7 +141,22 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 			r.handoff.max = DefaultMaxHandoffs
 		}
 	}
-	tools := tool.Merge(a.cfg.Tools, opts.Tools, providerTools, a.transferTools(r.handoff))
+	transfers := a.transferTools(r.handoff)
+	tools := tool.Merge(a.cfg.Tools, opts.Tools, providerTools, transfers)
+	var refresh func() []tool.Tool
+	if changing {
+		refresh = func() []tool.Tool {
+			var now []tool.Tool
+			for _, inj := range toolSources {
+				if inj.ToolsNow != nil {
+					now = append(now, inj.ToolsNow()...)
+				} else {
+					now = append(now, inj.Tools...)
+				}
+			}
+			return tool.Merge(a.cfg.Tools, opts.Tools, now, transfers)
+		}
+	}
 	if len(a.handoffs) > 0 {
 		r.spans = []session.AgentSpan{{From: len(r.input), Agent: a.cfg.Name}}
 	}
@@ -173,7 +192,7 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 	// the tool loop: its answer (and so its tool calls) reaches the loop
 	// only once they passed.
 	next = a.cfg.Hooks.InputGate()(next)
-	r.model = a.loop(next, tools, r.approver, r.handoff)
+	r.model = a.loop(next, tools, r.approver, r.handoff, refresh)
 	return r, nil
 }
 

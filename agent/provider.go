@@ -56,6 +56,12 @@ type Injection struct {
 	// Tools are offered for this run after the agent's own; a tool whose
 	// name is already taken is skipped.
 	Tools []tool.Tool
+	// ToolsNow, when set, is asked before each model call after the
+	// turn's first: its tools replace Tools for the rest of the turn (the
+	// next model call is offered them), for tools that change while a turn
+	// runs (an MCP server's tools/list_changed). It must be safe to call
+	// from the run's goroutine while others change what it returns.
+	ToolsNow func() []tool.Tool
 }
 
 // Outcome is how a run ended, as Invoked sees it.

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ type callTable struct {
 
 // pendingCall is one call in flight.
 type pendingCall struct {
+	ctx     context.Context // the call's: its span gets the server's notifications as events
 	tool    string
 	timeout time.Duration
 	timer   *time.Timer // fires when the server has been silent for timeout
@@ -24,7 +26,7 @@ type pendingCall struct {
 // start registers a call whose server must answer (or report progress)
 // within timeout, else silent runs. done unregisters it and stops the
 // clock.
-func (t *callTable) start(tool string, timeout time.Duration, silent func()) (token string, done func()) {
+func (t *callTable) start(ctx context.Context, tool string, timeout time.Duration, silent func()) (token string, done func()) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.calls == nil {
@@ -32,7 +34,7 @@ func (t *callTable) start(tool string, timeout time.Duration, silent func()) (to
 	}
 	t.next++
 	token = fmt.Sprintf("agcore-%d", t.next)
-	pc := &pendingCall{tool: tool, timeout: timeout, timer: time.AfterFunc(timeout, silent)}
+	pc := &pendingCall{ctx: ctx, tool: tool, timeout: timeout, timer: time.AfterFunc(timeout, silent)}
 	t.calls[token] = pc
 	return token, func() {
 		pc.timer.Stop()
@@ -56,4 +58,29 @@ func (t *callTable) progress(token any) *pendingCall {
 		pc.timer.Reset(pc.timeout)
 	}
 	return pc
+}
+
+// inFlight returns the calls in flight.
+func (t *callTable) inFlight() []*pendingCall {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]*pendingCall, 0, len(t.calls))
+	for _, pc := range t.calls {
+		out = append(out, pc)
+	}
+	return out
+}
+
+// only returns the one call in flight, or nil when there are none or
+// several.
+func (t *callTable) only() *pendingCall {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.calls) != 1 {
+		return nil
+	}
+	for _, pc := range t.calls {
+		return pc
+	}
+	return nil
 }

@@ -435,3 +435,12 @@ func (w *teeWriter) Write(p []byte) (int, error) {
 	_, _ = w.w.Write(p)
 	return len(p), nil
 }
+
+// scrub hides the client's secrets (its URL's and headers') in a server's
+// text before it goes into a span.
+func (c *Client) scrub(s string) string {
+	for _, x := range c.secrets {
+		s = strings.ReplaceAll(s, x, "REDACTED")
+	}
+	return s
+}

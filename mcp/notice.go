@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agcore/agcore/observe"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -46,7 +47,10 @@ type Notice struct {
 }
 
 // Elicitor answers a server's request for input from the user. server is
-// the server's short name. It returns the user's action ("accept",
+// the server's short name. When exactly one tool call of the server is in
+// flight, ctx is that call's (its values, such as the turn's approval
+// owner, and its end), since the request is the call's; otherwise it is
+// the connection's. It returns the user's action ("accept",
 // "decline" or "cancel") and, when accepted, the content matching the
 // requested schema. An error is sent to the server as the request's error.
 type Elicitor func(ctx context.Context, server string, req *sdk.ElicitParams) (*sdk.ElicitResult, error)
@@ -90,6 +94,9 @@ func (c *Client) clientOptions(s *Server) *sdk.ClientOptions {
 				c.notify(Notice{Kind: NoticeElicitation, Message: fmt.Sprintf("MCP server %q asked for input (%s) and nobody can answer here; declined", c.name, oneLine(req.Params.Message))})
 				return &sdk.ElicitResult{Action: "decline"}, nil
 			}
+			if call := c.calls.only(); call != nil {
+				ctx = call.ctx
+			}
 			return s.Elicit(ctx, c.name, req.Params)
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
@@ -100,11 +107,27 @@ func (c *Client) clientOptions(s *Server) *sdk.ClientOptions {
 			}
 			msg := fmt.Sprintf("MCP server %q: %s: %s", c.name, call.tool, progressText(p))
 			c.notify(Notice{Kind: NoticeProgress, Tool: call.tool, Message: msg, Progress: p.Progress, Total: p.Total})
+			attrs := map[string]any{observe.AttrMCPServer: c.name, observe.AttrMCPTool: call.tool, observe.AttrMCPProgress: p.Progress}
+			if p.Total > 0 {
+				attrs[observe.AttrMCPTotal] = p.Total
+			}
+			if p.Message != "" {
+				attrs[observe.AttrMCPMessage] = c.scrub(oneLine(p.Message))
+			}
+			observe.AddEvent(call.ctx, observe.EventMCPProgress, attrs)
 		},
 		LoggingMessageHandler: func(_ context.Context, req *sdk.LoggingMessageRequest) {
 			p := req.Params
 			msg := fmt.Sprintf("MCP server %q %s: %s", c.name, p.Level, logText(p.Data))
 			c.notify(Notice{Kind: NoticeLog, Message: msg, Level: string(p.Level), Logger: p.Logger})
+			// A log message belongs to no request: it goes on the span of
+			// each call of the server in flight.
+			for _, call := range c.calls.inFlight() {
+				observe.AddEvent(call.ctx, observe.EventMCPLog, map[string]any{
+					observe.AttrMCPServer: c.name, observe.AttrMCPTool: call.tool, observe.AttrMCPLevel: string(p.Level),
+					observe.AttrMCPLogger: p.Logger, observe.AttrMCPMessage: c.scrub(logText(p.Data)),
+				})
+			}
 		},
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
 			// Listing is a request to the same server: never from the

@@ -3,10 +3,14 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agcore/agcore/observe"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -74,5 +78,50 @@ func TestACallCarriesTheTraceContext(t *testing.T) {
 	defer mu.Unlock()
 	if len(headers) != 1 || headers[0] != "" {
 		t.Errorf("the untraced call's HTTP requests carried traceparent %q", headers)
+	}
+}
+
+// eventObserver records the events of its contexts by the call each
+// context belongs to.
+type eventObserver struct {
+	fixedObserver
+	call   string
+	mu     *sync.Mutex
+	events *[]string
+}
+
+func (o eventObserver) AddEvent(_ context.Context, name string, attrs map[string]any) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	*o.events = append(*o.events, fmt.Sprintf("%s %s %v %v %v %v", o.call, name, attrs[observe.AttrMCPTool], attrs[observe.AttrMCPLevel], attrs[observe.AttrMCPLogger], attrs[observe.AttrMCPMessage]))
+}
+
+// TestALogMessageIsAnEventOnEachCallInFlight: a log message belongs to no
+// request, so it goes on the span of each call of the server in flight,
+// the client's secrets scrubbed; with no call in flight it goes nowhere.
+func TestALogMessageIsAnEventOnEachCallInFlight(t *testing.T) {
+	c := &Client{name: "srv", secrets: []string{"s3cret"}}
+	opts := c.clientOptions(&Server{})
+	var mu sync.Mutex
+	var events []string
+	log := func() {
+		opts.LoggingMessageHandler(context.Background(), &sdk.LoggingMessageRequest{Params: &sdk.LoggingMessageParams{Level: "warning", Logger: "db", Data: "slow query with key s3cret"}})
+	}
+	log()
+	_, done1 := c.calls.start(observe.With(context.Background(), eventObserver{call: "A", mu: &mu, events: &events}), "query", time.Minute, func() {})
+	_, done2 := c.calls.start(observe.With(context.Background(), eventObserver{call: "B", mu: &mu, events: &events}), "scan", time.Minute, func() {})
+	_, done3 := c.calls.start(context.Background(), "untraced", time.Minute, func() {})
+	log()
+	done1()
+	done2()
+	done3()
+	log()
+	slices.Sort(events)
+	want := []string{
+		"A agcore.mcp.log query warning db slow query with key REDACTED",
+		"B agcore.mcp.log scan warning db slow query with key REDACTED",
+	}
+	if !slices.Equal(events, want) {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(events, "\n"), strings.Join(want, "\n"))
 	}
 }

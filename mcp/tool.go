@@ -83,7 +83,7 @@ func (t *remoteTool) Invoke(ctx context.Context, args json.RawMessage) (string, 
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	silent := &SilentError{Server: t.c.name, Method: "tools/call", Tool: t.remote, After: t.c.timeout}
-	token, done := t.c.calls.start(t.remote, t.c.timeout, func() { cancel(silent) })
+	token, done := t.c.calls.start(ctx, t.remote, t.c.timeout, func() { cancel(silent) })
 	defer done()
 	params.SetProgressToken(token)
 	if !t.c.offers(t.name) {

@@ -40,6 +40,13 @@ type ToolLoop struct {
 	// call answered, with FinishToolUse (the agent's handoffs end a turn
 	// of one agent this way, for the next to continue it).
 	Stop func() bool
+	// Refresh, when set, is asked before each model call after a turn's
+	// first: the tools it returns (nil: no change) replace the loop's for
+	// the rest of the turn, and the request's definitions follow (those of
+	// tools gone are dropped, changed ones replaced, new ones added), so
+	// the next model call sees the tools as they are now (an MCP server's
+	// tools/list_changed during a turn).
+	Refresh func() []tool.Tool
 }
 
 // FunctionInvocation returns the tool-loop middleware. A turn calls the
@@ -92,7 +99,7 @@ type ToolLoop struct {
 // goroutine, nothing to close): FunctionInvocation(cfg)(next).
 func FunctionInvocation(cfg ToolLoop) Middleware {
 	return func(next llm.Model) llm.Model {
-		l := &toolLoop{next: next, maxSteps: StepLimit(cfg.MaxSteps), approver: cfg.Approver, tools: cfg.Tools, stop: cfg.Stop}
+		l := &toolLoop{next: next, maxSteps: StepLimit(cfg.MaxSteps), approver: cfg.Approver, tools: cfg.Tools, stop: cfg.Stop, refresh: cfg.Refresh}
 		l.inv = cfg.Invoker
 		l.inv.Middleware = append(slices.Clip(cfg.Invoker.Middleware), l.approve)
 		return l
@@ -106,6 +113,7 @@ type toolLoop struct {
 	inv      tool.Invoker
 	tools    []tool.Tool
 	stop     func() bool
+	refresh  func() []tool.Tool
 }
 
 func (l *toolLoop) Info() llm.ModelInfo { return l.next.Info() }
@@ -113,8 +121,8 @@ func (l *toolLoop) Info() llm.ModelInfo { return l.next.Info() }
 // runsTools marks the tool loop, so that Retry can refuse to wrap it.
 func (l *toolLoop) runsTools() {}
 
-// lookup finds the tool the loop runs for a call.
-func (l *toolLoop) lookup(name string) (tool.Tool, bool) { return tool.Find(l.tools, name) }
+// lookup finds the tool the turn runs for a call.
+func (t *turn) lookup(name string) (tool.Tool, bool) { return tool.Find(t.tools, name) }
 
 // offered returns req's tool definitions followed by those of the loop's
 // tools the request does not define (req.Tools itself when there are none).
@@ -232,6 +240,7 @@ type turn struct {
 	steps      int
 	last       *llm.Response
 	finish     llm.FinishReason
+	tools      []tool.Tool // the loop's, or as ToolLoop.Refresh last gave them
 }
 
 func newTurn(l *toolLoop, req *llm.Request) *turn {
@@ -241,13 +250,41 @@ func newTurn(l *toolLoop, req *llm.Request) *turn {
 		req = &r
 	}
 	// Clip so that appending never writes into the caller's array.
-	return &turn{l: l, req: req, msgs: slices.Clip(req.Messages)}
+	return &turn{l: l, req: req, msgs: slices.Clip(req.Messages), tools: l.tools}
+}
+
+// refresh replaces the turn's tools by now, and the request's definitions
+// of the old ones by those of now.
+func (t *turn) refresh(now []tool.Tool) {
+	defs := make([]llm.ToolDefinition, 0, len(t.req.Tools)+len(now))
+	for _, d := range t.req.Tools {
+		if _, was := tool.Find(t.tools, d.Name); was {
+			if nt, still := tool.Find(now, d.Name); still {
+				defs = append(defs, tool.Definition(nt))
+			}
+			continue
+		}
+		defs = append(defs, d) // the caller's own definition
+	}
+	for _, nt := range now {
+		if !defines(defs, nt.Name()) {
+			defs = append(defs, tool.Definition(nt))
+		}
+	}
+	r := *t.req
+	r.Tools = defs
+	t.req, t.tools = &r, now
 }
 
 // request returns the request for the next model call. The transcript is
 // appended to the messages here, not as it grows, so that a turn whose
 // first answer ends it (most turns) never copies the request's messages.
 func (t *turn) request() *llm.Request {
+	if t.steps > 0 && t.l.refresh != nil {
+		if now := t.l.refresh(); now != nil {
+			t.refresh(now)
+		}
+	}
 	t.msgs = append(t.msgs, t.transcript[len(t.msgs)-len(t.req.Messages):]...)
 	r := *t.req
 	r.Messages = t.msgs
@@ -288,14 +325,14 @@ func (t *turn) step(ctx context.Context, resp *llm.Response) ([]llm.Message, boo
 		t.finish = end
 		return t.notRun(calls, why), true, nil
 	}
-	results, err := t.l.inv.Invoke(ctx, t.l.lookup, calls)
+	results, err := t.l.inv.Invoke(ctx, t.lookup, calls)
 	if err != nil {
 		return nil, true, err
 	}
 	for _, m := range results {
 		t.add(m)
 	}
-	if t.l.ends(calls, results) {
+	if t.ends(calls, results) {
 		t.finish = llm.FinishStop
 		return results, true, nil
 	}
@@ -308,9 +345,9 @@ func (t *turn) step(ctx context.Context, resp *llm.Response) ([]llm.Message, boo
 
 // ends reports whether a call of the batch went to a [tool.Final] tool
 // that ends the turn, and succeeded.
-func (l *toolLoop) ends(calls []llm.ToolUse, results []llm.Message) bool {
+func (t *turn) ends(calls []llm.ToolUse, results []llm.Message) bool {
 	for i, c := range calls {
-		tl, ok := l.lookup(c.Name)
+		tl, ok := t.lookup(c.Name)
 		if !ok {
 			continue
 		}
@@ -347,7 +384,7 @@ func (t *turn) final() *llm.Response {
 // but the loop has no tool for: the caller answers those.
 func (t *turn) declaredOnly(calls []llm.ToolUse) bool {
 	for _, c := range calls {
-		if _, ok := t.l.lookup(c.Name); !ok && defines(t.req.Tools, c.Name) {
+		if _, ok := t.lookup(c.Name); !ok && defines(t.req.Tools, c.Name) {
 			return true
 		}
 	}

@@ -102,3 +102,45 @@ type nopSpan struct{}
 func (nopSpan) SetInt(string, int)       {}
 func (nopSpan) SetString(string, string) {}
 func (nopSpan) End(error)                {}
+
+// Eventer is implemented by an Observer that records events: points in
+// time on the span of a context (otelagent's span events). An MCP server's
+// progress and log messages during a tool call are events on the call's
+// span.
+type Eventer interface {
+	// AddEvent records the event name on the span of ctx, with attrs
+	// (string, int, float64 and bool values).
+	AddEvent(ctx context.Context, name string, attrs map[string]any)
+}
+
+// AddEvent records an event on the span of ctx with the Observer of ctx,
+// when it is an [Eventer]; otherwise it does nothing.
+func AddEvent(ctx context.Context, name string, attrs map[string]any) {
+	if e, ok := From(ctx).(Eventer); ok {
+		e.AddEvent(ctx, name, attrs)
+	}
+}
+
+// Event names and attributes agcore records (agcore's own names: the
+// OpenTelemetry conventions have none for MCP notifications).
+const (
+	// EventMCPProgress is a progress notification of an MCP server about
+	// a tool call, on the call's span.
+	EventMCPProgress = "agcore.mcp.progress"
+	// EventMCPLog is a log message of an MCP server while a tool call of
+	// it runs, on the call's span.
+	EventMCPLog = "agcore.mcp.log"
+	// AttrMCPServer and AttrMCPTool name the server and its tool.
+	AttrMCPServer = "agcore.mcp.server"
+	AttrMCPTool   = "agcore.mcp.tool"
+	// AttrMCPProgress and AttrMCPTotal are a progress notification's
+	// figures (no total when the server gave none).
+	AttrMCPProgress = "agcore.mcp.progress"
+	AttrMCPTotal    = "agcore.mcp.total"
+	// AttrMCPMessage is the server's text: a progress message, a log
+	// message's data (one line, at most 300 characters).
+	AttrMCPMessage = "agcore.mcp.message"
+	// AttrMCPLevel and AttrMCPLogger are a log message's level and logger.
+	AttrMCPLevel  = "agcore.mcp.level"
+	AttrMCPLogger = "agcore.mcp.logger"
+)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -188,6 +190,29 @@ func (c setCarrier) Keys() []string        { return nil }
 func (t *Telemetry) Start(ctx context.Context, phase observe.Phase) (context.Context, observe.Span) {
 	ctx, span := t.tracer.Start(ctx, "agcore."+string(phase), internalSpan...)
 	return ctx, phaseSpan{span}
+}
+
+// AddEvent implements [observe.Eventer]: an event on the span of ctx
+// (an execute_tool span for an MCP server's notifications).
+func (t *Telemetry) AddEvent(ctx context.Context, name string, attrs map[string]any) {
+	span := trace.SpanFromContext(ctx)
+	if !span.IsRecording() {
+		return
+	}
+	kvs := make([]attribute.KeyValue, 0, len(attrs))
+	for _, k := range slices.Sorted(maps.Keys(attrs)) {
+		switch v := attrs[k].(type) {
+		case string:
+			kvs = append(kvs, attribute.String(k, v))
+		case int:
+			kvs = append(kvs, attribute.Int(k, v))
+		case float64:
+			kvs = append(kvs, attribute.Float64(k, v))
+		case bool:
+			kvs = append(kvs, attribute.Bool(k, v))
+		}
+	}
+	span.AddEvent(name, trace.WithAttributes(kvs...))
 }
 
 type phaseSpan struct{ s trace.Span }

@@ -105,7 +105,11 @@
 // decided. Each call of a batch waits on its own coroutine. With
 // TurnInput.ApprovalTimeout, a durable timer denies a call still undecided;
 // TurnInput.ApproveAll approves every call (agcore run --yes). A denied
-// call is an error tool result the model reads.
+// call is an error tool result the model reads. An MCP server's request
+// for input during a tool activity ([Elicit], which the worker gives its
+// MCP servers) is filed with the workflow by the [ElicitUpdate] update and
+// waits among the same pending decisions (tool [ElicitationTool]):
+// approving accepts with the form's defaults, denying declines.
 //
 // # Live output
 //

@@ -163,6 +163,9 @@ func (d *driver) handlers(ctx workflow.Context) error {
 	}); err != nil {
 		return err
 	}
+	if err := workflow.SetUpdateHandler(ctx, ElicitUpdate, d.elicit); err != nil {
+		return err
+	}
 	return workflow.SetUpdateHandlerWithOptions(ctx, DecideUpdate,
 		func(_ workflow.Context, dec Decision) error {
 			d.decided[dec.CallID] = dec

@@ -32,6 +32,10 @@ const (
 	DecideUpdate = "agcore.decide"
 	// TurnUpdate submits a turn to a session workflow ([TurnRequest]).
 	TurnUpdate = "agcore.turn"
+	// ElicitUpdate files an MCP server's request for input, made during a
+	// tool activity of the turn, as a pending decision ([ElicitRequest]);
+	// it completes with the [Decision] once one arrives ([Elicit]).
+	ElicitUpdate = "agcore.elicit"
 
 	activityPrepare   = "agcore.Prepare"
 	activityModel     = "agcore.Model"

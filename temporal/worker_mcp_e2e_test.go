@@ -2,11 +2,15 @@ package agtemporal_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -47,4 +51,56 @@ func TestE2EWorkerTakesMCPTools(t *testing.T) {
 		t.Fatalf("stdout %q", run.out)
 	}
 	worker.stop(t, syscall.SIGTERM) // its MCP sessions end with it
+}
+
+// TestE2EMCPElicitationIsAPendingDecision: an MCP server's request for
+// input during a durable turn's tool call is a pending decision of the
+// turn, as a call needing approval is: `agcore run --temporal` prints the
+// approve command, which runs as printed; approving accepts with the
+// form's defaults, and the turn goes on.
+func TestE2EMCPElicitationIsAPendingDecision(t *testing.T) {
+	server := sdk.NewServer(&sdk.Implementation{Name: "asker", Version: "v1"}, nil)
+	server.AddTool(&sdk.Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "Your city?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string","default":"Oslo"}},"required":["city"]}`)})
+		if err != nil {
+			return nil, err
+		}
+		city, _ := res.Content["city"].(string)
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "action " + res.Action + " " + city}}}, nil
+	})
+	mcpSrv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, nil))
+	t.Cleanup(mcpSrv.Close)
+	w, _ := newWorld(t,
+		sseReply("", fakeCall{"a1", "mcp__http__ask", `{}`}),
+		sseReply("Noted."))
+	worker := agcoreWorker(t, w, "--tools", "none", "--mcp-url", mcpSrv.URL)
+	run := startAgcore(t, "run", "--temporal", w.addr, "--session", uniqueSession("elicit"), "ask me")
+	line := regexp.MustCompile(`mcp_elicitation (.*) waits for approval: (.*) \(or --deny\)`)
+	var m []string
+	for deadline := time.Now().Add(time.Minute); m == nil; time.Sleep(100 * time.Millisecond) {
+		if m = line.FindStringSubmatch(run.errw.String()); m != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no pending elicitation was announced\nstderr:\n%s", run.errw)
+		}
+	}
+	if !strings.Contains(m[1], `"message":"Your city?"`) || !strings.Contains(m[1], `"server":"http"`) {
+		t.Errorf("announced %q", m[1])
+	}
+	sh := exec.Command("sh", "-c", m[2])
+	sh.Env = agcoreEnv(t)
+	if out, err := sh.CombinedOutput(); err != nil || !strings.Contains(string(out), "approved elicitation-") {
+		t.Fatalf("%s: %v\n%s", m[2], err, out)
+	}
+	if code := run.wait(t, "agcore run --temporal"); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, run.out, run.errw)
+	}
+	w.fake.mu.Lock()
+	second := w.fake.bodies[1]
+	w.fake.mu.Unlock()
+	if !strings.Contains(second, "action accept Oslo") {
+		t.Fatalf("the tool result sent to the model: %s", second)
+	}
+	worker.stop(t, syscall.SIGTERM)
 }

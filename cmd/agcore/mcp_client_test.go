@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agcore/agcore/internal/testkit/testwait"
 
@@ -223,6 +224,127 @@ func TestMCPToolListChangeReachesTheNextRun(t *testing.T) {
 	}
 	if got := offered(2); !slices.Contains(got, "mcp__http__secret") || !slices.Contains(got, "mcp__http__unlock") {
 		t.Errorf("the next run's tools = %v, want the new mcp__http__secret among them", got)
+	}
+	if log, err := interrupt(t, cmd, lines); err != nil {
+		t.Fatalf("exit: %v\n%s", err, log)
+	}
+}
+
+// A server that adds a tool while a call of a turn runs (tools/list_changed
+// before the call's answer): the turn's next model call is offered it, and
+// can call it in the same turn (agcore run, one turn).
+func TestMCPToolListChangeReachesTheSameTurn(t *testing.T) {
+	t.Parallel()
+	srv := sdk.NewServer(&sdk.Implementation{Name: "live", Version: "v1"}, nil)
+	obj := json.RawMessage(`{"type":"object"}`)
+	srv.AddTool(&sdk.Tool{Name: "unlock", InputSchema: obj}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		srv.AddTool(&sdk.Tool{Name: "secret", Description: "Tells the secret", InputSchema: obj}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "42"}}}, nil
+		})
+		// The SDK sends list_changed after a short delay: answer once it
+		// is out, as a server that announces its change before answering.
+		time.Sleep(300 * time.Millisecond)
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "unlocked"}}}, nil
+	})
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	defer ts.Close()
+	model := newFake(t,
+		openaiReply(turn{calls: []call{{"u1", "mcp__http__unlock", `{}`}}}),
+		openaiReply(turn{calls: []call{{"s1", "mcp__http__secret", `{}`}}}),
+		openaiReply(turn{text: "The secret is 42."}),
+	)
+	c := newCLI(t).openai(model, "sk-test")
+	r := c.ok("run", "--json", "--tools", "", "--mcp-url", ts.URL, "Unlock it and tell me the secret")
+	offered := func(i int) []string {
+		var names []string
+		tools, _ := model.got()[i].body["tools"].([]any)
+		for _, tl := range tools {
+			names = append(names, tl.(map[string]any)["function"].(map[string]any)["name"].(string))
+		}
+		return names
+	}
+	if got := offered(0); slices.Contains(got, "mcp__http__secret") {
+		t.Errorf("the first model call was offered the tool before it existed: %v", got)
+	}
+	if got := offered(1); !slices.Contains(got, "mcp__http__secret") || !slices.Contains(got, "mcp__http__unlock") {
+		t.Errorf("the turn's second model call was offered %v, want the new mcp__http__secret among them", got)
+	}
+	res := ofType(events(t, r.stdout), "tool_result")
+	if len(res) != 2 || res[1]["output"] != "42" {
+		t.Errorf("tool results = %v, want the new tool's 42 second", res)
+	}
+}
+
+// Under agcore serve, an MCP server's request for input during a turn's
+// tool call is a pending decision of the turn, as a call needing approval
+// is: GET /v1/approvals lists it (tool mcp_elicitation), POST decides it;
+// approving accepts with the form's defaults, denying declines.
+func TestMCPElicitationIsAPendingDecisionInServe(t *testing.T) {
+	t.Parallel()
+	srv := sdk.NewServer(&sdk.Implementation{Name: "asker", Version: "v1"}, nil)
+	srv.AddTool(&sdk.Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "Your city?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string","default":"Oslo"}},"required":["city"]}`)})
+		if err != nil {
+			return nil, err
+		}
+		city, _ := res.Content["city"].(string)
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "action " + res.Action + " " + city}}}, nil
+	})
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	defer ts.Close()
+	model := newFake(t,
+		openaiReply(turn{calls: []call{{"a1", "mcp__http__ask", `{}`}}}),
+		openaiReply(turn{text: "Noted."}),
+		openaiReply(turn{calls: []call{{"a2", "mcp__http__ask", `{}`}}}),
+		openaiReply(turn{text: "Fine."}),
+	)
+	c := newCLI(t).openai(model, "sk-test")
+	base, cmd, lines := c.startServe(t, "--tools", "", "--mcp-url", ts.URL)
+	do := func(method, url string, body any) map[string]any {
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest(method, url, bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return out
+	}
+	for i, tc := range []struct {
+		approve bool
+		want    string
+	}{{true, "action accept Oslo"}, {false, "action decline "}} {
+		done := make(chan map[string]any, 1)
+		go func() { done <- do("POST", base+"/v1/responses", map[string]any{"model": "agcore", "input": "Ask me"}) }()
+		var pending []any
+		for deadline := time.Now().Add(30 * time.Second); len(pending) == 0; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the elicitation never showed among the pending decisions")
+			}
+			pending, _ = do("GET", base+"/v1/approvals", nil)["data"].([]any)
+		}
+		p := pending[0].(map[string]any)
+		if p["tool"] != "mcp_elicitation" || !strings.Contains(p["arguments"].(string), `"message":"Your city?"`) || !strings.Contains(p["arguments"].(string), `"server":"http"`) {
+			t.Errorf("pending decision %v", p)
+		}
+		if out := do("POST", base+"/v1/approvals/"+p["id"].(string), map[string]any{"approved": tc.approve}); out["approved"] != tc.approve {
+			t.Fatalf("deciding: %v", out)
+		}
+		select {
+		case resp := <-done:
+			if resp["status"] != "completed" {
+				t.Errorf("turn %d: %v", i+1, resp)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the turn did not finish after the decision")
+		}
+		if got := model.messages(2*i + 1); !strings.Contains(got, tc.want) {
+			t.Errorf("turn %d: the tool result sent to the model: %s, want %q", i+1, got, tc.want)
+		}
 	}
 	if log, err := interrupt(t, cmd, lines); err != nil {
 		t.Fatalf("exit: %v\n%s", err, log)

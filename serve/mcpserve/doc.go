@@ -12,11 +12,23 @@
 // cleanly. Other tools, such as agcore's built-in file tools, can be
 // offered directly ([Options.Tools]), under the same approval.
 //
+// An agent can be offered with an input schema of its own and a prompt
+// template ([AgentTool]), think with the calling client's model
+// ([ClientModel], through sampling), and ask the client's user questions
+// ([AskUser], through elicitation). A turn's questions go to a multi
+// round-trip client as input requests in the call's result, and to an
+// older client as requests of the server during the call. A client that
+// sets a log level gets the turn's steps as log messages too. Besides the
+// agents, a server offers prompt templates with argument completion
+// ([Prompt]) and read-only resources ([Resource], [ResourceTemplate]):
+// files read through [Options.ReadFile] (the CLI's applies the file
+// tools' root and secret rules), a subscribed file's change notified.
+//
 // [NewServer] builds the SDK server; [Serve] runs it on a transport (stdio
 // for a client that starts agcore as a command) in one call; [Handler]
 // serves it over streamable HTTP behind bearer tokens, each naming a
 // principal as agcore serve's do.
 //
-// This package imports agent, tool, session, serve/host, the MCP SDK and
-// the standard library; it must never import the CLI.
+// This package imports agent, llm, tool, session, serve/host, the MCP SDK,
+// jsonschema-go and the standard library; it must never import the CLI.
 package mcpserve

@@ -15,11 +15,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agcore/agcore/agent"
-	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/serve/host"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/tool"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -35,6 +34,44 @@ type Options struct {
 	Tools []tool.Tool
 	// Logger records failed turns; nil means slog.Default().
 	Logger *slog.Logger
+	// AgentTools say how an agent (by name) is offered, when not as a tool
+	// taking one prompt: its input schema and prompt template.
+	AgentTools map[string]AgentTool
+	// Prompts are offered as MCP prompts (prompts/list, prompts/get, and
+	// the completion of their arguments).
+	Prompts []Prompt
+	// Resources and ResourceTemplates are offered read-only as MCP
+	// resources; a client may subscribe to one and is told when its file
+	// changes.
+	Resources         []Resource
+	ResourceTemplates []ResourceTemplate
+	// ReadFile reads the files Prompts and Resources name (a path relative
+	// to the server's root); agcore mcp serve gives fstool.ReadFile under
+	// --root, with its secret rules. Nil refuses every file.
+	ReadFile func(name string) ([]byte, error)
+}
+
+// AgentTool is how an agent is offered as an MCP tool when its input is
+// not one prompt (the config file's agents' "mcp_tool").
+type AgentTool struct {
+	// InputSchema is the tool's input schema, a JSON Schema object sent to
+	// clients as it is (any draft; 2020-12 keywords such as $defs are
+	// kept). Empty means {"prompt": string}.
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// Prompt is the turn's input made from the call's arguments: each
+	// {{name}} is replaced by the argument name (a string as it is, any
+	// other value as JSON). Empty means the arguments as JSON, or the
+	// prompt argument without an InputSchema.
+	Prompt string `json:"prompt,omitempty"`
+	// Sampling makes the agent's model the MCP client's: each model call
+	// of its turns is a sampling/createMessage request to the client that
+	// called (text in, text out; the agent should have no tools). A client
+	// without the sampling capability is refused. The CLI reads it.
+	Sampling bool `json:"sampling,omitempty"`
+	// AskUser gives the agent the ask_user tool ([AskUser]): it asks the
+	// client's user a question, with a form, through elicitation. The CLI
+	// reads it.
+	AskUser bool `json:"ask_user,omitempty"`
 }
 
 // server is what the tools of one server share.
@@ -42,6 +79,13 @@ type server struct {
 	ids    *sessionIDs
 	turns  turns
 	logger *slog.Logger
+}
+
+// agentCall is what an agent's tool is called with: the arguments, and the
+// prompt they make.
+type agentCall struct {
+	args   json.RawMessage
+	prompt string
 }
 
 // agentInput is the input of an agent's tool.
@@ -62,8 +106,14 @@ func NewServer(set *host.Set, opts Options) *sdk.Server {
 	if logger == nil {
 		logger = slog.Default()
 	}
+	c := newContent(opts)
 	s := sdk.NewServer(&sdk.Implementation{Name: opts.Name, Version: opts.Version}, &sdk.ServerOptions{
-		Instructions: "Each tool is an agent: give it a prompt and it answers after working on it (its own tools included). Calls in one session continue one conversation.",
+		Instructions:       "Each tool is an agent: give it a prompt and it answers after working on it (its own tools included). Calls in one session continue one conversation.",
+		CompletionHandler:  c.complete,
+		SubscribeHandler:   c.subscribe,
+		UnsubscribeHandler: c.unsubscribe,
+		// Logging: a turn's progress is also sent as log messages.
+		Capabilities: &sdk.ServerCapabilities{Logging: &sdk.LoggingCapabilities{}},
 	})
 	srv := &server{ids: &sessionIDs{ids: map[*sdk.ServerSession]string{}, mem: map[string]*session.Session{}}, logger: logger}
 	for _, a := range set.All() {
@@ -71,12 +121,46 @@ func NewServer(set *host.Set, opts Options) *sdk.Server {
 		if desc == "" {
 			desc = "the agent " + a.Name
 		}
-		desc += ". Give it a prompt; it runs a turn (calling its own tools as it needs) and answers in text. Calls in one MCP session continue one conversation."
-		sdk.AddTool(s, &sdk.Tool{Name: toolName(a.Name), Description: desc},
-			func(ctx context.Context, req *sdk.CallToolRequest, in agentInput) (*sdk.CallToolResult, any, error) {
-				return srv.runTurn(ctx, req, a, in.Prompt), nil, nil
+		at, typed := opts.AgentTools[a.Name]
+		if !typed || len(at.InputSchema) == 0 {
+			desc += ". Give it a prompt; it runs a turn (calling its own tools as it needs) and answers in text. Calls in one MCP session continue one conversation."
+			sdk.AddTool(s, &sdk.Tool{Name: toolName(a.Name), Description: desc},
+				func(ctx context.Context, req *sdk.CallToolRequest, in agentInput) (*sdk.CallToolResult, any, error) {
+					prompt := in.Prompt
+					if typed && at.Prompt != "" {
+						prompt = expand(at.Prompt, map[string]any{"prompt": in.Prompt})
+					}
+					return srv.runTurn(ctx, req, a, agentCall{prompt: prompt}), nil, nil
+				})
+			continue
+		}
+		schema, err := inputSchema(at.InputSchema)
+		if err != nil {
+			logger.Warn("mcp serve: the agent's input schema cannot check arguments", "agent", a.Name, "error", err)
+		}
+		s.AddTool(&sdk.Tool{Name: toolName(a.Name), Description: desc, InputSchema: at.InputSchema},
+			func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				args := req.Params.Arguments
+				if len(args) == 0 || string(args) == "null" {
+					args = json.RawMessage("{}")
+				}
+				if schema != nil {
+					if err := schema.Validate(args); err != nil {
+						return errorResult("the arguments " + err.Error()), nil
+					}
+				}
+				var values map[string]any
+				if err := json.Unmarshal(args, &values); err != nil {
+					return errorResult("the arguments are not a JSON object: " + err.Error()), nil
+				}
+				prompt := string(args)
+				if at.Prompt != "" {
+					prompt = expand(at.Prompt, values)
+				}
+				return srv.runTurn(ctx, req, a, agentCall{args: args, prompt: prompt}), nil
 			})
 	}
+	c.register(s)
 	for _, t := range opts.Tools {
 		s.AddTool(&sdk.Tool{Name: t.Name(), Description: t.Description(), InputSchema: t.Parameters()},
 			func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -84,6 +168,16 @@ func NewServer(set *host.Set, opts Options) *sdk.Server {
 			})
 	}
 	return s
+}
+
+// inputSchema resolves an agent tool's input schema, to check the
+// arguments of its calls.
+func inputSchema(raw json.RawMessage) (*tool.Schema, error) {
+	var js jsonschema.Schema
+	if err := json.Unmarshal(raw, &js); err != nil {
+		return nil, err
+	}
+	return tool.NewSchema(&js)
 }
 
 // toolName makes an agent's name a valid MCP tool name.
@@ -153,214 +247,6 @@ func principalOf(ctx context.Context, req *sdk.CallToolRequest) string {
 	return host.LocalPrincipal
 }
 
-// turns keeps the turns waiting for the client's answer to an approval
-// question, by the request state their call's result carried.
-type turns struct {
-	mu      sync.Mutex
-	waiting map[string]*turn
-}
-
-func (ts *turns) put(t *turn) string {
-	id := rand.Text()
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	if ts.waiting == nil {
-		ts.waiting = map[string]*turn{}
-	}
-	ts.waiting[id] = t
-	// A client that never comes back: the turn ends after a while.
-	t.abandon = time.AfterFunc(answerTimeout, func() {
-		ts.mu.Lock()
-		delete(ts.waiting, id)
-		ts.mu.Unlock()
-		t.cancel()
-	})
-	return id
-}
-
-func (ts *turns) take(id string) *turn {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	t := ts.waiting[id]
-	delete(ts.waiting, id)
-	if t != nil {
-		t.abandon.Stop()
-	}
-	return t
-}
-
-// answerTimeout is how long a turn waits for the client to answer an
-// approval question.
-const answerTimeout = 10 * time.Minute
-
-// turn is a turn running on behalf of an MCP call. It outlives the call
-// when it needs approval: under the multi round-trip pattern (SEP-2322),
-// the call's result asks the question, and the client's retry, carrying the
-// answer, picks the turn up.
-type turn struct {
-	asks    chan *question
-	done    chan *sdk.CallToolResult
-	cancel  context.CancelFunc
-	abandon *time.Timer
-	waiting *question // the question the client is answering
-
-	mu       sync.Mutex
-	progress *progress // the current call's
-}
-
-// question is a call waiting for approval.
-type question struct {
-	call   tool.Call
-	answer chan tool.Decision
-}
-
-type turnKey struct{}
-
-// runTurn runs one turn of a in the caller's session, or continues the one
-// waiting for the answer this call carries; it answers with the turn's
-// text, or with an approval question for the client's user.
-func (srv *server) runTurn(ctx context.Context, req *sdk.CallToolRequest, a host.Agent, prompt string) *sdk.CallToolResult {
-	var t *turn
-	if state := req.Params.RequestState; state != "" {
-		if t = srv.turns.take(state); t == nil {
-			return errorResult("this call's approval question is no longer pending (it was answered or timed out); call the agent again")
-		}
-		t.waiting.answer <- decisionOf(req.Params.InputResponses["approve"])
-	} else {
-		if strings.TrimSpace(prompt) == "" {
-			return errorResult("the prompt is empty: give the agent a task or a question")
-		}
-		t = srv.start(ctx, req, a, prompt)
-	}
-	t.mu.Lock()
-	t.progress = newProgress(req)
-	t.mu.Unlock()
-	select {
-	case q := <-t.asks:
-		t.waiting = q
-		args := string(q.call.Input)
-		if len(args) > 300 {
-			args = args[:300] + "…"
-		}
-		return &sdk.CallToolResult{
-			InputRequests: sdk.InputRequestMap{"approve": &sdk.ElicitParams{
-				Message:         fmt.Sprintf("%s wants to call %s %s. Allow it?", a.Name, q.call.Name, args),
-				RequestedSchema: approvalSchema,
-			}},
-			RequestState: srv.turns.put(t),
-		}
-	case res := <-t.done:
-		return res
-	case <-ctx.Done():
-		t.cancel()
-		return errorResult("the call was cancelled")
-	}
-}
-
-var approvalSchema = json.RawMessage(`{"type":"object","properties":{"allow":{"type":"boolean","title":"Allow this call","default":false}},"required":["allow"]}`)
-
-// decisionOf reads the client's answer to an approval question.
-func decisionOf(v any) tool.Decision {
-	if r, ok := v.(*sdk.ElicitResult); ok && r.Action == "accept" && r.Content["allow"] == true {
-		return tool.Decision{Approved: true}
-	}
-	return tool.Decision{Reason: "the user did not allow it"}
-}
-
-// start runs a new turn in the background: it may outlive this call.
-func (srv *server) start(ctx context.Context, req *sdk.CallToolRequest, a host.Agent, prompt string) *turn {
-	principal := principalOf(ctx, req)
-	canAsk := true
-	if p := req.Session.InitializeParams(); p != nil && (p.Capabilities == nil || p.Capabilities.Elicitation == nil) {
-		canAsk = false
-	}
-	t := &turn{asks: make(chan *question), done: make(chan *sdk.CallToolResult, 1)}
-	tctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	t.cancel = cancel
-	tctx = host.WithPrincipal(tctx, principal)
-	if canAsk {
-		tctx = context.WithValue(tctx, turnKey{}, t)
-	}
-	id := srv.ids.id(req.Session, a.Name, principal)
-	opts := &agent.RunOptions{SessionID: id}
-	if a.Store != nil {
-		opts.Store = host.Sessions(tctx, a.Store)
-	} else {
-		opts.Session = srv.ids.memory(id)
-	}
-	// The first call's progress target is set before the turn starts: its
-	// first update may come at once.
-	t.mu.Lock()
-	t.progress = newProgress(req)
-	t.mu.Unlock()
-	go func() {
-		defer cancel()
-		t.done <- srv.turnResult(tctx, t, a, prompt, opts)
-	}()
-	return t
-}
-
-func (srv *server) turnResult(ctx context.Context, t *turn, a host.Agent, prompt string, opts *agent.RunOptions) *sdk.CallToolResult {
-	send := func(msg string) {
-		t.mu.Lock()
-		p := t.progress
-		t.mu.Unlock()
-		p.send(ctx, msg)
-	}
-	stream := a.Agent.RunStream(ctx, []llm.Message{llm.UserText(prompt)}, opts)
-	var resp *agent.Response
-	names := map[string]string{} // tool call id → tool name
-	for u, err := range stream.Updates() {
-		if err != nil {
-			srv.logger.WarnContext(ctx, "mcp serve: the turn failed", "agent", a.Name, "error", err)
-			return errorResult(fmt.Sprintf("the agent %s failed: %v", a.Name, err))
-		}
-		switch u.Kind {
-		case agent.UpdateToolCall:
-			names[u.ToolCall.ID] = u.ToolCall.Name
-			send(fmt.Sprintf("%s: calling %s", a.Name, u.ToolCall.Name))
-		case agent.UpdateToolResult:
-			if u.ToolResult != nil {
-				send(fmt.Sprintf("%s: %s answered", a.Name, names[u.ToolResult.ToolCallID]))
-			}
-		case agent.UpdateFinish:
-			resp = u.Response
-		}
-	}
-	if resp == nil {
-		return errorResult(fmt.Sprintf("the agent %s gave no answer", a.Name))
-	}
-	// The answer goes out once the turn is stored, so that the next call
-	// (or another process over the store) continues from it.
-	if _, err := stream.Wait(); err == nil {
-		if perr := resp.PersistErr(); perr != nil {
-			srv.logger.WarnContext(ctx, "mcp serve: the turn was not stored", "agent", a.Name, "error", perr)
-		}
-	}
-	send(a.Name + ": done")
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: resp.Text()}}}
-}
-
-// progress sends a request's progress notifications, when it asked for
-// them.
-type progress struct {
-	req   *sdk.CallToolRequest
-	token any
-	n     float64
-}
-
-func newProgress(req *sdk.CallToolRequest) *progress {
-	return &progress{req: req, token: req.Params.GetProgressToken()}
-}
-
-func (p *progress) send(ctx context.Context, msg string) {
-	if p == nil || p.token == nil {
-		return
-	}
-	p.n++
-	_ = p.req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: p.token, Progress: p.n, Message: msg})
-}
-
 // callTool runs one of Options.Tools; one that needs approval asks the
 // client's user first (an input request; the retry brings the answer).
 func callTool(req *sdk.CallToolRequest, t tool.Tool) *sdk.CallToolResult {
@@ -395,36 +281,6 @@ func callTool(req *sdk.CallToolRequest, t tool.Tool) *sdk.CallToolResult {
 
 func errorResult(msg string) *sdk.CallToolResult {
 	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: msg}}}
-}
-
-// Approver is the tool.Approver of agents served over MCP: a call that
-// needs approval is asked of the MCP client's user. The question is the
-// result of the MCP call running the turn (an elicitation input request,
-// the multi round-trip pattern; the SDK asks older clients with
-// elicitation/create itself), and the turn goes on when the client's retry
-// brings the answer. A client that cannot ask its user (no elicitation
-// capability), or a run that is not an MCP call's, is refused with a reason
-// the model reads.
-type Approver struct{}
-
-// Approve implements tool.Approver.
-func (Approver) Approve(ctx context.Context, call tool.Call) (tool.Decision, error) {
-	t, _ := ctx.Value(turnKey{}).(*turn)
-	if t == nil {
-		return tool.Decision{Reason: "it needs the user's approval, and the MCP client cannot ask its user (no elicitation)"}, nil
-	}
-	q := &question{call: call, answer: make(chan tool.Decision, 1)}
-	select {
-	case t.asks <- q:
-	case <-ctx.Done():
-		return tool.Decision{}, ctx.Err()
-	}
-	select {
-	case d := <-q.answer:
-		return d, nil
-	case <-ctx.Done():
-		return tool.Decision{}, ctx.Err()
-	}
 }
 
 // Serve runs the server on t (such as &sdk.StdioTransport{} for a client

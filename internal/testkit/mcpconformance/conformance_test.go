@@ -207,15 +207,19 @@ func TestServerScenarios(t *testing.T) {
 	node, entry := suite(t)
 	list := scenarios(t, node, entry, "Server")
 	agcore := build(t, t.TempDir(), "../../../cmd/agcore", "agcore")
-	url := startServe(t, agcore)
+	model := httptest.NewServer(http.HandlerFunc(scriptedModel))
+	defer model.Close()
+	url := startServe(t, agcore, model.URL)
 	tally(t, "server", list, expected(t)["server"], func(ctx context.Context, s string) (bool, string) {
 		return play(ctx, node, []string{entry, "server", "--url", url, "--scenario", s}, nil)
 	})
 }
 
 // startServe starts agcore mcp serve --http on a free port of 127.0.0.1
-// with the demo model, and returns its endpoint.
-func startServe(t *testing.T, agcore string) string {
+// with the test config (testdata/config.json: agents, prompts and
+// resources carrying the suite's fixture names), their model scripted by
+// scriptedModel at modelURL, and returns its endpoint.
+func startServe(t *testing.T, agcore, modelURL string) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -223,8 +227,8 @@ func startServe(t *testing.T, agcore string) string {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	cmd := exec.Command(agcore, "mcp", "serve", "--provider", "demo", "--http", addr)
-	cmd.Env = append(os.Environ(), "AGCORE_HOME="+t.TempDir())
+	cmd := exec.Command(agcore, "mcp", "serve", "--config", filepath.Join("testdata", "config.json"), "--root", filepath.Join("testdata", "root"), "--store", "memory:", "--http", addr)
+	cmd.Env = append(os.Environ(), "AGCORE_HOME="+t.TempDir(), "OPENAI_BASE_URL="+modelURL+"/v1", "OPENAI_API_KEY=sk-conformance", "AGCORE_RETRIES=0")
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

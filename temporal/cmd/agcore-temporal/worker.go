@@ -7,9 +7,12 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agcore/agcore/llm"
@@ -49,6 +52,7 @@ on another.`,
   agcore-temporal worker --provider demo --store memory: --mcp 'npx -y @modelcontextprotocol/server-everything'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var elicitClient clientRef // dialed after the MCP servers start
 			ctx := cmd.Context()
 			if provider == "" {
 				if p, _, ok := registry.Detect(os.Getenv); ok {
@@ -98,7 +102,9 @@ on another.`,
 				}
 			}
 			if len(mcpCmds)+len(mcpURLs) > 0 {
-				group, err := connectMCP(ctx, mcpCmds, mcpURLs)
+				group, err := connectMCP(ctx, mcpCmds, mcpURLs, func(ctx context.Context, server string, req *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+					return agtemporal.Elicit(ctx, elicitClient.Load(), server, req)
+				})
 				if err != nil {
 					return err
 				}
@@ -151,6 +157,7 @@ on another.`,
 				return err
 			}
 			defer cl.Close()
+			elicitClient.Store(&cl)
 			defer c.tracing.close()
 			if c.tracing != nil {
 				tel, err := otelagent.New(otelagent.Config{TracerProvider: c.tracing.tp})
@@ -189,22 +196,37 @@ on another.`,
 	return cmd
 }
 
+// clientRef holds the worker's Temporal client for its MCP servers'
+// requests for input (agtemporal.Elicit), which may come before it is
+// dialed: then there is none, and the request is declined.
+type clientRef struct{ p atomic.Pointer[client.Client] }
+
+func (r *clientRef) Store(c *client.Client) { r.p.Store(c) }
+
+func (r *clientRef) Load() client.Client {
+	if c := r.p.Load(); c != nil {
+		return *c
+	}
+	return nil
+}
+
 // mcpStartTimeout bounds the start of the MCP servers, as agcore's.
 const mcpStartTimeout = 2 * time.Minute
 
 // connectMCP starts and connects the MCP servers of --mcp (command lines,
 // run in the working directory) and --mcp-url, as agcore run does.
-func connectMCP(ctx context.Context, cmds, urls []string) (*mcp.Group, error) {
+func connectMCP(ctx context.Context, cmds, urls []string, elicit mcp.Elicitor) (*mcp.Group, error) {
 	var servers []mcp.Server
 	for _, line := range cmds {
 		s, err := mcp.ParseCommand(line)
 		if err != nil {
 			return nil, usageError{fmt.Errorf("--mcp %q: %v", line, err)}
 		}
+		s.Elicit = elicit
 		servers = append(servers, s)
 	}
 	for _, u := range urls {
-		servers = append(servers, mcp.Server{URL: u})
+		servers = append(servers, mcp.Server{URL: u, Elicit: elicit})
 	}
 	cctx, cancel := context.WithTimeout(ctx, mcpStartTimeout)
 	defer cancel()

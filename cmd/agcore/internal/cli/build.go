@@ -24,6 +24,7 @@ import (
 	"github.com/agcore/agcore/provider/demo"
 	"github.com/agcore/agcore/provider/registry"
 	"github.com/agcore/agcore/replay"
+	"github.com/agcore/agcore/serve/mcpserve"
 	"github.com/agcore/agcore/tool"
 	"github.com/agcore/agcore/tool/fstool"
 )
@@ -120,6 +121,9 @@ type runtime struct {
 	// beside this runtime is built with instead of its own provider's
 	// (agcore replay: every agent answered by the record).
 	replayOpts *buildOptions
+	// mcpServe: the config-file agents built beside this runtime are
+	// agcore mcp serve's, so their mcp_tool settings apply (buildNamed).
+	mcpServe bool
 
 	// What build opened that another agent of the same command may share
 	// (buildOptions.shared): the log, the telemetry.
@@ -175,6 +179,9 @@ type buildOptions struct {
 	// name is the agent's name; "" means the settings' Agent, else
 	// "agcore".
 	name string
+	// extraTools are offered besides the file tools and MCP servers'
+	// (agcore mcp serve's ask_user).
+	extraTools []tool.Tool
 	// description says what the agent does (agent.Config.Description: the
 	// transfer tools of agents handing off to it show it).
 	description string
@@ -251,6 +258,7 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 			return nil, exit(ExitUsage, "--tools/--root: %v", err)
 		}
 	}
+	tools = append(tools, o.extraTools...)
 	var approve tool.Approver = &approver{yes: s.Yes, ask: o.ask, pause: func() func() { return rt.sink.Pause() }}
 	if o.approver != nil {
 		approve = o.approver
@@ -261,6 +269,8 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		var elicit mcp.Elicitor
 		if ap, ok := approve.(*approver); ok && ap.ask != nil {
 			elicit = terminalElicitor(ap, a.env.Stderr)
+		} else if o.approver != nil {
+			elicit = approvalElicitor(o.approver, rt.notices.notify) // serve, mcp serve
 		}
 		servers := make([]mcp.Server, len(s.MCP))
 		for i, m := range s.MCP {
@@ -276,7 +286,7 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		}
 		rt.closers = append(rt.closers, rt.mcp.Close)
 		if o.principals {
-			rt.pool = &principalPool{a: a, s: s, notify: rt.notices.notify, clients: map[string]*mcp.Client{}}
+			rt.pool = &principalPool{a: a, s: s, notify: rt.notices.notify, elicit: elicit, clients: map[string]*mcp.Client{}}
 			rt.closers = append(rt.closers, rt.pool.Close)
 		}
 		tools = append(tools, rt.mcpTools()...)
@@ -302,7 +312,11 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 		name = "agcore"
 	}
 	model := o.adapter
-	if _, offline := model.(*demo.Model); !offline && !o.replaying {
+	_, offline := model.(*demo.Model)
+	if _, client := model.(mcpserve.ClientModel); client {
+		offline = true // the MCP client's model answers at a person's pace
+	}
+	if !offline && !o.replaying {
 		rt.quiet = newQuietGuard(model, s.IdleTimeout, config.RedactURL(s.BaseURL))
 		model = rt.quiet
 	}

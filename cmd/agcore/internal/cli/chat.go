@@ -18,6 +18,10 @@ const chatHelp = `Commands (answered here, never sent to the model):
   /session    the session's id
   /new        start a new session
   /model      the model and provider
+  /prompts    the MCP servers' prompts
+  /prompt NAME [ARG=VALUE ...]   send an MCP server's prompt (SERVER/NAME
+              when two servers have one of that name; "quote" a value
+              with spaces)
   /exit       leave (also /quit, Ctrl-D)
 A line that starts with // is sent with one slash less.
 Several lines as one prompt: paste them, or type """ on a line, the lines,
@@ -135,12 +139,17 @@ func (a *app) chat(cmd *cobra.Command, _ []string) error {
 			continue
 		}
 		if strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "//") {
-			if quit := a.chatCommand(s, &sessionID, text); quit {
+			send, quit := a.chatCommand(ctx, rt, s, &sessionID, text)
+			if quit {
 				break
 			}
-			continue
+			if send == "" {
+				continue
+			}
+			text = send // /prompt: the MCP prompt's text
+		} else {
+			text = strings.TrimPrefix(text, "/") // "//x" sends "/x"
 		}
-		text = strings.TrimPrefix(text, "/") // "//x" sends "/x"
 		if _, err := a.runTurn(ctx, rt, sessionID, text); err != nil {
 			var te *turnError
 			if !errors.As(err, &te) {
@@ -160,12 +169,22 @@ func (a *app) say(s *config.Settings, line string) {
 }
 
 // chatCommand answers a slash command locally; it reports whether the
-// command ends the chat.
-func (a *app) chatCommand(s *config.Settings, sessionID *string, line string) (quit bool) {
-	name, _, _ := strings.Cut(line, " ")
+// command ends the chat, and what to send the model instead of the line
+// (/prompt), if anything.
+func (a *app) chatCommand(ctx context.Context, rt *runtime, s *config.Settings, sessionID *string, line string) (send string, quit bool) {
+	name, rest, _ := strings.Cut(line, " ")
 	switch name {
+	case "/prompts":
+		a.say(s, a.listPrompts(ctx, rt))
+	case "/prompt":
+		text, err := a.usePrompt(ctx, rt, rest)
+		if err != nil {
+			a.say(s, err.Error())
+			return "", false
+		}
+		return text, false
 	case "/exit", "/quit":
-		return true
+		return "", true
 	case "/help":
 		a.say(s, chatHelp)
 	case "/session":
@@ -178,7 +197,7 @@ func (a *app) chatCommand(s *config.Settings, sessionID *string, line string) (q
 	default:
 		a.say(s, fmt.Sprintf("unknown command %s: /help lists the commands (start the line with // to send it to the model)", name))
 	}
-	return false
+	return "", false
 }
 
 // chatBye says how to continue the session, if it holds anything.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/approval"
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
 	"github.com/agcore/agcore/cmd/agcore/internal/render"
 	"github.com/agcore/agcore/mcp"
@@ -260,11 +262,12 @@ func (f formField) parse(a string) (v any, ok bool, err error) {
 	return a, true, nil
 }
 
-// mcpToolsNow offers each run the MCP servers' tools as they are now: a
-// tool a server added since it connected (tools/list_changed) is offered
-// from the next run on. (The tools of the connection stay the agent's own;
-// their descriptions and schemas are read as last listed, and a removed
-// one answers that it is gone.)
+// mcpToolsNow offers each run the MCP servers' tools as they are now, and
+// each model call of a turn after its first too (agent.Injection.ToolsNow):
+// a tool a server added (tools/list_changed) is offered from the next model
+// call on, even within the turn that made the server add it. (The tools of
+// the connection stay the agent's own; their descriptions and schemas are
+// read as last listed, and a removed one answers that it is gone.)
 type mcpToolsNow struct{ rt *runtime }
 
 // Invoking implements agent.ContextProvider.
@@ -272,7 +275,7 @@ func (p *mcpToolsNow) Invoking(context.Context, *agent.Invocation) (agent.Inject
 	if p.rt.mcp == nil {
 		return agent.Injection{}, nil
 	}
-	return agent.Injection{Tools: p.rt.mcpTools()}, nil
+	return agent.Injection{Tools: p.rt.mcpTools(), ToolsNow: p.rt.mcpTools}, nil
 }
 
 // Invoked implements agent.ContextProvider.
@@ -305,6 +308,7 @@ type principalPool struct {
 	a      *app
 	s      *config.Settings
 	notify func(mcp.Notice)
+	elicit mcp.Elicitor // the served turns' (approvalElicitor)
 
 	mu      sync.Mutex
 	clients map[string]*mcp.Client // server URL + "\x00" + principal
@@ -319,7 +323,7 @@ func (p *principalPool) client(ctx context.Context, m config.MCPServer, name, pr
 	if c := p.clients[key]; c != nil {
 		return c, nil
 	}
-	srv, err := p.a.mcpServer(p.s, m, principal, p.notify, nil)
+	srv, err := p.a.mcpServer(p.s, m, principal, p.notify, p.elicit)
 	if err != nil {
 		return nil, err
 	}
@@ -375,3 +379,50 @@ func (t *principalTool) Invoke(ctx context.Context, args json.RawMessage) (strin
 	}
 	return "", fmt.Errorf("MCP server %q offers principal %q no tool %s", t.name, principal, t.Name())
 }
+
+// approvalElicitor asks through a served turn's approver what an MCP server
+// asks for (elicitation/create during one of the turn's tool calls): under
+// agcore serve it is a pending decision like a tool call's (GET
+// /v1/approvals lists it as the tool mcp_elicitation, its arguments the
+// server, the message and the requested schema; approving accepts with
+// the form's defaults, denying declines); under agcore mcp serve the
+// question goes to the MCP client's user as it is (mcpserve.Approver.Elicit).
+// A request that belongs to no turn (no call in flight, or several) has
+// nobody to answer it: declined, and a notice says so.
+func approvalElicitor(ap tool.Approver, notify func(mcp.Notice)) mcp.Elicitor {
+	return func(ctx context.Context, server string, req *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+		if e, ok := ap.(interface {
+			Elicit(context.Context, *sdk.ElicitParams) (*sdk.ElicitResult, error)
+		}); ok {
+			return e.Elicit(ctx, req)
+		}
+		if _, inTurn := approval.OwnerFrom(ctx); !inTurn {
+			if notify != nil {
+				notify(mcp.Notice{Kind: mcp.NoticeElicitation, Server: server, Message: fmt.Sprintf("MCP server %q asked for input (%s) outside a turn's call, and nobody can answer it; declined", server, oneLine(req.Message))})
+			}
+			return &sdk.ElicitResult{Action: "decline"}, nil
+		}
+		input, err := json.Marshal(map[string]any{"server": server, "message": req.Message, "requested_schema": req.RequestedSchema})
+		if err != nil {
+			return nil, err
+		}
+		d, err := ap.Approve(ctx, tool.Call{ID: "elicitation-" + rand.Text()[:12], Name: elicitationTool, Input: input})
+		if err != nil {
+			return &sdk.ElicitResult{Action: "cancel"}, nil
+		}
+		if !d.Approved {
+			return &sdk.ElicitResult{Action: "decline"}, nil
+		}
+		content := map[string]any{}
+		for _, f := range formFields(req.RequestedSchema) {
+			if f.def != nil {
+				content[f.name] = f.def
+			}
+		}
+		return &sdk.ElicitResult{Action: "accept", Content: content}, nil
+	}
+}
+
+// elicitationTool is the tool name an MCP server's request for input has
+// among a served turn's pending decisions.
+const elicitationTool = "mcp_elicitation"

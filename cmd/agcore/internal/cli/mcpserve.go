@@ -5,16 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
-	"github.com/agcore/agcore/serve/host"
 	"github.com/agcore/agcore/serve/mcpserve"
 	"github.com/agcore/agcore/tool"
 	"github.com/agcore/agcore/tool/fstool"
@@ -33,7 +30,16 @@ in the store (--store) per principal. While a turn runs, a client that asks
 for progress gets a notification for each tool call. A tool call that needs
 approval (write_file, an MCP server with "approval") is asked of the
 client's user through elicitation; a client that cannot ask is refused, and
---yes approves every call.
+--yes approves every call. A client that sets a log level gets the turn's
+steps as log messages too.
+
+An agent's "mcp_tool" in the config file offers it with its own input
+schema and a prompt template ({{name}}: an argument), with the MCP client's
+model as its model ("sampling": true), or with an ask_user tool that asks
+the client's user ("ask_user": true). The file's "mcp_serve" section offers
+prompt templates (with argument completion) and read-only resources: files
+under --root (the same secret rules), inline text, URI templates naming
+files; a client subscribed to a file's resource is told when it changes.
 
 --file-tools also offers the built-in file tools (--tools, confined to
 --root, with the same secret rules) directly, write_file asking approval the
@@ -94,12 +100,26 @@ func (a *app) mcpServe(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	defer main.Close()
+	main.mcpServe = true // the file's agents' mcp_tool settings apply
 	named, agents, set, err := a.offeredAgents(ctx, cmd, file.Agents, main, approver, "The general agent agcore run builds")
 	defer named.Close()
 	if err != nil {
 		return err
 	}
-	sopts := mcpserve.Options{Version: version(), Logger: slog.New(slog.NewTextHandler(a.env.Stderr, nil))}
+	sopts := mcpserve.Options{Version: version(), Logger: slog.New(slog.NewTextHandler(a.env.Stderr, nil)), AgentTools: map[string]mcpserve.AgentTool{}}
+	for name, ac := range file.Agents {
+		if ac.MCPTool != nil {
+			sopts.AgentTools[name] = *ac.MCPTool
+		}
+	}
+	if ms := file.MCPServe; ms != nil {
+		sopts.Prompts, sopts.Resources, sopts.ResourceTemplates = ms.Prompts, ms.Resources, ms.ResourceTemplates
+		fopts := fstool.Options{AllowSecrets: s.AllowSecrets, AllowHint: "--allow-secret", MaxReadBytes: maxResourceBytes}
+		sopts.ReadFile = func(name string) ([]byte, error) { return fstool.ReadFile(s.Root, name, fopts) }
+	}
+	if err := sopts.Check(); err != nil {
+		return exit(ExitUsage, "the config file's mcp_serve: %v", err)
+	}
 	if fileTools, _ := cmd.Flags().GetBool("file-tools"); fileTools {
 		tools, err := fstool.ByName(s.Root, s.Tools, fstool.Options{AllowSecrets: s.AllowSecrets, AllowHint: "--allow-secret", MaxReadBytes: s.MaxResultBytes})
 		if err != nil {
@@ -153,6 +173,10 @@ func (a *app) mcpServe(cmd *cobra.Command, _ []string) error {
 	return nil
 }
 
+// maxResourceBytes is the largest file agcore mcp serve sends as a
+// resource or a prompt's image.
+const maxResourceBytes = 8 << 20
+
 // nopCloser and nopWriteCloser give the command's standard streams to the
 // SDK's transport, which closes what it is given; the command's are not
 // its to close.
@@ -165,24 +189,3 @@ type nopWriteCloser struct{ w io.Writer }
 
 func (n nopWriteCloser) Write(p []byte) (int, error) { return n.w.Write(p) }
 func (nopWriteCloser) Close() error                  { return nil }
-
-// hostAgents builds the config file's agents beside main ("agcore",
-// described as mainDesc) and returns them as the agents a server offers:
-// agcore serve and agcore mcp serve offer the same set. named is never
-// nil: close it whatever err is.
-func (a *app) hostAgents(ctx context.Context, cmd *cobra.Command, file map[string]config.AgentConfig, main *runtime, approver tool.Approver, mainDesc string) (fileAgents, []host.Agent, *host.Set, error) {
-	agents := []host.Agent{{Name: "agcore", Agent: main.agent, Store: main.store, Model: main.s.Model, Description: mainDesc}}
-	named, err := a.buildFileAgents(ctx, cmd, file, main, approver)
-	if err != nil {
-		return named, nil, nil, err
-	}
-	for _, name := range slices.Sorted(maps.Keys(file)) {
-		rt := named[name]
-		agents = append(agents, host.Agent{Name: name, Agent: rt.agent, Store: rt.store, Model: rt.s.Model, Description: file[name].Description})
-	}
-	set, err := host.NewSet(agents...)
-	if err != nil {
-		return named, nil, nil, exit(ExitUsage, "%v", err)
-	}
-	return named, agents, set, nil
-}

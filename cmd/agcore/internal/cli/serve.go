@@ -23,6 +23,7 @@ import (
 	"github.com/agcore/agcore/serve"
 	"github.com/agcore/agcore/serve/a2aserve"
 	"github.com/agcore/agcore/serve/host"
+	"github.com/agcore/agcore/serve/mcpserve"
 	"github.com/agcore/agcore/serve/web"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/tool"
@@ -346,6 +347,15 @@ func (a *app) buildNamed(ctx context.Context, cmd *cobra.Command, name string, a
 	opts.recordCtx = main.recHeader != nil // serve --record-dir
 	if main.wrapModel != nil {
 		opts.adapter = main.wrapModel(opts.adapter) // agcore eval
+	}
+	if t := ac.MCPTool; main.mcpServe && t != nil {
+		if t.Sampling {
+			opts.adapter = mcpserve.ClientModel{MaxTokens: s.MaxTokens}
+			opts.info = opts.adapter.Info()
+		}
+		if t.AskUser {
+			opts.extraTools = append(opts.extraTools, mcpserve.AskUser())
+		}
 	}
 	return a.build(ctx, s, opts)
 }

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/serve/mcpserve"
 	"github.com/agcore/agcore/session/sqlite"
 )
 
@@ -103,6 +104,9 @@ type File struct {
 	Agents map[string]AgentConfig `json:"agents,omitempty"`
 	// Serve configures agcore serve.
 	Serve *ServeConfig `json:"serve,omitempty"`
+	// MCPServe is what agcore mcp serve offers besides the agents: prompt
+	// templates and read-only resources.
+	MCPServe *MCPServeConfig `json:"mcp_serve,omitempty"`
 	// AllowSecrets are the secret patterns the file tools may use after
 	// all (--allow-secret): [".env*"], ["config/dev.pem"].
 	AllowSecrets []string `json:"allow_secrets,omitempty"`
@@ -128,6 +132,20 @@ type AgentConfig struct {
 	// (agent.GuardrailSpec: name, stage "input" or "output", pattern,
 	// reason). They hold in-process and in durable runs alike.
 	Guardrails []agent.GuardrailSpec `json:"guardrails,omitempty"`
+	// MCPTool says how agcore mcp serve offers the agent as a tool when
+	// not as one taking a prompt: its input schema and the prompt made
+	// from the arguments, a model that is the MCP client's (sampling),
+	// the ask_user tool (elicitation). Other commands ignore it.
+	MCPTool *mcpserve.AgentTool `json:"mcp_tool,omitempty"`
+}
+
+// MCPServeConfig is the config file's "mcp_serve": the prompts and
+// resources agcore mcp serve offers. Files are read under --root with the
+// file tools' secret rules.
+type MCPServeConfig struct {
+	Prompts           []mcpserve.Prompt           `json:"prompts,omitempty"`
+	Resources         []mcpserve.Resource         `json:"resources,omitempty"`
+	ResourceTemplates []mcpserve.ResourceTemplate `json:"resource_templates,omitempty"`
 }
 
 // CheckHandoffs reports a handoff of agents that names no agent of the
