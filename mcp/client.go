@@ -439,8 +439,5 @@ func (w *teeWriter) Write(p []byte) (int, error) {
 // scrub hides the client's secrets (its URL's and headers') in a server's
 // text before it goes into a span.
 func (c *Client) scrub(s string) string {
-	for _, x := range c.secrets {
-		s = strings.ReplaceAll(s, x, "REDACTED")
-	}
-	return s
+	return redaction.Text(s, c.secrets)
 }

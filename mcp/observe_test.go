@@ -118,8 +118,8 @@ func TestALogMessageIsAnEventOnEachCallInFlight(t *testing.T) {
 	log()
 	slices.Sort(events)
 	want := []string{
-		"A agcore.mcp.log query warning db slow query with key REDACTED",
-		"B agcore.mcp.log scan warning db slow query with key REDACTED",
+		"A agcore.mcp.log query warning db slow query with key xxxxx",
+		"B agcore.mcp.log scan warning db slow query with key xxxxx",
 	}
 	if !slices.Equal(events, want) {
 		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(events, "\n"), strings.Join(want, "\n"))
