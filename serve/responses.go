@@ -357,7 +357,10 @@ func (h *Handler) place(ctx context.Context, a host.Agent, req *responsesRequest
 	recs, shared := session.RecordsOf(a.Store)
 	var stale *errStale // a completed record at the number the last load gave
 	for {
-		sess, err := sessions.Load(ctx, sid)
+		// The view is enough (the turn count, and the history a turn
+		// without store sends): a long conversation is not read whole,
+		// nor held whole in the store's message cache, on every turn.
+		sess, err := sessions.LoadView(ctx, sid)
 		switch {
 		case errors.Is(err, session.ErrNotFound):
 			sess = &session.Session{ID: sid}
