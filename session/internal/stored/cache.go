@@ -4,11 +4,12 @@ import (
 	"sync"
 
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/session"
 )
 
 // DefaultCacheBytes is how much storage JSON, in bytes, a Cache made by
 // the network stores keeps decoded by default.
-const DefaultCacheBytes = 32 << 20
+const DefaultCacheBytes = session.DefaultCacheBytes
 
 // Cache keeps the decoded messages of the sessions a store loaded last,
 // so that the next Load of a session reads and decodes only the messages
