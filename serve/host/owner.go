@@ -18,12 +18,12 @@ const LocalPrincipal = "local"
 // no principal.
 func Owner(ctx context.Context) string {
 	p, _ := PrincipalFrom(ctx)
-	return OwnerOf(p)
+	return ownerOf(p)
 }
 
-// OwnerOf returns the session owner of a principal: its name, or "" (the
+// ownerOf returns the session owner of a principal: its name, or "" (the
 // single-user owner) for LocalPrincipal and for no principal ("").
-func OwnerOf(principal string) string {
+func ownerOf(principal string) string {
 	if principal == LocalPrincipal {
 		return ""
 	}
@@ -44,7 +44,7 @@ func SessionName(ctx context.Context, name string) string {
 
 // SessionNameOf is SessionName for a principal a caller already holds.
 func SessionNameOf(principal, name string) string {
-	if o := OwnerOf(principal); o != "" {
+	if o := ownerOf(principal); o != "" {
 		return o + "." + name
 	}
 	return name
@@ -76,7 +76,7 @@ func SessionsOf(principal string, st session.Store) session.Store {
 	if st == nil {
 		return nil
 	}
-	owner := OwnerOf(principal)
+	owner := ownerOf(principal)
 	scoped := session.Scoped(st, owner)
 	if owner == "" {
 		return scoped
