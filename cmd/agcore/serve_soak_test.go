@@ -66,7 +66,8 @@ func rssBytes(t *testing.T, pid int) int64 {
 // turn is at most 32 MB over what it was after the first 50 turns of each
 // conversation (a server that cached whole histories grew by the
 // histories' size, decoded). Latencies are logged (run with -v), not
-// checked: a loaded machine's timings prove nothing.
+// checked: a loaded machine's timings prove nothing. AGCORE_SOAK_TURNS=N
+// runs N turns per conversation instead of 300.
 func TestServeSoakContinuedTurns(t *testing.T) {
 	t.Parallel()
 	skipShort(t, "1,200 turns through agcore serve")
@@ -75,17 +76,26 @@ func TestServeSoakContinuedTurns(t *testing.T) {
 	}
 	const (
 		convs      = 4
-		turns      = 300
 		warm       = 50
 		answer     = 32 << 10
 		allowedRSS = 32 << 20
 	)
+	turns := 300
+	if n, err := strconv.Atoi(os.Getenv("AGCORE_SOAK_TURNS")); err == nil && n > warm {
+		turns = n // a longer soak, by hand: AGCORE_SOAK_TURNS=3000
+	}
 	c := newCLI(t)
 	provider := bulkyProvider(t, answer)
 	c.env["OPENAI_BASE_URL"] = provider.URL + "/v1"
 	c.env["OPENAI_API_KEY"] = "sk-local"
-	base, cmd, _ := c.startServe(t, "--provider", "compatible", "--model", "local-model", "--context-window", "24000",
+	base, cmd, lines := c.startServe(t, "--provider", "compatible", "--model", "local-model", "--context-window", "24000",
 		"--store", "sqlite:"+filepath.Join(c.home, "soak.db"), "--cache-size", "64MiB")
+	// The access log: a line per turn, more than startServe's channel
+	// holds; unread, it would block the server's writes to stderr.
+	go func() {
+		for range lines {
+		}
+	}()
 	client := &http.Client{Timeout: time.Minute}
 
 	turn := func(prev string) (string, time.Duration, error) {
@@ -165,6 +175,11 @@ func TestServeSoakContinuedTurns(t *testing.T) {
 	}
 	t.Logf("%d turns: RSS %.1f MB after %d turns per conversation, %.1f MB at the end; median turn %v (turns 1-%d), %v (turns %d-%d)",
 		convs*turns, float64(warmRSS)/(1<<20), warm, float64(endRSS)/(1<<20), median(0, warm), warm, median(turns-warm, turns), turns-warm+1, turns)
+	var buckets []string
+	for from := 0; from < turns; from += turns / 10 {
+		buckets = append(buckets, fmt.Sprintf("%d-%d: %v", from+1, min(from+turns/10, turns), median(from, min(from+turns/10, turns)).Round(time.Millisecond)))
+	}
+	t.Logf("median turn by turns: %s", strings.Join(buckets, ", "))
 	if endRSS-warmRSS > allowedRSS {
 		t.Errorf("the server's resident memory grew by %.1f MB over %d turns (from %.1f MB), more than %d MB: does it hold whole histories?",
 			float64(endRSS-warmRSS)/(1<<20), convs*(turns-warm), float64(warmRSS)/(1<<20), allowedRSS>>20)
