@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/agcore/agcore/serve/host"
 )
@@ -137,7 +138,7 @@ func (h *Handler) Mux() *http.ServeMux {
 // (Options.Tokens, with the principal's quota and record keeping as its
 // scopes), LimitBody (Options.MaxRequestBytes).
 func (h *Handler) Layers() []Layer {
-	return h.layers
+	return slices.Clone(h.layers)
 }
 
 // buildLayers makes the handler's layers from its options.
