@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"github.com/agcore/agcore/approval"
-	"github.com/agcore/agcore/serve/host"
 	"github.com/agcore/agcore/tool"
 )
 
@@ -56,12 +55,11 @@ type approvalObject struct {
 
 // listApprovals serves GET /v1/approvals: the calls waiting for a decision
 // in turns the caller's principal started.
-func (h *Handler) listApprovals(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) listApprovals(w http.ResponseWriter, _ *http.Request, principal string) {
 	if h.opts.Broker == nil {
 		writeError(w, &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "unknown_url", Message: "this server has no approvals"})
 		return
 	}
-	principal, _ := host.PrincipalFrom(r.Context())
 	pending := h.opts.Broker.Pending(func(q approval.Request) bool { return q.Owner.Principal == principal })
 	data := make([]approvalObject, len(pending))
 	for i, q := range pending {
@@ -77,7 +75,7 @@ func (h *Handler) listApprovals(w http.ResponseWriter, r *http.Request) {
 // decideApproval serves POST /v1/approvals/{id}: {"approved": bool,
 // "reason": "..."}. Only the principal that started the turn may decide;
 // to anyone else the call does not exist.
-func (h *Handler) decideApproval(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) decideApproval(w http.ResponseWriter, r *http.Request, principal string) {
 	id := r.PathValue("id")
 	notFound := &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "approval_not_found",
 		Message: "no call with this id is waiting for your decision"}
@@ -97,7 +95,6 @@ func (h *Handler) decideApproval(w http.ResponseWriter, r *http.Request) {
 		writeError(w, invalid("approved", "approved (true or false) is required"))
 		return
 	}
-	principal, _ := host.PrincipalFrom(r.Context())
 	q, ok := h.opts.Broker.Get(id)
 	if !ok || q.Owner.Principal != principal {
 		writeError(w, notFound)

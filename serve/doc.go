@@ -26,6 +26,32 @@
 // are public), and
 // Options.Web at / (its API under /api/).
 //
+// # Composing a server
+//
+// A Handler is its protocols mounted on a ServeMux ([Handler.Mux]) inside
+// its layers ([Handler.Layers]); ServeHTTP serves
+// Chain(h.Mux(), h.Layers()...). Each protocol is a [Protocol], the routes
+// that serve it ([Handler.Health], [Handler.Models],
+// [Handler.ChatCompletions], [Handler.Responses], [Handler.AGUI],
+// [Handler.Approvals], and the mounted [Handler.A2A] and [Handler.Web]),
+// which [Protocol.Mount] registers on any ServeMux. Each cross-cutting
+// step is a [Layer], a func(http.Handler) http.Handler, outermost first:
+//
+//	AccessLog(logger)        one record per request, with the principal Authenticate resolved
+//	Recover(logger)          a panic logged, answered 500 (or its response cut)
+//	LoopbackOnly()           without tokens: only requests addressed to this machine
+//	CORS(origins)            CORS headers, preflights, the origin check
+//	Authenticate(Auth{...})  bearer token → principal, resolved once: put in the
+//	                         context (host.WithPrincipal) and given to each Scope
+//	                         (QuotaScope: the principal's spending limit)
+//	LimitBody(max)           413 over the size
+//
+// A program composes its own server from them with [Chain]: the
+// protocols it wants, routes of its own beside them, the layers it wants
+// in the order it wants (see the compose example). Turns of a composed
+// server run as they do in the Handler's (its Drain covers the turns of
+// the protocols mounted from it).
+//
 // # Chat Completions
 //
 // The request's "model" names the agent (an unknown one is 404
@@ -290,9 +316,10 @@
 // Config.Telemetry (agcore serve's --otel), one invoke_agent span per turn.
 //
 // Options.Quota limits what each principal spends (tokens and cost, per
-// UTC day and in total), on every entry point: the handler puts a
-// budget.StoreQuota for the request's principal in its context
-// (budget.WithQuota), which every agent run of the request keeps. It lives
+// UTC day and in total), on every entry point: Authenticate's
+// [QuotaScope] puts a budget.StoreQuota for the request's principal in its
+// context (budget.WithQuota, the one way a run is given a quota), which
+// every agent run of the request keeps. It lives
 // in the store's records, shared by replicas and kept across restarts. A
 // turn the quota refuses at once is a 429 budget_exceeded (type
 // insufficient_quota); one it stops after some model calls is stored, and
@@ -301,8 +328,9 @@
 // is left of the turn's limits (run, session, principal).
 //
 // Options.Records keeps a replayable record (package replay) of every
-// turn, on every entry point: the handler puts its record keeping in the
-// request's context (host.WithTurnHook), and each entry point calls
+// turn, on every entry point: a scope of Authenticate puts its record
+// keeping, for the request's principal, in the request's context
+// (host.WithTurnHook), and each entry point calls
 // host.BeginTurn before a turn, which waits for the turns before it on
 // the session's record (replay.Dir.Begin) and runs the turn with the
 // record in its context (replay.WithTurn), where the agents'

@@ -44,6 +44,11 @@ type agentSink interface {
 // error (the client went away) abandons the turn, which stores nothing.
 func runTurn(ctx context.Context, a host.Agent, msgs []llm.Message, opts *agent.RunOptions, run string, s sink) (*agent.Response, error) {
 	principal, _ := host.PrincipalFrom(ctx)
+	return runTurnAs(ctx, principal, a, msgs, opts, run, s)
+}
+
+// runTurnAs is runTurn for a principal the caller already holds.
+func runTurnAs(ctx context.Context, principal string, a host.Agent, msgs []llm.Message, opts *agent.RunOptions, run string, s sink) (*agent.Response, error) {
 	ctx = approval.WithOwner(ctx, approval.Owner{Agent: a.Name, Session: sessionOf(opts), Run: run, Principal: principal})
 	ctx, end := host.BeginTurn(ctx, host.Turn{Agent: a.Name, Session: sessionOf(opts), ID: run, Input: msgs})
 	defer end()
@@ -95,8 +100,7 @@ func runTurn(ctx context.Context, a host.Agent, msgs []llm.Message, opts *agent.
 
 // record is the TurnHook of a server with Options.Records: it begins
 // the turn in its session's record, or in a record of its own.
-func (h *Handler) record(ctx context.Context, t host.Turn) (context.Context, func()) {
-	principal, _ := host.PrincipalFrom(ctx)
+func (h *Handler) record(ctx context.Context, principal string, t host.Turn) (context.Context, func()) {
 	key := principal + "/" + t.Session
 	if t.Session == "" {
 		id := t.ID

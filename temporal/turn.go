@@ -89,7 +89,7 @@ func TurnWorkflow(ctx workflow.Context, in TurnInput) (*TurnResult, error) {
 		if in.Principal == "" {
 			return nil, temporal.NewNonRetryableApplicationError("a Quota needs the Principal whose it is", ErrTypeBadInput, nil)
 		}
-		opts.Quota = &actQuota{d: d}
+		rctx = budget.WithQuota(rctx, &actQuota{d: d})
 	}
 	if d.recorder != nil {
 		d.recorder.Turn(in.SessionID, in.Messages) //workflowcheck:ignore (writes to a buffer in memory)

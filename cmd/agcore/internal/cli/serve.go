@@ -105,6 +105,14 @@ with its token (X-A2A-Notification-Token), retried with backoff (6
 attempts). Webhooks on private, loopback or link-local addresses are
 refused unless --a2a-push-allow-host names their host.
 
+Memory: a continued turn reads its conversation's view (the compacted
+history its next request is built from), never the whole history. The
+store (sqlite, postgres, redis) keeps the views it read last decoded in
+memory, up to --cache-size (default 32MiB) of their stored JSON; decoded
+messages take up to about twice that, so the cache adds at most about
+2 x --cache-size to the server's memory (64 MiB by default). A turn whose
+view is not cached reads it from the store; 0 caches nothing.
+
 --record-dir DIR keeps a replayable record (as agcore run --record does) of
 every turn served, on every endpoint: one JSON Lines file per session of each
 principal (per request for a chat completion), appended turn after turn,
@@ -135,6 +143,7 @@ temperature, declared tools) are not re-applied and show as drift.
 	fs.Int64("event-log-max", serve.DefaultEventLogMaxBytes, "bytes of events stored per background response; past it only its final event is stored")
 	fs.Duration("event-log-retention", serve.DefaultEventLogRetention, "how long a background response's events (for resuming its stream), and a failed or cancelled background response, are kept")
 	fs.StringArray("a2a-push-allow-host", nil, "a host A2A push notification webhooks may reach although it is (or resolves to) a private, loopback or link-local address, refused otherwise (repeatable)")
+	fs.String("cache-size", formatSize(session.DefaultCacheBytes), "the most of the conversations the store (sqlite, postgres, redis) keeps decoded in memory, counted as their stored JSON (KiB, MiB, GiB); 0 keeps none. See Memory in the help")
 	fs.String("record-dir", "", "keep a replayable record of every turn served in this directory: one JSON Lines file per session (per request for a chat completion), appended turn after turn; agcore replay re-runs one")
 	return cmd
 }
@@ -178,6 +187,14 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	opts.approver = approver
+	cacheFlag, _ := cmd.Flags().GetString("cache-size")
+	cache, err := parseSize(cacheFlag)
+	if err != nil {
+		return exit(ExitUsage, "--cache-size: %v", err)
+	}
+	if opts.cacheBytes = cache; cache == 0 {
+		opts.cacheBytes = -1 // none (0 is the store's default)
+	}
 	recordDir, _ := cmd.Flags().GetString("record-dir")
 	var records *replay.Dir
 	if recordDir != "" {
