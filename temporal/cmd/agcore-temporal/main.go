@@ -136,6 +136,6 @@ Start a dev server (temporal server start-dev), then a worker, then turns:
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newWorkerCmd(), newRunCmd(), newApproveCmd())
+	root.AddCommand(newWorkerCmd(), newRunCmd(), newApproveCmd(), newServeRunnerCmd())
 	return root
 }
