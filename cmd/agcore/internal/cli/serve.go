@@ -136,6 +136,7 @@ temperature, declared tools) are not re-applied and show as drift.
 	fs.Duration("event-log-retention", serve.DefaultEventLogRetention, "how long a background response's events (for resuming its stream), and a failed or cancelled background response, are kept")
 	fs.StringArray("a2a-push-allow-host", nil, "a host A2A push notification webhooks may reach although it is (or resolves to) a private, loopback or link-local address, refused otherwise (repeatable)")
 	fs.String("record-dir", "", "keep a replayable record of every turn served in this directory: one JSON Lines file per session (per request for a chat completion), appended turn after turn; agcore replay re-runs one")
+	addServeTemporalFlags(cmd)
 	return cmd
 }
 
@@ -237,6 +238,16 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 		}
 		sopts.Records = records
 		sopts.RecordHeader = func(agent string) replay.Header { return headers[agent] }
+	}
+	if addr, _ := cmd.Flags().GetString("temporal"); addr != "" {
+		rn, err := a.newTemporalRunner(cmd, s, &file)
+		if err != nil {
+			return err
+		}
+		defer rn.Close()
+		sopts.Runner = rn
+	} else if cmd.Flags().Changed("namespace") || cmd.Flags().Changed("task-queue") {
+		return exit(ExitUsage, "--namespace and --task-queue go with --temporal HOST:PORT")
 	}
 	h, err := serve.New(sopts)
 	if err != nil {
