@@ -95,6 +95,16 @@ its turns "failed" (code replica_lost) within 10 s. Limits:
 --event-log-retention (default 24h) for the events and for failed or
 cancelled background responses.
 
+With --temporal HOST:PORT (agcore-temporal installed, as for agcore run
+--temporal), every background response runs as a Temporal workflow on the
+workers of agcore worker over the same --store (--namespace and
+--task-queue pick them): the agent is the one agcore run --temporal runs,
+its events and outcome go to the store as they come (at most one write per
+50 ms per turn, plus the final one), so the server that accepted it may die
+(its turn goes on) and every server over the store streams it, polls it and
+cancels it. A response with the client's own function tools runs in the
+server as without --temporal.
+
 A2A: message/send with configuration.blocking false answers with the task at
 once and the turn runs on; tasks/resubscribe and tasks/get answer on any
 server sharing the store, and tasks/cancel sent to any of them stops the
