@@ -293,3 +293,75 @@ func TestE2EServeTemporalSurvivesTheAcceptingReplica(t *testing.T) {
 		})
 	}
 }
+
+// TestE2EServeTemporalSurvivesAWorkerRestart: the accepting replica and
+// the only worker are both SIGKILLed while the turn's second model call
+// streams; a new worker takes the turn over (the call runs again, the
+// completed tool call does not), and the stream resumed on the other
+// replica reaches response.completed.
+func TestE2EServeTemporalSurvivesAWorkerRestart(t *testing.T) {
+	store := serveStore(t, "postgres")
+	arrived := make(chan struct{})
+	w, _ := newWorld(t,
+		sseReply("Recording.", fakeCall{"c1", "record", `{"text":"once"}`}),
+		hangReply(arrived),
+		sseReply("Done after the restart."))
+	workerArgs := []string{"worker", "--temporal", w.addr, "--provider", "compatible", "--model", "fake",
+		"--base-url", w.fake.URL, "--store", store, "--tools", "none", "--test-record", w.record}
+	worker := startAgcore(t, workerArgs...)
+	serveArgs := []string{"--temporal", w.addr, "--model-heartbeat", "2s", "--store", store, "--provider", "compatible", "--model", "fake", "--base-url", w.fake.URL}
+	a, baseA := startServeReplica(t, serveArgs...)
+	_, baseB := startServeReplica(t, serveArgs...)
+
+	resp := postJSON(t, baseA+"/v1/responses", map[string]any{"model": "agcore", "input": "record once", "background": true, "stream": true})
+	var id string
+	last := int64(-1)
+	read := make(chan struct{})
+	go func() { // A's stream, until A dies (its last line may be cut)
+		defer close(read)
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			var ev sseEvent
+			data, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok || json.Unmarshal([]byte(data), &ev) != nil {
+				continue
+			}
+			if ev.Type == "response.created" {
+				id, _ = ev.Resp["id"].(string)
+			}
+			last = ev.Seq
+		}
+	}()
+	waitFor(t, "the second model call", time.Minute, arrived)
+	a.kill()
+	worker.kill()
+	resp.Body.Close()
+	<-read
+	if id == "" {
+		t.Fatal("A streamed no response.created")
+	}
+	start := time.Now()
+	worker = startAgcore(t, workerArgs...)
+	r, err := http.Get(fmt.Sprintf("%s/v1/responses/%s?stream=true&starting_after=%d", baseB, id, last))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var final sseEvent
+	next := last + 1
+	readEvents(t, r.Body, func(ev sseEvent) bool {
+		if ev.Seq != next {
+			t.Fatalf("resumed: event %d (%s), want %d", ev.Seq, ev.Type, next)
+		}
+		next++
+		final = ev
+		return true
+	})
+	r.Body.Close()
+	if final.Type != "response.completed" || outputText(final.Resp) != "Recording.Done after the restart." {
+		t.Fatalf("the resumed stream ended with %s %v\nworker: %s", final.Type, final.Resp, worker.errw)
+	}
+	if got := w.recorded(t); strings.Join(got, ",") != "once" {
+		t.Fatalf("the tool ran %v, want once", got)
+	}
+	t.Logf("completed %s after the new worker started (model heartbeat 2s)", time.Since(start).Round(time.Millisecond))
+}

@@ -45,7 +45,10 @@ type runnerReply struct {
 }
 
 func newServeRunnerCmd() *cobra.Command {
-	var c common
+	var (
+		c         common
+		heartbeat time.Duration
+	)
 	cmd := &cobra.Command{
 		Use:   "serve-runner",
 		Short: "Start and cancel agcore serve's background responses as workflows (agcore serve --temporal runs it)",
@@ -72,7 +75,9 @@ when its input ends.`,
 					if req.Turn == nil {
 						return errors.New("start: no turn")
 					}
-					return agtemporal.StartResponse(ctx, cl, c.queue, turnInput(req))
+					in := turnInput(req)
+					in.Timeouts.Heartbeat = heartbeat
+					return agtemporal.StartResponse(ctx, cl, c.queue, in)
 				case "cancel":
 					return agtemporal.CancelResponse(ctx, cl, req.Response)
 				}
@@ -81,6 +86,7 @@ when its input ends.`,
 		},
 	}
 	c.add(cmd)
+	cmd.Flags().DurationVar(&heartbeat, "model-heartbeat", 0, "heartbeat timeout of a model call (default 20s)")
 	return cmd
 }
 

@@ -256,8 +256,8 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 		}
 		defer rn.Close()
 		sopts.Runner = rn
-	} else if cmd.Flags().Changed("namespace") || cmd.Flags().Changed("task-queue") {
-		return exit(ExitUsage, "--namespace and --task-queue go with --temporal HOST:PORT")
+	} else if cmd.Flags().Changed("namespace") || cmd.Flags().Changed("task-queue") || cmd.Flags().Changed("model-heartbeat") {
+		return exit(ExitUsage, "--namespace, --task-queue and --model-heartbeat go with --temporal HOST:PORT")
 	}
 	h, err := serve.New(sopts)
 	if err != nil {

@@ -34,6 +34,7 @@ func addServeTemporalFlags(cmd *cobra.Command) {
 	fs.String("temporal", "", "run background responses as Temporal workflows on the server at HOST:PORT, on the workers of agcore worker (with agcore-temporal): they go on when this server dies")
 	fs.String("namespace", "", `with --temporal: the Temporal namespace (default "default")`)
 	fs.String("task-queue", "", `with --temporal: the task queue of the workers (default "agcore")`)
+	fs.Duration("model-heartbeat", 0, "with --temporal: heartbeat timeout of a model call, after which a call whose worker died runs again on another (default 20s)")
 }
 
 // temporalRunner is agcore serve --temporal's serve.Runner: a remote
@@ -76,9 +77,9 @@ func (a *app) newTemporalRunner(cmd *cobra.Command, s *config.Settings, file *co
 		return nil, err
 	}
 	args := []string{"serve-runner", "--temporal=" + addr}
-	for _, f := range []string{"namespace", "task-queue"} {
-		if v, _ := cmd.Flags().GetString(f); v != "" {
-			args = append(args, "--"+f+"="+v)
+	for _, f := range []string{"namespace", "task-queue", "model-heartbeat"} {
+		if fl := cmd.Flags().Lookup(f); fl.Changed {
+			args = append(args, "--"+f+"="+fl.Value.String())
 		}
 	}
 	specs, err := a.servedSpecs(cmd, s, file)
