@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/serve/host"
 	"github.com/agcore/agcore/serve/runlog"
@@ -65,8 +66,20 @@ type RemoteTurn struct {
 	TurnID string
 	// Timeout bounds the turn (Options.TurnTimeout); 0: none.
 	Timeout time.Duration `json:",omitempty"`
+	// Quota is the server's spending limit of the principal (Options.Quota),
+	// kept in the store's records; nil: none.
+	Quota *RemoteQuota `json:",omitempty"`
 	// Log is where the turn's events and outcome go.
 	Log ResponseLog
+}
+
+// RemoteQuota is a principal's spending limit (Options.Quota) for a
+// remote turn: Principal is whose (the request's principal, which may
+// differ from RemoteTurn.Owner: the local principal's sessions are not
+// scoped).
+type RemoteQuota struct {
+	Principal     string
+	Total, PerDay budget.Limits
 }
 
 // ResponseLog is a remote background turn's place in the store: its
@@ -152,12 +165,21 @@ type ResponseOutcome struct {
 }
 
 // End ends the turn's output as a turn of the serving process ends: resp
-// and err are the run's (agent.Stream.Each's); cancelled reports that a
-// cancellation (CancelRemote) ended it, and then every tool call of the
-// output is answered. Failed is the error to log, nil when the turn did
+// and err are the run's (agent.Stream.Each's; an err wrapping
+// context.DeadlineExceeded fails it with the code "timeout"); cancelled
+// reports that a cancellation (CancelRemote) ended it, and then every tool
+// call of the output is answered. Failed is the error to log, nil when the turn did
 // not fail.
 func (e *ResponseEvents) End(resp *agent.Response, err error, cancelled bool) (out ResponseOutcome, failed error) {
-	event, status, failed := e.sink.outcome(context.Background(), resp, err, cancelled)
+	ctx := context.Background()
+	if errors.Is(err, context.DeadlineExceeded) {
+		// The turn's time ran out: the error says so (turnError reads it
+		// from the context).
+		c, cancel := context.WithDeadline(ctx, time.Time{})
+		defer cancel()
+		ctx = c
+	}
+	event, status, failed := e.sink.outcome(ctx, resp, err, cancelled)
 	body, _ := json.Marshal(e.sink.obj)
 	final := runlog.Event{Seq: int64(e.sink.seq), Type: event, Data: finalEvent(event, int64(e.sink.seq), body)}
 	e.sink.seq++
@@ -312,7 +334,7 @@ func (h *Handler) startRemote(r *http.Request, rr RemoteRunner, a host.Agent, ms
 	}
 	t := RemoteTurn{Agent: a.Name, Owner: host.Owner(ctx), SessionID: opts.SessionID, Input: msgs,
 		Instructions: opts.Instructions, Temperature: opts.Temperature, MaxTokens: opts.MaxTokens,
-		TurnID: strings.TrimPrefix(obj.ID, "resp_"), Timeout: h.opts.TurnTimeout,
+		TurnID: strings.TrimPrefix(obj.ID, "resp_"), Timeout: h.opts.TurnTimeout, Quota: h.remoteQuota(principal),
 		Log: ResponseLog{ResponseID: obj.ID, Principal: principal, Run: sl.run, Response: body, Seq: int64(s.seq),
 			MaxBytes: h.opts.EventLogMaxBytes, Retention: retention, Slot: count.key, SlotVersion: count.version}}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -357,4 +379,13 @@ func (s *bgSlot) extend(ctx context.Context, expires time.Time) error {
 	}
 	s.version = got.Version
 	return nil
+}
+
+// remoteQuota is principal's spending limit for a remote turn, or nil.
+func (h *Handler) remoteQuota(principal string) *RemoteQuota {
+	q := h.opts.Quota
+	if q == nil {
+		return nil
+	}
+	return &RemoteQuota{Principal: principal, Total: q.Total, PerDay: q.PerDay}
 }

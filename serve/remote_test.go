@@ -3,6 +3,7 @@ package serve_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -235,5 +236,24 @@ func TestResponseEventsAreDeterministic(t *testing.T) {
 		if a[i].Seq != int64(i)+2 || !bytes.Equal(a[i].Data, b[i].Data) {
 			t.Fatalf("event %d: %s / %s", i, a[i].Data, b[i].Data)
 		}
+	}
+}
+
+// TestResponseEventsTimeout: a remote turn whose time ran out (an error
+// wrapping context.DeadlineExceeded) fails with the code "timeout", as a
+// turn of the serving process past Options.TurnTimeout.
+func TestResponseEventsTimeout(t *testing.T) {
+	l := serve.ResponseLog{ResponseID: "resp_s_1", Run: "resp_s_1.x", Seq: 2,
+		Response: []byte(`{"id":"resp_s_1","object":"response","status":"in_progress","model":"echo","output":[]}`)}
+	ev, err := serve.NewResponseEvents(l, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, failed := ev.End(nil, fmt.Errorf("the turn took too long: %w", context.DeadlineExceeded), false)
+	if out.Status != "failed" || failed == nil || !bytes.Contains(out.Response, []byte(`"code":"timeout"`)) {
+		t.Fatalf("outcome %s %s, %v", out.Status, out.Response, failed)
+	}
+	if last := out.Events[len(out.Events)-1]; last.Type != "response.failed" || last.Seq != 2 {
+		t.Fatalf("final event %s %d", last.Type, last.Seq)
 	}
 }

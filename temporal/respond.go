@@ -95,7 +95,12 @@ func CancelResponse(ctx context.Context, c client.Client, responseID string) err
 // final write, after the turn, holds the outcome. The writes run on a
 // disconnected context: a cancelled turn still ends its response
 // ("cancelled").
-func (d *driver) respond(ctx workflow.Context, run func(fn func(agent.Update) bool) (*agent.Response, error)) (*agent.Response, error) {
+//
+// TurnInput.Timeout, when positive, bounds the turn (a durable timer, not
+// the workflow's execution timeout, so that the response still ends):
+// past it the turn is cancelled and the response fails with the code
+// "timeout".
+func (d *driver) respond(ctx workflow.Context, run func(ctx workflow.Context, fn func(agent.Update) bool) (*agent.Response, error)) (*agent.Response, error) {
 	l := *d.in.Response
 	n := 0
 	ids := func(prefix string) string {
@@ -144,15 +149,29 @@ func (d *driver) respond(ctx workflow.Context, run func(fn func(agent.Update) bo
 			_ = workflow.ExecuteActivity(wctx, activityResponseEvents, ResponseEventsInput{Run: l.Run, Events: batch, Retention: l.Retention}).Get(c, nil)
 		}
 	})
-	resp, runErr := run(func(u agent.Update) bool {
+	tctx, stop := workflow.WithCancel(ctx)
+	timedOut := false
+	if d.in.Timeout > 0 {
+		workflow.Go(tctx, func(c workflow.Context) {
+			if workflow.Sleep(c, d.in.Timeout) == nil {
+				timedOut = true
+				stop()
+			}
+		})
+	}
+	resp, runErr := run(tctx, func(u agent.Update) bool {
 		if ev.Update(u) == nil { //workflowcheck:ignore
 			pending = append(pending, ev.Take()...)
 		}
 		return true
 	})
 	done = true
+	stop() // the timer, if any
 	_ = workflow.Await(dctx, func() bool { return exited })
-	cancelled := ctx.Err() != nil || temporal.IsCanceledError(runErr)
+	cancelled := ctx.Err() != nil
+	if timedOut && runErr != nil && !cancelled {
+		runErr = fmt.Errorf("agtemporal: the turn took longer than %s: %w", d.in.Timeout, context.DeadlineExceeded)
+	}
 	out, _ := ev.End(resp, runErr, cancelled) //workflowcheck:ignore
 	out.Events = append(pending, out.Events...)
 	ectx := workflow.WithActivityOptions(actx, workflow.ActivityOptions{

@@ -86,7 +86,7 @@ func TurnWorkflow(ctx workflow.Context, in TurnInput) (*TurnResult, error) {
 	rctx := bind(context.Background(), ctx)
 	opts := &agent.RunOptions{SessionID: in.SessionID, MaxTokens: in.MaxTokens, Temperature: in.Temperature, Instructions: in.RunInstructions}
 	if in.Quota != nil {
-		if in.Principal == "" {
+		if in.Principal == "" && in.QuotaPrincipal == "" {
 			return nil, temporal.NewNonRetryableApplicationError("a Quota needs the Principal whose it is", ErrTypeBadInput, nil)
 		}
 		opts.Quota = &actQuota{d: d}
@@ -111,8 +111,8 @@ func TurnWorkflow(ctx workflow.Context, in TurnInput) (*TurnResult, error) {
 	case in.Response != nil:
 		// A background response of agcore serve: the same run, its
 		// updates shown as the Responses API's events (respond.go).
-		resp, runErr = d.respond(ctx, func(fn func(agent.Update) bool) (*agent.Response, error) {
-			return entry.RunStream(rctx, in.Messages, opts).Each(fn) //workflowcheck:ignore
+		resp, runErr = d.respond(ctx, func(tctx workflow.Context, fn func(agent.Update) bool) (*agent.Response, error) {
+			return entry.RunStream(bind(context.Background(), tctx), in.Messages, opts).Each(fn) //workflowcheck:ignore
 		}) //workflowcheck:ignore
 		if runErr != nil && ctx.Err() != nil {
 			return nil, temporal.NewCanceledError("the response was cancelled")

@@ -91,6 +91,9 @@ type TurnInput struct {
 	// every process on that store (budget.StoreQuota's).
 	Principal string
 	Quota     *Quota
+	// QuotaPrincipal, when set, is whose Quota is, in place of Principal
+	// (agcore serve's local principal has a quota but an unscoped store).
+	QuotaPrincipal string `json:",omitempty"`
 	// Temperature and MaxTokens go into every model request of the turn.
 	Temperature *float64
 	// Schema, when set, asks for the answer as one JSON object that
@@ -102,7 +105,9 @@ type TurnInput struct {
 	// (agcore run --yes).
 	ApproveAll bool
 	// Timeout, when positive, bounds the turn's workflow (its execution
-	// timeout, set by StartTurn); a turn past it fails.
+	// timeout, set by StartTurn); a turn past it fails. A background
+	// response's turn (Response) is bounded by a durable timer instead, so
+	// that its response still ends ("failed", code "timeout").
 	Timeout time.Duration
 	// Record, when true, returns the turn's record (package replay's JSON
 	// Lines) in TurnResult.Record, for agcore replay.

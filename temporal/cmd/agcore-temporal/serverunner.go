@@ -94,9 +94,16 @@ when its input ends.`,
 func turnInput(req runnerRequest) agtemporal.TurnInput {
 	t := req.Turn
 	log := t.Log
-	return agtemporal.TurnInput{Agents: req.Agents, Agent: t.Agent, Principal: t.Owner, SessionID: t.SessionID, TurnID: t.TurnID,
+	in := agtemporal.TurnInput{Agents: req.Agents, Agent: t.Agent, Principal: t.Owner, SessionID: t.SessionID, TurnID: t.TurnID,
 		Messages: t.Input, RunInstructions: t.Instructions, Temperature: t.Temperature, MaxTokens: t.MaxTokens,
-		ApproveAll: req.ApproveAll, Response: &log}
+		ApproveAll: req.ApproveAll, Response: &log, Timeout: t.Timeout}
+	if q := t.Quota; q != nil {
+		in.Quota = &agtemporal.Quota{Total: q.Total, PerDay: q.PerDay}
+		if q.Principal != t.Owner {
+			in.QuotaPrincipal = q.Principal
+		}
+	}
+	return in
 }
 
 // serveRunner answers the requests read from in, each on a goroutine of
