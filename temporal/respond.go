@@ -28,6 +28,10 @@ import (
 // background response's events (the final write excepted).
 const EventsFlushInterval = 50 * time.Millisecond
 
+// eventsWriteTimeout bounds one attempt of a write of a background
+// response's events.
+const eventsWriteTimeout = 10 * time.Second
+
 const (
 	activityResponseEvents = "agcore.ResponseEvents"
 	activityResponseEnd    = "agcore.ResponseEnd"
@@ -140,8 +144,11 @@ func (d *driver) respond(ctx workflow.Context, run func(ctx workflow.Context, fn
 			pending = nil
 			last = workflow.Now(c)
 			flushes++
+			// A write is one store operation: a short timeout, so that a
+			// write its worker died in is tried again soon (the final
+			// write waits for this one).
 			wctx := workflow.WithActivityOptions(actx, workflow.ActivityOptions{
-				ActivityID: fmt.Sprintf("events-%d", flushes), StartToCloseTimeout: d.to.Persist,
+				ActivityID: fmt.Sprintf("events-%d", flushes), StartToCloseTimeout: eventsWriteTimeout,
 				RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: 10},
 			})
 			// A write that fails for good loses those events only: the
@@ -175,7 +182,7 @@ func (d *driver) respond(ctx workflow.Context, run func(ctx workflow.Context, fn
 	out, _ := ev.End(resp, runErr, cancelled) //workflowcheck:ignore
 	out.Events = append(pending, out.Events...)
 	ectx := workflow.WithActivityOptions(actx, workflow.ActivityOptions{
-		ActivityID: "events-end", StartToCloseTimeout: d.to.Persist,
+		ActivityID: "events-end", StartToCloseTimeout: 3 * eventsWriteTimeout,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: 20},
 	})
 	if err := workflow.ExecuteActivity(ectx, activityResponseEnd, ResponseEndInput{Log: l, Outcome: out}).Get(dctx, nil); err != nil {
