@@ -196,6 +196,10 @@ func TestRemoteRunnerTurnsOutliveTheirServer(t *testing.T) {
 		t.Fatalf("the cancelled turn's stream ended with %v", last)
 	}
 	r.wg.Wait()
+	// Their ends freed the principal's background slots (Options.MaxBackground).
+	if held, err := store.ListRecords(context.Background(), "agcore.background", ""); err != nil || len(held) != 0 {
+		t.Fatalf("background slots still held: %v, %v", held, err)
+	}
 }
 
 // TestResponseEventsAreDeterministic: the same updates and ids make the
