@@ -35,7 +35,8 @@ import (
 // then not the accepting process's: the turn is never declared lost when
 // that process dies. POST /v1/responses/{id}/cancel, on any process,
 // calls CancelRemote. A turn the remote runner cannot take (one with the
-// client's declared tools) is started with Start, in this process.
+// client's declared tools, or a tool choice other than auto) is started
+// with Start, in this process.
 type RemoteRunner interface {
 	Runner
 	// StartRemote starts t elsewhere and returns once it was handed over.
