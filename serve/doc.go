@@ -138,7 +138,9 @@
 // store has records) answers at once with the response "in_progress"
 // and "background": true; the turn runs on with no client attached,
 // started by Options.Runner (InProcess, a goroutine, by default: the seam
-// where a durable runner plugs in). Its events, numbered from 0 as a
+// where a durable runner plugs in; a RemoteRunner runs the turn in other
+// processes, which write its events with ResponseEvents and its outcome
+// with FinishResponse: agcore serve --temporal's workers). Its events, numbered from 0 as a
 // streamed turn's are, go to an event log in the store (package runlog:
 // batched, at most one write per 50 ms plus the final one, bounded by
 // Options.EventLogMaxBytes, kept Options.EventLogRetention). So:

@@ -67,28 +67,10 @@ func runTurnAs(ctx context.Context, principal string, a host.Agent, msgs []llm.M
 			}
 			return nil, err
 		}
-		var serr error
-		switch u.Kind {
-		case agent.UpdateText:
-			serr = s.text(u.Text)
-		case agent.UpdateThinking:
-			serr = s.thinking(u.Text)
-		case agent.UpdateToolCall:
-			serr = s.toolCall(u.ToolCall, declared[u.ToolCall.Name])
-		case agent.UpdateToolResult:
-			serr = s.toolResult(u.ToolResult)
-		case agent.UpdateHandoff:
-			if as, ok := s.(agentSink); ok {
-				serr = as.handoff(u.From, u.Agent)
-			}
-		case agent.UpdateSubAgent:
-			if as, ok := s.(agentSink); ok {
-				serr = as.subAgent(u)
-			}
-		case agent.UpdateFinish:
+		if u.Kind == agent.UpdateFinish {
 			resp = u.Response
 		}
-		if serr != nil {
+		if serr := feed(s, u, declared); serr != nil {
 			return nil, serr // breaking the range abandons the run
 		}
 	}
@@ -96,6 +78,30 @@ func runTurnAs(ctx context.Context, principal string, a host.Agent, msgs []llm.M
 		return nil, context.Cause(ctx)
 	}
 	return resp, nil
+}
+
+// feed hands one update of a turn to s (the finish update is the
+// caller's); declared names the client's declared tools.
+func feed(s sink, u agent.Update, declared map[string]bool) error {
+	switch u.Kind {
+	case agent.UpdateText:
+		return s.text(u.Text)
+	case agent.UpdateThinking:
+		return s.thinking(u.Text)
+	case agent.UpdateToolCall:
+		return s.toolCall(u.ToolCall, declared[u.ToolCall.Name])
+	case agent.UpdateToolResult:
+		return s.toolResult(u.ToolResult)
+	case agent.UpdateHandoff:
+		if as, ok := s.(agentSink); ok {
+			return as.handoff(u.From, u.Agent)
+		}
+	case agent.UpdateSubAgent:
+		if as, ok := s.(agentSink); ok {
+			return as.subAgent(u)
+		}
+	}
+	return nil
 }
 
 // record is the TurnHook of a server with Options.Records: it begins

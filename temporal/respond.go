@@ -1,0 +1,226 @@
+package agtemporal
+
+// Background responses of agcore serve --temporal: a TurnWorkflow whose
+// input carries a serve.ResponseLog writes the turn's progress, as the
+// Responses API's events, to the serving processes' event log, and its
+// outcome to the response's record, so that any replica streams, polls
+// and cancels it while the turn runs on the workers.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/serve"
+	"github.com/agcore/agcore/serve/runlog"
+	"github.com/agcore/agcore/session"
+)
+
+// EventsFlushInterval is the least workflow time between two writes of a
+// background response's events (the final write excepted).
+const EventsFlushInterval = 50 * time.Millisecond
+
+// eventsWriteTimeout bounds one attempt of a write of a background
+// response's events.
+const eventsWriteTimeout = 10 * time.Second
+
+const (
+	activityResponseEvents = "agcore.ResponseEvents"
+	activityResponseEnd    = "agcore.ResponseEnd"
+)
+
+// ResponseEventsInput is one write of a background response's events.
+type ResponseEventsInput struct {
+	Run       string
+	Events    []runlog.Event
+	Retention time.Duration
+}
+
+// ResponseEndInput is the end of a background response: its outcome.
+type ResponseEndInput struct {
+	Log     serve.ResponseLog
+	Outcome serve.ResponseOutcome
+}
+
+// ResponseWorkflowID is the workflow id of the turn of an agcore serve
+// background response.
+func ResponseWorkflowID(responseID string) string { return "agcore-response/" + responseID }
+
+// StartResponse starts the turn of a background response (in.Response
+// set), workflow id ResponseWorkflowID, or finds it already started: a
+// response id runs at most once.
+func StartResponse(ctx context.Context, c client.Client, taskQueue string, in TurnInput) error {
+	if in.Response == nil {
+		return errors.New("agtemporal: StartResponse needs TurnInput.Response")
+	}
+	if err := validateInput(&in); err != nil {
+		return err
+	}
+	if taskQueue == "" {
+		taskQueue = DefaultTaskQueue
+	}
+	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                       ResponseWorkflowID(in.Response.ResponseID),
+		TaskQueue:                taskQueue,
+		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+	}, TurnWorkflowName, in)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return nil
+	}
+	return err
+}
+
+// CancelResponse asks the turn of a background response to stop: it ends
+// "cancelled", every tool call of its output answered. A turn that is
+// unknown or already over is not an error.
+func CancelResponse(ctx context.Context, c client.Client, responseID string) error {
+	err := c.CancelWorkflow(ctx, ResponseWorkflowID(responseID), "")
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return nil
+	}
+	return err
+}
+
+// respond runs the turn as run does, showing its updates as the Responses
+// API's events: they are buffered in the workflow and written by an
+// activity at most once per EventsFlushInterval of workflow time (a
+// coroutine of their own, so the turn never waits for a write), and the
+// final write, after the turn, holds the outcome. The writes run on a
+// disconnected context: a cancelled turn still ends its response
+// ("cancelled").
+//
+// TurnInput.Timeout, when positive, bounds the turn (a durable timer, not
+// the workflow's execution timeout, so that the response still ends):
+// past it the turn is cancelled and the response fails with the code
+// "timeout".
+func (d *driver) respond(ctx workflow.Context, run func(ctx workflow.Context, fn func(agent.Update) bool) (*agent.Response, error)) (*agent.Response, error) {
+	l := *d.in.Response
+	n := 0
+	ids := func(prefix string) string {
+		n++
+		return fmt.Sprintf("%s%s_%d", prefix, d.in.TurnID, n)
+	}
+	// The translation is pure (no clock, no I/O; its ids are ids, not
+	// random), and encoding/json's reflection is deterministic, which
+	// workflowcheck cannot see: the replay test over a committed history
+	// checks it (history-v2-response.json).
+	ev, err := serve.NewResponseEvents(l, ids) //workflowcheck:ignore
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
+	}
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	actx := workflow.WithActivityOptions(dctx, workflow.ActivityOptions{
+		StartToCloseTimeout: d.to.Persist,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: 10},
+	})
+	var (
+		pending      []runlog.Event
+		done, exited bool
+		last         time.Time // of the last write, workflow time
+		flushes      int
+	)
+	workflow.Go(dctx, func(c workflow.Context) {
+		defer func() { exited = true }()
+		for {
+			_ = workflow.Await(c, func() bool { return len(pending) > 0 || done })
+			if len(pending) == 0 {
+				return // done
+			}
+			if wait := EventsFlushInterval - workflow.Now(c).Sub(last); wait > 0 && !last.IsZero() {
+				_ = workflow.Sleep(c, wait)
+			}
+			batch := pending
+			pending = nil
+			last = workflow.Now(c)
+			flushes++
+			// A write is one store operation: a short timeout, so that a
+			// write its worker died in is tried again soon (the final
+			// write waits for this one).
+			wctx := workflow.WithActivityOptions(actx, workflow.ActivityOptions{
+				ActivityID: fmt.Sprintf("events-%d", flushes), StartToCloseTimeout: eventsWriteTimeout,
+				RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: 10},
+			})
+			// A write that fails for good loses those events only: the
+			// final write still ends the response.
+			_ = workflow.ExecuteActivity(wctx, activityResponseEvents, ResponseEventsInput{Run: l.Run, Events: batch, Retention: l.Retention}).Get(c, nil)
+		}
+	})
+	tctx, stop := workflow.WithCancel(ctx)
+	timedOut := false
+	if d.in.Timeout > 0 {
+		workflow.Go(tctx, func(c workflow.Context) {
+			if workflow.Sleep(c, d.in.Timeout) == nil {
+				timedOut = true
+				stop()
+			}
+		})
+	}
+	resp, runErr := run(tctx, func(u agent.Update) bool {
+		if ev.Update(u) == nil { //workflowcheck:ignore
+			pending = append(pending, ev.Take()...)
+		}
+		return true
+	})
+	done = true
+	stop() // the timer, if any
+	_ = workflow.Await(dctx, func() bool { return exited })
+	cancelled := ctx.Err() != nil
+	if timedOut && runErr != nil && !cancelled {
+		runErr = fmt.Errorf("agtemporal: the turn took longer than %s: %w", d.in.Timeout, context.DeadlineExceeded)
+	}
+	out, _ := ev.End(resp, runErr, cancelled) //workflowcheck:ignore
+	out.Events = append(pending, out.Events...)
+	ectx := workflow.WithActivityOptions(actx, workflow.ActivityOptions{
+		ActivityID: "events-end", StartToCloseTimeout: 3 * eventsWriteTimeout,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: 20},
+	})
+	if err := workflow.ExecuteActivity(ectx, activityResponseEnd, ResponseEndInput{Log: l, Outcome: out}).Get(dctx, nil); err != nil {
+		return resp, errors.Join(runErr, err)
+	}
+	return resp, runErr
+}
+
+// records is the worker store's records, where the serving processes keep
+// responses and their events.
+func (a *activities) records() (session.Records, error) {
+	recs, ok := session.RecordsOf(a.opts.Store)
+	if !ok || a.opts.Store == nil {
+		return nil, temporal.NewNonRetryableApplicationError("this worker's store keeps no records: background responses need one (the serving processes' --store)", "agcore.NoStore", nil)
+	}
+	return recs, nil
+}
+
+// ResponseEvents writes one batch of a background response's events to
+// the event log; written again (a retry), it changes nothing.
+func (a *activities) ResponseEvents(ctx context.Context, in ResponseEventsInput) error {
+	recs, err := a.records()
+	if err != nil {
+		return err
+	}
+	return (&runlog.Log{Records: recs, Retention: in.Retention}).AppendBatch(ctx, in.Run, in.Events, false)
+}
+
+// ResponseEnd writes a background response's outcome: its record, then
+// its last events (serve.FinishResponse).
+func (a *activities) ResponseEnd(ctx context.Context, in ResponseEndInput) error {
+	recs, err := a.records()
+	if err != nil {
+		return err
+	}
+	err = serve.FinishResponse(ctx, recs, in.Log, in.Outcome)
+	if errors.Is(err, session.ErrConflict) {
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
+	}
+	return err
+}
