@@ -248,4 +248,3 @@ func TestAGUIEventsAreDeterministic(t *testing.T) {
 		})
 	}
 }
-
