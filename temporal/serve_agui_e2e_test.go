@@ -2,13 +2,19 @@ package agtemporal_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agcore/agcore/internal/testkit/testenv"
 )
 
 // aguiEvent is one AG-UI event of a stream.
@@ -50,7 +56,9 @@ func readAGUI(t *testing.T, body io.Reader, fn func(aguiEvent) bool) {
 // call's result, during its second model call); reconnecting on B after
 // the last event A gave (/agui/agcore/runs/RUN?after=N), the run goes on
 // on the worker and reaches RUN_FINISHED, the tool having run once; the
-// whole run, read again on B from its start, is the same run.
+// whole run, read again on B from its start, is the same run; and
+// AG-UI's own client (@ag-ui/client's HttpAgent, which verifies the event
+// sequence) reconnects to it on B and runs a new run through B.
 func TestE2EServeTemporalAGUISurvivesTheAcceptingReplica(t *testing.T) {
 	for _, kind := range []string{"postgres", "redis"} {
 		t.Run(kind, func(t *testing.T) {
@@ -58,7 +66,8 @@ func TestE2EServeTemporalAGUISurvivesTheAcceptingReplica(t *testing.T) {
 			arrived, release := make(chan struct{}), make(chan struct{})
 			w, _ := newWorld(t,
 				sseReply("Recording.", fakeCall{"c1", "record", `{"text":"once"}`}),
-				gateReply(arrived, release, "Done after the crash."))
+				gateReply(arrived, release, "Done after the crash."),
+				sseReply("Hello from the worker."))
 			worker := startAgcore(t, "worker", "--temporal", w.addr, "--provider", "compatible", "--model", "fake",
 				"--base-url", w.fake.URL, "--store", store, "--tools", "none", "--test-record", w.record)
 			serveArgs := []string{"--temporal", w.addr, "--store", store, "--provider", "compatible", "--model", "fake", "--base-url", w.fake.URL}
@@ -123,6 +132,39 @@ func TestE2EServeTemporalAGUISurvivesTheAcceptingReplica(t *testing.T) {
 				if again[i] != ev {
 					t.Fatalf("event %d again: %+v, first %+v", i, again[i], ev)
 				}
+			}
+
+			// AG-UI's own client, on B.
+			dir := os.Getenv("AGCORE_AGUI_CLIENT_DIR")
+			if dir == "" {
+				testenv.Missing(t, "the @ag-ui/client npm package is not installed: eval \"$(.ci/agui-client-setup.sh)\"")
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			node := exec.CommandContext(ctx, "node", filepath.Join("testdata", "agui-remote-client.mjs"))
+			node.Env = append(os.Environ(), "AGCORE_BASE="+baseB, "AGCORE_RUN="+run)
+			var stderr strings.Builder
+			node.Stderr = &stderr
+			out, err := node.Output()
+			if err != nil {
+				t.Fatalf("node: %v\n%s\nworker: %s", err, stderr.String(), worker.errw)
+			}
+			var got struct {
+				Reconnect, Fresh struct {
+					Events []string
+					Text   string
+				}
+			}
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			seq := func(evs []string) string { return strings.Join(evs, " ") }
+			if rc := got.Reconnect; len(rc.Events) != len(again) || rc.Text != "Recording.Done after the crash." {
+				t.Fatalf("@ag-ui/client reconnected on B: %q %s", rc.Text, seq(rc.Events))
+			}
+			if f := got.Fresh; !strings.HasPrefix(seq(f.Events), "RUN_STARTED STATE_SNAPSHOT STEP_STARTED TEXT_MESSAGE_START") ||
+				!strings.HasSuffix(seq(f.Events), "TEXT_MESSAGE_END STEP_FINISHED RUN_FINISHED") || f.Text != "Hello from the worker." {
+				t.Fatalf("@ag-ui/client's run on B: %q %s\nworker: %s", f.Text, seq(f.Events), worker.errw)
 			}
 		})
 	}
