@@ -28,8 +28,11 @@ import (
 // and its event log.
 type AGUILog struct {
 	// Key is the run's record in the namespace "agcore.agui.runs"
-	// (PRINCIPAL/RUN), which says the run goes on; FinishAGUI deletes it.
-	Key string
+	// (PRINCIPAL/RUN), which says the run goes on; FinishAGUI deletes it
+	// if it still has the version LeaseVersion (0: whatever its version),
+	// so that a retried end leaves a later run of the same id alone.
+	Key          string
+	LeaseVersion int64 `json:",omitempty"`
 	// Run is the run's event log (package runlog): "agui." and the run id.
 	Run string
 	// ThreadID and RunID are the run's, as RUN_FINISHED repeats them;
@@ -120,7 +123,7 @@ func FinishAGUI(ctx context.Context, recs session.Records, l AGUILog, events []r
 	if err := log.AppendBatch(ctx, l.Run, events, true); err != nil {
 		return err
 	}
-	if err := recs.DeleteRecord(ctx, aguiNamespace, l.Key, 0); err != nil && !errors.Is(err, session.ErrNotFound) {
+	if err := recs.DeleteRecord(ctx, aguiNamespace, l.Key, l.LeaseVersion); err != nil && !errors.Is(err, session.ErrNotFound) && !errors.Is(err, session.ErrConflict) {
 		return err
 	}
 	return nil
@@ -140,7 +143,8 @@ func (h *Handler) aguiRemote(w http.ResponseWriter, r *http.Request, rr RemoteRu
 	}
 	retention := h.retention()
 	name := "agui." + in.RunID
-	if _, err := recs.CreateRecord(ctx, aguiNamespace, session.Record{Key: key, Value: []byte(a.Name), Expires: time.Now().Add(retention)}); err != nil {
+	lease, err := recs.CreateRecord(ctx, aguiNamespace, session.Record{Key: key, Value: []byte(a.Name), Expires: time.Now().Add(retention)})
+	if err != nil {
 		if errors.Is(err, session.ErrExists) {
 			writeError(w, &apiError{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "run_exists",
 				Message: "a run with this id is running; reconnect to it at /agui/{agent}/runs/{runId}"})
@@ -151,7 +155,7 @@ func (h *Handler) aguiRemote(w http.ResponseWriter, r *http.Request, rr RemoteRu
 	}
 	drop := func() {
 		dctx, c := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		_ = recs.DeleteRecord(dctx, aguiNamespace, key, 0)
+		_ = recs.DeleteRecord(dctx, aguiNamespace, key, lease.Version)
 		c()
 	}
 	var first []runlog.Event
@@ -170,7 +174,7 @@ func (h *Handler) aguiRemote(w http.ResponseWriter, r *http.Request, rr RemoteRu
 	t := RemoteTurn{Agent: a.Name, Owner: host.Owner(ctx), SessionID: opts.SessionID, Input: msgs,
 		Instructions: opts.Instructions, Temperature: opts.Temperature, MaxTokens: opts.MaxTokens,
 		TurnID: turnID, Timeout: h.opts.TurnTimeout, Quota: h.remoteQuota(principal),
-		AGUI: &AGUILog{Key: key, Run: name, ThreadID: in.ThreadID, RunID: in.RunID, Agent: a.Name, Seq: int64(len(first)),
+		AGUI: &AGUILog{Key: key, LeaseVersion: lease.Version, Run: name, ThreadID: in.ThreadID, RunID: in.RunID, Agent: a.Name, Seq: int64(len(first)),
 			MaxBytes: h.opts.EventLogMaxBytes, Retention: retention}}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()

@@ -166,6 +166,19 @@ func TestAGUIRemoteRun(t *testing.T) {
 		t.Fatalf("replayed on the other: %v", types(replay))
 	}
 
+	// A retried end leaves a later run of the same id alone.
+	later, err := store.CreateRecord(t.Context(), "agcore.agui.runs", session.Record{Key: "local/run-1", Value: []byte("echo")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := serve.FinishAGUI(t.Context(), store, *turn.AGUI, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := store.GetRecord(t.Context(), "agcore.agui.runs", "local/run-1"); err != nil || got.Version != later.Version {
+		t.Fatalf("the later run's lease: %v, %v", got, err)
+	}
+	_ = store.DeleteRecord(t.Context(), "agcore.agui.runs", "local/run-1", 0)
+
 	// A run id that is running is refused.
 	if _, err := store.CreateRecord(t.Context(), "agcore.agui.runs", session.Record{Key: "local/busy", Value: []byte("echo")}); err != nil {
 		t.Fatal(err)
