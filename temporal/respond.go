@@ -56,8 +56,13 @@ func ResponseWorkflowID(responseID string) string { return "agcore-response/" + 
 
 // StartResponse starts the turn of a background response (in.Response
 // set), workflow id ResponseWorkflowID, or finds it already started: a
-// response id runs at most once.
+// response id runs at most once. Given an AG-UI run's input (in.AGUI set)
+// it starts that run (StartAGUI), so that serve-runner starts either of
+// agcore serve's remote turns with one call.
 func StartResponse(ctx context.Context, c client.Client, taskQueue string, in TurnInput) error {
+	if in.AGUI != nil && in.Response == nil {
+		return StartAGUI(ctx, c, taskQueue, in)
+	}
 	if in.Response == nil {
 		return errors.New("agtemporal: StartResponse needs TurnInput.Response")
 	}

@@ -77,9 +77,6 @@ when its input ends.`,
 					}
 					in := turnInput(req)
 					in.Timeouts.Heartbeat = heartbeat
-					if in.AGUI != nil {
-						return agtemporal.StartAGUI(ctx, cl, c.queue, in)
-					}
 					return agtemporal.StartResponse(ctx, cl, c.queue, in)
 				case "cancel":
 					return agtemporal.CancelResponse(ctx, cl, req.Response)
