@@ -207,7 +207,12 @@
 // it from RUN_STARTED (or after event N) and follows it to RUN_FINISHED
 // (an AG-UI client pointed at that URL reconnects: the POST's body is
 // ignored); a run whose process was lost ends with RUN_ERROR
-// (replica_lost). Without records the run is its request's.
+// (replica_lost). Without records the run is its request's. With a
+// RemoteRunner (Options.Runner) a run without the client's tools runs
+// elsewhere (RemoteTurn.AGUI, remote_agui.go): this process writes its
+// first events and lease record, and streams it from the log, where what
+// runs it writes AGUIEvents' events and ends it with FinishAGUI; a run id
+// that is running is then refused (409 run_exists).
 //
 // # Owners
 //

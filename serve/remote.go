@@ -72,6 +72,10 @@ type RemoteTurn struct {
 	Quota *RemoteQuota `json:",omitempty"`
 	// Log is where the turn's events and outcome go.
 	Log ResponseLog
+	// AGUI, when set, makes the turn an AG-UI run (POST /agui/{agent}):
+	// its events are AG-UI's (AGUIEvents), written to AGUI's log and
+	// ended by FinishAGUI; Log is then empty.
+	AGUI *AGUILog `json:",omitempty"`
 }
 
 // RemoteQuota is a principal's spending limit (Options.Quota) for a

@@ -93,6 +93,7 @@ func Register(w worker.Registry, opts Options) {
 	w.RegisterActivityWithOptions(a.Quota, activity.RegisterOptions{Name: activityQuota})
 	w.RegisterActivityWithOptions(a.ResponseEvents, activity.RegisterOptions{Name: activityResponseEvents})
 	w.RegisterActivityWithOptions(a.ResponseEnd, activity.RegisterOptions{Name: activityResponseEnd})
+	w.RegisterActivityWithOptions(a.AGUIEnd, activity.RegisterOptions{Name: activityAGUIEnd})
 }
 
 // PrepareInput is the Prepare activity's input.

@@ -170,6 +170,11 @@
 // the final events), on a disconnected context, so a turn cancelled by
 // [CancelResponse] (POST /v1/responses/{id}/cancel on any replica) still
 // ends its response "cancelled". The worker's Store must be the servers'.
+// With TurnInput.AGUI set instead ([StartAGUI], workflow id
+// [AGUIWorkflowID]), the turn is an AG-UI run of the serving processes,
+// written the same way with serve.AGUIEvents (agui.go: the workflow picks
+// the translator from its input) and ended by serve.FinishAGUI (the final
+// event, then the run's lease record deleted).
 //
 // [SessionWorkflow] optionally serializes a session's turns in one
 // long-lived workflow: turns arrive by the [TurnUpdate] update and run as
@@ -178,7 +183,8 @@
 //
 // Package agtemporal imports agcore's agent (and what it builds on:
 // llm, tool, middleware, compact, budget, session, structured, replay),
-// serve (the Responses events of a background response),
+// serve (the Responses events of a background response, the AG-UI
+// events of a run),
 // go-redis and the Temporal SDK. Nothing in agcore's
 // own module may import it: that would put the SDK in agcore's go.mod (the
 // agcore command runs agcore-temporal as a separate executable instead).

@@ -56,8 +56,13 @@ func ResponseWorkflowID(responseID string) string { return "agcore-response/" + 
 
 // StartResponse starts the turn of a background response (in.Response
 // set), workflow id ResponseWorkflowID, or finds it already started: a
-// response id runs at most once.
+// response id runs at most once. Given an AG-UI run's input (in.AGUI set)
+// it starts that run (StartAGUI), so that serve-runner starts either of
+// agcore serve's remote turns with one call.
 func StartResponse(ctx context.Context, c client.Client, taskQueue string, in TurnInput) error {
+	if in.AGUI != nil && in.Response == nil {
+		return StartAGUI(ctx, c, taskQueue, in)
+	}
 	if in.Response == nil {
 		return errors.New("agtemporal: StartResponse needs TurnInput.Response")
 	}
@@ -105,7 +110,6 @@ func CancelResponse(ctx context.Context, c client.Client, responseID string) err
 // past it the turn is cancelled and the response fails with the code
 // "timeout".
 func (d *driver) respond(ctx workflow.Context, run func(ctx workflow.Context, fn func(agent.Update) bool) (*agent.Response, error)) (*agent.Response, error) {
-	l := *d.in.Response
 	n := 0
 	ids := func(prefix string) string {
 		n++
@@ -113,12 +117,21 @@ func (d *driver) respond(ctx workflow.Context, run func(ctx workflow.Context, fn
 	}
 	// The translation is pure (no clock, no I/O; its ids are ids, not
 	// random), and encoding/json's reflection is deterministic, which
-	// workflowcheck cannot see: the replay test over a committed history
-	// checks it (history-v2-response.json).
-	ev, err := serve.NewResponseEvents(l, ids) //workflowcheck:ignore
+	// workflowcheck cannot see: the replay tests over committed histories
+	// check it (history-v2-response.json, history-v2-agui.json).
+	var (
+		ev  translator
+		err error
+	)
+	if d.in.AGUI != nil {
+		ev = newAGUITranslator(*d.in.AGUI, ids) //workflowcheck:ignore
+	} else {
+		ev, err = newResponseTranslator(*d.in.Response, ids) //workflowcheck:ignore
+	}
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, nil)
 	}
+	run0, retention := ev.log()
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	actx := workflow.WithActivityOptions(dctx, workflow.ActivityOptions{
 		StartToCloseTimeout: d.to.Persist,
@@ -153,7 +166,7 @@ func (d *driver) respond(ctx workflow.Context, run func(ctx workflow.Context, fn
 			})
 			// A write that fails for good loses those events only: the
 			// final write still ends the response.
-			_ = workflow.ExecuteActivity(wctx, activityResponseEvents, ResponseEventsInput{Run: l.Run, Events: batch, Retention: l.Retention}).Get(c, nil)
+			_ = workflow.ExecuteActivity(wctx, activityResponseEvents, ResponseEventsInput{Run: run0, Events: batch, Retention: retention}).Get(c, nil)
 		}
 	})
 	tctx, stop := workflow.WithCancel(ctx)
@@ -167,9 +180,7 @@ func (d *driver) respond(ctx workflow.Context, run func(ctx workflow.Context, fn
 		})
 	}
 	resp, runErr := run(tctx, func(u agent.Update) bool {
-		if ev.Update(u) == nil { //workflowcheck:ignore
-			pending = append(pending, ev.Take()...)
-		}
+		pending = append(pending, ev.update(u)...) //workflowcheck:ignore
 		return true
 	})
 	done = true
@@ -179,16 +190,58 @@ func (d *driver) respond(ctx workflow.Context, run func(ctx workflow.Context, fn
 	if timedOut && runErr != nil && !cancelled {
 		runErr = fmt.Errorf("agtemporal: the turn took longer than %s: %w", d.in.Timeout, context.DeadlineExceeded)
 	}
-	out, _ := ev.End(resp, runErr, cancelled) //workflowcheck:ignore
-	out.Events = append(pending, out.Events...)
+	endActivity, endInput := ev.end(resp, runErr, cancelled, pending) //workflowcheck:ignore
 	ectx := workflow.WithActivityOptions(actx, workflow.ActivityOptions{
 		ActivityID: "events-end", StartToCloseTimeout: 3 * eventsWriteTimeout,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: 20},
 	})
-	if err := workflow.ExecuteActivity(ectx, activityResponseEnd, ResponseEndInput{Log: l, Outcome: out}).Get(dctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(ectx, endActivity, endInput).Get(dctx, nil); err != nil {
 		return resp, errors.Join(runErr, err)
 	}
 	return resp, runErr
+}
+
+// translator turns a turn's updates into a protocol's events, written
+// to the serving processes' event log (a background response's, an AG-UI
+// run's). It does no I/O: the workflow writes the events by activities.
+type translator interface {
+	// log is the event log's run and the events' retention.
+	log() (run string, retention time.Duration)
+	// update returns the events of one update.
+	update(u agent.Update) []runlog.Event
+	// end returns the activity that ends the turn's output and its input:
+	// pending (the events not yet written), then the last ones.
+	end(resp *agent.Response, err error, cancelled bool, pending []runlog.Event) (activity string, input any)
+}
+
+// responseTranslator is a background response's: serve.ResponseEvents,
+// ended by the ResponseEnd activity (serve.FinishResponse).
+type responseTranslator struct {
+	l  serve.ResponseLog
+	ev *serve.ResponseEvents
+}
+
+func newResponseTranslator(l serve.ResponseLog, ids func(string) string) (*responseTranslator, error) {
+	ev, err := serve.NewResponseEvents(l, ids)
+	if err != nil {
+		return nil, err
+	}
+	return &responseTranslator{l: l, ev: ev}, nil
+}
+
+func (t *responseTranslator) log() (string, time.Duration) { return t.l.Run, t.l.Retention }
+
+func (t *responseTranslator) update(u agent.Update) []runlog.Event {
+	if t.ev.Update(u) != nil {
+		return nil
+	}
+	return t.ev.Take()
+}
+
+func (t *responseTranslator) end(resp *agent.Response, err error, cancelled bool, pending []runlog.Event) (string, any) {
+	out, _ := t.ev.End(resp, err, cancelled)
+	out.Events = append(pending, out.Events...)
+	return activityResponseEnd, ResponseEndInput{Log: t.l, Outcome: out}
 }
 
 // records is the worker store's records, where the serving processes keep

@@ -162,6 +162,12 @@ type TurnInput struct {
 	// worker's Store must be theirs). A cancelled turn ends the response
 	// "cancelled". It does not combine with Schema.
 	Response *serve.ResponseLog `json:",omitempty"`
+	// AGUI, when set (and Response not), makes the turn an AG-UI run of
+	// agcore serve: its updates are written to the event log as AG-UI's
+	// events, as Response's are, and its end (RUN_FINISHED or RUN_ERROR)
+	// last, its lease record deleted (agui.go). It does not combine with
+	// Schema.
+	AGUI *serve.AGUILog `json:",omitempty"`
 }
 
 // Timeouts bound the turn's activities. A model or tool call that stops
@@ -294,6 +300,9 @@ func validateInput(in *TurnInput) error {
 	}
 	if in.Response != nil && hasSchema(in.Schema) {
 		return errors.New("agtemporal: a background response (Response) has no Schema")
+	}
+	if in.AGUI != nil && (in.Response != nil || hasSchema(in.Schema)) {
+		return errors.New("agtemporal: an AG-UI run (AGUI) has no Response and no Schema")
 	}
 	return nil
 }

@@ -97,6 +97,9 @@ func turnInput(req runnerRequest) agtemporal.TurnInput {
 	in := agtemporal.TurnInput{Agents: req.Agents, Agent: t.Agent, Principal: t.Owner, SessionID: t.SessionID, TurnID: t.TurnID,
 		Messages: t.Input, RunInstructions: t.Instructions, Temperature: t.Temperature, MaxTokens: t.MaxTokens,
 		ApproveAll: req.ApproveAll, Response: &log, Timeout: t.Timeout}
+	if t.AGUI != nil { // an AG-UI run (agui.go), not a response
+		in.Response, in.AGUI = nil, t.AGUI
+	}
 	if q := t.Quota; q != nil {
 		in.Quota = &agtemporal.Quota{Total: q.Total, PerDay: q.PerDay}
 		if q.Principal != t.Owner {

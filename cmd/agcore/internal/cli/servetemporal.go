@@ -31,7 +31,7 @@ import (
 // addServeTemporalFlags adds serve's durable flags.
 func addServeTemporalFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	fs.String("temporal", "", "run background responses as Temporal workflows on the server at HOST:PORT, on the workers of agcore worker (with agcore-temporal): they go on when this server dies")
+	fs.String("temporal", "", "run background responses and AG-UI runs as Temporal workflows on the server at HOST:PORT, on the workers of agcore worker (with agcore-temporal): they go on when this server dies")
 	fs.String("namespace", "", `with --temporal: the Temporal namespace (default "default")`)
 	fs.String("task-queue", "", `with --temporal: the task queue of the workers (default "agcore")`)
 	fs.Duration("model-heartbeat", 0, "with --temporal: heartbeat timeout of a model call, after which a call whose worker died runs again on another (default 20s)")
