@@ -330,7 +330,9 @@ func (h *handler) finish(ctx context.Context, store session.Store, resp *agent.R
 // (never a key).
 func errorText(err error) string {
 	if errors.Is(err, errStopped) {
-		return "the turn was stopped"
+		// The same words as the page's own when its Stop aborts the
+		// stream first: which of the two ends the stream is a race.
+		return "stopped; the turn was not stored"
 	}
 	if errors.Is(err, context.Canceled) || err == nil {
 		return "the turn was cancelled"
