@@ -2,7 +2,6 @@ package serve
 
 import (
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -55,17 +54,22 @@ type approvalObject struct {
 
 // listApprovals serves GET /v1/approvals: the calls waiting for a decision
 // in turns the caller's principal started.
-func (h *Handler) listApprovals(w http.ResponseWriter, _ *http.Request, principal string) {
-	if h.opts.Broker == nil {
+func (h *Handler) listApprovals(w http.ResponseWriter, r *http.Request, principal string) {
+	remote := h.remotePending(r.Context(), principal) // remoteapprovals.go
+	if h.opts.Broker == nil && remote == nil {
 		writeError(w, &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "unknown_url", Message: "this server has no approvals"})
 		return
 	}
-	pending := h.opts.Broker.Pending(func(q approval.Request) bool { return q.Owner.Principal == principal })
-	data := make([]approvalObject, len(pending))
+	var pending []approval.Request
+	if h.opts.Broker != nil {
+		pending = h.opts.Broker.Pending(func(q approval.Request) bool { return q.Owner.Principal == principal })
+	}
+	data := make([]approvalObject, len(pending), len(pending)+len(remote))
 	for i, q := range pending {
 		data[i] = approvalObject{ID: q.ID, Object: "approval", Tool: q.Tool, CallID: q.CallID, Arguments: string(q.Input),
 			Agent: q.Owner.Agent, Session: q.Owner.Session, Run: q.Owner.Run, Since: q.Since.Unix()}
 	}
+	data = append(data, remote...)
 	writeJSON(w, http.StatusOK, struct {
 		Object string           `json:"object"`
 		Data   []approvalObject `json:"data"`
@@ -79,7 +83,8 @@ func (h *Handler) decideApproval(w http.ResponseWriter, r *http.Request, princip
 	id := r.PathValue("id")
 	notFound := &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "approval_not_found",
 		Message: "no call with this id is waiting for your decision"}
-	if h.opts.Broker == nil {
+	_, remote := h.remoteApprovals()
+	if h.opts.Broker == nil && !remote {
 		writeError(w, notFound)
 		return
 	}
@@ -95,13 +100,27 @@ func (h *Handler) decideApproval(w http.ResponseWriter, r *http.Request, princip
 		writeError(w, invalid("approved", "approved (true or false) is required"))
 		return
 	}
-	q, ok := h.opts.Broker.Get(id)
-	if !ok || q.Owner.Principal != principal {
+	var q approval.Request
+	ok := false
+	if h.opts.Broker != nil {
+		q, ok = h.opts.Broker.Get(id)
+	}
+	decide := func() error {
+		return h.opts.Broker.Decide(id, tool.Decision{Approved: *body.Approved, Reason: body.Reason})
+	}
+	if !ok {
+		// A call a remote turn waits on (remoteapprovals.go), or none.
+		q.Owner.Principal = principal
+		decide = func() error {
+			return h.decideRemote(r.Context(), principal, id, tool.Decision{Approved: *body.Approved, Reason: body.Reason})
+		}
+	}
+	if q.Owner.Principal != principal {
 		writeError(w, notFound)
 		return
 	}
-	if err := h.opts.Broker.Decide(id, tool.Decision{Approved: *body.Approved, Reason: body.Reason}); err != nil {
-		if errors.Is(err, approval.ErrUnknown) {
+	if err := decide(); err != nil {
+		if isUnknown(err) {
 			writeError(w, notFound)
 			return
 		}

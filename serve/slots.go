@@ -44,11 +44,12 @@ type slotRecord struct {
 	// A background turn's record (background.go) is kept for the
 	// response's retention from its start: the claim's lease is Lease
 	// (Unix ms), renewed by its process, instead of the record's expiry.
-	Background bool   `json:"background,omitempty"`
-	Lease      int64  `json:"lease,omitempty"`
-	Run        string `json:"run,omitempty"`    // the turn's event log (package runlog)
-	Cancel     bool   `json:"cancel,omitempty"` // a cancellation asked from any process
-	Ended      int64  `json:"ended,omitempty"`  // Unix ms, when the turn ended
+	Background bool       `json:"background,omitempty"`
+	Lease      int64      `json:"lease,omitempty"`
+	Run        string     `json:"run,omitempty"`    // the turn's event log (package runlog)
+	Cancel     bool       `json:"cancel,omitempty"` // a cancellation asked from any process
+	Ended      int64      `json:"ended,omitempty"`  // Unix ms, when the turn ended
+	Remote     *remoteRef `json:"remote,omitempty"` // a RemoteRunner runs the turn (remoteapprovals.go)
 }
 
 // terminal reports whether the record is a turn that ended.

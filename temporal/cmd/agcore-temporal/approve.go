@@ -18,25 +18,34 @@ func newApproveCmd() *cobra.Command {
 	var (
 		c                       common
 		sessionID, turnID, wfID string
+		responseID              string
 		deny, asJSON            bool
 		reason                  string
 	)
 	cmd := &cobra.Command{
-		Use:   "approve --session ID --turn ID [CALL_ID...]",
+		Use:   "approve (--session ID --turn ID | --response RESPONSE_ID | --workflow ID) [CALL_ID...]",
 		Short: "List the tool calls a turn waits on, or approve or deny them",
 		Long: `Without call ids, approve lists the calls the turn waits on (a query). With call
 ids, it approves them, or denies them with --deny (an update the workflow
 validates: an id the turn is not waiting on is refused). A denied call is an
-error result the model reads; the turn goes on.`,
+error result the model reads; the turn goes on. --response addresses the turn
+of a background response of agcore serve --temporal (its workflow
+agcore-response/RESPONSE_ID).`,
 		Example: `  agcore-temporal approve --session work --turn 20260105-143012.123-9f86
   agcore-temporal approve --session work --turn 20260105-143012.123-9f86 call_1
-  agcore-temporal approve --session work --turn 20260105-143012.123-9f86 --deny --reason "not that file" call_1`,
+  agcore-temporal approve --session work --turn 20260105-143012.123-9f86 --deny --reason "not that file" call_1
+  agcore-temporal approve --response resp_work_3 call_1`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			id := wfID
-			if id == "" {
+			switch {
+			case responseID != "" && (id != "" || turnID != ""):
+				return usageError{errors.New("give one of --response, --turn (with --session) or --workflow")}
+			case responseID != "":
+				id = agtemporal.ResponseWorkflowID(responseID)
+			case id == "":
 				if turnID == "" {
-					return usageError{errors.New("give --turn (with --session) or --workflow")}
+					return usageError{errors.New("give --turn (with --session), --response or --workflow")}
 				}
 				id = agtemporal.TurnWorkflowID(sessionID, turnID)
 			}
@@ -83,6 +92,7 @@ error result the model reads; the turn goes on.`,
 	fs.StringVarP(&sessionID, "session", "s", "", "the turn's session")
 	fs.StringVar(&turnID, "turn", "", "the turn id (printed by run)")
 	fs.StringVar(&wfID, "workflow", "", "the turn's workflow id (instead of --session and --turn)")
+	fs.StringVar(&responseID, "response", "", "the id of a background response of agcore serve --temporal, whose turn to address (instead of --session and --turn)")
 	fs.BoolVar(&deny, "deny", false, "deny the calls instead of approving them")
 	fs.StringVar(&reason, "reason", "", "the reason the model reads with a denial")
 	fs.BoolVar(&asJSON, "json", false, "list the pending calls as JSON")

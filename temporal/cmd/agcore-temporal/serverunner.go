@@ -33,8 +33,13 @@ type runnerRequest struct {
 	Agents     []agent.Spec      `json:"agents,omitempty"`
 	ApproveAll bool              `json:"approve_all,omitempty"`
 	Turn       *serve.RemoteTurn `json:"turn,omitempty"`
-	// Response is the response id to cancel.
+	// Response is the response id to cancel, or whose approvals to list
+	// or decide.
 	Response string `json:"response,omitempty"`
+	// CallID, Approve and Reason are a decision ("decide").
+	CallID  string `json:"call_id,omitempty"`
+	Approve bool   `json:"approve,omitempty"`
+	Reason  string `json:"reason,omitempty"`
 }
 
 // runnerReply answers a runnerRequest (by its id): Error is empty on
@@ -42,6 +47,11 @@ type runnerRequest struct {
 type runnerReply struct {
 	ID    int64  `json:"id"`
 	Error string `json:"error,omitempty"`
+	// Code names the error: "unknown_call" for a decision of a call the
+	// turn does not wait on.
+	Code string `json:"code,omitempty"`
+	// Pending answers "pending": the calls the response's turn waits on.
+	Pending []serve.RemoteApproval `json:"pending,omitempty"`
 }
 
 func newServeRunnerCmd() *cobra.Command {
@@ -57,8 +67,11 @@ talks to it over its standard input and output (one JSON object a line):
 {"id":1,"op":"start","agents":[...],"turn":{...}} starts the turn of a
 background response as a workflow (id agcore-response/RESPONSE_ID) on the
 task queue's workers; {"id":2,"op":"cancel","response":"resp_..."}
-cancels one. Each is answered {"id":N} or {"id":N,"error":"..."}. It exits
-when its input ends.`,
+cancels one; {"id":3,"op":"pending","response":"resp_..."} lists the calls
+its turn waits on ({"id":3,"pending":[...]}) and {"id":4,"op":"decide",
+"response":"resp_...","call_id":"call_1","approve":true} decides one (a
+call it does not wait on: "code":"unknown_call"). Each is answered
+{"id":N} or {"id":N,"error":"..."}. It exits when its input ends.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -69,19 +82,21 @@ when its input ends.`,
 			defer cl.Close()
 			defer c.tracing.close()
 			fmt.Fprintf(os.Stderr, "agcore-temporal: serve-runner on %s, task queue %s\n", c.address, c.queue)
-			return serveRunner(ctx, os.Stdin, os.Stdout, func(ctx context.Context, req runnerRequest) error {
+			return serveRunner(ctx, os.Stdin, os.Stdout, func(ctx context.Context, req runnerRequest) (runnerReply, error) {
 				switch req.Op {
 				case "start":
 					if req.Turn == nil {
-						return errors.New("start: no turn")
+						return runnerReply{}, errors.New("start: no turn")
 					}
 					in := turnInput(req)
 					in.Timeouts.Heartbeat = heartbeat
-					return agtemporal.StartResponse(ctx, cl, c.queue, in)
+					return runnerReply{}, agtemporal.StartResponse(ctx, cl, c.queue, in)
 				case "cancel":
-					return agtemporal.CancelResponse(ctx, cl, req.Response)
+					return runnerReply{}, agtemporal.CancelResponse(ctx, cl, req.Response)
+				case "pending", "decide":
+					return runnerApprovals(ctx, cl, req)
 				}
-				return fmt.Errorf("unknown op %q", req.Op)
+				return runnerReply{}, fmt.Errorf("unknown op %q", req.Op)
 			})
 		},
 	}
@@ -112,7 +127,7 @@ func turnInput(req runnerRequest) agtemporal.TurnInput {
 // serveRunner answers the requests read from in, each on a goroutine of
 // its own (bounded in time), writing the replies to out one a line, until
 // in ends.
-func serveRunner(ctx context.Context, in io.Reader, out io.Writer, do func(context.Context, runnerRequest) error) error {
+func serveRunner(ctx context.Context, in io.Reader, out io.Writer, do func(context.Context, runnerRequest) (runnerReply, error)) error {
 	var (
 		mu sync.Mutex
 		wg sync.WaitGroup
@@ -136,8 +151,9 @@ func serveRunner(ctx context.Context, in io.Reader, out io.Writer, do func(conte
 			defer wg.Done()
 			rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()
-			r := runnerReply{ID: req.ID}
-			if err := do(rctx, req); err != nil {
+			r, err := do(rctx, req)
+			r.ID = req.ID
+			if err != nil {
 				r.Error = err.Error()
 			}
 			reply(r)

@@ -34,18 +34,18 @@ func TestServeRunnerAnswersEachRequestByID(t *testing.T) {
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- serveRunner(context.Background(), strings.NewReader(in), pw, func(_ context.Context, req runnerRequest) error {
+		done <- serveRunner(context.Background(), strings.NewReader(in), pw, func(_ context.Context, req runnerRequest) (runnerReply, error) {
 			switch req.Op {
 			case "start":
 				if req.Turn == nil || req.Turn.Log.ResponseID != "resp_s_1" {
-					return errors.New("no turn")
+					return runnerReply{}, errors.New("no turn")
 				}
 				time.Sleep(20 * time.Millisecond) // answered after the cancel: by id, not in order
-				return nil
+				return runnerReply{}, nil
 			case "cancel":
-				return nil
+				return runnerReply{}, nil
 			}
-			return errors.New("unknown op " + req.Op)
+			return runnerReply{ID: 99}, errors.New("unknown op " + req.Op)
 		})
 		pw.Close()
 	}()

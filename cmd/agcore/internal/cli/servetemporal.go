@@ -54,7 +54,7 @@ type temporalRunner struct {
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when cmd has exited
 	next    int64
-	waiting map[int64]chan string
+	waiting map[int64]chan runnerMsg
 }
 
 type runnerMsg struct {
@@ -65,6 +65,12 @@ type runnerMsg struct {
 	Turn       *serve.RemoteTurn `json:"turn,omitempty"`
 	Response   string            `json:"response,omitempty"`
 	Error      string            `json:"error,omitempty"`
+	// The approvals of a response's turn (servetempapprovals.go).
+	CallID  string                 `json:"call_id,omitempty"`
+	Approve bool                   `json:"approve,omitempty"`
+	Reason  string                 `json:"reason,omitempty"`
+	Pending []serve.RemoteApproval `json:"pending,omitempty"`
+	Code    string                 `json:"code,omitempty"`
 }
 
 // newTemporalRunner returns the runner of agcore serve --temporal ADDR,
@@ -130,7 +136,7 @@ func (r *temporalRunner) startLocked() error {
 	if err := c.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", r.bin, err)
 	}
-	r.cmd, r.stdin, r.waiting = c, in, map[int64]chan string{}
+	r.cmd, r.stdin, r.waiting = c, in, map[int64]chan runnerMsg{}
 	r.exited = make(chan struct{})
 	waiting, exited := r.waiting, r.exited
 	go func() {
@@ -146,14 +152,14 @@ func (r *temporalRunner) startLocked() error {
 			delete(waiting, m.ID)
 			r.mu.Unlock()
 			if ch != nil {
-				ch <- m.Error
+				ch <- m
 			}
 		}
 		_ = c.Wait()
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		for id, ch := range waiting {
-			ch <- "agcore-temporal serve-runner exited"
+			ch <- runnerMsg{ID: id, Error: "agcore-temporal serve-runner exited"}
 			delete(waiting, id)
 		}
 		if r.cmd == c {
@@ -165,16 +171,23 @@ func (r *temporalRunner) startLocked() error {
 
 // call sends m and waits for its answer.
 func (r *temporalRunner) call(ctx context.Context, m runnerMsg) error {
+	_, err := r.ask(ctx, m)
+	return err
+}
+
+// ask sends m and returns its answer; an answer with an error is also
+// the error.
+func (r *temporalRunner) ask(ctx context.Context, m runnerMsg) (runnerMsg, error) {
 	r.mu.Lock()
 	if r.cmd == nil {
 		if err := r.startLocked(); err != nil {
 			r.mu.Unlock()
-			return err
+			return runnerMsg{}, err
 		}
 	}
 	r.next++
 	m.ID = r.next
-	ch := make(chan string, 1)
+	ch := make(chan runnerMsg, 1)
 	r.waiting[m.ID] = ch
 	b, _ := json.Marshal(m)
 	_, err := r.stdin.Write(append(b, '\n'))
@@ -183,16 +196,16 @@ func (r *temporalRunner) call(ctx context.Context, m runnerMsg) error {
 	}
 	r.mu.Unlock()
 	if err != nil {
-		return fmt.Errorf("agcore-temporal serve-runner: %w", err)
+		return runnerMsg{}, fmt.Errorf("agcore-temporal serve-runner: %w", err)
 	}
 	select {
-	case e := <-ch:
-		if e != "" {
-			return errors.New(e)
+	case a := <-ch:
+		if a.Error != "" {
+			return a, errors.New(a.Error)
 		}
-		return nil
+		return a, nil
 	case <-ctx.Done():
-		return context.Cause(ctx)
+		return runnerMsg{}, context.Cause(ctx)
 	}
 }
 

@@ -1,0 +1,180 @@
+package serve
+
+// The approvals of background turns a RemoteRunner runs: the calls they
+// wait on are not in this process's approval.Broker but in whatever runs
+// them (a workflow's state). GET /v1/approvals lists them beside the
+// Broker's, POST /v1/approvals/{id} decides them, on any process, for the
+// principal that started the turn only, in the shapes of the Broker's: an
+// id "RUN/CALL_ID", RUN being the turn's run (the response id without its
+// "resp_" prefix), as an in-process turn's.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/agcore/agcore/approval"
+	"github.com/agcore/agcore/session"
+	"github.com/agcore/agcore/tool"
+)
+
+// RemoteApprovals is implemented by a RemoteRunner whose turns wait for
+// approvals where they run: the Handler lists and decides those calls
+// through it (GET and POST /v1/approvals), on any process. A runner
+// without it has its turns' calls approved or denied by its own policy.
+type RemoteApprovals interface {
+	// PendingRemote returns the calls the turn of response id waits on,
+	// in the order they began waiting. A turn unknown to the runner, or
+	// over, waits on none (no error).
+	PendingRemote(ctx context.Context, responseID string) ([]RemoteApproval, error)
+	// DecideRemote answers the call callID of the turn of response id
+	// with d. It returns an error wrapping approval.ErrUnknown when the
+	// turn does not wait on that call (never did, already decided, or the
+	// turn is over).
+	DecideRemote(ctx context.Context, responseID, callID string, d tool.Decision) error
+}
+
+// RemoteApproval is a call a remote turn waits on.
+type RemoteApproval struct {
+	// CallID is the tool call's id, as the model wrote it; Tool the
+	// tool's name; Input the call's arguments.
+	CallID string          `json:"call_id"`
+	Tool   string          `json:"tool"`
+	Input  json.RawMessage `json:"input,omitempty"`
+	// Since is when the call began waiting.
+	Since time.Time `json:"since"`
+}
+
+// remoteRef marks a response record whose turn a RemoteRunner runs: the
+// agent and session the approvals list shows.
+type remoteRef struct {
+	Agent   string `json:"agent,omitempty"`
+	Session string `json:"session,omitempty"`
+}
+
+// remoteApprovals returns the Handler's RemoteApprovals, if its runner
+// has them.
+func (h *Handler) remoteApprovals() (RemoteApprovals, bool) {
+	if _, ok := h.opts.Runner.(RemoteRunner); !ok {
+		return nil, false
+	}
+	ra, ok := h.opts.Runner.(RemoteApprovals)
+	return ra, ok
+}
+
+// storesRecords returns the distinct records of the agents' stores.
+func (h *Handler) storesRecords() []session.Records {
+	var out []session.Records
+	seen := map[session.Records]bool{}
+	for _, a := range h.opts.Agents.All() {
+		r, has := session.RecordsOf(a.Store)
+		if !has || seen[r] {
+			continue
+		}
+		seen[r] = true
+		out = append(out, r)
+	}
+	return out
+}
+
+// remotePending lists the calls principal's remote background turns wait
+// on. Those turns are found through the principal's background slots
+// (bglimit.go), whose values are their response ids; each is checked
+// against its response record (the principal's, in progress, remote).
+func (h *Handler) remotePending(ctx context.Context, principal string) []approvalObject {
+	ra, ok := h.remoteApprovals()
+	if !ok {
+		return nil
+	}
+	var out []approvalObject
+	prefix := principal + "/"
+	for _, recs := range h.storesRecords() {
+		slots, err := recs.ListRecords(ctx, backgroundNamespace, prefix)
+		if err != nil {
+			h.log.LogAttrs(ctx, slog.LevelWarn, "listing remote approvals", slog.String("error", err.Error()))
+			continue
+		}
+		for _, s := range slots {
+			if !slotOf(s.Key, prefix) {
+				continue // another principal's, whose name starts with this one's
+			}
+			id := string(s.Value)
+			sr, ok := remoteRecord(ctx, recs, id, principal)
+			if !ok {
+				continue
+			}
+			pending, err := ra.PendingRemote(ctx, id)
+			if err != nil {
+				h.log.LogAttrs(ctx, slog.LevelWarn, "listing remote approvals", slog.String("id", id), slog.String("error", err.Error()))
+				continue
+			}
+			run := strings.TrimPrefix(id, "resp_")
+			for _, p := range pending {
+				out = append(out, approvalObject{ID: run + "/" + p.CallID, Object: "approval", Tool: p.Tool, CallID: p.CallID,
+					Arguments: string(p.Input), Agent: sr.Remote.Agent, Session: sr.Remote.Session, Run: run, Since: p.Since.Unix()})
+			}
+		}
+	}
+	return out
+}
+
+// slotOf reports whether key is one of the background slots under prefix
+// (PRINCIPAL/N).
+func slotOf(key, prefix string) bool {
+	n, ok := strings.CutPrefix(key, prefix)
+	if !ok || n == "" {
+		return false
+	}
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// remoteRecord returns the record of response id when it is principal's
+// remote background turn, in progress.
+func remoteRecord(ctx context.Context, recs session.Records, id, principal string) (slotRecord, bool) {
+	if session.CheckRecord(responsesNamespace, id) != nil {
+		return slotRecord{}, false
+	}
+	rec, err := recs.GetRecord(ctx, responsesNamespace, id)
+	if err != nil {
+		return slotRecord{}, false
+	}
+	var sr slotRecord
+	if json.Unmarshal(rec.Value, &sr) != nil || sr.Principal != principal || sr.Remote == nil || !sr.Background || sr.Status != "in_progress" {
+		return slotRecord{}, false
+	}
+	return sr, true
+}
+
+// decideRemote decides the call id ("RUN/CALL_ID") of principal's remote
+// turn: approval.ErrUnknown (wrapped) when no such call waits for the
+// principal's decision.
+func (h *Handler) decideRemote(ctx context.Context, principal, id string, d tool.Decision) error {
+	ra, ok := h.remoteApprovals()
+	if !ok {
+		return approval.ErrUnknown
+	}
+	i := strings.LastIndexByte(id, '/')
+	if i <= 0 || i == len(id)-1 {
+		return approval.ErrUnknown
+	}
+	resp, call := "resp_"+id[:i], id[i+1:]
+	for _, recs := range h.storesRecords() {
+		if _, ok := remoteRecord(ctx, recs, resp, principal); ok {
+			return ra.DecideRemote(ctx, resp, call, d)
+		}
+	}
+	return approval.ErrUnknown
+}
+
+// isUnknown reports whether err means that no such call waits.
+func isUnknown(err error) bool {
+	return errors.Is(err, approval.ErrUnknown) || errors.Is(err, tool.ErrNotPending)
+}

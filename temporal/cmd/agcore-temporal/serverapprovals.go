@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/agcore/agcore/serve"
+
+	agtemporal "github.com/agcore/agcore/temporal"
+)
+
+// codeUnknownCall is the reply's code for a decision of a call the
+// response's turn does not wait on.
+const codeUnknownCall = "unknown_call"
+
+// runnerApprovals answers serve-runner's "pending" and "decide": the
+// calls the workflow of a background response waits on, through its
+// approvals query and update.
+func runnerApprovals(ctx context.Context, cl client.Client, req runnerRequest) (runnerReply, error) {
+	if req.Response == "" {
+		return runnerReply{}, errors.New(req.Op + ": no response")
+	}
+	if req.Op == "pending" {
+		p, err := agtemporal.PendingResponse(ctx, cl, req.Response)
+		return runnerReply{Pending: remoteApprovals(p)}, err
+	}
+	err := agtemporal.DecideResponse(ctx, cl, req.Response, agtemporal.Decision{CallID: req.CallID, Approve: req.Approve, Reason: req.Reason})
+	if errors.Is(err, agtemporal.ErrUnknownCall) {
+		return runnerReply{Code: codeUnknownCall}, err
+	}
+	return runnerReply{}, err
+}
+
+// remoteApprovals are a workflow's pending calls as serve lists them.
+func remoteApprovals(p []agtemporal.PendingApproval) []serve.RemoteApproval {
+	out := make([]serve.RemoteApproval, len(p))
+	for i, a := range p {
+		in := json.RawMessage(a.Input)
+		if !json.Valid(in) {
+			b, _ := json.Marshal(a.Input) // kept, as a JSON string
+			in = b
+		}
+		out[i] = serve.RemoteApproval{CallID: a.CallID, Tool: a.Tool, Input: in, Since: a.Since}
+	}
+	return out
+}
