@@ -33,6 +33,8 @@ type elsewhere struct {
 	store *memstore.Store
 	model llm.Model
 	tools []tool.Tool
+	// approver decides the calls that need approval (remoteapprovals_test.go).
+	approver tool.Approver
 
 	mu      sync.Mutex
 	turns   []serve.RemoteTurn
@@ -42,7 +44,7 @@ type elsewhere struct {
 
 func (r *elsewhere) StartRemote(_ context.Context, t serve.RemoteTurn) error {
 	a, err := agent.New(r.model, agent.Config{Name: t.Agent, Tools: r.tools, Store: session.Scoped(r.store, t.Owner),
-		Retry: middleware.RetryConfig{MaxAttempts: 1}, NewID: func() string { return t.TurnID }})
+		Retry: middleware.RetryConfig{MaxAttempts: 1}, NewID: func() string { return t.TurnID }, Approver: r.approver})
 	if err != nil {
 		return err
 	}
