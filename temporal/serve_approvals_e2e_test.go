@@ -226,6 +226,11 @@ func TestE2EServeTemporalApprovals(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(root, "note.txt")); err == nil {
 				t.Fatal("the file was written before the approval")
 			}
+			// A call the workflow does not wait on: its update's validator
+			// refuses it, a 404 too.
+			if code := decideApproval(t, baseB, alice, run+"/call_nope", true, ""); code != 404 {
+				t.Fatalf("deciding a call the turn does not wait on: %d, want 404\nB: %s", code, b.errw)
+			}
 			start := time.Now()
 			if code := decideApproval(t, baseB, alice, p.ID, true, ""); code != 200 {
 				t.Fatalf("alice's approval on B: %d\nB: %s", code, b.errw)

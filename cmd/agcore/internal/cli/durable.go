@@ -141,7 +141,10 @@ func (a *app) newApproveDurableCmd() *cobra.Command {
 		Short: "List or decide the tool calls a durable turn waits on (agcore-temporal approve)",
 		Long: `approve runs agcore-temporal approve with the same arguments: without call ids
 it lists the calls a turn started with agcore run --temporal waits on, with
-call ids it approves them (or denies them with --deny).`,
+call ids it approves them (or denies them with --deny). --response RESPONSE_ID
+addresses the turn of a background response of agcore serve --temporal instead
+of --session and --turn (GET and POST /v1/approvals of the servers list and
+decide the same calls).`,
 		Example: `  agcore approve --session work --turn 20260105-143012.123-9f86
   agcore approve --session work --turn 20260105-143012.123-9f86 call_1
   agcore approve --session work --turn 20260105-143012.123-9f86 --deny --reason "not that file" call_1`,
