@@ -14,6 +14,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agcore/agcore/approval"
@@ -89,7 +90,11 @@ func (h *Handler) remotePending(ctx context.Context, principal string) []approva
 	if !ok {
 		return nil
 	}
-	var out []approvalObject
+	type turn struct {
+		id string
+		sr slotRecord
+	}
+	var turns []turn
 	prefix := principal + "/"
 	for _, recs := range h.storesRecords() {
 		slots, err := recs.ListRecords(ctx, backgroundNamespace, prefix)
@@ -102,24 +107,43 @@ func (h *Handler) remotePending(ctx context.Context, principal string) []approva
 				continue // another principal's, whose name starts with this one's
 			}
 			id := string(s.Value)
-			sr, ok := remoteRecord(ctx, recs, id, principal)
-			if !ok {
-				continue
+			if sr, ok := remoteRecord(ctx, recs, id, principal); ok {
+				turns = append(turns, turn{id, sr})
 			}
-			pending, err := ra.PendingRemote(ctx, id)
+		}
+	}
+	// The runner is asked about each turn at once (a principal has at
+	// most Options.MaxBackground), each for a bounded time: a turn whose
+	// runner does not answer (no worker up) is left out, not waited for.
+	found := make([][]RemoteApproval, len(turns))
+	var wg sync.WaitGroup
+	for i, t := range turns {
+		wg.Go(func() {
+			qctx, cancel := context.WithTimeout(ctx, remotePendingTimeout)
+			defer cancel()
+			pending, err := ra.PendingRemote(qctx, t.id)
 			if err != nil {
-				h.log.LogAttrs(ctx, slog.LevelWarn, "listing remote approvals", slog.String("id", id), slog.String("error", err.Error()))
-				continue
+				h.log.LogAttrs(ctx, slog.LevelWarn, "listing remote approvals", slog.String("id", t.id), slog.String("error", err.Error()))
+				return
 			}
-			run := strings.TrimPrefix(id, "resp_")
-			for _, p := range pending {
-				out = append(out, approvalObject{ID: run + "/" + p.CallID, Object: "approval", Tool: p.Tool, CallID: p.CallID,
-					Arguments: string(p.Input), Agent: sr.Remote.Agent, Session: sr.Remote.Session, Run: run, Since: p.Since.Unix()})
-			}
+			found[i] = pending
+		})
+	}
+	wg.Wait()
+	var out []approvalObject
+	for i, t := range turns {
+		run := strings.TrimPrefix(t.id, "resp_")
+		for _, p := range found[i] {
+			out = append(out, approvalObject{ID: run + "/" + p.CallID, Object: "approval", Tool: p.Tool, CallID: p.CallID,
+				Arguments: string(p.Input), Agent: t.sr.Remote.Agent, Session: t.sr.Remote.Session, Run: run, Since: p.Since.Unix()})
 		}
 	}
 	return out
 }
+
+// remotePendingTimeout bounds the runner's answer about one turn's calls
+// in GET /v1/approvals.
+const remotePendingTimeout = 5 * time.Second
 
 // slotOf reports whether key is one of the background slots under prefix
 // (PRINCIPAL/N).
