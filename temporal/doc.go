@@ -111,6 +111,10 @@
 // MCP servers) is filed with the workflow by the [ElicitUpdate] update and
 // waits among the same pending decisions (tool [ElicitationTool]):
 // approving accepts with the form's defaults, denying declines.
+// The calls of a background response of agcore serve --temporal are
+// addressed by its response id ([PendingResponse], [DecideResponse]: a
+// turn that is over waits on nothing), which serve-runner answers for
+// the servers' GET and POST /v1/approvals.
 //
 // # Live output
 //

@@ -102,7 +102,9 @@ workers of agcore worker over the same --store (--namespace and
 its events and outcome go to the store as they come (at most one write per
 50 ms per turn, plus the final one), so the server that accepted it may die
 (its turn goes on) and every server over the store streams it, polls it and
-cancels it. A response with the client's own function tools (or a
+cancels it; a call that needs approval waits in the workflow, listed and
+decided by /v1/approvals on every server (and by agcore approve --response
+RESPONSE_ID). A response with the client's own function tools (or a
 tool_choice other than auto) runs in the server as without --temporal.
 
 A2A: message/send with configuration.blocking false answers with the task at
