@@ -217,6 +217,11 @@ func TestE2EServeTemporalApprovals(t *testing.T) {
 				p.Agent != "agcore" || p.Created == 0 || !strings.Contains(p.Arguments, `"note.txt"`) {
 				t.Fatalf("alice's pending call: %+v (response %s)", p, id)
 			}
+			listed := time.Now()
+			if got := listApprovals(t, baseB, alice); len(got) != 1 {
+				t.Fatalf("alice's list again: %+v", got)
+			}
+			t.Logf("%s: GET /v1/approvals on B (the workflow queried through serve-runner) took %s", kind, time.Since(listed).Round(time.Millisecond))
 			if got := listApprovals(t, baseB, bob); len(got) != 0 {
 				t.Fatalf("bob sees %+v", got)
 			}
