@@ -188,15 +188,18 @@ func TestRecordHistories(t *testing.T) {
 	save("agents", run)
 }
 
-// TestRecordResponseHistory records testdata/history-v2-response.json: a
-// background response of agcore serve --temporal (TurnInput.Response), a
-// tool call then the answer, its events flushed by the workflow. It runs
-// only with AGCORE_RECORD_HISTORIES=1 (and a dev server):
+// TestRecordResponseHistory records testdata/history-v2-response-flush.json:
+// a background response of agcore serve --temporal (TurnInput.Response), a
+// tool call then the answer, its events flushed by the workflow, whose
+// pause between writes ends with the turn (version 1 of
+// "agcore.response-flush"; testdata/history-v2-response.json was recorded
+// before it and stays). It runs only with AGCORE_RECORD_HISTORIES=1 (and a
+// dev server):
 //
 //	AGCORE_RECORD_HISTORIES=1 go test -run TestRecordResponseHistory .
 func TestRecordResponseHistory(t *testing.T) {
 	if os.Getenv("AGCORE_RECORD_HISTORIES") != "1" {
-		t.Skip("set AGCORE_RECORD_HISTORIES=1 to record testdata/history-v2-response.json")
+		t.Skip("set AGCORE_RECORD_HISTORIES=1 to record testdata/history-v2-response-flush.json")
 	}
 	_, cl := devServer(t)
 	ctx := context.Background()
@@ -239,7 +242,7 @@ func TestRecordResponseHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join("testdata", "history-v2-response.json"), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join("testdata", "history-v2-response-flush.json"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	rec, err := store.GetRecord(ctx, "agcore.responses", "resp_rec-resp_1")

@@ -32,6 +32,10 @@ const EventsFlushInterval = 50 * time.Millisecond
 // response's events.
 const eventsWriteTimeout = 10 * time.Second
 
+// responseFlushVersion is the change id (workflow.GetVersion) of the
+// events writer whose pause ends with the turn.
+const responseFlushVersion = "agcore.response-flush"
+
 const (
 	activityResponseEvents = "agcore.ResponseEvents"
 	activityResponseEnd    = "agcore.ResponseEnd"
@@ -143,15 +147,25 @@ func (d *driver) respond(ctx workflow.Context, run func(ctx workflow.Context, fn
 		last         time.Time // of the last write, workflow time
 		flushes      int
 	)
+	// A durable timer fires a second late at best (the server's timer
+	// precision), so the pause between two writes, shorter than that, is
+	// cut short by the turn's end: the events still pending go with the
+	// final write instead of holding it (version 1). Histories recorded
+	// before it keep their full pause (DefaultVersion).
+	endCutsPause := workflow.GetVersion(ctx, responseFlushVersion, workflow.DefaultVersion, 1) >= 1
 	workflow.Go(dctx, func(c workflow.Context) {
 		defer func() { exited = true }()
 		for {
 			_ = workflow.Await(c, func() bool { return len(pending) > 0 || done })
-			if len(pending) == 0 {
-				return // done
+			if len(pending) == 0 || endCutsPause && done {
+				return // done; the final write holds what is pending
 			}
 			if wait := EventsFlushInterval - workflow.Now(c).Sub(last); wait > 0 && !last.IsZero() {
-				_ = workflow.Sleep(c, wait)
+				if !endCutsPause {
+					_ = workflow.Sleep(c, wait)
+				} else if _, _ = workflow.AwaitWithTimeout(c, wait, func() bool { return done }); done {
+					return
+				}
 			}
 			batch := pending
 			pending = nil
