@@ -2,6 +2,7 @@ package serve
 
 import (
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -55,8 +56,8 @@ type approvalObject struct {
 // listApprovals serves GET /v1/approvals: the calls waiting for a decision
 // in turns the caller's principal started.
 func (h *Handler) listApprovals(w http.ResponseWriter, r *http.Request, principal string) {
-	remote := h.remotePending(r.Context(), principal) // remoteapprovals.go
-	if h.opts.Broker == nil && remote == nil {
+	_, hasRemote := h.remoteApprovals()
+	if h.opts.Broker == nil && !hasRemote {
 		writeError(w, &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "unknown_url", Message: "this server has no approvals"})
 		return
 	}
@@ -64,12 +65,12 @@ func (h *Handler) listApprovals(w http.ResponseWriter, r *http.Request, principa
 	if h.opts.Broker != nil {
 		pending = h.opts.Broker.Pending(func(q approval.Request) bool { return q.Owner.Principal == principal })
 	}
-	data := make([]approvalObject, len(pending), len(pending)+len(remote))
+	data := make([]approvalObject, len(pending))
 	for i, q := range pending {
 		data[i] = approvalObject{ID: q.ID, Object: "approval", Tool: q.Tool, CallID: q.CallID, Arguments: string(q.Input),
 			Agent: q.Owner.Agent, Session: q.Owner.Session, Run: q.Owner.Run, Since: q.Since.Unix()}
 	}
-	data = append(data, remote...)
+	data = append(data, h.remotePending(r.Context(), principal)...) // remoteapprovals.go
 	writeJSON(w, http.StatusOK, struct {
 		Object string           `json:"object"`
 		Data   []approvalObject `json:"data"`
@@ -100,27 +101,16 @@ func (h *Handler) decideApproval(w http.ResponseWriter, r *http.Request, princip
 		writeError(w, invalid("approved", "approved (true or false) is required"))
 		return
 	}
-	var q approval.Request
-	ok := false
-	if h.opts.Broker != nil {
-		q, ok = h.opts.Broker.Get(id)
+	q, ok := h.brokerGet(id)
+	if !ok && h.decidedRemotely(w, r, principal, id, tool.Decision{Approved: *body.Approved, Reason: body.Reason}) {
+		return // a call a remote turn waits on (remoteapprovals.go)
 	}
-	decide := func() error {
-		return h.opts.Broker.Decide(id, tool.Decision{Approved: *body.Approved, Reason: body.Reason})
-	}
-	if !ok {
-		// A call a remote turn waits on (remoteapprovals.go), or none.
-		q.Owner.Principal = principal
-		decide = func() error {
-			return h.decideRemote(r.Context(), principal, id, tool.Decision{Approved: *body.Approved, Reason: body.Reason})
-		}
-	}
-	if q.Owner.Principal != principal {
+	if !ok || q.Owner.Principal != principal {
 		writeError(w, notFound)
 		return
 	}
-	if err := decide(); err != nil {
-		if isUnknown(err) {
+	if err := h.opts.Broker.Decide(id, tool.Decision{Approved: *body.Approved, Reason: body.Reason}); err != nil {
+		if errors.Is(err, approval.ErrUnknown) {
 			writeError(w, notFound)
 			return
 		}

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -198,7 +199,34 @@ func (h *Handler) decideRemote(ctx context.Context, principal, id string, d tool
 	return approval.ErrUnknown
 }
 
-// isUnknown reports whether err means that no such call waits.
-func isUnknown(err error) bool {
-	return errors.Is(err, approval.ErrUnknown) || errors.Is(err, tool.ErrNotPending)
+// brokerGet is Broker.Get, with no Broker waiting on nothing.
+func (h *Handler) brokerGet(id string) (approval.Request, bool) {
+	if h.opts.Broker == nil {
+		return approval.Request{}, false
+	}
+	return h.opts.Broker.Get(id)
+}
+
+// decidedRemotely decides the call id, unknown to the Broker, as a call a
+// remote turn of principal waits on, and answers the request, when the
+// runner has RemoteApprovals; it reports whether it answered.
+func (h *Handler) decidedRemotely(w http.ResponseWriter, r *http.Request, principal, id string, d tool.Decision) bool {
+	if _, ok := h.remoteApprovals(); !ok {
+		return false
+	}
+	switch err := h.decideRemote(r.Context(), principal, id, d); {
+	case errors.Is(err, approval.ErrUnknown) || errors.Is(err, tool.ErrNotPending):
+		writeError(w, &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "approval_not_found",
+			Message: "no call with this id is waiting for your decision"})
+	case err != nil:
+		h.log.LogAttrs(r.Context(), slog.LevelError, "deciding a remote approval", slog.String("id", id), slog.String("error", err.Error()))
+		writeError(w, &apiError{Status: http.StatusInternalServerError, Type: typeServer, Message: "the decision could not be recorded"})
+	default:
+		writeJSON(w, http.StatusOK, struct {
+			ID       string `json:"id"`
+			Object   string `json:"object"`
+			Approved bool   `json:"approved"`
+		}{id, "approval.decision", d.Approved})
+	}
+	return true
 }
