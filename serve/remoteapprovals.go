@@ -144,7 +144,7 @@ func (h *Handler) remotePending(ctx context.Context, principal string) []approva
 
 // remotePendingTimeout bounds the runner's answer about one turn's calls
 // in GET /v1/approvals.
-const remotePendingTimeout = 5 * time.Second
+var remotePendingTimeout = 5 * time.Second
 
 // slotOf reports whether key is one of the background slots under prefix
 // (PRINCIPAL/N).

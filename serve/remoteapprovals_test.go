@@ -243,3 +243,85 @@ func TestRemoteApprovals(t *testing.T) {
 		})
 	}
 }
+
+// silentCalls is a runner's approvals that never answer a listing.
+type silentCalls struct{ *remoteCalls }
+
+func (silentCalls) PendingRemote(ctx context.Context, _ string) ([]serve.RemoteApproval, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+type silentRunner struct {
+	*elsewhere
+	silentCalls
+}
+
+func (r silentRunner) StartRemote(ctx context.Context, t serve.RemoteTurn) error {
+	r.remoteCalls.mu.Lock()
+	r.remoteCalls.current = t.Log.ResponseID
+	r.remoteCalls.mu.Unlock()
+	return r.elsewhere.StartRemote(ctx, t)
+}
+
+// TestRemoteApprovalsOfASilentRunner: GET /v1/approvals does not wait
+// past its bound for a runner that does not answer (a durable runner with
+// no worker up): its turns' calls are left out, the in-process ones are
+// listed.
+func TestRemoteApprovalsOfASilentRunner(t *testing.T) {
+	defer serve.SetRemotePendingTimeout(100 * time.Millisecond)()
+	store := memstore.New()
+	calls := &remoteCalls{}
+	model := llmtest.New(llmtest.Reply(llmtest.Call("call_1", "add", `{"a":2,"b":3}`)), llmtest.Text("done"))
+	r := silentRunner{&elsewhere{t: t, store: store, model: model, tools: []tool.Tool{addTool(tool.WithApproval())}, approver: calls}, silentCalls{calls}}
+	e := &env{t: t, store: store, broker: &approval.Broker{Shared: host.Approvals(store), Poll: 5 * time.Millisecond}}
+	a, err := agent.New(model, agent.Config{Name: "calc", Store: store, Approver: e.broker, Retry: middleware.RetryConfig{MaxAttempts: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := host.NewSet(host.Agent{Name: "calc", Agent: a, Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.h, err = serve.New(serve.Options{Agents: set, Broker: e.broker, Runner: r}); err != nil {
+		t.Fatal(err)
+	}
+	e.srv = httptest.NewServer(e.h)
+	testwait.CloseOnCleanup(t, e.srv)
+
+	resp := e.do("POST", "/v1/responses", map[string]any{"model": "calc", "input": "add", "background": true, "stream": true})
+	evs := sseEvents(t, resp, untilCall)
+	resp.Body.Close()
+	id := evs[0]["response"].(map[string]any)["id"].(string)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+		calls.mu.Lock()
+		n := len(calls.waiting)
+		calls.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the remote call never waited")
+		}
+	}
+	start := time.Now()
+	got := decode(t, e.do("GET", "/v1/approvals", nil))
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("GET /v1/approvals took %s", took)
+	}
+	if data := got["data"].([]any); len(data) != 0 {
+		t.Fatalf("listed %v", data)
+	}
+	// Decided all the same (the runner's decision path answers).
+	d := decode(t, e.do("POST", "/v1/approvals/"+strings.TrimPrefix(id, "resp_")+"/call_1", map[string]any{"approved": true}))
+	if d["approved"] != true {
+		t.Fatalf("decision %v", d)
+	}
+	rs := e.do("GET", "/v1/responses/"+id+"?stream=true", nil)
+	all := sseEvents(t, rs, nil)
+	rs.Body.Close()
+	if all[len(all)-1]["type"] != "response.completed" {
+		t.Fatalf("the turn ended with %v", all[len(all)-1]["type"])
+	}
+	r.wg.Wait()
+}
