@@ -261,12 +261,13 @@
 // tells the model it was denied and why. Other principals see nothing and
 // get 404. A client that goes away abandons the call with its turn.
 //
-// A background turn a RemoteRunner runs waits for its approvals where it
-// runs, not in the Broker: when the runner implements RemoteApprovals, GET
-// /v1/approvals on any process lists those calls too (found through the
-// principal's background turns in the store, then asked of the runner)
-// in the same shape (id "RUN/CALL_ID"), and POST /v1/approvals/{id}
-// decides them through the runner, for the turn's principal only.
+// The turn of a background response a RemoteRunner runs waits for its
+// approvals where it runs, not in the Broker: when the runner implements
+// RemoteApprovals, GET /v1/approvals on any process lists those calls too
+// (found through the principal's background turns in the store, then
+// asked of the runner) in the same shape (id "RUN/CALL_ID"), and POST
+// /v1/approvals/{id} decides them through the runner, for the turn's
+// principal only. (A remote AG-UI run's calls are not listed yet.)
 //
 // # Several processes
 //
