@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/agcore/agcore/approval"
+	"github.com/agcore/agcore/mcp"
 	"github.com/agcore/agcore/serve/host"
 	"github.com/agcore/agcore/tool"
 )
@@ -48,10 +49,14 @@ type approvalObject struct {
 	Tool      string `json:"tool"`
 	CallID    string `json:"call_id"`
 	Arguments string `json:"arguments"`
-	Agent     string `json:"agent"`
-	Session   string `json:"session,omitempty"`
-	Run       string `json:"run,omitempty"`
-	Since     int64  `json:"created"`
+	// Schema, for an MCP server's request for input (tool
+	// mcp_elicitation), is the requested schema: what the decision's
+	// content must match.
+	Schema  json.RawMessage `json:"schema,omitempty"`
+	Agent   string          `json:"agent"`
+	Session string          `json:"session,omitempty"`
+	Run     string          `json:"run,omitempty"`
+	Since   int64           `json:"created"`
 }
 
 // listApprovals serves GET /v1/approvals: the calls waiting for a decision
@@ -67,6 +72,9 @@ func (h *Handler) listApprovals(w http.ResponseWriter, r *http.Request) {
 	for i, q := range pending {
 		data[i] = approvalObject{ID: q.ID, Object: "approval", Tool: q.Tool, CallID: q.CallID, Arguments: string(q.Input),
 			Agent: q.Owner.Agent, Session: q.Owner.Session, Run: q.Owner.Run, Since: q.Since.Unix()}
+		if q.Tool == mcp.ElicitationTool {
+			data[i].Schema, _ = mcp.ElicitationSchema(q.Input)
+		}
 	}
 	writeJSON(w, http.StatusOK, struct {
 		Object string           `json:"object"`
@@ -75,8 +83,12 @@ func (h *Handler) listApprovals(w http.ResponseWriter, r *http.Request) {
 }
 
 // decideApproval serves POST /v1/approvals/{id}: {"approved": bool,
-// "reason": "..."}. Only the principal that started the turn may decide;
-// to anyone else the call does not exist.
+// "reason": "...", "content": {...}}. Only the principal that started the
+// turn may decide; to anyone else the call does not exist. content, only
+// with an approval of an MCP server's request for input (tool
+// mcp_elicitation), is the form's answer: checked against the requested
+// schema with the form's defaults filled in (400 invalid_content when it
+// does not match, a required field without a default left out included).
 func (h *Handler) decideApproval(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	notFound := &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "approval_not_found",
@@ -86,8 +98,9 @@ func (h *Handler) decideApproval(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body struct {
-		Approved *bool  `json:"approved"`
-		Reason   string `json:"reason"`
+		Approved *bool          `json:"approved"`
+		Reason   string          `json:"reason"`
+		Content  json.RawMessage `json:"content"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 		writeError(w, decodeError(err))
@@ -103,7 +116,12 @@ func (h *Handler) decideApproval(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFound)
 		return
 	}
-	if err := h.opts.Broker.Decide(id, tool.Decision{Approved: *body.Approved, Reason: body.Reason}); err != nil {
+	d := tool.Decision{Approved: *body.Approved, Reason: body.Reason}
+	if err := checkContent(q, &d, body.Content); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := h.opts.Broker.Decide(id, d); err != nil {
 		if errors.Is(err, approval.ErrUnknown) {
 			writeError(w, notFound)
 			return
@@ -116,6 +134,39 @@ func (h *Handler) decideApproval(w http.ResponseWriter, r *http.Request) {
 		Object   string `json:"object"`
 		Approved bool   `json:"approved"`
 	}{id, "approval.decision", *body.Approved})
+}
+
+// checkContent sets d's content from a decision's body: nothing for a
+// denial or a call that asks for no input (content there is a 400), the
+// form's answer, checked, for the approval of an MCP server's request for
+// input.
+func checkContent(q approval.Request, d *tool.Decision, content json.RawMessage) *apiError {
+	given := len(content) > 0 && string(content) != "null"
+	if q.Tool != mcp.ElicitationTool {
+		if given {
+			return invalid("content", "content answers an MCP server's request for input (tool mcp_elicitation); call %s of tool %s takes none", q.CallID, q.Tool)
+		}
+		return nil
+	}
+	if !d.Approved {
+		if given {
+			return invalid("content", "content goes with an approval; a denial declines the request for input")
+		}
+		return nil
+	}
+	schema, err := mcp.ElicitationSchema(q.Input)
+	if err == nil {
+		_, err = mcp.FormContent(schema, content)
+	}
+	if err != nil {
+		e := invalid("content", "%v", err)
+		e.Code = "invalid_content"
+		return e
+	}
+	if given {
+		d.Content = content
+	}
+	return nil
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
