@@ -2,9 +2,11 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -123,7 +125,7 @@ func FormContent(schema, content json.RawMessage) (map[string]any, error) {
 		return nil, fmt.Errorf("mcp: the requested schema: %w", err)
 	}
 	if err := rs.Validate(out); err != nil {
-		return nil, fmt.Errorf("%w: %s", ErrFormContent, oneLine(strings.TrimPrefix(err.Error(), "validating root: ")))
+		return nil, fmt.Errorf("%w: %s", ErrFormContent, validationLine(err))
 	}
 	return out, nil
 }
@@ -150,6 +152,40 @@ func ElicitResult(req *sdk.ElicitParams, d tool.Decision) (*sdk.ElicitResult, er
 		return &sdk.ElicitResult{Action: "cancel"}, err
 	}
 	return &sdk.ElicitResult{Action: "accept", Content: content}, nil
+}
+
+// AskApprover asks ap, as a pending decision of the call id id
+// ([ElicitationCall]), what the server named server asks for, and answers
+// with [ElicitResult] of the decision: what an [Elicitor] does for a turn
+// whose calls someone decides (ctx is the tool call's, so the approver
+// files the request under the call's turn). An approver's error (the turn
+// ended) is answered as cancelled.
+func AskApprover(ctx context.Context, ap tool.Approver, id, server string, req *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+	call, err := ElicitationCall(id, server, req)
+	if err != nil {
+		return nil, err
+	}
+	d, err := ap.Approve(ctx, call)
+	if err != nil {
+		return &sdk.ElicitResult{Action: "cancel"}, nil
+	}
+	return ElicitResult(req, d)
+}
+
+var (
+	fieldPrefix = regexp.MustCompile(`^validating /properties/([^/:]+): `)
+	wholeRat    = regexp.MustCompile(`\b(-?\d+)/1\b`)
+	wholeFloat  = regexp.MustCompile(`\b(-?\d+)\.0+\b`)
+)
+
+// validationLine is a validator's error in one line a form's user reads:
+// the field named first, numbers as written.
+func validationLine(err error) string {
+	s := oneLine(err.Error())
+	s = strings.TrimPrefix(s, "validating root: ")
+	s = fieldPrefix.ReplaceAllString(s, `field "$1": `)
+	s = wholeRat.ReplaceAllString(s, "$1")
+	return wholeFloat.ReplaceAllString(s, "$1")
 }
 
 func isNull(b json.RawMessage) bool {

@@ -98,7 +98,7 @@ func (h *Handler) decideApproval(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body struct {
-		Approved *bool          `json:"approved"`
+		Approved *bool           `json:"approved"`
 		Reason   string          `json:"reason"`
 		Content  json.RawMessage `json:"content"`
 	}

@@ -403,16 +403,11 @@ func approvalElicitor(ap tool.Approver, notify func(mcp.Notice)) mcp.Elicitor {
 			}
 			return &sdk.ElicitResult{Action: "decline"}, nil
 		}
-		call, err := mcp.ElicitationCall("elicitation-"+rand.Text()[:12], server, req)
-		if err != nil {
+		res, err := mcp.AskApprover(ctx, ap, "elicitation-"+rand.Text()[:12], server, req)
+		switch {
+		case err != nil && res == nil:
 			return nil, err
-		}
-		d, err := ap.Approve(ctx, call)
-		if err != nil {
-			return &sdk.ElicitResult{Action: "cancel"}, nil
-		}
-		res, err := mcp.ElicitResult(req, d)
-		if err != nil && notify != nil {
+		case err != nil && notify != nil: // a decision whose content did not fit: cancelled
 			notify(mcp.Notice{Kind: mcp.NoticeElicitation, Server: server, Message: fmt.Sprintf("the answer to MCP server %q's request for input was cancelled: %v", server, err)})
 		}
 		return res, nil
