@@ -130,6 +130,33 @@ func FormContent(schema, content json.RawMessage) (map[string]any, error) {
 	return out, nil
 }
 
+// CheckDecision checks d, about to decide a pending call of the tool
+// toolName with arguments input, as an endpoint that takes decisions does
+// before taking one: content answers only the approval of a request for
+// input ([ElicitationTool]), and there the answer, over the form's
+// defaults, must fit the requested schema ([FormContent]; approving
+// without content a form whose required field has no default is refused
+// too). Its error, in one line, matches [ErrFormContent].
+func CheckDecision(toolName string, input json.RawMessage, d tool.Decision) error {
+	given := !isNull(d.Content)
+	switch {
+	case toolName != ElicitationTool && given:
+		return fmt.Errorf("%w: content answers an MCP server's request for input (tool %s); a call of tool %s takes none", ErrFormContent, ElicitationTool, toolName)
+	case toolName != ElicitationTool:
+		return nil
+	case !d.Approved && given:
+		return fmt.Errorf("%w: content goes with an approval; a denial declines the request for input", ErrFormContent)
+	case !d.Approved:
+		return nil
+	}
+	schema, err := ElicitationSchema(input)
+	if err != nil {
+		return err
+	}
+	_, err = FormContent(schema, d.Content)
+	return err
+}
+
 // ElicitResult is the server's answer to req once the person asked has
 // decided: declined when d denies, else accepted with [FormContent] of
 // d.Content. A decision whose content does not fit (its decider should

@@ -116,8 +116,11 @@ func (h *Handler) decideApproval(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFound)
 		return
 	}
-	d := tool.Decision{Approved: *body.Approved, Reason: body.Reason}
-	if err := checkContent(q, &d, body.Content); err != nil {
+	d := tool.Decision{Approved: *body.Approved, Reason: body.Reason, Content: body.Content}
+	if string(d.Content) == "null" {
+		d.Content = nil
+	}
+	if err := checkContent(q, d); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -136,35 +139,13 @@ func (h *Handler) decideApproval(w http.ResponseWriter, r *http.Request) {
 	}{id, "approval.decision", *body.Approved})
 }
 
-// checkContent sets d's content from a decision's body: nothing for a
-// denial or a call that asks for no input (content there is a 400), the
-// form's answer, checked, for the approval of an MCP server's request for
-// input.
-func checkContent(q approval.Request, d *tool.Decision, content json.RawMessage) *apiError {
-	given := len(content) > 0 && string(content) != "null"
-	if q.Tool != mcp.ElicitationTool {
-		if given {
-			return invalid("content", "content answers an MCP server's request for input (tool mcp_elicitation); call %s of tool %s takes none", q.CallID, q.Tool)
-		}
-		return nil
-	}
-	if !d.Approved {
-		if given {
-			return invalid("content", "content goes with an approval; a denial declines the request for input")
-		}
-		return nil
-	}
-	schema, err := mcp.ElicitationSchema(q.Input)
-	if err == nil {
-		_, err = mcp.FormContent(schema, content)
-	}
-	if err != nil {
+// checkContent checks a decision's content (mcp.CheckDecision): a 400
+// invalid_content when it does not fit.
+func checkContent(q approval.Request, d tool.Decision) *apiError {
+	if err := mcp.CheckDecision(q.Tool, q.Input, d); err != nil {
 		e := invalid("content", "%v", err)
 		e.Code = "invalid_content"
 		return e
-	}
-	if given {
-		d.Content = content
 	}
 	return nil
 }
