@@ -19,7 +19,7 @@ func newApproveCmd() *cobra.Command {
 		c                       common
 		sessionID, turnID, wfID string
 		deny, asJSON            bool
-		reason                  string
+		reason, content         string
 	)
 	cmd := &cobra.Command{
 		Use:   "approve --session ID --turn ID [CALL_ID...]",
@@ -27,10 +27,15 @@ func newApproveCmd() *cobra.Command {
 		Long: `Without call ids, approve lists the calls the turn waits on (a query). With call
 ids, it approves them, or denies them with --deny (an update the workflow
 validates: an id the turn is not waiting on is refused). A denied call is an
-error result the model reads; the turn goes on.`,
+error result the model reads; the turn goes on. An MCP server's request for
+input (tool mcp_elicitation, its arguments the requested schema) is approved
+with --content, the form's answer as a JSON object, over the form's defaults;
+an answer that does not fit the schema (a required field without a default
+left out included) is refused, and the request goes on waiting.`,
 		Example: `  agcore-temporal approve --session work --turn 20260105-143012.123-9f86
   agcore-temporal approve --session work --turn 20260105-143012.123-9f86 call_1
-  agcore-temporal approve --session work --turn 20260105-143012.123-9f86 --deny --reason "not that file" call_1`,
+  agcore-temporal approve --session work --turn 20260105-143012.123-9f86 --deny --reason "not that file" call_1
+  agcore-temporal approve --session work --turn 20260105-143012.123-9f86 --content '{"name":"Ada"}' elicitation-3-1`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			id := wfID
@@ -65,8 +70,18 @@ error result the model reads; the turn goes on.`,
 				}
 				return tw.Flush()
 			}
+			var answer json.RawMessage
+			if content != "" {
+				if deny {
+					return usageError{errors.New("--content answers a request for input with an approval; not with --deny")}
+				}
+				if !json.Valid([]byte(content)) {
+					return usageError{errors.New("--content is not JSON: give the form's answer as an object, e.g. '{\"name\":\"Ada\"}'")}
+				}
+				answer = json.RawMessage(content)
+			}
 			for _, call := range args {
-				if err := agtemporal.Decide(ctx, cl, id, agtemporal.Decision{CallID: call, Approve: !deny, Reason: reason}); err != nil {
+				if err := agtemporal.Decide(ctx, cl, id, agtemporal.Decision{CallID: call, Approve: !deny, Reason: reason, Content: answer}); err != nil {
 					return err
 				}
 				verb := "approved"
@@ -85,6 +100,7 @@ error result the model reads; the turn goes on.`,
 	fs.StringVar(&wfID, "workflow", "", "the turn's workflow id (instead of --session and --turn)")
 	fs.BoolVar(&deny, "deny", false, "deny the calls instead of approving them")
 	fs.StringVar(&reason, "reason", "", "the reason the model reads with a denial")
+	fs.StringVar(&content, "content", "", "the answer to an MCP server's request for input (mcp_elicitation), a JSON object")
 	fs.BoolVar(&asJSON, "json", false, "list the pending calls as JSON")
 	return cmd
 }
