@@ -141,7 +141,9 @@ func (a *app) newApproveDurableCmd() *cobra.Command {
 		Short: "List or decide the tool calls a durable turn waits on (agcore-temporal approve)",
 		Long: `approve runs agcore-temporal approve with the same arguments: without call ids
 it lists the calls a turn started with agcore run --temporal waits on, with
-call ids it approves them (or denies them with --deny).`,
+call ids it approves them (or denies them with --deny). An MCP server's
+request for input (tool mcp_elicitation) is approved with --content, the
+form's answer as a JSON object, checked against its requested schema.`,
 		Example: `  agcore approve --session work --turn 20260105-143012.123-9f86
   agcore approve --session work --turn 20260105-143012.123-9f86 call_1
   agcore approve --session work --turn 20260105-143012.123-9f86 --deny --reason "not that file" call_1`,
