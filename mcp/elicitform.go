@@ -138,7 +138,7 @@ func FormContent(schema, content json.RawMessage) (map[string]any, error) {
 // without content a form whose required field has no default is refused
 // too). Its error, in one line, matches [ErrFormContent].
 func CheckDecision(toolName string, input json.RawMessage, d tool.Decision) error {
-	given := !isNull(d.Content)
+	given := !isNull(json.RawMessage(d.Content))
 	switch {
 	case toolName != ElicitationTool && given:
 		return fmt.Errorf("%w: content answers an MCP server's request for input (tool %s); a call of tool %s takes none", ErrFormContent, ElicitationTool, toolName)
@@ -153,7 +153,7 @@ func CheckDecision(toolName string, input json.RawMessage, d tool.Decision) erro
 	if err != nil {
 		return err
 	}
-	_, err = FormContent(schema, d.Content)
+	_, err = FormContent(schema, json.RawMessage(d.Content))
 	return err
 }
 
@@ -174,7 +174,7 @@ func ElicitResult(req *sdk.ElicitParams, d tool.Decision) (*sdk.ElicitResult, er
 		}
 		schema = b
 	}
-	content, err := FormContent(schema, d.Content)
+	content, err := FormContent(schema, json.RawMessage(d.Content))
 	if err != nil {
 		return &sdk.ElicitResult{Action: "cancel"}, err
 	}

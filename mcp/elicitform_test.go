@@ -82,7 +82,7 @@ func TestAskApprover(t *testing.T) {
 		want   map[string]any
 	}{
 		{"denied", tool.Decision{}, nil, "decline", nil},
-		{"approved with content", tool.Decision{Approved: true, Content: json.RawMessage(`{"name":"Ada"}`)}, nil, "accept", map[string]any{"name": "Ada", "seats": 2.0}},
+		{"approved with content", tool.Decision{Approved: true, Content: `{"name":"Ada"}`}, nil, "accept", map[string]any{"name": "Ada", "seats": 2.0}},
 		{"approved with content that does not fit", tool.Decision{Approved: true}, nil, "cancel", nil},
 		{"the turn ended", tool.Decision{}, context.Canceled, "cancel", nil},
 	}

@@ -116,9 +116,9 @@ func (h *Handler) decideApproval(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFound)
 		return
 	}
-	d := tool.Decision{Approved: *body.Approved, Reason: body.Reason, Content: body.Content}
-	if string(d.Content) == "null" {
-		d.Content = nil
+	d := tool.Decision{Approved: *body.Approved, Reason: body.Reason}
+	if string(body.Content) != "null" {
+		d.Content = string(body.Content)
 	}
 	if err := checkContent(q, d); err != nil {
 		writeError(w, err)

@@ -2,7 +2,6 @@ package agtemporal_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -156,7 +155,7 @@ func TestContentOnAnOrdinaryCallIsRejected(t *testing.T) {
 		}, d)
 	}
 	h.env.RegisterDelayedCallback(func() {
-		send("content", agtemporal.Decision{CallID: "w1", Approve: true, Content: json.RawMessage(`{"x":1}`)})
+		send("content", agtemporal.Decision{CallID: "w1", Approve: true, Content: `{"x":1}`})
 	}, time.Minute)
 	h.env.RegisterDelayedCallback(func() {
 		if p := pending(t, h); len(p) != 1 || p[0].CallID != "w1" {

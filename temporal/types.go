@@ -236,9 +236,9 @@ type Decision struct {
 	Reason string
 	// Content, with the approval of an MCP server's request for input
 	// (tool [ElicitationTool]), is the form's answer (tool.Decision's
-	// Content): a JSON object the DecideUpdate's validator checks against
+	// Content): a JSON object's text the DecideUpdate's validator checks against
 	// the requested schema, over its defaults (mcp.CheckDecision).
-	Content json.RawMessage `json:",omitempty"`
+	Content string `json:",omitempty"`
 }
 
 // Tool returns d as the tool.Decision it carries.

@@ -146,7 +146,7 @@ func (s sharedApprovals) Decide(ctx context.Context, id string, d tool.Decision)
 		case a.Decision != nil:
 			return fmt.Errorf("%w: %q was decided already", approval.ErrUnknown, id)
 		}
-		a.Decision = &decision{Approved: d.Approved, Reason: d.Reason, Content: d.Content}
+		a.Decision = &decision{Approved: d.Approved, Reason: d.Reason, Content: json.RawMessage(d.Content)}
 		if rec.Value, err = json.Marshal(a); err != nil {
 			return err
 		}
@@ -176,7 +176,7 @@ func (s sharedApprovals) Decision(ctx context.Context, id string) (tool.Decision
 	case a.Decision == nil:
 		return tool.Decision{}, false, nil
 	}
-	return tool.Decision{Approved: a.Decision.Approved, Reason: a.Decision.Reason, Content: a.Decision.Content}, true, nil
+	return tool.Decision{Approved: a.Decision.Approved, Reason: a.Decision.Reason, Content: string(a.Decision.Content)}, true, nil
 }
 
 func (s sharedApprovals) Remove(ctx context.Context, id string) error {

@@ -290,9 +290,9 @@ func (h *handler) decide(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no pending call "+quote(id))
 		return
 	}
-	d := tool.Decision{Approved: *body.Approved, Reason: body.Reason, Content: body.Content}
-	if string(d.Content) == "null" {
-		d.Content = nil
+	d := tool.Decision{Approved: *body.Approved, Reason: body.Reason}
+	if string(body.Content) != "null" {
+		d.Content = string(body.Content)
 	}
 	if err := mcp.CheckDecision(req.Tool, req.Input, d); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())

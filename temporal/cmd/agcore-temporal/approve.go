@@ -70,7 +70,7 @@ left out included) is refused, and the request goes on waiting.`,
 				}
 				return tw.Flush()
 			}
-			var answer json.RawMessage
+			var answer string
 			if content != "" {
 				if deny {
 					return usageError{errors.New("--content answers a request for input with an approval; not with --deny")}
@@ -78,7 +78,7 @@ left out included) is refused, and the request goes on waiting.`,
 				if !json.Valid([]byte(content)) {
 					return usageError{errors.New("--content is not JSON: give the form's answer as an object, e.g. '{\"name\":\"Ada\"}'")}
 				}
-				answer = json.RawMessage(content)
+				answer = content
 			}
 			for _, call := range args {
 				if err := agtemporal.Decide(ctx, cl, id, agtemporal.Decision{CallID: call, Approve: !deny, Reason: reason, Content: answer}); err != nil {
