@@ -34,6 +34,9 @@ func TestFormContent(t *testing.T) {
 		{"an array", form, `[1]`, nil, "must be a JSON object"},
 		{"defaults only", `{"type":"object","properties":{"city":{"type":"string","default":"Oslo"}},"required":["city"]}`, ``, map[string]any{"city": "Oslo"}, ""},
 		{"no schema", ``, `{"x":1}`, map[string]any{"x": 1.0}, ""},
+		{"a draft-07 schema", `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`, `{"a":"x"}`, map[string]any{"a": "x"}, ""},
+		{"a titled choice and several", `{"type":"object","properties":{"a":{"type":"string","oneOf":[{"const":"x","title":"X"}]},"b":{"type":"array","items":{"type":"string","enum":["p","q"]},"minItems":1}}}`, `{"a":"x","b":["p"]}`, map[string]any{"a": "x", "b": []any{"p"}}, ""},
+		{"several, one out of the enum", `{"type":"object","properties":{"b":{"type":"array","items":{"type":"string","enum":["p","q"]}}}}`, `{"b":["z"]}`, nil, `field "b"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
