@@ -299,10 +299,6 @@ type RunOptions struct {
 	// Config.SessionBudget for this run.
 	Budget        *budget.Limits
 	SessionBudget *budget.Limits
-	// Quota, when not nil, is the principal's limit the run's model calls
-	// also keep (budget.StoreQuota); nil means the one the run's context
-	// carries (budget.WithQuota: agcore serve sets one per request).
-	Quota budget.Quota
 }
 
 // Errors of a run; test them with errors.Is.
@@ -356,7 +352,8 @@ func (e *PersistError) Unwrap() error { return e.Err }
 // [Response.PersistErr].
 //
 // A run stopped by a spending limit (Config.Budget, SessionBudget,
-// RunOptions.Quota) after its first model call returns both its Response
+// the quota its context carries, budget.WithQuota) after its first model
+// call returns both its Response
 // (FinishReason llm.FinishBudget; what it did, persisted like any turn,
 // every tool call answered) and the *budget.ExceededError naming the
 // limit, which matches llm.ErrBudgetExceeded. When the first call is

@@ -202,10 +202,11 @@ func (a *Agent) prepare(ctx context.Context, msgs []llm.Message, opts *RunOption
 // none of them limits anything.
 func (r *run) newMeter(ctx context.Context) *budget.Meter {
 	a, opts := r.agent, r.opts
-	m := &budget.Meter{Run: a.cfg.Budget, Quota: opts.Quota, Policy: a.policy, Parent: budget.FromContext(ctx)}
-	if m.Quota == nil && m.Parent == nil {
-		// A server's, for the request's principal (a nested run's calls
-		// reach it through the outer run's meter).
+	m := &budget.Meter{Run: a.cfg.Budget, Policy: a.policy, Parent: budget.FromContext(ctx)}
+	if m.Parent == nil {
+		// The principal's quota arrives one way, in the run's context
+		// (budget.WithQuota: a server's, per request); a nested run's
+		// calls reach it through the outer run's meter.
 		m.Quota = budget.QuotaFrom(ctx)
 	}
 	if opts.Budget != nil {

@@ -113,6 +113,30 @@ func (s *Stream) Wait() (*Response, error) {
 	return s.resp, s.err
 }
 
+// Each runs the turn on the caller's goroutine as Wait does, calling fn
+// with each update as it arrives (the finish update included), and
+// returns what Wait returns. Unlike ranging over Updates, it starts no
+// goroutine: the post-invocation phase (providers' Invoked, persistence)
+// runs on the caller's goroutine too, before the finish update is given
+// to fn. It is for callers that may not start goroutines, such as a
+// durable workflow that shows a turn's progress as it goes. fn returning
+// false abandons the run, as breaking out of Updates does. A Stream
+// already consumed returns ErrStreamUsed.
+func (s *Stream) Each(fn func(Update) bool) (*Response, error) {
+	if !s.started.CompareAndSwap(false, true) {
+		return nil, ErrStreamUsed
+	}
+	s.inline = true
+	s.run(func(u Update, err error) bool {
+		if err != nil {
+			return true // Wait returns it
+		}
+		return fn(u)
+	})
+	<-s.done
+	return s.resp, s.err
+}
+
 func (s *Stream) run(yield func(Update, error) bool) {
 	a := s.agent
 	ctx, cancel := context.WithCancel(s.ctx)

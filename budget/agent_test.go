@@ -12,6 +12,7 @@ import (
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
 	"github.com/agcore/agcore/session"
+	"github.com/agcore/agcore/session/memstore"
 	"github.com/agcore/agcore/tool"
 )
 
@@ -100,6 +101,7 @@ func TestFourthCallNotSent(t *testing.T) {
 						var calls int
 						cfg := agent.Config{Tools: []tool.Tool{tick}, Store: store, MaxSteps: 10}
 						opts := &agent.RunOptions{SessionID: id}
+						var quota *budget.StoreQuota
 						switch scope {
 						case budget.ScopeRun:
 							cfg.Budget = budget.Limits{CostUSD: limit}
@@ -112,7 +114,8 @@ func TestFourthCallNotSent(t *testing.T) {
 							}
 							cfg.SessionBudget = budget.Limits{CostUSD: limit + before}
 						case budget.ScopePrincipal:
-							opts.Quota = &budget.StoreQuota{Records: recs, Principal: "alice-" + id, Total: budget.Limits{CostUSD: limit}}
+							quota = &budget.StoreQuota{Records: recs, Principal: "alice-" + id, Total: budget.Limits{CostUSD: limit}}
+							ctx = budget.WithQuota(ctx, quota)
 						}
 						a, err := agent.New(loopModel(&calls), cfg)
 						if err != nil {
@@ -171,8 +174,7 @@ func TestFourthCallNotSent(t *testing.T) {
 							t.Errorf("a tool call is not answered: %v", err)
 						}
 						if scope == budget.ScopePrincipal {
-							q := opts.Quota.(*budget.StoreQuota)
-							spent, err := q.Spent(ctx)
+							spent, err := quota.Spent(ctx)
 							if err != nil {
 								t.Fatal(err)
 							}
@@ -217,5 +219,69 @@ func TestNestedRunCountsInTheOuterRun(t *testing.T) {
 	}
 	if outerModel.Calls() != 1 || *resp.Budget.Run.Tokens != 0 {
 		t.Errorf("outer calls %d, %d tokens left; want 1 call and nothing left (the inner run's 7,900 tokens counted)", outerModel.Calls(), *resp.Budget.Run.Tokens)
+	}
+}
+
+// TestQuotaArrivesThroughTheRunContext: a principal's quota reaches a
+// run one way, the context it runs in (budget.WithQuota, which agcore
+// serve sets per request): the run's calls are settled in it, and a run
+// nested in that run (an agent called as a tool) keeps it through the
+// outer run's meter, each call counted once; a run in a context without
+// one spends nothing of it.
+func TestQuotaArrivesThroughTheRunContext(t *testing.T) {
+	t.Parallel()
+	small := llm.ModelInfo{Provider: "test", Name: "m", ContextWindow: 100_000, MaxOutputTokens: 100}
+	for _, tc := range []struct {
+		name      string
+		withQuota bool
+		nested    bool
+		want      llm.Usage // what the quota holds as spent after the run
+	}{
+		{name: "a run in a context with the quota", withQuota: true, want: llm.Usage{InputTokens: 300, OutputTokens: 30}},
+		{name: "a nested run in a context with the quota", withQuota: true, nested: true, want: llm.Usage{InputTokens: 1300, OutputTokens: 230}},
+		{name: "a run in a context without it", nested: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := memstore.New()
+			quota := &budget.StoreQuota{Records: store, Principal: "alice", Total: budget.Limits{Tokens: 1_000_000}}
+			inner, err := agent.New(llmtest.New(llmtest.Text("the answer").WithUsage(llm.Usage{InputTokens: 1000, OutputTokens: 200})).WithInfo(small), agent.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ask := tool.MustFunc("ask", "ask the expert", func(ctx context.Context, _ struct{}) (string, error) {
+				resp, err := inner.Run(ctx, []llm.Message{llm.UserText("question")}, nil)
+				if err != nil {
+					return "", err
+				}
+				return resp.Text(), nil
+			})
+			first := llmtest.Text("done")
+			if tc.nested {
+				first = llmtest.Reply(llmtest.Call("c1", "ask", map[string]any{}))
+			}
+			outerModel := llmtest.New(first.WithUsage(llm.Usage{InputTokens: 100, OutputTokens: 10}),
+				llmtest.Text("done").WithUsage(llm.Usage{InputTokens: 200, OutputTokens: 20})).WithInfo(small)
+			if !tc.nested {
+				outerModel = llmtest.New(llmtest.Text("done").WithUsage(llm.Usage{InputTokens: 300, OutputTokens: 30})).WithInfo(small)
+			}
+			outer, err := agent.New(outerModel, agent.Config{Tools: []tool.Tool{ask}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := t.Context()
+			if tc.withQuota {
+				ctx = budget.WithQuota(ctx, quota)
+			}
+			if _, err := outer.Run(ctx, []llm.Message{llm.UserText("go")}, nil); err != nil {
+				t.Fatal(err)
+			}
+			spent, err := quota.Spent(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if spent.Total.Usage != tc.want {
+				t.Errorf("the quota holds %+v spent, want %+v", spent.Total.Usage, tc.want)
+			}
+		})
 	}
 }

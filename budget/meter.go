@@ -338,8 +338,10 @@ func FromContext(ctx context.Context) *Meter {
 type quotaKey struct{}
 
 // WithQuota returns ctx carrying q, the quota of the principal a request
-// is made for: an agent run in ctx (without RunOptions.Quota) keeps it. A
-// server sets it once per request, for every entry point.
+// is made for: every agent run in ctx keeps it (the one way a run is
+// given a quota; a run nested in another, an agent called as a tool,
+// keeps it through the outer run's meter). A server sets it once per
+// request, for every entry point (serve.QuotaScope).
 func WithQuota(ctx context.Context, q Quota) context.Context {
 	return context.WithValue(ctx, quotaKey{}, q)
 }

@@ -65,8 +65,8 @@ func TestReplicasNeverExceedQuota(t *testing.T) {
 					return
 				}
 				q := &budget.StoreQuota{Records: recs, Principal: "bob", PerDay: budget.Limits{Tokens: quota}}
-				resp, err := a.Run(context.Background(), []llm.Message{llm.UserText("loop")},
-					&agent.RunOptions{SessionID: fmt.Sprintf("r%d-%d", r, i), Quota: q})
+				resp, err := a.Run(budget.WithQuota(context.Background(), q), []llm.Message{llm.UserText("loop")},
+					&agent.RunOptions{SessionID: fmt.Sprintf("r%d-%d", r, i)})
 				if !errors.Is(err, llm.ErrBudgetExceeded) {
 					t.Errorf("replica %d run %d: %v, want the quota's refusal", r, i, err)
 				}

@@ -74,6 +74,14 @@ func (h *Handler) aguiRun(w http.ResponseWriter, r *http.Request) {
 	}
 	out := newSSE(w, h.flushEvery)
 	defer out.close()
+	followAGUI(r.Context(), out, log, recs, name, key, after)
+}
+
+// followAGUI writes to out the events of run name (lease record key)
+// after event after, to its end. A run whose lease record is gone for
+// endedGrace while its log has no final event was lost: its log ends
+// with RUN_ERROR (replica_lost).
+func followAGUI(ctx context.Context, out *sse, log *runlog.Log, recs session.Records, name, key string, after int64) {
 	var gone time.Time
 	idle := func(ctx context.Context, last int64) error {
 		if log.Running(name) {
@@ -93,7 +101,7 @@ func (h *Handler) aguiRun(w http.ResponseWriter, r *http.Request) {
 		data, _ := json.Marshal(map[string]any{"type": "RUN_ERROR", "message": "the server running the run was lost", "code": "replica_lost"})
 		return log.AppendFinal(ctx, name, runlog.Event{Seq: last + 1, Type: "RUN_ERROR", Data: data})
 	}
-	for ev, err := range log.Follow(r.Context(), name, after, idle) {
+	for ev, err := range log.Follow(ctx, name, after, idle) {
 		if err != nil {
 			return
 		}
@@ -211,7 +219,20 @@ func (h *Handler) agui(w http.ResponseWriter, r *http.Request) {
 	}
 	opts.Instructions = instr
 
-	s := &aguiSink{out: newSSE(w, h.flushEvery), agent: a.Name}
+	state := in.State
+	if len(state) == 0 || string(state) == "null" {
+		state = json.RawMessage("{}")
+	}
+	if rr, ok := h.opts.Runner.(RemoteRunner); ok && remoteable(opts) && validRunID(in.RunID) {
+		if recs, ok := session.RecordsOf(a.Store); ok && a.Store != nil {
+			// agcore serve --temporal: the run goes on elsewhere
+			// (remote_agui.go).
+			h.aguiRemote(w, r, rr, recs, a, in, state, msgs, opts)
+			return
+		}
+	}
+
+	s := &aguiSink{out: newSSE(w, h.flushEvery), agent: a.Name, threadID: in.ThreadID, runID: in.RunID}
 	defer s.out.close()
 	// With records in the store the run outlives its client: its events
 	// go to a log too, and a lease says it runs (reconnect: aguiRun).
@@ -265,32 +286,48 @@ func (h *Handler) agui(w http.ResponseWriter, r *http.Request) {
 		s.emit(map[string]any{"type": "CUSTOM", "name": "agcore.approval_required", "value": map[string]any{
 			"id": p.ID, "toolCallId": p.CallID, "tool": p.Tool, "arguments": p.Input}})
 	})
-	state := in.State
-	if len(state) == 0 || string(state) == "null" {
-		state = json.RawMessage("{}")
-	}
 	principal, _ := host.PrincipalFrom(ctx)
-	s.emit(map[string]any{"type": "RUN_STARTED", "threadId": in.ThreadID, "runId": in.RunID, "agcoreOwner": principal})
-	s.emit(map[string]any{"type": "STATE_SNAPSHOT", "snapshot": state})
-	s.emit(map[string]any{"type": "STEP_STARTED", "stepName": a.Name})
+	s.start(principal, state)
 	resp, err := runTurn(ctx, a, msgs, opts, in.RunID, s)
+	if failed := s.end(ctx, resp, err, false); failed != nil && r.Context().Err() == nil {
+		h.log.LogAttrs(ctx, slog.LevelError, "AG-UI run failed", attrs(a.Name, in.RunID, failed)...)
+	}
+}
+
+// start emits a run's first events: RUN_STARTED (with the principal's
+// owner mark), STATE_SNAPSHOT, STEP_STARTED of the agent.
+func (s *aguiSink) start(principal string, state json.RawMessage) {
+	s.emit(map[string]any{"type": "RUN_STARTED", "threadId": s.threadID, "runId": s.runID, "agcoreOwner": principal})
+	s.emit(map[string]any{"type": "STATE_SNAPSHOT", "snapshot": state})
+	s.emit(map[string]any{"type": "STEP_STARTED", "stepName": s.agent})
+}
+
+// end emits a run's last events for its outcome (resp and err as runTurn
+// returned them; ctx the turn's, which tells a timeout): STEP_FINISHED and
+// RUN_FINISHED, or RUN_ERROR (code "cancelled" when cancelled). It returns
+// the turn's error when it failed.
+func (s *aguiSink) end(ctx context.Context, resp *agent.Response, err error, cancelled bool) (failed error) {
 	if resp != nil && errors.Is(err, llm.ErrBudgetExceeded) {
 		err = nil
+	}
+	if err == nil && resp == nil {
+		err = errors.New("serve: the run ended without a response")
 	}
 	if err == nil {
 		err = resp.PersistErr()
 	}
-	s.closeText()
+	_ = s.closeText()
 	if err != nil {
 		e := turnError(ctx, err)
-		if r.Context().Err() == nil {
-			h.log.LogAttrs(ctx, slog.LevelError, "AG-UI run failed", attrs(a.Name, in.RunID, err)...)
+		if cancelled {
+			e = &apiError{Code: "cancelled", Message: "the run was cancelled"}
 		}
 		s.emit(map[string]any{"type": "RUN_ERROR", "message": e.Message, "code": e.Code})
-		return
+		return err
 	}
 	s.emit(map[string]any{"type": "STEP_FINISHED", "stepName": s.agent})
-	s.emit(map[string]any{"type": "RUN_FINISHED", "threadId": in.ThreadID, "runId": in.RunID})
+	s.emit(map[string]any{"type": "RUN_FINISHED", "threadId": s.threadID, "runId": s.runID})
+	return nil
 }
 
 // aguiMessages converts the run's messages: all of them for a new thread,
@@ -336,6 +373,13 @@ type aguiSink struct {
 	log   *runlog.Writer
 	agent string // the agent answering: its step is open
 
+	threadID, runID string
+	// collect, when not nil, takes every event instead of out and log
+	// (AGUIEvents: a run translated elsewhere); ids, when not nil, makes
+	// the message ids (newID otherwise).
+	collect func(runlog.Event)
+	ids     func(prefix string) string
+
 	mu      sync.Mutex // emit is called by the turn and by approval notices
 	seq     int64
 	gone    bool   // the client went away (a logged run goes on)
@@ -350,6 +394,11 @@ func (s *aguiSink) emit(ev map[string]any) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	typ, _ := ev["type"].(string)
+	if s.collect != nil {
+		s.collect(runlog.Event{Seq: s.seq, Type: typ, Data: data})
+		s.seq++
+		return nil
+	}
 	if s.log != nil {
 		e := runlog.Event{Seq: s.seq, Type: typ, Data: data}
 		s.seq++
@@ -373,6 +422,13 @@ func (s *aguiSink) emit(ev map[string]any) error {
 	return nil
 }
 
+func (s *aguiSink) newID(prefix string) string {
+	if s.ids != nil {
+		return s.ids(prefix)
+	}
+	return newID(prefix)
+}
+
 func (s *aguiSink) closeText() error {
 	if s.message == "" {
 		return nil
@@ -387,7 +443,7 @@ func (s *aguiSink) text(delta string) error {
 		return nil
 	}
 	if s.message == "" {
-		s.message = newID("msg_")
+		s.message = s.newID("msg_")
 		if err := s.emit(map[string]any{"type": "TEXT_MESSAGE_START", "messageId": s.message, "role": "assistant"}); err != nil {
 			return err
 		}
@@ -416,7 +472,7 @@ func (s *aguiSink) toolResult(m *llm.Message) error {
 	if err := s.closeText(); err != nil {
 		return err
 	}
-	return s.emit(map[string]any{"type": "TOOL_CALL_RESULT", "messageId": newID("msg_"), "toolCallId": m.ToolCallID, "content": m.Text(), "role": "tool"})
+	return s.emit(map[string]any{"type": "TOOL_CALL_RESULT", "messageId": s.newID("msg_"), "toolCallId": m.ToolCallID, "content": m.Text(), "role": "tool"})
 }
 
 // handoff ends the step of the agent handing over and starts the next's.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/agcore/agcore/approval"
 	"github.com/agcore/agcore/mcp"
-	"github.com/agcore/agcore/serve/host"
 	"github.com/agcore/agcore/tool"
 )
 
@@ -61,12 +60,11 @@ type approvalObject struct {
 
 // listApprovals serves GET /v1/approvals: the calls waiting for a decision
 // in turns the caller's principal started.
-func (h *Handler) listApprovals(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) listApprovals(w http.ResponseWriter, _ *http.Request, principal string) {
 	if h.opts.Broker == nil {
 		writeError(w, &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "unknown_url", Message: "this server has no approvals"})
 		return
 	}
-	principal, _ := host.PrincipalFrom(r.Context())
 	pending := h.opts.Broker.Pending(func(q approval.Request) bool { return q.Owner.Principal == principal })
 	data := make([]approvalObject, len(pending))
 	for i, q := range pending {
@@ -89,7 +87,7 @@ func (h *Handler) listApprovals(w http.ResponseWriter, r *http.Request) {
 // mcp_elicitation), is the form's answer: checked against the requested
 // schema with the form's defaults filled in (400 invalid_content when it
 // does not match, a required field without a default left out included).
-func (h *Handler) decideApproval(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) decideApproval(w http.ResponseWriter, r *http.Request, principal string) {
 	id := r.PathValue("id")
 	notFound := &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "approval_not_found",
 		Message: "no call with this id is waiting for your decision"}
@@ -110,7 +108,6 @@ func (h *Handler) decideApproval(w http.ResponseWriter, r *http.Request) {
 		writeError(w, invalid("approved", "approved (true or false) is required"))
 		return
 	}
-	principal, _ := host.PrincipalFrom(r.Context())
 	q, ok := h.opts.Broker.Get(id)
 	if !ok || q.Owner.Principal != principal {
 		writeError(w, notFound)

@@ -154,6 +154,10 @@ func (h *Handler) startBackground(r *http.Request, a host.Agent, msgs []llm.Mess
 
 	run := obj.ID + "." + newID("")[:16]
 	sl.run = run
+	runner := h.opts.Runner
+	if rr, ok := runner.(RemoteRunner); ok && remoteable(opts) {
+		return h.startRemote(r, rr, a, msgs, opts, obj, sl, count, unlock, attached)
+	}
 	log := h.eventLog(recs)
 	w, err := log.Writer(run)
 	if err != nil {
@@ -218,7 +222,6 @@ func (h *Handler) startBackground(r *http.Request, a host.Agent, msgs []llm.Mess
 		}()
 		h.runBackground(ctx, cancel, a, msgs, opts, s, sl, count)
 	}
-	runner := h.opts.Runner
 	if runner == nil {
 		if attached != nil {
 			// The client that asked for the turn's stream waits for it on
@@ -249,49 +252,9 @@ func (h *Handler) runBackground(ctx context.Context, cancel context.CancelCauseF
 	principal, _ := host.PrincipalFrom(ctx)
 	stopKeep := sl.keepBackground(cancel, count)
 	resp, err := runTurn(ctx, a, msgs, opts, strings.TrimPrefix(obj.ID, "resp_"), s)
-	var stopped error
-	if resp != nil && errors.Is(err, llm.ErrBudgetExceeded) {
-		stopped, err = err, nil
-	}
-	if err == nil {
-		err = resp.PersistErr()
-	}
-	_ = s.close()
-	event, status := "response.completed", "completed"
-	switch {
-	case err != nil && errors.Is(context.Cause(ctx), errCancelRequested):
-		event, status = "response.cancelled", "cancelled"
-		obj.Status = "cancelled"
-		s.answerCalls("the response was cancelled before the call ended")
-	case err != nil:
-		e := turnError(ctx, err)
-		var pe *agent.PersistError
-		if errors.As(err, &pe) {
-			e = &apiError{Status: http.StatusInternalServerError, Type: typeServer, Code: "persist_failed", Message: "the turn could not be stored"}
-		}
-		h.log.LogAttrs(ctx, slog.LevelError, "background turn failed", attrs(a.Name, obj.ID, err)...)
-		event, status = "response.failed", "failed"
-		obj.Status = "failed"
-		obj.Error = &responseError{Code: e.Code, Message: e.Message}
-		s.answerCalls("the response failed before the call ended")
-	default:
-		obj.Status = "completed"
-		if resp.FinishReason == llm.FinishLength {
-			obj.Status, event = "incomplete", "response.incomplete"
-			obj.IncompleteDetails = &struct {
-				Reason string `json:"reason"`
-			}{"max_output_tokens"}
-		}
-		if stopped != nil {
-			obj.Status, event = "incomplete", "response.incomplete"
-			obj.IncompleteDetails = &struct {
-				Reason string `json:"reason"`
-			}{"budget"}
-			e := turnError(ctx, stopped)
-			obj.Error = &responseError{Code: e.Code, Message: e.Message}
-		}
-		obj.Usage = responseUsageOf(resp.Usage)
-		obj.Usage.Budget = resp.Budget
+	event, status, failed := s.outcome(ctx, resp, err, errors.Is(context.Cause(ctx), errCancelRequested))
+	if failed != nil {
+		h.log.LogAttrs(ctx, slog.LevelError, "background turn failed", attrs(a.Name, obj.ID, failed)...)
 	}
 	stopKeep()
 	// The record first (a poll after the stream's end sees the outcome),
@@ -570,8 +533,29 @@ func (h *Handler) follow(w http.ResponseWriter, r *http.Request, recs session.Re
 	log := h.eventLog(recs)
 	out := newSSE(w, h.flushEvery)
 	defer out.close()
+	for ev, err := range log.Follow(r.Context(), run, after, h.followIdle(log, recs, id, run)) {
+		if err != nil {
+			if r.Context().Err() == nil {
+				h.log.LogAttrs(r.Context(), slog.LevelWarn, "following a background response", slog.String("id", id), slog.String("error", err.Error()))
+				if !out.isStarted() {
+					writeError(w, &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "response_not_found", Message: "the response's events are no longer kept"})
+				}
+			}
+			return
+		}
+		if out.write(ev.Type, ev.Data) != nil {
+			return // the client went away; the turn goes on
+		}
+	}
+}
+
+// followIdle is what a follower of run (response id's) does when it
+// found no new event: it looks at the turn's record (at most every
+// bgPoll), declares a turn whose process was lost failed, and ends a log
+// whose turn ended without its final event.
+func (h *Handler) followIdle(log *runlog.Log, recs session.Records, id, run string) func(ctx context.Context, last int64) error {
 	var checked time.Time
-	idle := func(ctx context.Context, last int64) error {
+	return func(ctx context.Context, last int64) error {
 		if log.Running(run) || time.Since(checked) < bgPoll {
 			return nil
 		}
@@ -604,20 +588,6 @@ func (h *Handler) follow(w http.ResponseWriter, r *http.Request, recs session.Re
 		}
 		data := finalEvent(event, last+1, sr.Response)
 		return log.AppendFinal(ctx, run, runlog.Event{Seq: last + 1, Type: event, Data: data})
-	}
-	for ev, err := range log.Follow(r.Context(), run, after, idle) {
-		if err != nil {
-			if r.Context().Err() == nil {
-				h.log.LogAttrs(r.Context(), slog.LevelWarn, "following a background response", slog.String("id", id), slog.String("error", err.Error()))
-				if !out.isStarted() {
-					writeError(w, &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "response_not_found", Message: "the response's events are no longer kept"})
-				}
-			}
-			return
-		}
-		if out.write(ev.Type, ev.Data) != nil {
-			return // the client went away; the turn goes on
-		}
 	}
 }
 
@@ -656,6 +626,12 @@ func (h *Handler) cancelResponse(w http.ResponseWriter, r *http.Request) {
 			if _, err := s.update(ctx, sr.Run, func(v *slotRecord, _ *session.Record) { v.Cancel = true }); err != nil && !errors.Is(err, errSlotLost) {
 				writeError(w, &apiError{Status: http.StatusInternalServerError, Type: typeServer, Code: "store_error", Message: "the response could not be cancelled"})
 				return
+			}
+			// Or a remote runner's worker does: the runner stops it.
+			if rr, ok := h.opts.Runner.(RemoteRunner); ok {
+				if err := rr.CancelRemote(ctx, id); err != nil {
+					h.log.LogAttrs(ctx, slog.LevelWarn, "cancelling a remote background response", slog.String("id", id), slog.String("error", err.Error()))
+				}
 			}
 		}
 		// Wait for its end, as its process records it.

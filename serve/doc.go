@@ -26,6 +26,32 @@
 // are public), and
 // Options.Web at / (its API under /api/).
 //
+// # Composing a server
+//
+// A Handler is its protocols mounted on a ServeMux ([Handler.Mux]) inside
+// its layers ([Handler.Layers]); ServeHTTP serves
+// Chain(h.Mux(), h.Layers()...). Each protocol is a [Protocol], the routes
+// that serve it ([Handler.Health], [Handler.Models],
+// [Handler.ChatCompletions], [Handler.Responses], [Handler.AGUI],
+// [Handler.Approvals], and the mounted [Handler.A2A] and [Handler.Web]),
+// which [Protocol.Mount] registers on any ServeMux. Each cross-cutting
+// step is a [Layer], a func(http.Handler) http.Handler, outermost first:
+//
+//	AccessLog(logger)        one record per request, with the principal Authenticate resolved
+//	Recover(logger)          a panic logged, answered 500 (or its response cut)
+//	LoopbackOnly()           without tokens: only requests addressed to this machine
+//	CORS(origins)            CORS headers, preflights, the origin check
+//	Authenticate(Auth{...})  bearer token → principal, resolved once: put in the
+//	                         context (host.WithPrincipal) and given to each Scope
+//	                         (QuotaScope: the principal's spending limit)
+//	LimitBody(max)           413 over the size
+//
+// A program composes its own server from them with [Chain]: the
+// protocols it wants, routes of its own beside them, the layers it wants
+// in the order it wants (see the compose example). Turns of a composed
+// server run as they do in the Handler's (its Drain covers the turns of
+// the protocols mounted from it).
+//
 // # Chat Completions
 //
 // The request's "model" names the agent (an unknown one is 404
@@ -112,7 +138,9 @@
 // store has records) answers at once with the response "in_progress"
 // and "background": true; the turn runs on with no client attached,
 // started by Options.Runner (InProcess, a goroutine, by default: the seam
-// where a durable runner plugs in). Its events, numbered from 0 as a
+// where a durable runner plugs in; a RemoteRunner runs the turn in other
+// processes, which write its events with ResponseEvents and its outcome
+// with FinishResponse: agcore serve --temporal's workers). Its events, numbered from 0 as a
 // streamed turn's are, go to an event log in the store (package runlog:
 // batched, at most one write per 50 ms plus the final one, bounded by
 // Options.EventLogMaxBytes, kept Options.EventLogRetention). So:
@@ -179,7 +207,12 @@
 // it from RUN_STARTED (or after event N) and follows it to RUN_FINISHED
 // (an AG-UI client pointed at that URL reconnects: the POST's body is
 // ignored); a run whose process was lost ends with RUN_ERROR
-// (replica_lost). Without records the run is its request's.
+// (replica_lost). Without records the run is its request's. With a
+// RemoteRunner (Options.Runner) a run without the client's tools runs
+// elsewhere (RemoteTurn.AGUI, remote_agui.go): this process writes its
+// first events and lease record, and streams it from the log, where what
+// runs it writes AGUIEvents' events and ends it with FinishAGUI; a run id
+// that is running is then refused (409 run_exists).
 //
 // # Owners
 //
@@ -301,9 +334,10 @@
 // Config.Telemetry (agcore serve's --otel), one invoke_agent span per turn.
 //
 // Options.Quota limits what each principal spends (tokens and cost, per
-// UTC day and in total), on every entry point: the handler puts a
-// budget.StoreQuota for the request's principal in its context
-// (budget.WithQuota), which every agent run of the request keeps. It lives
+// UTC day and in total), on every entry point: Authenticate's
+// [QuotaScope] puts a budget.StoreQuota for the request's principal in its
+// context (budget.WithQuota, the one way a run is given a quota), which
+// every agent run of the request keeps. It lives
 // in the store's records, shared by replicas and kept across restarts. A
 // turn the quota refuses at once is a 429 budget_exceeded (type
 // insufficient_quota); one it stops after some model calls is stored, and
@@ -312,8 +346,9 @@
 // is left of the turn's limits (run, session, principal).
 //
 // Options.Records keeps a replayable record (package replay) of every
-// turn, on every entry point: the handler puts its record keeping in the
-// request's context (host.WithTurnHook), and each entry point calls
+// turn, on every entry point: a scope of Authenticate puts its record
+// keeping, for the request's principal, in the request's context
+// (host.WithTurnHook), and each entry point calls
 // host.BeginTurn before a turn, which waits for the turns before it on
 // the session's record (replay.Dir.Begin) and runs the turn with the
 // record in its context (replay.WithTurn), where the agents'

@@ -54,8 +54,8 @@ type inputItem struct {
 	Output    json.RawMessage `json:"output"`
 }
 
-// responses serves POST /v1/responses.
-func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
+// responses serves POST /v1/responses for principal.
+func (h *Handler) responses(w http.ResponseWriter, r *http.Request, principal string) {
 	var req responsesRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		writeError(w, decodeError(err))
@@ -95,7 +95,7 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 			writeError(w, invalid("background", "the agent %q keeps no responses: background responses need a store with records", a.Name))
 			return
 		}
-		h.background(w, r, a, &req, msgs, opts)
+		h.background(w, r, principal, a, &req, msgs, opts)
 		return
 	}
 	ctx, end, ok := h.beginTurn(w, r)
@@ -104,8 +104,7 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer end()
-	principal, _ := host.PrincipalFrom(ctx)
-	conv, pos, unlock, apiErr := h.place(ctx, a, &req, opts)
+	conv, pos, unlock, apiErr := h.place(ctx, principal, a, &req, opts)
 	if apiErr != nil {
 		writeError(w, apiErr)
 		return
@@ -136,7 +135,7 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	resp, err := runTurn(ctx, a, msgs, opts, strings.TrimPrefix(obj.ID, "resp_"), s)
+	resp, err := runTurnAs(ctx, principal, a, msgs, opts, strings.TrimPrefix(obj.ID, "resp_"), s)
 	var stopped error // the spending limit that ended a stored turn
 	if resp != nil && errors.Is(err, llm.ErrBudgetExceeded) {
 		stopped, err = err, nil
@@ -229,10 +228,9 @@ func (h *Handler) newResponse(a host.Agent, req *responsesRequest, conv string, 
 // turn is placed (its id claimed) as any stored turn, then started by the
 // Runner; the answer is the response in progress, or with "stream": true
 // its events as they come (the client may leave; the turn goes on).
-func (h *Handler) background(w http.ResponseWriter, r *http.Request, a host.Agent, req *responsesRequest, msgs []llm.Message, opts *agent.RunOptions) {
+func (h *Handler) background(w http.ResponseWriter, r *http.Request, principal string, a host.Agent, req *responsesRequest, msgs []llm.Message, opts *agent.RunOptions) {
 	ctx := r.Context()
-	principal, _ := host.PrincipalFrom(ctx)
-	conv, pos, unlock, apiErr := h.place(ctx, a, req, opts)
+	conv, pos, unlock, apiErr := h.place(ctx, principal, a, req, opts)
 	if apiErr != nil {
 		writeError(w, apiErr)
 		return
@@ -304,10 +302,10 @@ func parseResponseID(id string) (sess string, turn int, ok bool) {
 	return rest[:i], n, true
 }
 
-// place decides the turn's session from previous_response_id,
+// place decides principal's turn's session from previous_response_id,
 // conversation and store, locks it for the turn, and sets opts. It returns
 // the conversation id to echo.
-func (h *Handler) place(ctx context.Context, a host.Agent, req *responsesRequest, opts *agent.RunOptions) (conv string, pos position, unlock func(), apiErr *apiError) {
+func (h *Handler) place(ctx context.Context, principal string, a host.Agent, req *responsesRequest, opts *agent.RunOptions) (conv string, pos position, unlock func(), apiErr *apiError) {
 	unlock = func() {}
 	store := req.Store == nil || *req.Store
 	if len(bytes.TrimSpace(req.Conversation)) > 0 && string(bytes.TrimSpace(req.Conversation)) != "null" {
@@ -318,7 +316,7 @@ func (h *Handler) place(ctx context.Context, a host.Agent, req *responsesRequest
 			}
 			conv = ref.ID
 		}
-		if err := session.ValidateID(host.SessionName(ctx, conv)); err != nil {
+		if err := session.ValidateID(host.SessionNameOf(principal, conv)); err != nil {
 			return "", pos, unlock, invalid("conversation", "%v", err)
 		}
 		if req.PreviousResponseID != "" {
@@ -340,7 +338,7 @@ func (h *Handler) place(ctx context.Context, a host.Agent, req *responsesRequest
 			return "", pos, unlock, previousNotFound(req.PreviousResponseID)
 		}
 	case conv != "":
-		sid = host.SessionName(ctx, conv)
+		sid = host.SessionNameOf(principal, conv)
 	default:
 		if !store {
 			return conv, position{}, unlock, nil
@@ -348,8 +346,7 @@ func (h *Handler) place(ctx context.Context, a host.Agent, req *responsesRequest
 		sid = session.NewID()
 	}
 	// The principal's view of the store: another's session is not found.
-	principal, _ := host.PrincipalFrom(ctx)
-	sessions := host.Sessions(ctx, a.Store)
+	sessions := host.SessionsOf(principal, a.Store)
 	unlock, err := h.locks.lock(ctx, sid)
 	if err != nil {
 		return "", pos, func() {}, turnError(ctx, err)
@@ -357,7 +354,10 @@ func (h *Handler) place(ctx context.Context, a host.Agent, req *responsesRequest
 	recs, shared := session.RecordsOf(a.Store)
 	var stale *errStale // a completed record at the number the last load gave
 	for {
-		sess, err := sessions.Load(ctx, sid)
+		// The view is enough (the turn count, and the history a turn
+		// without store sends): a long conversation is not read whole,
+		// nor held whole in the store's message cache, on every turn.
+		sess, err := sessions.LoadView(ctx, sid)
 		switch {
 		case errors.Is(err, session.ErrNotFound):
 			sess = &session.Session{ID: sid}
@@ -451,12 +451,11 @@ func previousNotFound(id string) *apiError {
 // the response: from the store, for an agent whose store has records
 // (any process's responses, kept across restarts), else from the
 // responses this process completed recently (a bounded cache).
-func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request, principal string) {
 	if v := r.URL.Query().Get("stream"); v == "true" || v == "1" || streamBody(r) {
 		h.streamStored(w, r)
 		return
 	}
-	principal, _ := host.PrincipalFrom(r.Context())
 	id := r.PathValue("id")
 	body, ok, err := h.storedResponse(r.Context(), id, principal)
 	if err != nil {
@@ -472,7 +471,7 @@ func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
 	}
 	obj, ok := h.recent.get(id, principal)
 	if ok {
-		ok = h.visible(r.Context(), obj)
+		ok = h.visible(r.Context(), principal, obj)
 	}
 	if !ok {
 		writeError(w, &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "response_not_found",
@@ -498,13 +497,13 @@ func streamBody(r *http.Request) bool {
 // visible reports whether the session of a stored response is the
 // request's principal's (host.Sessions), so that a response is read as its
 // session is.
-func (h *Handler) visible(ctx context.Context, obj *responseObject) bool {
+func (h *Handler) visible(ctx context.Context, principal string, obj *responseObject) bool {
 	a, ok := h.opts.Agents.Get(obj.Model)
 	sid, _, idOK := parseResponseID(obj.ID)
 	if !ok || !idOK || a.Store == nil {
 		return false
 	}
-	_, err := host.Sessions(ctx, a.Store).LoadView(ctx, sid)
+	_, err := host.SessionsOf(principal, a.Store).LoadView(ctx, sid)
 	return err == nil
 }
 

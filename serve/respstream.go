@@ -115,6 +115,19 @@ type respSink struct {
 	open     int    // index of the open message or reasoning item, -1 for none
 	buf      []byte // the open item's text
 	agent    string // the agent answering, once the turn has handed off
+	// collect, when set, receives the events instead of a stream or a
+	// log (a turn run elsewhere: ResponseEvents); ids, when set, makes
+	// the items' ids instead of newID (deterministic there).
+	collect func(runlog.Event)
+	ids     func(prefix string) string
+}
+
+// newID returns a new id for an item: newID's, or the sink's own.
+func (s *respSink) newID(prefix string) string {
+	if s.ids != nil {
+		return s.ids(prefix)
+	}
+	return newID(prefix)
 }
 
 // add appends an item to the output, marked with the agent answering.
@@ -129,18 +142,22 @@ func (s *respSink) add(it *outputItem) int {
 // emit sends one event with its type and sequence number; without a
 // stream it does nothing.
 func (s *respSink) emit(typ string, fields map[string]any) error {
-	if s.sse == nil && s.log == nil {
+	if s.sse == nil && s.log == nil && s.collect == nil {
 		return nil
 	}
 	fields["type"] = typ
 	fields["sequence_number"] = s.seq
 	s.seq++
-	if s.log == nil {
+	if s.log == nil && s.collect == nil {
 		return s.sse.send(typ, fields)
 	}
 	data, err := json.Marshal(fields)
 	if err != nil {
 		return err
+	}
+	if s.collect != nil {
+		s.collect(runlog.Event{Seq: int64(s.seq - 1), Type: typ, Data: data})
+		return nil
 	}
 	s.log.Append(runlog.Event{Seq: int64(s.seq - 1), Type: typ, Data: data})
 	s.attached.send(typ, data)
@@ -160,14 +177,14 @@ func (s *respSink) openItem(typ string) error {
 	idx := s.add(it)
 	s.open, s.buf = idx, s.buf[:0]
 	if typ == "message" {
-		it.ID, it.Role, it.Content = newID("msg_"), "assistant", &[]contentOut{}
+		it.ID, it.Role, it.Content = s.newID("msg_"), "assistant", &[]contentOut{}
 		if err := s.emit("response.output_item.added", map[string]any{"output_index": idx, "item": it}); err != nil {
 			return err
 		}
 		return s.emit("response.content_part.added", map[string]any{"item_id": it.ID, "output_index": idx, "content_index": 0,
 			"part": contentOut{Type: "output_text", Annotations: []any{}, Logprobs: []any{}}})
 	}
-	it.ID, it.Summary, it.Status = newID("rs_"), &[]summaryPart{}, ""
+	it.ID, it.Summary, it.Status = s.newID("rs_"), &[]summaryPart{}, ""
 	if err := s.emit("response.output_item.added", map[string]any{"output_index": idx, "item": it}); err != nil {
 		return err
 	}
@@ -240,7 +257,7 @@ func (s *respSink) callItem(call llm.ToolUse, agent, parent string) error {
 		return err
 	}
 	args := string(call.InputOrEmpty())
-	it := &outputItem{Type: "function_call", ID: newID("fc_"), CallID: call.ID, Name: call.Name, Arguments: &args, Status: "in_progress",
+	it := &outputItem{Type: "function_call", ID: s.newID("fc_"), CallID: call.ID, Name: call.Name, Arguments: &args, Status: "in_progress",
 		Agent: agent, ParentCallID: parent}
 	idx := s.add(it)
 	if err := s.emit("response.output_item.added", map[string]any{"output_index": idx, "item": it}); err != nil {
@@ -264,7 +281,7 @@ func (s *respSink) resultItem(m *llm.Message, agent, parent string) error {
 		return err
 	}
 	out := m.Text()
-	it := &outputItem{Type: "function_call_output", ID: newID("fco_"), CallID: m.ToolCallID, Output: &out, Status: "completed",
+	it := &outputItem{Type: "function_call_output", ID: s.newID("fco_"), CallID: m.ToolCallID, Output: &out, Status: "completed",
 		Agent: agent, ParentCallID: parent}
 	idx := s.add(it)
 	if err := s.emit("response.output_item.added", map[string]any{"output_index": idx, "item": it}); err != nil {

@@ -2,16 +2,9 @@ package serve
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
-	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/url"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -146,10 +139,8 @@ type Quota struct {
 // for concurrent use.
 type Handler struct {
 	opts       Options
-	maxBody    int64
-	tokens     []token
-	origins    map[string]bool
-	mux        *http.ServeMux
+	layers     []Layer      // Layers
+	stack      http.Handler // Mux inside the layers: what ServeHTTP serves
 	log        *slog.Logger
 	now        func() time.Time
 	started    int64 // the models' created time
@@ -161,19 +152,12 @@ type Handler struct {
 	turns    sync.WaitGroup
 	cancels  map[*turnCancel]struct{}
 
-	patterns []string // the patterns of mux, in order
-
 	locks  sessionLocks    // Responses turns, one at a time per session
 	recent recentResponses // for GET /v1/responses/{id}
 
 	bgMu   sync.Mutex
 	logs   map[session.Records]*runlog.Log // the event logs, one per store
 	bgRuns map[string]*bgRun               // this process's background turns, by response id
-}
-
-type token struct {
-	name string
-	sum  [32]byte
 }
 
 type turnCancel struct {
@@ -188,8 +172,6 @@ func New(opts Options) (*Handler, error) {
 	}
 	h := &Handler{
 		opts:    opts,
-		maxBody: opts.MaxRequestBytes,
-		origins: make(map[string]bool, len(opts.AllowedOrigins)),
 		log:     opts.Logger,
 		now:     opts.Now,
 		cancels: make(map[*turnCancel]struct{}),
@@ -203,34 +185,11 @@ func New(opts Options) (*Handler, error) {
 	if h.grace = opts.DrainGrace; h.grace <= 0 {
 		h.grace = DefaultDrainGrace
 	}
-	if h.maxBody <= 0 {
-		h.maxBody = DefaultMaxRequestBytes
-	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
 	if h.now == nil {
 		h.now = time.Now
-	}
-	for name, secret := range opts.Tokens {
-		switch {
-		case name == "" || secret == "":
-			return nil, fmt.Errorf("serve: token %q: a token needs a name and a non-empty secret", name)
-		case name == LocalPrincipal:
-			return nil, fmt.Errorf("serve: token name %q is reserved for servers without tokens", name)
-		case session.ValidateID(name) != nil || strings.Contains(name, ".") || len(name) > 64:
-			// The name owns its sessions and prefixes the ids of its named
-			// conversations (NAME.conversation, host.SessionName).
-			return nil, fmt.Errorf("serve: token name %q: use at most 64 of A-Z a-z 0-9 _ -", name)
-		}
-		h.tokens = append(h.tokens, token{name: name, sum: sha256.Sum256([]byte(secret))})
-	}
-	for _, o := range opts.AllowedOrigins {
-		u, err := url.Parse(o)
-		if err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" {
-			return nil, fmt.Errorf("serve: allowed origin %q: want scheme://host[:port]", o)
-		}
-		h.origins[strings.ToLower(o)] = true
 	}
 	if q := opts.Quota; q != nil && q.Records == nil {
 		recs, ok := session.RecordsOf(opts.Agents.Default().Store)
@@ -241,42 +200,12 @@ func New(opts Options) (*Handler, error) {
 		quota.Records = recs
 		h.opts.Quota = &quota
 	}
+	if err := h.buildLayers(); err != nil {
+		return nil, err
+	}
 	h.started = h.now().Unix()
-	h.routes()
+	h.stack = Chain(h.Mux(), h.layers...)
 	return h, nil
-}
-
-func (h *Handler) routes() {
-	m := http.NewServeMux()
-	handle := func(pattern string, fn http.Handler) {
-		m.Handle(pattern, fn)
-		h.patterns = append(h.patterns, pattern)
-	}
-	handle("GET /healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { writeText(w, http.StatusOK, "ok\n") }))
-	handle("GET /readyz", http.HandlerFunc(h.ready))
-	handle("GET /v1/models", http.HandlerFunc(h.models))
-	handle("GET /v1/models/{model}", http.HandlerFunc(h.model))
-	handle("POST /v1/chat/completions", http.HandlerFunc(h.chat))
-	handle("POST /v1/responses", http.HandlerFunc(h.responses))
-	handle("GET /v1/responses/{id}", http.HandlerFunc(h.getResponse))
-	handle("POST /v1/responses/{id}/cancel", http.HandlerFunc(h.cancelResponse))
-	handle("POST /agui/{agent}", http.HandlerFunc(h.agui))
-	handle("GET /agui/{agent}/runs/{run}", http.HandlerFunc(h.aguiRun))
-	handle("POST /agui/{agent}/runs/{run}", http.HandlerFunc(h.aguiRun))
-	handle("GET /v1/approvals", http.HandlerFunc(h.listApprovals))
-	handle("POST /v1/approvals/{id...}", http.HandlerFunc(h.decideApproval))
-	handle("/v1/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "unknown_url",
-			Message: fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path)})
-	}))
-	if h.opts.A2A != nil {
-		handle("/a2a/", h.opts.A2A)
-		handle("/.well-known/agent-card.json", h.opts.A2A)
-	}
-	if h.opts.Web != nil {
-		handle("/", h.opts.Web)
-	}
-	h.mux = m
 }
 
 // Routes returns the route patterns the handler serves (net/http's
@@ -285,7 +214,7 @@ func (h *Handler) routes() {
 // method of this signature (a2aserve's and web's do). It documents the
 // server, and lets a test check that every route is covered.
 func (h *Handler) Routes() []string {
-	out := slices.Clone(h.patterns)
+	out := h.routePatterns()
 	for _, sub := range []http.Handler{h.opts.A2A, h.opts.Web} {
 		if r, ok := sub.(interface{ Routes() []string }); ok {
 			out = append(out, r.Routes()...)
@@ -294,166 +223,12 @@ func (h *Handler) Routes() []string {
 	return out
 }
 
-// ServeHTTP serves a request: access log, CORS and origin check,
-// authentication of the protected prefixes, body limit, then the route.
+// ServeHTTP serves a request: Mux inside Layers (the access log, panic
+// recovery, the loopback check without tokens, CORS and the origin check,
+// authentication of the protected paths, the body limit), then the
+// route.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	lw := &logWriter{ResponseWriter: w, status: http.StatusOK}
-	principal := ""
-	defer func() {
-		h.log.LogAttrs(r.Context(), slog.LevelInfo, "http request",
-			slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.Int("status", lw.status), slog.Int64("bytes", lw.bytes),
-			slog.Duration("duration", time.Since(start)), slog.String("principal", principal))
-	}()
-	if len(h.tokens) == 0 && !loopbackHost(r.Host) {
-		// Without tokens, only names of this machine: a page whose domain
-		// was rebound to 127.0.0.1 (DNS rebinding) sends its own name.
-		writeError(lw, &apiError{Status: http.StatusForbidden, Type: typeInvalidRequest, Code: "host_not_allowed",
-			Message: "a server without tokens answers only requests to localhost or a loopback address"})
-		return
-	}
-	if !h.checkOrigin(lw, r) {
-		return
-	}
-	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
-		lw.WriteHeader(http.StatusNoContent) // a preflight the origin check allowed
-		return
-	}
-	if protected(r.URL.Path) {
-		p, ok := h.authenticate(r)
-		if !ok {
-			lw.Header().Set("WWW-Authenticate", `Bearer realm="agcore"`)
-			writeError(lw, &apiError{Status: http.StatusUnauthorized, Type: typeInvalidRequest, Code: "invalid_api_key",
-				Message: "missing or invalid bearer token (Authorization: Bearer TOKEN)"})
-			return
-		}
-		principal = p
-		ctx := host.WithPrincipal(r.Context(), p)
-		if q := h.opts.Quota; q != nil {
-			ctx = budget.WithQuota(ctx, &budget.StoreQuota{Records: q.Records, Principal: p, Total: q.Total, PerDay: q.PerDay})
-		}
-		if h.opts.Records != nil {
-			ctx = host.WithTurnHook(ctx, h.record)
-		}
-		r = r.WithContext(ctx)
-	}
-	if r.Body != nil && r.Body != http.NoBody {
-		if r.ContentLength > h.maxBody {
-			writeError(lw, tooLarge(h.maxBody))
-			return
-		}
-		r.Body = http.MaxBytesReader(lw, r.Body, h.maxBody)
-	}
-	if r.Method == http.MethodPost && (strings.HasPrefix(r.URL.Path, "/a2a/") || r.URL.Path == "/api/chat") {
-		// The A2A and web handlers' turns drain like the /v1 ones. An A2A
-		// task runs detached from its request: it is told to stop
-		// (host.Stop), and its request keeps its context to answer.
-		begin := h.beginTurn
-		if strings.HasPrefix(r.URL.Path, "/a2a/") {
-			begin = h.beginStoppable
-		}
-		ctx, end, ok := begin(lw, r)
-		if !ok {
-			writeError(lw, draining())
-			return
-		}
-		defer end()
-		r = r.WithContext(ctx)
-	}
-	h.mux.ServeHTTP(lw, r)
-}
-
-// protected reports whether path needs a token. Agent cards are public,
-// the server's (/.well-known/agent-card.json) and each agent's
-// (/a2a/NAME/.well-known/agent-card.json).
-func protected(path string) bool {
-	if strings.HasPrefix(path, "/a2a/") && strings.HasSuffix(path, "/.well-known/agent-card.json") && strings.Count(path, "/") == 4 {
-		return false
-	}
-	return strings.HasPrefix(path, "/v1/") || path == "/v1" || strings.HasPrefix(path, "/agui/") ||
-		strings.HasPrefix(path, "/a2a/") || path == "/a2a" ||
-		strings.HasPrefix(path, "/api/") || path == "/api"
-}
-
-// authenticate returns the principal of r's bearer token. Every token is
-// compared, in constant time, whichever matches.
-func (h *Handler) authenticate(r *http.Request) (string, bool) {
-	if len(h.tokens) == 0 {
-		return LocalPrincipal, true
-	}
-	auth := r.Header.Get("Authorization")
-	const prefix = "bearer "
-	if len(auth) <= len(prefix) || !strings.EqualFold(auth[:len(prefix)], prefix) {
-		return "", false
-	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(auth[len(prefix):])))
-	found := ""
-	for _, t := range h.tokens {
-		if subtle.ConstantTimeCompare(sum[:], t.sum[:]) == 1 {
-			found = t.name
-		}
-	}
-	return found, found != ""
-}
-
-// checkOrigin applies CORS: an allowed origin gets its headers, a
-// state-changing request from any other origin but the server's own is
-// refused. It reports whether to go on.
-func (h *Handler) checkOrigin(w http.ResponseWriter, r *http.Request) bool {
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return true
-	}
-	w.Header().Add("Vary", "Origin")
-	if h.origins[strings.ToLower(origin)] {
-		hd := w.Header()
-		hd.Set("Access-Control-Allow-Origin", origin)
-		if r.Method == http.MethodOptions {
-			hd.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
-			allow := "Authorization, Content-Type"
-			if req := r.Header.Get("Access-Control-Request-Headers"); req != "" {
-				allow = req
-			}
-			hd.Set("Access-Control-Allow-Headers", allow)
-			hd.Set("Access-Control-Max-Age", "600")
-		}
-		return true
-	}
-	if sameOrigin(origin, r) {
-		return true
-	}
-	switch r.Method {
-	case http.MethodGet, http.MethodHead:
-		return true // no CORS headers: the browser keeps the answer from the page
-	}
-	writeError(w, &apiError{Status: http.StatusForbidden, Type: typeInvalidRequest, Code: "origin_not_allowed",
-		Message: "requests from this origin are not allowed"})
-	return false
-}
-
-// loopbackHost reports whether a Host header names this machine: localhost
-// or a loopback address, with or without a port.
-func loopbackHost(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// sameOrigin reports whether origin is the host the request was sent to.
-func sameOrigin(origin string, r *http.Request) bool {
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	return strings.EqualFold(u.Host, r.Host)
+	h.stack.ServeHTTP(w, r)
 }
 
 func (h *Handler) ready(w http.ResponseWriter, _ *http.Request) {
@@ -575,39 +350,6 @@ func (h *Handler) register(c *turnCancel, release func()) (end func()) {
 		h.turns.Done()
 	}
 }
-
-// logWriter records a response's status and size for the access log.
-type logWriter struct {
-	http.ResponseWriter
-	status      int
-	bytes       int64
-	wroteHeader bool
-}
-
-func (w *logWriter) WriteHeader(code int) {
-	if !w.wroteHeader {
-		w.status, w.wroteHeader = code, true
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *logWriter) Write(p []byte) (int, error) {
-	w.wroteHeader = true
-	n, err := w.ResponseWriter.Write(p)
-	w.bytes += int64(n)
-	return n, err
-}
-
-// Flush sends what was written so far (server-sent events).
-func (w *logWriter) Flush() {
-	w.wroteHeader = true
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the connection's writer.
-func (w *logWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func writeText(w http.ResponseWriter, status int, s string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")

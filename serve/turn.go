@@ -44,6 +44,11 @@ type agentSink interface {
 // error (the client went away) abandons the turn, which stores nothing.
 func runTurn(ctx context.Context, a host.Agent, msgs []llm.Message, opts *agent.RunOptions, run string, s sink) (*agent.Response, error) {
 	principal, _ := host.PrincipalFrom(ctx)
+	return runTurnAs(ctx, principal, a, msgs, opts, run, s)
+}
+
+// runTurnAs is runTurn for a principal the caller already holds.
+func runTurnAs(ctx context.Context, principal string, a host.Agent, msgs []llm.Message, opts *agent.RunOptions, run string, s sink) (*agent.Response, error) {
 	ctx = approval.WithOwner(ctx, approval.Owner{Agent: a.Name, Session: sessionOf(opts), Run: run, Principal: principal})
 	ctx, end := host.BeginTurn(ctx, host.Turn{Agent: a.Name, Session: sessionOf(opts), ID: run, Input: msgs})
 	defer end()
@@ -62,28 +67,10 @@ func runTurn(ctx context.Context, a host.Agent, msgs []llm.Message, opts *agent.
 			}
 			return nil, err
 		}
-		var serr error
-		switch u.Kind {
-		case agent.UpdateText:
-			serr = s.text(u.Text)
-		case agent.UpdateThinking:
-			serr = s.thinking(u.Text)
-		case agent.UpdateToolCall:
-			serr = s.toolCall(u.ToolCall, declared[u.ToolCall.Name])
-		case agent.UpdateToolResult:
-			serr = s.toolResult(u.ToolResult)
-		case agent.UpdateHandoff:
-			if as, ok := s.(agentSink); ok {
-				serr = as.handoff(u.From, u.Agent)
-			}
-		case agent.UpdateSubAgent:
-			if as, ok := s.(agentSink); ok {
-				serr = as.subAgent(u)
-			}
-		case agent.UpdateFinish:
+		if u.Kind == agent.UpdateFinish {
 			resp = u.Response
 		}
-		if serr != nil {
+		if serr := feed(s, u, declared); serr != nil {
 			return nil, serr // breaking the range abandons the run
 		}
 	}
@@ -93,10 +80,33 @@ func runTurn(ctx context.Context, a host.Agent, msgs []llm.Message, opts *agent.
 	return resp, nil
 }
 
+// feed hands one update of a turn to s (the finish update is the
+// caller's); declared names the client's declared tools.
+func feed(s sink, u agent.Update, declared map[string]bool) error {
+	switch u.Kind {
+	case agent.UpdateText:
+		return s.text(u.Text)
+	case agent.UpdateThinking:
+		return s.thinking(u.Text)
+	case agent.UpdateToolCall:
+		return s.toolCall(u.ToolCall, declared[u.ToolCall.Name])
+	case agent.UpdateToolResult:
+		return s.toolResult(u.ToolResult)
+	case agent.UpdateHandoff:
+		if as, ok := s.(agentSink); ok {
+			return as.handoff(u.From, u.Agent)
+		}
+	case agent.UpdateSubAgent:
+		if as, ok := s.(agentSink); ok {
+			return as.subAgent(u)
+		}
+	}
+	return nil
+}
+
 // record is the TurnHook of a server with Options.Records: it begins
 // the turn in its session's record, or in a record of its own.
-func (h *Handler) record(ctx context.Context, t host.Turn) (context.Context, func()) {
-	principal, _ := host.PrincipalFrom(ctx)
+func (h *Handler) record(ctx context.Context, principal string, t host.Turn) (context.Context, func()) {
 	key := principal + "/" + t.Session
 	if t.Session == "" {
 		id := t.ID

@@ -49,7 +49,17 @@ type OpenOptions struct {
 	// keeps its database; "" means $AGCORE_HOME, or ~/.agcore when that
 	// is not set.
 	Home string
+	// CacheBytes bounds the message cache of the stores that keep one
+	// (sqlite, postgres, redis): the decoded messages of the sessions
+	// loaded last, counted in bytes of their storage JSON. 0 means
+	// [DefaultCacheBytes]; a negative value keeps nothing. The other
+	// stores ignore it.
+	CacheBytes int64
 }
+
+// DefaultCacheBytes is the message cache's bound when
+// [OpenOptions.CacheBytes] is 0: 32 MiB of storage JSON.
+const DefaultCacheBytes = 32 << 20
 
 // An OpenOption sets one of the [OpenOptions] of [Open].
 type OpenOption func(*OpenOptions)
@@ -65,6 +75,23 @@ func WithLogger(l *slog.Logger) OpenOption {
 			o.Logger = l
 		}
 	}
+}
+
+// WithCacheBytes bounds the store's message cache (see
+// [OpenOptions.CacheBytes]; a negative n keeps nothing).
+func WithCacheBytes(n int64) OpenOption { return func(o *OpenOptions) { o.CacheBytes = n } }
+
+// CacheSize returns the message cache's bound these options ask for, in
+// bytes: [DefaultCacheBytes] for 0, 0 (keep nothing) for a negative
+// value. Openers call it.
+func (o OpenOptions) CacheSize() int64 {
+	switch {
+	case o.CacheBytes == 0:
+		return DefaultCacheBytes
+	case o.CacheBytes < 0:
+		return 0
+	}
+	return o.CacheBytes
 }
 
 // WithHome sets agcore's home directory, where "sqlite:" keeps its

@@ -91,6 +91,9 @@ func Register(w worker.Registry, opts Options) {
 	w.RegisterActivityWithOptions(a.Provide, activity.RegisterOptions{Name: activityProvide})
 	w.RegisterActivityWithOptions(a.Hook, activity.RegisterOptions{Name: activityHook})
 	w.RegisterActivityWithOptions(a.Quota, activity.RegisterOptions{Name: activityQuota})
+	w.RegisterActivityWithOptions(a.ResponseEvents, activity.RegisterOptions{Name: activityResponseEvents})
+	w.RegisterActivityWithOptions(a.ResponseEnd, activity.RegisterOptions{Name: activityResponseEnd})
+	w.RegisterActivityWithOptions(a.AGUIEnd, activity.RegisterOptions{Name: activityAGUIEnd})
 }
 
 // PrepareInput is the Prepare activity's input.

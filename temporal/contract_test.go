@@ -426,7 +426,7 @@ func runInProcess(t *testing.T, c contractCase) *outcome {
 	opts := &agent.RunOptions{SessionID: "s1"}
 	if c.quota != nil {
 		opts.Store = session.Scoped(store, "alice")
-		opts.Quota = &budget.StoreQuota{Records: store, Principal: "alice", Total: *c.quota}
+		ctx = budget.WithQuota(ctx, &budget.StoreQuota{Records: store, Principal: "alice", Total: *c.quota})
 	}
 	o := &outcome{driver: "in-process"}
 	var resp *agent.Response

@@ -7,8 +7,9 @@
 //
 // The package lives in its own module (github.com/agcore/agcore/temporal),
 // so agcore's go.mod never carries the Temporal SDK. Its command,
-// agcore-temporal (worker, run, approve), is what `agcore worker`,
-// `agcore approve` and `agcore run --temporal` execute.
+// agcore-temporal (worker, run, approve, serve-runner), is what `agcore
+// worker`, `agcore approve`, `agcore run --temporal` and `agcore serve
+// --temporal` execute.
 //
 // # One agent, durable or not
 //
@@ -162,6 +163,25 @@
 //   - Live output may lose or repeat text; the workflow's result is the
 //     answer.
 //
+// # Background responses of agcore serve
+//
+// With TurnInput.Response set (agcore serve --temporal, through
+// agcore-temporal serve-runner and [StartResponse]), the turn is a
+// background Responses turn of the serving processes: its updates go,
+// through serve.ResponseEvents (serve's own translation, with ids made
+// from the turn id), to a buffer in the workflow that a coroutine writes
+// to the serving processes' event log by an activity, at most once per
+// [EventsFlushInterval] of workflow time; after the turn, a last activity
+// writes the outcome (serve.FinishResponse: the response's record, then
+// the final events), on a disconnected context, so a turn cancelled by
+// [CancelResponse] (POST /v1/responses/{id}/cancel on any replica) still
+// ends its response "cancelled". The worker's Store must be the servers'.
+// With TurnInput.AGUI set instead ([StartAGUI], workflow id
+// [AGUIWorkflowID]), the turn is an AG-UI run of the serving processes,
+// written the same way with serve.AGUIEvents (agui.go: the workflow picks
+// the translator from its input) and ended by serve.FinishAGUI (the final
+// event, then the run's lease record deleted).
+//
 // [SessionWorkflow] optionally serializes a session's turns in one
 // long-lived workflow: turns arrive by the [TurnUpdate] update and run as
 // child turn workflows one at a time; it continues as new after
@@ -169,6 +189,8 @@
 //
 // Package agtemporal imports agcore's agent (and what it builds on:
 // llm, tool, middleware, compact, budget, session, structured, replay),
+// serve (the Responses events of a background response, the AG-UI
+// events of a run),
 // go-redis and the Temporal SDK. Nothing in agcore's
 // own module may import it: that would put the SDK in agcore's go.mod (the
 // agcore command runs agcore-temporal as a separate executable instead).

@@ -76,6 +76,9 @@ type actQuota struct{ d *driver }
 func (q *actQuota) call(ctx context.Context, in QuotaInput) (*QuotaOutput, error) {
 	w := wf(ctx)
 	in.Principal, in.Quota = q.d.in.Principal, *q.d.in.Quota
+	if q.d.in.QuotaPrincipal != "" {
+		in.Principal = q.d.in.QuotaPrincipal
+	}
 	var out QuotaOutput
 	err := workflow.ExecuteLocalActivity(q.d.local(w, 5), activityQuota, in).Get(w, &out)
 	var ae *temporal.ApplicationError

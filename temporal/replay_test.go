@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +18,8 @@ import (
 	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
+	"github.com/agcore/agcore/serve"
+	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/session/memstore"
 
 	agtemporal "github.com/agcore/agcore/temporal"
@@ -31,8 +34,8 @@ func TestReplayCommittedHistories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < 9 {
-		t.Fatalf("found %d committed histories, want 9 (4 of version 1, 5 of version 2)", len(files))
+	if len(files) < 11 {
+		t.Fatalf("found %d committed histories, want 11 (4 of version 1, 7 of version 2)", len(files))
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
@@ -183,4 +186,65 @@ func TestRecordHistories(t *testing.T) {
 		t.Fatal(err)
 	}
 	save("agents", run)
+}
+
+// TestRecordResponseHistory records testdata/history-v2-response.json: a
+// background response of agcore serve --temporal (TurnInput.Response), a
+// tool call then the answer, its events flushed by the workflow. It runs
+// only with AGCORE_RECORD_HISTORIES=1 (and a dev server):
+//
+//	AGCORE_RECORD_HISTORIES=1 go test -run TestRecordResponseHistory .
+func TestRecordResponseHistory(t *testing.T) {
+	if os.Getenv("AGCORE_RECORD_HISTORIES") != "1" {
+		t.Skip("set AGCORE_RECORD_HISTORIES=1 to record testdata/history-v2-response.json")
+	}
+	_, cl := devServer(t)
+	ctx := context.Background()
+	ts, _, _ := tools(t)
+	model := llmtest.New(
+		llmtest.Reply(llm.Text{Text: "Echoing."}, llmtest.Call("c1", "echo", `{"text":"one"}`)),
+		llmtest.Text("echoed"),
+	)
+	store := memstore.New()
+	w := agtemporal.NewWorker(cl, "record-response", agtemporal.Options{Models: map[string]llm.Model{"m": model}, DefaultModel: "m", Tools: ts, Store: store}, worker.Options{Identity: "agcore-record"})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	// The record the serving process wrote when it accepted the response.
+	obj := []byte(`{"id":"resp_rec-resp_1","object":"response","created_at":1,"status":"in_progress","model":"agcore","output":[],"background":true}`)
+	if _, err := store.CreateRecord(ctx, "agcore.responses", session.Record{Key: "resp_rec-resp_1", Expires: time.Now().Add(time.Hour),
+		Value: []byte(`{"status":"in_progress","background":true,"lease":9999999999999,"run":"resp_rec-resp_1.r1","response":` + string(obj) + `}`)}); err != nil {
+		t.Fatal(err)
+	}
+	in := agtemporal.TurnInput{SessionID: "rec-resp", TurnID: "rec-resp_1", Messages: []llm.Message{llm.UserText("echo one")},
+		Response: &serve.ResponseLog{ResponseID: "resp_rec-resp_1", Run: "resp_rec-resp_1.r1", Response: obj, Seq: 2}}
+	if err := agtemporal.StartResponse(ctx, cl, "record-response", in); err != nil {
+		t.Fatal(err)
+	}
+	id := agtemporal.ResponseWorkflowID("resp_rec-resp_1")
+	if err := cl.GetWorkflow(ctx, id, "").Get(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	var events []*historypb.HistoryEvent
+	it := cl.GetWorkflowHistory(ctx, id, "", false, 0)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, ev)
+	}
+	b, err := protojson.MarshalOptions{Indent: " "}.Marshal(&historypb.History{Events: events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("testdata", "history-v2-response.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := store.GetRecord(ctx, "agcore.responses", "resp_rec-resp_1")
+	if err != nil || !strings.Contains(string(rec.Value), `"status":"completed"`) {
+		t.Fatalf("the response's record: %s, %v", rec.Value, err)
+	}
+	t.Logf("a background response of one tool call: %d history events", len(events))
 }

@@ -85,12 +85,12 @@ func TurnWorkflow(ctx workflow.Context, in TurnInput) (*TurnResult, error) {
 	}
 
 	rctx := bind(context.Background(), ctx)
-	opts := &agent.RunOptions{SessionID: in.SessionID, MaxTokens: in.MaxTokens, Temperature: in.Temperature}
+	opts := &agent.RunOptions{SessionID: in.SessionID, MaxTokens: in.MaxTokens, Temperature: in.Temperature, Instructions: in.RunInstructions}
 	if in.Quota != nil {
-		if in.Principal == "" {
+		if in.Principal == "" && in.QuotaPrincipal == "" {
 			return nil, temporal.NewNonRetryableApplicationError("a Quota needs the Principal whose it is", ErrTypeBadInput, nil)
 		}
-		opts.Quota = &actQuota{d: d}
+		rctx = budget.WithQuota(rctx, &actQuota{d: d})
 	}
 	if d.recorder != nil {
 		d.recorder.Turn(in.SessionID, in.Messages) //workflowcheck:ignore (writes to a buffer in memory)
@@ -106,9 +106,20 @@ func TurnWorkflow(ctx workflow.Context, in TurnInput) (*TurnResult, error) {
 	// replace the in-process defaults (tool.GoRunner, the hooks'
 	// timers), which it reports on this call; replay tests over
 	// committed histories check the determinism instead.
-	if hasSchema(in.Schema) {
+	switch {
+	case hasSchema(in.Schema):
 		object, resp, runErr = structured.Run[json.RawMessage](rctx, entry, in.Messages, &structured.Options{Run: opts, Schema: in.Schema}) //workflowcheck:ignore
-	} else {
+	case in.Response != nil || in.AGUI != nil:
+		// A background response or an AG-UI run of agcore serve: the
+		// same run, its updates shown as the Responses API's events
+		// (respond.go) or AG-UI's (agui.go).
+		resp, runErr = d.respond(ctx, func(tctx workflow.Context, fn func(agent.Update) bool) (*agent.Response, error) {
+			return entry.RunStream(bind(context.Background(), tctx), in.Messages, opts).Each(fn) //workflowcheck:ignore
+		}) //workflowcheck:ignore
+		if runErr != nil && ctx.Err() != nil {
+			return nil, temporal.NewCanceledError("the response was cancelled")
+		}
+	default:
 		resp, runErr = entry.Run(rctx, in.Messages, opts) //workflowcheck:ignore
 	}
 	res := &TurnResult{TurnID: in.TurnID, Steps: d.steps, Object: object}

@@ -11,6 +11,7 @@ import (
 	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/replay"
+	"github.com/agcore/agcore/serve"
 	"github.com/agcore/agcore/tool"
 )
 
@@ -94,6 +95,9 @@ type TurnInput struct {
 	// every process on that store (budget.StoreQuota's).
 	Principal string
 	Quota     *Quota
+	// QuotaPrincipal, when set, is whose Quota is, in place of Principal
+	// (agcore serve's local principal has a quota but an unscoped store).
+	QuotaPrincipal string `json:",omitempty"`
 	// Temperature and MaxTokens go into every model request of the turn.
 	Temperature *float64
 	// Schema, when set, asks for the answer as one JSON object that
@@ -105,7 +109,9 @@ type TurnInput struct {
 	// (agcore run --yes).
 	ApproveAll bool
 	// Timeout, when positive, bounds the turn's workflow (its execution
-	// timeout, set by StartTurn); a turn past it fails.
+	// timeout, set by StartTurn); a turn past it fails. A background
+	// response's turn (Response) is bounded by a durable timer instead, so
+	// that its response still ends ("failed", code "timeout").
 	Timeout time.Duration
 	// Record, when true, returns the turn's record (package replay's JSON
 	// Lines) in TurnResult.Record, for agcore replay.
@@ -149,6 +155,23 @@ type TurnInput struct {
 	Summarize bool
 	// Timeouts of the activities; zero values take the defaults.
 	Timeouts Timeouts
+	// RunInstructions are added to the answering agent's instructions for
+	// this turn only (agent.RunOptions.Instructions: a Responses
+	// request's instructions and system messages).
+	RunInstructions string `json:",omitempty"`
+	// Response, when set, makes the turn a background response of agcore
+	// serve: its updates are written to the serving processes' event log
+	// as the Responses API's events, at most once per EventsFlushInterval
+	// of workflow time, and its outcome to the response's record (the
+	// worker's Store must be theirs). A cancelled turn ends the response
+	// "cancelled". It does not combine with Schema.
+	Response *serve.ResponseLog `json:",omitempty"`
+	// AGUI, when set (and Response not), makes the turn an AG-UI run of
+	// agcore serve: its updates are written to the event log as AG-UI's
+	// events, as Response's are, and its end (RUN_FINISHED or RUN_ERROR)
+	// last, its lease record deleted (agui.go). It does not combine with
+	// Schema.
+	AGUI *serve.AGUILog `json:",omitempty"`
 }
 
 // Timeouts bound the turn's activities. A model or tool call that stops
@@ -283,6 +306,12 @@ func validateInput(in *TurnInput) error {
 	}
 	if len(in.Messages) == 0 {
 		return errors.New("agtemporal: a turn needs at least one message")
+	}
+	if in.Response != nil && hasSchema(in.Schema) {
+		return errors.New("agtemporal: a background response (Response) has no Schema")
+	}
+	if in.AGUI != nil && (in.Response != nil || hasSchema(in.Schema)) {
+		return errors.New("agtemporal: an AG-UI run (AGUI) has no Response and no Schema")
 	}
 	return nil
 }

@@ -164,7 +164,9 @@ func TestServeA2ABackground(t *testing.T) {
 			if len(states) == 0 || states[len(states)-1] != "completed" {
 				t.Fatalf("resubscribed on B: %v", states)
 			}
-			if f := r["final"].(map[string]any); f["state"] != "completed" || f["answer"] != "once upon a time a turn outlived its connection" {
+			// The task ran on A; it records its turn (the first of its
+			// session), where B forks the new context.
+			if f := r["final"].(map[string]any); f["state"] != "completed" || f["answer"] != "once upon a time a turn outlived its connection" || f["sessionTurn"] != float64(1) {
 				t.Fatalf("tasks/get on B: %v", f)
 			}
 			if f := r["fork"].(map[string]any); f["state"] != "completed" || f["newContext"] != true || f["answer"] != "history: slow story | history please" {

@@ -555,10 +555,18 @@ func (h *harness) runGroup(t *testing.T, g docGroup, ht *helpTree) {
 			switch {
 			case k.serve:
 				d := startDaemon(t, l.text, l.text, env, dir)
-				defer d.stop(t)
+				keep := false // for the lines below that talk to it
+				defer func() {
+					if !keep {
+						d.stop(t)
+					}
+				}()
 				addr, token := serveAddr(l.text)
 				if d.waitServe(t, addr, 30*time.Second) {
 					exerciseServe(t, addr, token)
+					if keep = usedBelow(g.lines[i+1:], addr); keep {
+						daemons = append(daemons, d)
+					}
 				}
 			case k.temporalServer:
 				d := startDaemon(t, l.text, l.text, env, dir)
@@ -596,6 +604,19 @@ func (h *harness) runGroup(t *testing.T, g docGroup, ht *helpTree) {
 			h.finishRun(t, r.d, len(announceRe.FindAllString(r.d.out.String(), -1)), env, dir, state)
 		})
 	}
+}
+
+// usedBelow reports whether a line among lines that runs talks to addr
+// (a server the group started: it stays up for them, as in a terminal of
+// its own).
+func usedBelow(lines []docLine, addr string) bool {
+	_, port, _ := strings.Cut(addr, ":")
+	for _, l := range lines {
+		if l.skip == "" && !l.ref && (strings.Contains(l.text, addr) || strings.Contains(l.text, "localhost:"+port)) {
+			return true
+		}
+	}
+	return false
 }
 
 // decidedBelow reports whether an agcore approve line among lines names

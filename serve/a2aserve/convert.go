@@ -21,7 +21,9 @@ import (
 // status update and its answer artifact carry the turn's facts: "usage"
 // (input_tokens, output_tokens, and the cache and reasoning counts when
 // not zero), "cost_usd" (when the price is known), "model", "session_id",
-// "run_id" and "finish_reason".
+// "run_id", "finish_reason", and "session_turn": the number of the turn
+// in its session (1 for the first; absent when it could not be told),
+// where a new context from the task forks.
 const MetadataKey = "agcore"
 
 // SessionID returns the agcore session id an A2A context name maps to: the

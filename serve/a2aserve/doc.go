@@ -46,10 +46,17 @@
 //     context with no session yet (no context id, or a new one) and names
 //     a completed task of the principal's in referenceTaskIds begins that
 //     context as a branch (session.Fork) of the task's session up to and
-//     including the task's turn (the latest turn that begins with the
-//     task's first message and ends with its answer); the task's own
-//     context is unchanged. A reference to a task that is unknown, another
-//     principal's or not completed rejects the new task. In the task's
+//     including the task's turn; the task's own context is unchanged.
+//     The fork point is exact: a task records the number of its turn in
+//     its session when the turn is stored (session_turn in its
+//     [MetadataKey] metadata), and the fork is refused when that turn no
+//     longer begins with the task's first message and ends with its
+//     answer (the session was deleted and the context reused). A task
+//     stored before the number was recorded falls back to a match by
+//     content, the latest turn that begins with the task's first message
+//     and ends with its answer (of two identical turns, the later). A
+//     reference to a task that is unknown, another principal's or not
+//     completed rejects the new task. In the task's
 //     own context, or one that has a session, the reference changes
 //     nothing (a refinement, as A2A's life of a task has it).
 //   - A context id is not a capability: the context id of another
@@ -71,8 +78,8 @@
 //     history.) Thinking and tool results are not sent; each tool call is a "working" status
 //     message with a data part {"tool", "call_id", "arguments"}.
 //   - The completed status update, and so the task's metadata, and the
-//     answer artifact carry the turn's usage, cost, model, session and run
-//     id under [MetadataKey].
+//     answer artifact carry the turn's usage, cost, model, session, run
+//     id and number in its session under [MetadataKey].
 //
 // # States
 //

@@ -82,6 +82,7 @@ type signal struct {
 	text string
 	call llm.ToolUse
 	resp *agent.Response
+	turn int // sigFinish: the number of the turn in its session, 0 when unknown
 	err  error
 }
 
@@ -217,6 +218,7 @@ func (e *executor) drive(ctx context.Context, r *run, msgs []llm.Message, opts *
 	// may wait for the turns before it on the session.
 	ctx, end := host.BeginTurn(ctx, host.Turn{Agent: e.agent.Name, Session: r.session, ID: string(r.task), Input: msgs})
 	defer end()
+	before := turnCount(ctx, opts.Store, r.session) // where the turn will land (fork.go)
 	stream := e.agent.Agent.RunStream(ctx, msgs, opts)
 	for u, err := range stream.Updates() {
 		if err != nil {
@@ -233,6 +235,8 @@ func (e *executor) drive(ctx context.Context, r *run, msgs []llm.Message, opts *
 	last := signal{kind: sigFinish, resp: resp}
 	if err != nil {
 		last = signal{kind: sigError, err: err}
+	} else {
+		last.turn = placeTurn(ctx, opts.Store, r.session, before, msgs, resp)
 	}
 	r.box.push(last)
 	if !r.attached.Load() {
@@ -379,7 +383,7 @@ func (e *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q even
 			}
 		case sigFinish:
 			e.end(r)
-			return e.complete(ctx, rc, q, r, s.resp)
+			return e.complete(ctx, rc, q, r, s.resp, s.turn)
 		case sigError:
 			e.end(r)
 			if r.canceled.Load() {
@@ -399,9 +403,10 @@ func (e *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q even
 
 // complete writes the answer as the task's artifact (replacing the streamed
 // deltas with the final answer alone) and the completed state, with the
-// turn's usage and cost in both metadata.
-func (e *executor) complete(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, r *run, resp *agent.Response) error {
-	meta := map[string]any{MetadataKey: responseMeta(resp)}
+// turn's usage and cost, and its number in the session (turn), in both
+// metadata.
+func (e *executor) complete(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, r *run, resp *agent.Response, turn int) error {
+	meta := map[string]any{MetadataKey: turnMeta(resp, turn)}
 	id := r.artifact
 	if id == "" {
 		id = a2a.NewArtifactID()

@@ -65,7 +65,7 @@ func (e *executor) persist(r *run, s signal) {
 	}
 	switch s.kind {
 	case sigFinish:
-		meta := map[string]any{MetadataKey: responseMeta(s.resp)}
+		meta := map[string]any{MetadataKey: turnMeta(s.resp, s.turn)}
 		answer := &a2a.Artifact{ID: r.artifact, Name: "answer", Parts: a2a.ContentParts{a2a.TextPart{Text: s.resp.Text()}}, Metadata: meta}
 		i := slices.IndexFunc(t.Artifacts, func(a *a2a.Artifact) bool { return a.ID == r.artifact || a.Name == "answer" })
 		if i >= 0 {

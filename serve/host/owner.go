@@ -18,10 +18,16 @@ const LocalPrincipal = "local"
 // no principal.
 func Owner(ctx context.Context) string {
 	p, _ := PrincipalFrom(ctx)
-	if p == LocalPrincipal {
+	return ownerOf(p)
+}
+
+// ownerOf returns the session owner of a principal: its name, or "" (the
+// single-user owner) for LocalPrincipal and for no principal ("").
+func ownerOf(principal string) string {
+	if principal == LocalPrincipal {
 		return ""
 	}
-	return p
+	return principal
 }
 
 // SessionName returns the session id that name, a conversation name a
@@ -32,7 +38,13 @@ func Owner(ctx context.Context) string {
 // principal uses reveals nothing to another. The result may not be a
 // valid session id (session.ValidateID); callers check.
 func SessionName(ctx context.Context, name string) string {
-	if o := Owner(ctx); o != "" {
+	p, _ := PrincipalFrom(ctx)
+	return SessionNameOf(p, name)
+}
+
+// SessionNameOf is SessionName for a principal a caller already holds.
+func SessionNameOf(principal, name string) string {
+	if o := ownerOf(principal); o != "" {
 		return o + "." + name
 	}
 	return name
@@ -54,10 +66,17 @@ func SessionName(ctx context.Context, name string) string {
 // owner's, and never listed. Sessions outside it stay the single user's.
 // A nil st returns nil.
 func Sessions(ctx context.Context, st session.Store) session.Store {
+	p, _ := PrincipalFrom(ctx)
+	return SessionsOf(p, st)
+}
+
+// SessionsOf is Sessions for a principal a caller already holds: st as
+// principal sees it.
+func SessionsOf(principal string, st session.Store) session.Store {
 	if st == nil {
 		return nil
 	}
-	owner := Owner(ctx)
+	owner := ownerOf(principal)
 	scoped := session.Scoped(st, owner)
 	if owner == "" {
 		return scoped

@@ -343,6 +343,23 @@ func (l *Log) AppendFinal(ctx context.Context, run string, ev Event) error {
 	return err
 }
 
+// AppendBatch stores events, numbers increasing and greater than those
+// of every event of run already stored, in one write; final marks the
+// last of them as the run's final event. It is for a writer in another
+// process than the run's Writer (a durable runner's worker, which
+// batches the events itself): the same batch written again (a retried
+// write) is not an error. No size bound applies.
+func (l *Log) AppendBatch(ctx context.Context, run string, events []Event, final bool) error {
+	if len(events) == 0 {
+		return nil
+	}
+	err := l.write(ctx, run, batch{Events: events, Final: final})
+	if errors.Is(err, session.ErrExists) {
+		return nil
+	}
+	return err
+}
+
 // Read returns the stored events of run after event after (-1: all), in
 // order, and whether they end with the run's final event. It reads only
 // the batches that hold events after after.

@@ -13,7 +13,8 @@
 //          and kept; resubscribed on B to
 //          the end; tasks/get on B; refused webhook URLs; a task running
 //          on A cancelled through B; a new context from the task (a
-//          message on B whose referenceTaskIds names it)
+//          message on B whose referenceTaskIds names it; the task
+//          recorded its session turn, where the fork is made)
 //   start  a non-blocking message/send on A of a turn that never ends:
 //          prints its task id (the test then kills A)
 //   lost   resubscribes to TASK_ID on B and prints the last state
@@ -71,7 +72,11 @@ switch (process.env.MODE) {
     }
     out.resubscribed = states;
     const done = await b.getTask({ id });
-    out.final = { state: state(done), answer: (done.artifacts ?? []).flatMap((x) => x.parts).map((p) => p.text ?? '').join('') };
+    out.final = {
+      state: state(done),
+      answer: (done.artifacts ?? []).flatMap((x) => x.parts).map((p) => p.text ?? '').join(''),
+      sessionTurn: done.metadata?.agcore?.session_turn, // where a new context from it forks
+    };
 
     // A new context from the task: its conversation up to the task, on B.
     const fork = await b.sendMessage({ message: { ...message('history please'), referenceTaskIds: [id] } });

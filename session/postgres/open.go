@@ -27,7 +27,7 @@ func (opener) Check(url string) error {
 }
 
 func (opener) Open(ctx context.Context, url string, o session.OpenOptions) (*session.Opened, error) {
-	var opts []Option
+	opts := []Option{WithCacheBytes(o.CacheSize())}
 	if o.ReadOnly {
 		opts = append(opts, ReadOnly())
 	}

@@ -37,7 +37,7 @@ func (opener) Open(ctx context.Context, url string, o session.OpenOptions) (*ses
 	// to the caller's logger, at debug level, instead. The logger is
 	// go-redis's one for the whole program.
 	goredis.SetLogger(logger{o.Logger})
-	var opts []Option
+	opts := []Option{WithCacheBytes(o.CacheSize())}
 	if o.ReadOnly {
 		opts = append(opts, ReadOnly())
 	}

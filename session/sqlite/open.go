@@ -49,7 +49,7 @@ func (opener) Open(ctx context.Context, url string, o session.OpenOptions) (*ses
 	if err != nil {
 		return nil, err
 	}
-	var opts []Option
+	opts := []Option{WithCacheBytes(o.CacheSize())}
 	if o.ReadOnly {
 		if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
 			if dflt { // nothing stored yet in the default database: an empty store

@@ -4,11 +4,12 @@ import (
 	"sync"
 
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/session"
 )
 
 // DefaultCacheBytes is how much storage JSON, in bytes, a Cache made by
 // the network stores keeps decoded by default.
-const DefaultCacheBytes = 32 << 20
+const DefaultCacheBytes = session.DefaultCacheBytes
 
 // Cache keeps the decoded messages of the sessions a store loaded last,
 // so that the next Load of a session reads and decodes only the messages
@@ -85,7 +86,10 @@ func (c *Cache) Put(id string, inc int64, base []llm.Message, baseHashes []uint6
 // PutFrom records that session id in incarnation inc holds, from its
 // message index from on, base (as GetFrom returned it) followed by more,
 // and returns the whole list from from on and its hashes, both to be read
-// only.
+// only. The entry keeps the messages from from on only: those before a
+// view (a compaction's Upto) are dropped when a view from later on is put,
+// so a conversation read through views holds about its view in the cache,
+// not its whole history.
 func (c *Cache) PutFrom(id string, inc int64, from int, base []llm.Message, baseHashes []uint64, baseBytes int64,
 	more []llm.Message, moreHashes []uint64, moreBytes int64) ([]llm.Message, []uint64) {
 	c.mu.Lock()
@@ -108,6 +112,19 @@ func (c *Cache) PutFrom(id string, inc int64, from int, base []llm.Message, base
 			e.hashes = append(e.hashes, moreHashes[have:]...)
 			e.bytes += added
 			c.size += added
+		}
+		if lo := from - e.start; lo > 0 {
+			// A view from a later point (LoadView after a compaction moved
+			// its Upto): the messages before it are not read again through
+			// views, so they are dropped, copied out of the array that
+			// holds them so that its memory goes (readers keep what they
+			// hold: entries are never changed in place).
+			kept := e.bytes * int64(len(e.msgs)-lo) / int64(len(e.msgs))
+			c.size -= e.bytes - kept
+			e.bytes = kept
+			e.msgs = append(make([]llm.Message, 0, len(e.msgs)-lo), e.msgs[lo:]...)
+			e.hashes = append(make([]uint64, 0, len(e.hashes)-lo), e.hashes[lo:]...)
+			e.start = from
 		}
 	default:
 		if e != nil {

@@ -98,3 +98,45 @@ func TestCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
 		t.Fatal("a cache of size 0 kept an entry")
 	}
 }
+
+// TestCacheDropsMessagesBeforeTheView: a session read whole (Load), then
+// as views from later and later points (LoadView after compactions), is
+// held from its latest view on only, and the readers of earlier lists
+// keep theirs unchanged.
+func TestCacheDropsMessagesBeforeTheView(t *testing.T) {
+	t.Parallel()
+	c := NewCache(1 << 20)
+	a, ah := msgs("a", 10)
+	whole, _ := c.Put("s", 1, nil, nil, 0, a, ah, 100)
+	// A view from message 6 on, with two messages appended since.
+	base, baseH, n := c.GetFrom("s", 1, 6)
+	if len(base) != 4 || base[0].Text() != "a-6" || n != 40 {
+		t.Fatalf("GetFrom(6): %d messages from %q, %d bytes", len(base), base[0].Text(), n)
+	}
+	b, bh := msgs("b", 2)
+	view, viewH := c.PutFrom("s", 1, 6, base, baseH, n, b, bh, 20)
+	if len(view) != 6 || view[0].Text() != "a-6" || view[5].Text() != "b-1" || len(viewH) != 6 {
+		t.Fatalf("PutFrom(6) returned %d messages", len(view))
+	}
+	e := c.entries["s"]
+	if e.start != 6 || len(e.msgs) != 6 || cap(e.msgs) != 6 || e.bytes != 60 || c.size != 60 {
+		t.Fatalf("the entry holds %d messages (cap %d) from %d, %d bytes (cache %d); want the 6 of the view, 60 bytes",
+			len(e.msgs), cap(e.msgs), e.start, e.bytes, c.size)
+	}
+	if len(whole) != 10 || whole[9].Text() != "a-9" {
+		t.Fatal("dropping the messages before the view changed a reader's list")
+	}
+	// The whole history is no longer served; a Load reads it again.
+	if m, _, _ := c.Get("s", 1); m != nil {
+		t.Fatalf("Get served %d messages the cache dropped", len(m))
+	}
+	// A later view is served from the entry, and moves it on.
+	later, laterH, n := c.GetFrom("s", 1, 10)
+	if len(later) != 2 || later[0].Text() != "b-0" {
+		t.Fatalf("GetFrom(10): %d messages", len(later))
+	}
+	c.PutFrom("s", 1, 10, later, laterH, n, nil, nil, 0)
+	if e := c.entries["s"]; e.start != 10 || len(e.msgs) != 2 || c.size != e.bytes || e.bytes != 20 {
+		t.Fatalf("after the later view: %d messages from %d, %d bytes (cache %d)", len(e.msgs), e.start, e.bytes, c.size)
+	}
+}

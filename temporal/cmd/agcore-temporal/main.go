@@ -121,7 +121,7 @@ func (c *common) dial(ctx context.Context, level slog.Level, service string) (cl
 func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "agcore-temporal",
-		Short: "Durable agcore turns on Temporal: worker, run, approve",
+		Short: "Durable agcore turns on Temporal: worker, run, approve, serve-runner",
 		Long: `agcore-temporal runs agcore turns as Temporal workflows: a turn survives a
 crashed worker, a completed tool call is never run again, and a call that
 needs approval waits (for days if need be) for "approve".
@@ -136,6 +136,6 @@ Start a dev server (temporal server start-dev), then a worker, then turns:
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newWorkerCmd(), newRunCmd(), newApproveCmd())
+	root.AddCommand(newWorkerCmd(), newRunCmd(), newApproveCmd(), newServeRunnerCmd())
 	return root
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/agcore/agcore/provider/registry"
 	"github.com/agcore/agcore/replay"
 	"github.com/agcore/agcore/serve/mcpserve"
+	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/tool"
 	"github.com/agcore/agcore/tool/fstool"
 )
@@ -199,6 +200,10 @@ type buildOptions struct {
 	// record, when set, is the file --record writes the run's record to
 	// (replay.go).
 	record string
+	// cacheBytes bounds the store's message cache
+	// (session.WithCacheBytes: 0 is the store's default, negative none;
+	// serve --cache-size).
+	cacheBytes int64
 	// recordCtx: each run is recorded in the recorder its context carries
 	// (replay.ContextMiddleware; serve --record-dir).
 	recordCtx bool
@@ -297,7 +302,7 @@ func (a *app) build(ctx context.Context, s *config.Settings, o buildOptions) (*r
 	if o.shared != nil {
 		rt.store = o.shared.store
 	} else {
-		rt.store, err = openStore(ctx, s.Store, s.Home, logger, false)
+		rt.store, err = openStore(ctx, s.Store, s.Home, logger, false, session.WithCacheBytes(o.cacheBytes))
 		if err != nil {
 			return nil, err
 		}

@@ -95,6 +95,16 @@ its turns "failed" (code replica_lost) within 10 s. Limits:
 --event-log-retention (default 24h) for the events and for failed or
 cancelled background responses.
 
+With --temporal HOST:PORT (agcore-temporal installed, as for agcore run
+--temporal), every background response runs as a Temporal workflow on the
+workers of agcore worker over the same --store (--namespace and
+--task-queue pick them): the agent is the one agcore run --temporal runs,
+its events and outcome go to the store as they come (at most one write per
+50 ms per turn, plus the final one), so the server that accepted it may die
+(its turn goes on) and every server over the store streams it, polls it and
+cancels it. A response with the client's own function tools (or a
+tool_choice other than auto) runs in the server as without --temporal.
+
 A2A: message/send with configuration.blocking false answers with the task at
 once and the turn runs on; tasks/resubscribe and tasks/get answer on any
 server sharing the store, and tasks/cancel sent to any of them stops the
@@ -104,6 +114,14 @@ configuration): every change of a task's state is POSTed to the webhook
 with its token (X-A2A-Notification-Token), retried with backoff (6
 attempts). Webhooks on private, loopback or link-local addresses are
 refused unless --a2a-push-allow-host names their host.
+
+Memory: a continued turn reads its conversation's view (the compacted
+history its next request is built from), never the whole history. The
+store (sqlite, postgres, redis) keeps the views it read last decoded in
+memory, up to --cache-size (default 32MiB) of their stored JSON; decoded
+messages take up to about twice that, so the cache adds at most about
+2 x --cache-size to the server's memory (64 MiB by default). A turn whose
+view is not cached reads it from the store; 0 caches nothing.
 
 --record-dir DIR keeps a replayable record (as agcore run --record does) of
 every turn served, on every endpoint: one JSON Lines file per session of each
@@ -135,7 +153,9 @@ temperature, declared tools) are not re-applied and show as drift.
 	fs.Int64("event-log-max", serve.DefaultEventLogMaxBytes, "bytes of events stored per background response; past it only its final event is stored")
 	fs.Duration("event-log-retention", serve.DefaultEventLogRetention, "how long a background response's events (for resuming its stream), and a failed or cancelled background response, are kept")
 	fs.StringArray("a2a-push-allow-host", nil, "a host A2A push notification webhooks may reach although it is (or resolves to) a private, loopback or link-local address, refused otherwise (repeatable)")
+	fs.String("cache-size", formatSize(session.DefaultCacheBytes), "the most of the conversations the store (sqlite, postgres, redis) keeps decoded in memory, counted as their stored JSON (KiB, MiB, GiB); 0 keeps none. See Memory in the help")
 	fs.String("record-dir", "", "keep a replayable record of every turn served in this directory: one JSON Lines file per session (per request for a chat completion), appended turn after turn; agcore replay re-runs one")
+	addServeTemporalFlags(cmd)
 	return cmd
 }
 
@@ -178,6 +198,14 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	opts.approver = approver
+	cacheFlag, _ := cmd.Flags().GetString("cache-size")
+	cache, err := parseSize(cacheFlag)
+	if err != nil {
+		return exit(ExitUsage, "--cache-size: %v", err)
+	}
+	if opts.cacheBytes = cache; cache == 0 {
+		opts.cacheBytes = -1 // none (0 is the store's default)
+	}
 	recordDir, _ := cmd.Flags().GetString("record-dir")
 	var records *replay.Dir
 	if recordDir != "" {
@@ -237,6 +265,16 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 		}
 		sopts.Records = records
 		sopts.RecordHeader = func(agent string) replay.Header { return headers[agent] }
+	}
+	if addr, _ := cmd.Flags().GetString("temporal"); addr != "" {
+		rn, err := a.newTemporalRunner(cmd, s, &file)
+		if err != nil {
+			return err
+		}
+		defer rn.Close()
+		sopts.Runner = rn
+	} else if cmd.Flags().Changed("namespace") || cmd.Flags().Changed("task-queue") || cmd.Flags().Changed("model-heartbeat") {
+		return exit(ExitUsage, "--namespace, --task-queue and --model-heartbeat go with --temporal HOST:PORT")
 	}
 	h, err := serve.New(sopts)
 	if err != nil {

@@ -20,11 +20,11 @@ type openedStore = session.Opened
 // for a command that only reads it (sessions list, show): nothing is
 // created, a database the user cannot write is opened read-only, and a
 // store named explicitly that does not exist is a usage error (a typo must
-// not look like an empty store). Errors are one line naming the store
-// without its password; they exit 2 for a store that does not exist, 1
-// otherwise.
-func openStore(ctx context.Context, dsn, home string, logger *slog.Logger, toRead bool) (*openedStore, error) {
-	opts := []session.OpenOption{session.WithHome(home), session.WithLogger(logger)}
+// not look like an empty store); more are further options (serve's
+// --cache-size). Errors are one line naming the store without its
+// password; they exit 2 for a store that does not exist, 1 otherwise.
+func openStore(ctx context.Context, dsn, home string, logger *slog.Logger, toRead bool, more ...session.OpenOption) (*openedStore, error) {
+	opts := append([]session.OpenOption{session.WithHome(home), session.WithLogger(logger)}, more...)
 	if toRead {
 		opts = append(opts, session.ReadOnly())
 	}

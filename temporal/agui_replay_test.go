@@ -1,0 +1,85 @@
+package agtemporal_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/worker"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/llmtest"
+	"github.com/agcore/agcore/serve"
+	"github.com/agcore/agcore/serve/runlog"
+	"github.com/agcore/agcore/session"
+	"github.com/agcore/agcore/session/memstore"
+
+	agtemporal "github.com/agcore/agcore/temporal"
+)
+
+// TestRecordAGUIHistory records testdata/history-v2-agui.json: an AG-UI
+// run of agcore serve --temporal (TurnInput.AGUI), a tool call then the
+// answer, its events flushed by the workflow and its end written by the
+// AGUIEnd activity. It runs only with AGCORE_RECORD_HISTORIES=1 (and a
+// dev server):
+//
+//	AGCORE_RECORD_HISTORIES=1 go test -run TestRecordAGUIHistory .
+func TestRecordAGUIHistory(t *testing.T) {
+	if os.Getenv("AGCORE_RECORD_HISTORIES") != "1" {
+		t.Skip("set AGCORE_RECORD_HISTORIES=1 to record testdata/history-v2-agui.json")
+	}
+	_, cl := devServer(t)
+	ctx := context.Background()
+	ts, _, _ := tools(t)
+	model := llmtest.New(
+		llmtest.Reply(llm.Text{Text: "Echoing."}, llmtest.Call("c1", "echo", `{"text":"one"}`)),
+		llmtest.Text("echoed"),
+	)
+	store := memstore.New()
+	w := agtemporal.NewWorker(cl, "record-agui", agtemporal.Options{Models: map[string]llm.Model{"m": model}, DefaultModel: "m", Tools: ts, Store: store}, worker.Options{Identity: "agcore-record"})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	// The lease record the serving process wrote when it accepted the run.
+	if _, err := store.CreateRecord(ctx, "agcore.agui.runs", session.Record{Key: "local/rec-agui", Value: []byte("agcore"), Expires: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	l := serve.AGUILog{Key: "local/rec-agui", Run: "agui.rec-agui", ThreadID: "th", RunID: "rec-agui", Agent: "agcore", Seq: 3}
+	in := agtemporal.TurnInput{SessionID: "rec-agui", TurnID: "rec-agui", Messages: []llm.Message{llm.UserText("echo one")}, AGUI: &l}
+	if err := agtemporal.StartAGUI(ctx, cl, "record-agui", in); err != nil {
+		t.Fatal(err)
+	}
+	id := agtemporal.AGUIWorkflowID(l.Key)
+	if err := cl.GetWorkflow(ctx, id, "").Get(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	var events []*historypb.HistoryEvent
+	it := cl.GetWorkflowHistory(ctx, id, "", false, 0)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, ev)
+	}
+	b, err := protojson.MarshalOptions{Indent: " "}.Marshal(&historypb.History{Events: events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("testdata", "history-v2-agui.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logged, final, err := (&runlog.Log{Records: store}).Read(ctx, l.Run, -1)
+	if err != nil || !final || logged[0].Seq != 3 || logged[len(logged)-1].Type != "RUN_FINISHED" {
+		t.Fatalf("the run's log: %v, final %v, %v", logged, final, err)
+	}
+	if _, err := store.GetRecord(ctx, "agcore.agui.runs", l.Key); err == nil {
+		t.Fatal("the run's lease record is still there")
+	}
+	t.Logf("an AG-UI run of one tool call: %d history events, %d AG-UI events", len(events), len(logged))
+}

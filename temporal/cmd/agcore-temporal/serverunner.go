@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agcore/agcore/agent"
+	"github.com/agcore/agcore/serve"
+
+	agtemporal "github.com/agcore/agcore/temporal"
+)
+
+// runnerRequest is one line agcore serve --temporal writes to
+// serve-runner's standard input: start a background response's turn, or
+// cancel one.
+type runnerRequest struct {
+	ID int64  `json:"id"`
+	Op string `json:"op"` // "start" or "cancel"
+	// Agents are the served agents, as data: the turn's agent
+	// (Turn.Agent) and those its handoffs and agent tools name are among
+	// them. ApproveAll approves every call that needs approval (serve
+	// --yes).
+	Agents     []agent.Spec      `json:"agents,omitempty"`
+	ApproveAll bool              `json:"approve_all,omitempty"`
+	Turn       *serve.RemoteTurn `json:"turn,omitempty"`
+	// Response is the response id to cancel.
+	Response string `json:"response,omitempty"`
+}
+
+// runnerReply answers a runnerRequest (by its id): Error is empty on
+// success.
+type runnerReply struct {
+	ID    int64  `json:"id"`
+	Error string `json:"error,omitempty"`
+}
+
+func newServeRunnerCmd() *cobra.Command {
+	var (
+		c         common
+		heartbeat time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "serve-runner",
+		Short: "Start and cancel agcore serve's background responses as workflows (agcore serve --temporal runs it)",
+		Long: `serve-runner is the Temporal side of agcore serve --temporal, which runs it and
+talks to it over its standard input and output (one JSON object a line):
+{"id":1,"op":"start","agents":[...],"turn":{...}} starts the turn of a
+background response as a workflow (id agcore-response/RESPONSE_ID) on the
+task queue's workers; {"id":2,"op":"cancel","response":"resp_..."}
+cancels one. Each is answered {"id":N} or {"id":N,"error":"..."}. It exits
+when its input ends.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			cl, err := c.dial(ctx, slog.LevelWarn, "agcore-serve")
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			defer c.tracing.close()
+			fmt.Fprintf(os.Stderr, "agcore-temporal: serve-runner on %s, task queue %s\n", c.address, c.queue)
+			return serveRunner(ctx, os.Stdin, os.Stdout, func(ctx context.Context, req runnerRequest) error {
+				switch req.Op {
+				case "start":
+					if req.Turn == nil {
+						return errors.New("start: no turn")
+					}
+					in := turnInput(req)
+					in.Timeouts.Heartbeat = heartbeat
+					return agtemporal.StartResponse(ctx, cl, c.queue, in)
+				case "cancel":
+					return agtemporal.CancelResponse(ctx, cl, req.Response)
+				}
+				return fmt.Errorf("unknown op %q", req.Op)
+			})
+		},
+	}
+	c.add(cmd)
+	cmd.Flags().DurationVar(&heartbeat, "model-heartbeat", 0, "heartbeat timeout of a model call (default 20s)")
+	return cmd
+}
+
+// turnInput is the workflow input of a start request.
+func turnInput(req runnerRequest) agtemporal.TurnInput {
+	t := req.Turn
+	log := t.Log
+	in := agtemporal.TurnInput{Agents: req.Agents, Agent: t.Agent, Principal: t.Owner, SessionID: t.SessionID, TurnID: t.TurnID,
+		Messages: t.Input, RunInstructions: t.Instructions, Temperature: t.Temperature, MaxTokens: t.MaxTokens,
+		ApproveAll: req.ApproveAll, Response: &log, Timeout: t.Timeout}
+	if t.AGUI != nil { // an AG-UI run (agui.go), not a response
+		in.Response, in.AGUI = nil, t.AGUI
+	}
+	if q := t.Quota; q != nil {
+		in.Quota = &agtemporal.Quota{Total: q.Total, PerDay: q.PerDay}
+		if q.Principal != t.Owner {
+			in.QuotaPrincipal = q.Principal
+		}
+	}
+	return in
+}
+
+// serveRunner answers the requests read from in, each on a goroutine of
+// its own (bounded in time), writing the replies to out one a line, until
+// in ends.
+func serveRunner(ctx context.Context, in io.Reader, out io.Writer, do func(context.Context, runnerRequest) error) error {
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	enc := json.NewEncoder(out)
+	reply := func(r runnerReply) {
+		mu.Lock()
+		defer mu.Unlock()
+		_ = enc.Encode(r)
+	}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	for sc.Scan() {
+		var req runnerRequest
+		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
+			reply(runnerReply{ID: req.ID, Error: "bad request: " + err.Error()})
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			r := runnerReply{ID: req.ID}
+			if err := do(rctx, req); err != nil {
+				r.Error = err.Error()
+			}
+			reply(r)
+		}()
+	}
+	wg.Wait()
+	return sc.Err()
+}
