@@ -79,7 +79,12 @@ func chromium(t *testing.T) string {
 // "e2e".
 func webServer(t *testing.T, model llm.Model, store session.Store, tools ...tool.Tool) *httptest.Server {
 	t.Helper()
-	broker := &approval.Broker{}
+	return webServerWith(t, &approval.Broker{}, model, store, tools...)
+}
+
+// webServerWith is webServer deciding through broker.
+func webServerWith(t *testing.T, broker *approval.Broker, model llm.Model, store session.Store, tools ...tool.Tool) *httptest.Server {
+	t.Helper()
 	a, err := agent.New(model, agent.Config{Name: "helper", Tools: tools, Store: store, Approver: broker,
 		Retry: middleware.RetryConfig{MaxAttempts: 1}})
 	if err != nil {

@@ -59,7 +59,9 @@
 // The session listens to the server outside its answers (the standalone
 // SSE stream of a URL server is on): a request for input from the user
 // (elicitation/create) goes to [Server.Elicit], and is declined when there
-// is none; progress of a running call, log messages and the list of tools
+// is none (for a turn whose calls someone decides, [AskApprover] makes it
+// one more pending decision, tool [ElicitationTool], whose approval carries
+// the form's answer, checked by [FormContent]); progress of a running call, log messages and the list of tools
 // changing (the tools are listed again: [Client.Tools] returns the new
 // list, a tool's description and schema are read as last listed, and a
 // removed tool's call fails saying so) are each a [Notice] for
@@ -87,7 +89,7 @@
 // server reached over HTTP, so a traced server joins the caller's trace.
 //
 // This package imports only tool, observe, internal/redact (its errors
-// hide secrets with agcore's one mask), the SDK and the standard
-// library. Agents offered as MCP tools to other clients are package
+// hide secrets with agcore's one mask), the SDK, jsonschema-go (a form's
+// answer checked against its schema) and the standard library. Agents offered as MCP tools to other clients are package
 // serve/mcpserve's.
 package mcp

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/agcore/agcore/approval"
+	"github.com/agcore/agcore/mcp"
 	"github.com/agcore/agcore/tool"
 )
 
@@ -47,10 +48,14 @@ type approvalObject struct {
 	Tool      string `json:"tool"`
 	CallID    string `json:"call_id"`
 	Arguments string `json:"arguments"`
-	Agent     string `json:"agent"`
-	Session   string `json:"session,omitempty"`
-	Run       string `json:"run,omitempty"`
-	Since     int64  `json:"created"`
+	// Schema, for an MCP server's request for input (tool
+	// mcp_elicitation), is the requested schema: what the decision's
+	// content must match.
+	Schema  json.RawMessage `json:"schema,omitempty"`
+	Agent   string          `json:"agent"`
+	Session string          `json:"session,omitempty"`
+	Run     string          `json:"run,omitempty"`
+	Since   int64           `json:"created"`
 }
 
 // listApprovals serves GET /v1/approvals: the calls waiting for a decision
@@ -69,6 +74,9 @@ func (h *Handler) listApprovals(w http.ResponseWriter, r *http.Request, principa
 	for i, q := range pending {
 		data[i] = approvalObject{ID: q.ID, Object: "approval", Tool: q.Tool, CallID: q.CallID, Arguments: string(q.Input),
 			Agent: q.Owner.Agent, Session: q.Owner.Session, Run: q.Owner.Run, Since: q.Since.Unix()}
+		if q.Tool == mcp.ElicitationTool {
+			data[i].Schema, _ = mcp.ElicitationSchema(q.Input)
+		}
 	}
 	data = append(data, h.remotePending(r.Context(), principal)...) // remoteapprovals.go
 	writeJSON(w, http.StatusOK, struct {
@@ -78,8 +86,12 @@ func (h *Handler) listApprovals(w http.ResponseWriter, r *http.Request, principa
 }
 
 // decideApproval serves POST /v1/approvals/{id}: {"approved": bool,
-// "reason": "..."}. Only the principal that started the turn may decide;
-// to anyone else the call does not exist.
+// "reason": "...", "content": {...}}. Only the principal that started the
+// turn may decide; to anyone else the call does not exist. content, only
+// with an approval of an MCP server's request for input (tool
+// mcp_elicitation), is the form's answer: checked against the requested
+// schema with the form's defaults filled in (400 invalid_content when it
+// does not match, a required field without a default left out included).
 func (h *Handler) decideApproval(w http.ResponseWriter, r *http.Request, principal string) {
 	id := r.PathValue("id")
 	notFound := &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "approval_not_found",
@@ -90,8 +102,9 @@ func (h *Handler) decideApproval(w http.ResponseWriter, r *http.Request, princip
 		return
 	}
 	var body struct {
-		Approved *bool  `json:"approved"`
-		Reason   string `json:"reason"`
+		Approved *bool           `json:"approved"`
+		Reason   string          `json:"reason"`
+		Content  json.RawMessage `json:"content"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 		writeError(w, decodeError(err))
@@ -109,7 +122,15 @@ func (h *Handler) decideApproval(w http.ResponseWriter, r *http.Request, princip
 		writeError(w, notFound)
 		return
 	}
-	if err := h.opts.Broker.Decide(id, tool.Decision{Approved: *body.Approved, Reason: body.Reason}); err != nil {
+	d := tool.Decision{Approved: *body.Approved, Reason: body.Reason}
+	if string(body.Content) != "null" {
+		d.Content = string(body.Content)
+	}
+	if err := checkContent(q, d); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := h.opts.Broker.Decide(id, d); err != nil {
 		if errors.Is(err, approval.ErrUnknown) {
 			writeError(w, notFound)
 			return
@@ -122,6 +143,17 @@ func (h *Handler) decideApproval(w http.ResponseWriter, r *http.Request, princip
 		Object   string `json:"object"`
 		Approved bool   `json:"approved"`
 	}{id, "approval.decision", *body.Approved})
+}
+
+// checkContent checks a decision's content (mcp.CheckDecision): a 400
+// invalid_content when it does not fit.
+func checkContent(q approval.Request, d tool.Decision) *apiError {
+	if err := mcp.CheckDecision(q.Tool, q.Input, d); err != nil {
+		e := invalid("content", "%v", err)
+		e.Code = "invalid_content"
+		return e
+	}
+	return nil
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -17,7 +17,7 @@
 //	POST /agui/{agent}           AG-UI: one run of the agent (RunAgentInput → AG-UI events)
 //	GET|POST /agui/{agent}/runs/{run}  reconnect to a run (its events again, ?after=N)
 //	GET  /v1/approvals           agcore's extension: calls waiting for the caller's approval
-//	POST /v1/approvals/{id}      {"approved": true|false, "reason": "..."}
+//	POST /v1/approvals/{id}      {"approved": true|false, "reason": "...", "content": {...}}
 //	GET  /healthz                liveness: 200 while the process serves
 //	GET  /readyz                 readiness: 200, then 503 once Drain began
 //
@@ -269,6 +269,17 @@
 // /v1/approvals/{id} decides them through the runner, for the turn's
 // principal only. (A remote AG-UI run's calls are not listed yet.)
 //
+// An MCP server's request for input during a turn's tool call (its
+// Elicitor built with mcp.AskApprover, as agcore serve's are) waits the
+// same way as the tool mcp.ElicitationTool, listed with "schema", the
+// requested schema. Denying declines it; approving accepts it with
+// "content", the form's answer (a JSON object), over the schema's
+// defaults: {"approved": true, "content": {"name": "Ada"}}. The answer is
+// checked against the schema when decided: one that does not fit (a
+// required field without a default left out, a wrong type, a value out
+// of range) is a 400 invalid_content whose message names the field, and
+// the request goes on waiting. Content on any other decision is a 400.
+//
 // # Several processes
 //
 // Servers over one store (replicas behind a load balancer) answer for
@@ -353,6 +364,7 @@
 // per session of a principal, one per request for a turn without a
 // session; the calls of concurrent turns never mix.
 //
-// Package serve imports agent, approval, budget, llm, middleware, replay,
-// session, serve/host and serve/runlog; it never imports a provider, a store or the CLI.
+// Package serve imports agent, approval, budget, llm, mcp (a form's
+// answer checked against its schema), middleware, replay, session,
+// serve/host and serve/runlog; it never imports a provider, a store or the CLI.
 package serve

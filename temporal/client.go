@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/agcore/agcore/mcp"
 
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 )
 
@@ -70,7 +74,8 @@ func Pending(ctx context.Context, c client.Client, workflowID string) ([]Pending
 // Decide sends a decision to a turn's workflow and waits until the
 // workflow has recorded it. A call id the turn is not waiting on is
 // rejected by the update's validator (the error's text names
-// ErrUnknownCall's).
+// ErrUnknownCall's); content that does not fit the form it answers is an
+// error matching mcp.ErrFormContent, saying why in one line.
 func Decide(ctx context.Context, c client.Client, workflowID string, d Decision) error {
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID: workflowID, UpdateName: DecideUpdate, Args: []any{d},
@@ -78,6 +83,11 @@ func Decide(ctx context.Context, c client.Client, workflowID string, d Decision)
 	})
 	if err == nil {
 		err = h.Get(ctx, nil)
+	}
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) && ae.Type() == ErrTypeFormContent {
+		why := strings.TrimPrefix(ae.Message(), mcp.ErrFormContent.Error()+": ")
+		return fmt.Errorf("agtemporal: deciding %s: %w: %s", d.CallID, mcp.ErrFormContent, why)
 	}
 	if err != nil {
 		return fmt.Errorf("agtemporal: deciding %s on %s: %w", d.CallID, workflowID, err)

@@ -109,8 +109,14 @@
 // call is an error tool result the model reads. An MCP server's request
 // for input during a tool activity ([Elicit], which the worker gives its
 // MCP servers) is filed with the workflow by the [ElicitUpdate] update and
-// waits among the same pending decisions (tool [ElicitationTool]):
-// approving accepts with the form's defaults, denying declines.
+// waits among the same pending decisions (tool [ElicitationTool], its
+// arguments the server, the message and the requested schema): approving
+// accepts with the decision's content ([Decision].Content, `agcore approve
+// --content JSON`) over the form's defaults, denying declines. The
+// validator refuses content that does not fit the schema (a required
+// field without a default left out included) or that answers no form
+// ([ErrTypeFormContent]; [Decide]'s error matches mcp.ErrFormContent), and
+// the request goes on waiting.
 // The calls of a background response of agcore serve --temporal are
 // addressed by its response id ([PendingResponse], [DecideResponse]: a
 // turn that is over waits on nothing), which serve-runner answers for

@@ -2,10 +2,10 @@ package agtemporal
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync/atomic"
 
+	"github.com/agcore/agcore/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -13,8 +13,9 @@ import (
 )
 
 // ElicitationTool is the tool name an MCP server's request for input has
-// among a turn's pending decisions ([PendingApproval.Tool]).
-const ElicitationTool = "mcp_elicitation"
+// among a turn's pending decisions ([PendingApproval.Tool]), as it has in
+// agcore serve's (mcp.ElicitationTool).
+const ElicitationTool = mcp.ElicitationTool
 
 // ElicitRequest is an MCP server's request for input, filed with the turn
 // by [ElicitUpdate]: ID is its pending decision's call id, Input its JSON
@@ -53,7 +54,8 @@ var elicitations atomic.Uint64
 // activity (ctx is the activity's, or derived from it): the request is
 // filed with the activity's workflow as a pending decision (tool
 // [ElicitationTool]), which `agcore approve` lists and decides; approving
-// accepts with the form's defaults, denying declines. Out of an activity,
+// accepts with the decision's content over the form's defaults (checked by
+// the DecideUpdate's validator), denying declines. Out of an activity,
 // or when the workflow cannot be reached, the request is declined. A
 // worker gives it to the MCP servers its tools come from (mcp.Server's
 // Elicit), with its client.
@@ -62,11 +64,11 @@ func Elicit(ctx context.Context, c client.Client, server string, req *sdk.Elicit
 		return &sdk.ElicitResult{Action: "decline"}, nil
 	}
 	info := activity.GetInfo(ctx)
-	input, err := json.Marshal(map[string]any{"server": server, "message": req.Message, "requested_schema": req.RequestedSchema})
+	call, err := mcp.ElicitationCall(fmt.Sprintf("elicitation-%s-%d", info.ActivityID, elicitations.Add(1)), server, req)
 	if err != nil {
 		return nil, err
 	}
-	q := ElicitRequest{ID: fmt.Sprintf("elicitation-%s-%d", info.ActivityID, elicitations.Add(1)), Input: string(input)}
+	q := ElicitRequest{ID: call.ID, Input: string(call.Input)}
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID,
 		UpdateName: ElicitUpdate, Args: []any{q}, WaitForStage: client.WorkflowUpdateStageCompleted,
@@ -78,30 +80,11 @@ func Elicit(ctx context.Context, c client.Client, server string, req *sdk.Elicit
 	if err := h.Get(ctx, &dec); err != nil {
 		return &sdk.ElicitResult{Action: "cancel"}, nil
 	}
-	if !dec.Approve {
-		return &sdk.ElicitResult{Action: "decline"}, nil
-	}
-	return &sdk.ElicitResult{Action: "accept", Content: schemaDefaults(req.RequestedSchema)}, nil
-}
-
-// schemaDefaults is the default of each property of a requested schema
-// that has one.
-func schemaDefaults(schema any) map[string]any {
-	b, err := json.Marshal(schema)
+	// Checked already by the DecideUpdate's validator; a content that
+	// still does not fit cancels.
+	res, err := mcp.ElicitResult(req, dec.Tool())
 	if err != nil {
-		return map[string]any{}
+		activity.GetLogger(ctx).Warn("the answer to an MCP server's request for input was cancelled", "server", server, "error", err)
 	}
-	var s struct {
-		Properties map[string]struct {
-			Default any `json:"default"`
-		} `json:"properties"`
-	}
-	_ = json.Unmarshal(b, &s)
-	out := map[string]any{}
-	for name, p := range s.Properties {
-		if p.Default != nil {
-			out[name] = p.Default
-		}
-	}
-	return out
+	return res, nil
 }

@@ -139,3 +139,43 @@ func TestASecondDecisionForACallIsRejected(t *testing.T) {
 func containsErr(err error, s string) bool {
 	return err != nil && strings.Contains(err.Error(), s)
 }
+
+// TestContentOnAnOrdinaryCallIsRejected: the update's validator refuses a
+// decision whose content answers no form (content goes only with an MCP
+// server's request for input); the call goes on waiting and a plain
+// approval then runs it.
+func TestContentOnAnOrdinaryCallIsRejected(t *testing.T) {
+	h := newHarness(t,
+		llmtest.Reply(llmtest.Call("w1", "write", `{"text":"one"}`)),
+		llmtest.Text("finished"))
+	outcome := map[string]error{}
+	send := func(id string, d agtemporal.Decision) {
+		h.env.UpdateWorkflow(agtemporal.DecideUpdate, id, &testsuite.TestUpdateCallback{
+			OnAccept: func() {}, OnReject: func(err error) { outcome[id] = err }, OnComplete: func(any, error) {},
+		}, d)
+	}
+	h.env.RegisterDelayedCallback(func() {
+		send("content", agtemporal.Decision{CallID: "w1", Approve: true, Content: `{"x":1}`})
+	}, time.Minute)
+	h.env.RegisterDelayedCallback(func() {
+		if p := pending(t, h); len(p) != 1 || p[0].CallID != "w1" {
+			t.Errorf("pending after the refused decision: %+v", p)
+		}
+		send("plain", agtemporal.Decision{CallID: "w1", Approve: true})
+	}, 2*time.Minute)
+	in := input("write")
+	in.ApprovalTimeout = time.Hour
+	res, err := h.run(t, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := outcome["content"]; !containsErr(err, "takes none") {
+		t.Fatalf("content on an ordinary call was not rejected (%v)", err)
+	}
+	if outcome["plain"] != nil {
+		t.Fatalf("the plain approval was rejected: %v", outcome["plain"])
+	}
+	if m := res.Transcript[1]; m.IsError || runs(h.ran, "write:one") != 1 {
+		t.Fatalf("w1 did not run: %+v", m)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/compact"
 	"github.com/agcore/agcore/compact/tiktoken"
+	"github.com/agcore/agcore/mcp"
 	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/replay"
 	"github.com/agcore/agcore/structured"
@@ -187,6 +188,11 @@ func (d *driver) handlers(ctx workflow.Context) error {
 				if p.CallID == dec.CallID {
 					if _, done := d.decided[dec.CallID]; done {
 						return fmt.Errorf("%w: %q was already decided", ErrUnknownCall, dec.CallID)
+					}
+					// A form's answer that does not fit is refused here,
+					// and the request goes on waiting (a pure check).
+					if err := mcp.CheckDecision(p.Tool, json.RawMessage(p.Input), dec.Tool()); err != nil {
+						return temporal.NewApplicationErrorWithOptions(err.Error(), ErrTypeFormContent, temporal.ApplicationErrorOptions{NonRetryable: true})
 					}
 					return nil
 				}

@@ -68,6 +68,10 @@ const (
 	ErrTypeBudget     = "agcore.Budget"
 	ErrTypeStructured = "agcore.Structured"
 	ErrTypeBadInput   = "agcore.BadInput"
+	// ErrTypeFormContent: the DecideUpdate's validator refused a
+	// decision's content (mcp.CheckDecision); [Decide] returns it as an
+	// error matching mcp.ErrFormContent.
+	ErrTypeFormContent = "agcore.FormContent"
 )
 
 // ErrUnknownCall is returned by a decision for a call id the turn is not
@@ -253,11 +257,16 @@ type Decision struct {
 	Approve bool
 	// Reason is shown to the model with a denial.
 	Reason string
+	// Content, with the approval of an MCP server's request for input
+	// (tool [ElicitationTool]), is the form's answer (tool.Decision's
+	// Content): a JSON object's text the DecideUpdate's validator checks against
+	// the requested schema, over its defaults (mcp.CheckDecision).
+	Content string `json:",omitempty"`
 }
 
 // Tool returns d as the tool.Decision it carries.
 func (d Decision) Tool() tool.Decision {
-	return tool.Decision{Approved: d.Approve, Reason: d.Reason}
+	return tool.Decision{Approved: d.Approve, Reason: d.Reason, Content: d.Content}
 }
 
 // TurnRequest is one turn submitted to a session workflow.

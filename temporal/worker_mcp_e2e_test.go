@@ -104,3 +104,63 @@ func TestE2EMCPElicitationIsAPendingDecision(t *testing.T) {
 	}
 	worker.stop(t, syscall.SIGTERM)
 }
+
+// TestE2EMCPElicitationFormAnsweredWithContent: a durable turn's MCP
+// server asks for a required field without a default; `agcore approve`
+// without --content is refused in one line naming the field (the request
+// still waits), and with --content the server gets the answer.
+func TestE2EMCPElicitationFormAnsweredWithContent(t *testing.T) {
+	server := sdk.NewServer(&sdk.Implementation{Name: "asker", Version: "v1"}, nil)
+	server.AddTool(&sdk.Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "Your name?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","minLength":1}},"required":["name"]}`)})
+		if err != nil {
+			return nil, err
+		}
+		name, _ := res.Content["name"].(string)
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "action " + res.Action + " " + name}}}, nil
+	})
+	mcpSrv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, nil))
+	t.Cleanup(mcpSrv.Close)
+	w, _ := newWorld(t,
+		sseReply("", fakeCall{"a1", "mcp__http__ask", `{}`}),
+		sseReply("Hello Ada."))
+	worker := agcoreWorker(t, w, "--tools", "none", "--mcp-url", mcpSrv.URL)
+	run := startAgcore(t, "run", "--temporal", w.addr, "--session", uniqueSession("form"), "greet me")
+	line := regexp.MustCompile(`mcp_elicitation (.*) waits for approval: (.*) (elicitation-\S+) \(or --deny\)`)
+	var m []string
+	for deadline := time.Now().Add(time.Minute); m == nil; time.Sleep(100 * time.Millisecond) {
+		if m = line.FindStringSubmatch(run.errw.String()); m != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no pending elicitation was announced\nstderr:\n%s", run.errw)
+		}
+	}
+	if !strings.Contains(m[1], `"requested_schema"`) || !strings.Contains(run.errw.String(), "--content '{...}' "+m[3]) {
+		t.Errorf("announced %q; stderr:\n%s", m[1], run.errw)
+	}
+	sh := func(cmdline string) (string, error) {
+		c := exec.Command("sh", "-c", cmdline)
+		c.Env = agcoreEnv(t)
+		out, err := c.CombinedOutput()
+		return string(out), err
+	}
+	out, err := sh(m[2] + " " + m[3])
+	if err == nil || !strings.Contains(out, `"name" is required and has no default`) || strings.Count(strings.TrimSpace(out), "\n") != 0 {
+		t.Fatalf("an approval without the required field: %v\n%s", err, out)
+	}
+	t.Logf("refused: %s", out)
+	if out, err := sh(m[2] + ` --content '{"name":"Ada"}' ` + m[3]); err != nil || !strings.Contains(out, "approved "+m[3]) {
+		t.Fatalf("approving with --content: %v\n%s", err, out)
+	}
+	if code := run.wait(t, "agcore run --temporal"); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, run.out, run.errw)
+	}
+	w.fake.mu.Lock()
+	second := w.fake.bodies[1]
+	w.fake.mu.Unlock()
+	if !strings.Contains(second, "action accept Ada") {
+		t.Fatalf("the tool result sent to the model: %s", second)
+	}
+	worker.stop(t, syscall.SIGTERM)
+}

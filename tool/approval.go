@@ -48,6 +48,14 @@ type Decision struct {
 	Approved bool
 	// Reason, for a denial, is told to the model.
 	Reason string
+	// Content, with an approval, is the decider's answer to a pending
+	// decision that asks for input rather than leave to run (an MCP
+	// server's form, the tool mcp.ElicitationTool): a JSON object's text,
+	// which whoever takes the decision checks against the requested schema
+	// (the server gets it, over the form's defaults). Empty for none; the
+	// tool loop ignores it. (Text, not json.RawMessage: a Decision stays
+	// comparable.)
+	Content string
 }
 
 // Denial returns the error result of a call to the tool name that d

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -377,5 +378,80 @@ func TestMCPElicitationAtTheTerminal(t *testing.T) {
 	}
 	if got := srv.messages(1); !strings.Contains(got, "action accept Ada") {
 		t.Errorf("the tool result sent to the model: %s", got)
+	}
+}
+
+// Under agcore serve, a server's form with a required field that has no
+// default is answered through the approvals endpoint: the listing shows
+// the requested schema, an approval without the field is a 400 naming it
+// (the request still waits), and the content given reaches the server.
+func TestMCPElicitationFormAnsweredInServe(t *testing.T) {
+	t.Parallel()
+	srv := sdk.NewServer(&sdk.Implementation{Name: "asker", Version: "v1"}, nil)
+	srv.AddTool(&sdk.Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "Your name?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","minLength":1}},"required":["name"]}`)})
+		if err != nil {
+			return nil, err
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("action %s %v", res.Action, res.Content["name"])}}}, nil
+	})
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	defer ts.Close()
+	model := newFake(t, openaiReply(turn{calls: []call{{"a1", "mcp__http__ask", `{}`}}}), openaiReply(turn{text: "Hello Ada."}))
+	c := newCLI(t).openai(model, "sk-test")
+	base, cmd, lines := c.startServe(t, "--tools", "", "--mcp-url", ts.URL)
+	do := func(method, url, body string) (int, map[string]any) {
+		req, _ := http.NewRequest(method, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			return 0, nil
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	done := make(chan map[string]any, 1)
+	go func() {
+		_, out := do("POST", base+"/v1/responses", `{"model":"agcore","input":"Greet me"}`)
+		done <- out
+	}()
+	var pending []any
+	for deadline := time.Now().Add(30 * time.Second); len(pending) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the elicitation never showed among the pending decisions")
+		}
+		_, out := do("GET", base+"/v1/approvals", "")
+		pending, _ = out["data"].([]any)
+	}
+	p := pending[0].(map[string]any)
+	schema, _ := p["schema"].(map[string]any)
+	if p["tool"] != "mcp_elicitation" || schema["required"] == nil {
+		t.Fatalf("pending decision %v, want the requested schema", p)
+	}
+	url := base + "/v1/approvals/" + p["id"].(string)
+	status, out := do("POST", url, `{"approved":true}`)
+	e, _ := out["error"].(map[string]any)
+	if msg, _ := e["message"].(string); status != 400 || e["code"] != "invalid_content" || !strings.Contains(msg, `"name" is required and has no default`) {
+		t.Fatalf("an approval without the required field: %d %v", status, out)
+	}
+	if status, out := do("POST", url, `{"approved":true,"content":{"name":"Ada"}}`); status != 200 || out["approved"] != true {
+		t.Fatalf("deciding with content: %d %v", status, out)
+	}
+	select {
+	case resp := <-done:
+		if resp["status"] != "completed" {
+			t.Errorf("turn: %v", resp)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the turn did not finish after the decision")
+	}
+	if got := model.messages(1); !strings.Contains(got, "action accept Ada") {
+		t.Errorf("the tool result sent to the model: %s, want the server to have got the name", got)
+	}
+	if log, err := interrupt(t, cmd, lines); err != nil {
+		t.Fatalf("exit: %v\n%s", err, log)
 	}
 }

@@ -39,8 +39,9 @@ type approvalRecord struct {
 }
 
 type decision struct {
-	Approved bool   `json:"approved"`
-	Reason   string `json:"reason,omitempty"`
+	Approved bool            `json:"approved"`
+	Reason   string          `json:"reason,omitempty"`
+	Content  json.RawMessage `json:"content,omitempty"` // tool.Decision.Content
 }
 
 func recordOf(q approval.Request) approvalRecord {
@@ -145,7 +146,7 @@ func (s sharedApprovals) Decide(ctx context.Context, id string, d tool.Decision)
 		case a.Decision != nil:
 			return fmt.Errorf("%w: %q was decided already", approval.ErrUnknown, id)
 		}
-		a.Decision = &decision{Approved: d.Approved, Reason: d.Reason}
+		a.Decision = &decision{Approved: d.Approved, Reason: d.Reason, Content: json.RawMessage(d.Content)}
 		if rec.Value, err = json.Marshal(a); err != nil {
 			return err
 		}
@@ -175,7 +176,7 @@ func (s sharedApprovals) Decision(ctx context.Context, id string) (tool.Decision
 	case a.Decision == nil:
 		return tool.Decision{}, false, nil
 	}
-	return tool.Decision{Approved: a.Decision.Approved, Reason: a.Decision.Reason}, true, nil
+	return tool.Decision{Approved: a.Decision.Approved, Reason: a.Decision.Reason, Content: string(a.Decision.Content)}, true, nil
 }
 
 func (s sharedApprovals) Remove(ctx context.Context, id string) error {

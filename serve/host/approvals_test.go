@@ -21,7 +21,7 @@ type decided struct {
 
 // TestApprovalsAcrossBrokers: two brokers over one store's records, as
 // two server processes: a call waiting in one is listed and decided
-// through the other, once.
+// through the other, once, with the decision's content (a form's answer).
 func TestApprovalsAcrossBrokers(t *testing.T) {
 	st := memstore.New()
 	a := &approval.Broker{Shared: host.Approvals(st), Poll: 5 * time.Millisecond}
@@ -49,7 +49,7 @@ func TestApprovalsAcrossBrokers(t *testing.T) {
 	if q, ok := b.Get("run1/c1"); !ok || q.CallID != "c1" {
 		t.Fatalf("Get = %+v, %v", q, ok)
 	}
-	if err := b.Decide("run1/c1", tool.Decision{Approved: true}); err != nil {
+	if err := b.Decide("run1/c1", tool.Decision{Approved: true, Content: `{"name":"Ada"}`}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Decide("run1/c1", tool.Decision{Reason: "again"}); !errors.Is(err, approval.ErrUnknown) {
@@ -60,7 +60,7 @@ func TestApprovalsAcrossBrokers(t *testing.T) {
 	}
 	select {
 	case d := <-got:
-		if d.err != nil || !d.Approved {
+		if d.err != nil || !d.Approved || d.Content != `{"name":"Ada"}` {
 			t.Fatalf("decision = %+v, %v", d.Decision, d.err)
 		}
 	case <-time.After(5 * time.Second):

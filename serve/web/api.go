@@ -10,6 +10,7 @@ import (
 
 	"github.com/agcore/agcore/approval"
 	"github.com/agcore/agcore/llm"
+	"github.com/agcore/agcore/mcp"
 	"github.com/agcore/agcore/serve/host"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/tool"
@@ -224,10 +225,13 @@ func (h *handler) storeError(w http.ResponseWriter, r *http.Request, err error) 
 // approvalJSON is one call waiting for a decision (GET /api/approvals and
 // the chat stream's approval event).
 type approvalJSON struct {
-	ID      string          `json:"id"`
-	CallID  string          `json:"tool_call_id"`
-	Tool    string          `json:"tool"`
-	Input   json.RawMessage `json:"input"`
+	ID     string          `json:"id"`
+	CallID string          `json:"tool_call_id"`
+	Tool   string          `json:"tool"`
+	Input  json.RawMessage `json:"input"`
+	// Schema, for an MCP server's request for input (tool
+	// mcp_elicitation), is the requested schema: the form to fill in.
+	Schema  json.RawMessage `json:"schema,omitempty"`
 	Agent   string          `json:"agent,omitempty"`
 	Session string          `json:"session,omitempty"`
 	Since   time.Time       `json:"since"`
@@ -238,8 +242,12 @@ func approvalOf(req approval.Request) approvalJSON {
 	if len(in) == 0 || !json.Valid(in) {
 		in, _ = json.Marshal(string(in))
 	}
-	return approvalJSON{ID: req.ID, CallID: req.CallID, Tool: req.Tool, Input: in,
+	a := approvalJSON{ID: req.ID, CallID: req.CallID, Tool: req.Tool, Input: in,
 		Agent: req.Owner.Agent, Session: req.Owner.Session, Since: req.Since}
+	if req.Tool == mcp.ElicitationTool {
+		a.Schema, _ = mcp.ElicitationSchema(req.Input)
+	}
+	return a
 }
 
 func principal(r *http.Request) string {
@@ -260,8 +268,9 @@ func (h *handler) approvals(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) decide(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		Approved *bool  `json:"approved"`
-		Reason   string `json:"reason"`
+		Approved *bool           `json:"approved"`
+		Reason   string          `json:"reason"`
+		Content  json.RawMessage `json:"content"` // a form's answer (mcp.CheckDecision)
 	}
 	if !readJSON(w, r, &body) {
 		return
@@ -281,7 +290,15 @@ func (h *handler) decide(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no pending call "+quote(id))
 		return
 	}
-	err := h.broker.Decide(id, tool.Decision{Approved: *body.Approved, Reason: body.Reason})
+	d := tool.Decision{Approved: *body.Approved, Reason: body.Reason}
+	if string(body.Content) != "null" {
+		d.Content = string(body.Content)
+	}
+	if err := mcp.CheckDecision(req.Tool, req.Input, d); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	err := h.broker.Decide(id, d)
 	if errors.Is(err, approval.ErrUnknown) {
 		writeError(w, http.StatusNotFound, "no pending call "+quote(id))
 		return

@@ -116,7 +116,7 @@ func TestPage(t *testing.T) {
 	}
 	// The page never uses innerHTML or any other HTML sink, and loads
 	// nothing from elsewhere.
-	for _, p := range []string{"/", "/js/app.js", "/js/api.js", "/js/render.js", "/js/sessions.js", "/js/approvals.js", "/js/markdown.js", "/style.css"} {
+	for _, p := range []string{"/", "/js/app.js", "/js/api.js", "/js/render.js", "/js/sessions.js", "/js/approvals.js", "/js/form.js", "/js/markdown.js", "/style.css"} {
 		resp := f.do(t, context.Background(), "GET", p, "", nil)
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()

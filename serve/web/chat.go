@@ -29,6 +29,7 @@ type item struct {
 	ID         string          `json:"id,omitempty"`
 	Name       string          `json:"name,omitempty"`
 	Input      json.RawMessage `json:"input,omitempty"`
+	Schema     json.RawMessage `json:"schema,omitempty"` // an approval asking for a form (mcp_elicitation)
 	ToolCallID string          `json:"tool_call_id,omitempty"`
 	IsError    bool            `json:"is_error,omitempty"`
 	// Usage: the model call's usage so far (usage), the turn's (finish).
@@ -215,7 +216,7 @@ func (h *handler) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx = approval.WithNotify(ctx, func(p approval.Request) {
 		ap := approvalOf(p)
-		push(item{Type: "approval", ID: ap.ID, ToolCallID: ap.CallID, Name: ap.Tool, Input: ap.Input})
+		push(item{Type: "approval", ID: ap.ID, ToolCallID: ap.CallID, Name: ap.Tool, Input: ap.Input, Schema: ap.Schema})
 	})
 
 	model := modelName(a)

@@ -28,8 +28,9 @@
 //	                                  original unchanged; 409 when the history cannot be cut there
 //	POST   /api/chat                  body {"agent", "session", "message"}: one turn, as an event stream
 //	GET    /api/approvals             {"approvals":[APPROVAL]}: calls waiting, of this principal's turns
-//	POST   /api/approvals/{id}        body {"approved": bool, "reason": string}; 404 for an id not
-//	                                  waiting or of a turn another principal started
+//	POST   /api/approvals/{id}        body {"approved": bool, "reason": string, "content": object}; 404 for an id not
+//	                                  waiting or of a turn another principal started; 400 for content
+//	                                  that does not fit (mcp.CheckDecision)
 //
 // SESSION is {id, agent, title (the first user text), model (the session's
 // own: the model that answered its last turn; absent when the store kept
@@ -51,7 +52,8 @@
 //	text         {text}: a delta of the answer
 //	thinking     {text}: a delta of the model's visible reasoning
 //	tool_call    {id, name, input}: a whole tool call
-//	approval     {id, tool_call_id, name, input}: the call waits for POST /api/approvals/{id}
+//	approval     {id, tool_call_id, name, input, schema}: the call waits for POST /api/approvals/{id}
+//	             (schema: an MCP server's form, tool mcp_elicitation, whose approval carries content)
 //	tool_result  {tool_call_id, text, is_error}
 //	handoff      {from, agent}: the turn passed from the agent from to agent
 //	sub_agent    {agent, tool_call_id, sub}: an event of the sub-agent agent run by the
@@ -146,7 +148,7 @@
 // the Host header (DNS rebinding); that belongs to the server, not to this
 // handler.
 //
-// Package web imports agent, approval, budget, llm, middleware, session,
-// serve/host and serve/runlog; it never imports package serve or a
+// Package web imports agent, approval, budget, llm, mcp (a form's answer
+// checked), middleware, session, serve/host and serve/runlog; it never imports package serve or a
 // provider.
 package web

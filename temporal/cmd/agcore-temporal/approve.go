@@ -20,7 +20,7 @@ func newApproveCmd() *cobra.Command {
 		sessionID, turnID, wfID string
 		responseID              string
 		deny, asJSON            bool
-		reason                  string
+		reason, content         string
 	)
 	cmd := &cobra.Command{
 		Use:   "approve (--session ID --turn ID | --response RESPONSE_ID | --workflow ID) [CALL_ID...]",
@@ -30,10 +30,15 @@ ids, it approves them, or denies them with --deny (an update the workflow
 validates: an id the turn is not waiting on is refused). A denied call is an
 error result the model reads; the turn goes on. --response addresses the turn
 of a background response of agcore serve --temporal (its workflow
-agcore-response/RESPONSE_ID).`,
+agcore-response/RESPONSE_ID). An MCP server's request for input (tool
+mcp_elicitation, its arguments the requested schema) is approved with
+--content, the form's answer as a JSON object, over the form's defaults; an
+answer that does not fit the schema (a required field without a default left
+out included) is refused, and the request goes on waiting.`,
 		Example: `  agcore-temporal approve --session work --turn 20260105-143012.123-9f86
   agcore-temporal approve --session work --turn 20260105-143012.123-9f86 call_1
   agcore-temporal approve --session work --turn 20260105-143012.123-9f86 --deny --reason "not that file" call_1
+  agcore-temporal approve --session work --turn 20260105-143012.123-9f86 --content '{"name":"Ada"}' elicitation-3-1
   agcore-temporal approve --response resp_work_3 call_1`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -74,8 +79,18 @@ agcore-response/RESPONSE_ID).`,
 				}
 				return tw.Flush()
 			}
+			var answer string
+			if content != "" {
+				if deny {
+					return usageError{errors.New("--content answers a request for input with an approval; not with --deny")}
+				}
+				if !json.Valid([]byte(content)) {
+					return usageError{errors.New("--content is not JSON: give the form's answer as an object, e.g. '{\"name\":\"Ada\"}'")}
+				}
+				answer = content
+			}
 			for _, call := range args {
-				if err := agtemporal.Decide(ctx, cl, id, agtemporal.Decision{CallID: call, Approve: !deny, Reason: reason}); err != nil {
+				if err := agtemporal.Decide(ctx, cl, id, agtemporal.Decision{CallID: call, Approve: !deny, Reason: reason, Content: answer}); err != nil {
 					return err
 				}
 				verb := "approved"
@@ -95,6 +110,7 @@ agcore-response/RESPONSE_ID).`,
 	fs.StringVar(&responseID, "response", "", "the id of a background response of agcore serve --temporal, whose turn to address (instead of --session and --turn)")
 	fs.BoolVar(&deny, "deny", false, "deny the calls instead of approving them")
 	fs.StringVar(&reason, "reason", "", "the reason the model reads with a denial")
+	fs.StringVar(&content, "content", "", "the answer to an MCP server's request for input (mcp_elicitation), a JSON object")
 	fs.BoolVar(&asJSON, "json", false, "list the pending calls as JSON")
 	return cmd
 }

@@ -171,6 +171,9 @@ instead of running it twice. agcore run --temporal resolves the agents
 					return agtemporal.Pending(ctx, cl, wr.GetID())
 				}, func(a agtemporal.PendingApproval) {
 					fmt.Fprintf(os.Stderr, "\n%s %s waits for approval: %s %s (or --deny)\n", a.Tool, a.Input, approveCmd, a.CallID)
+					if a.Tool == agtemporal.ElicitationTool {
+						fmt.Fprintf(os.Stderr, "its form is answered with --content, a JSON object fitting requested_schema: %s --content '{...}' %s\n", approveCmd, a.CallID)
+					}
 				}, follow)
 			if err != nil {
 				return out.fail(turnID, agtemporal.TurnError(err))

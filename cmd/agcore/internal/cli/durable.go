@@ -144,7 +144,9 @@ it lists the calls a turn started with agcore run --temporal waits on, with
 call ids it approves them (or denies them with --deny). --response RESPONSE_ID
 addresses the turn of a background response of agcore serve --temporal instead
 of --session and --turn (GET and POST /v1/approvals of the servers list and
-decide the same calls).`,
+decide the same calls). An MCP server's request for input (tool
+mcp_elicitation) is approved with --content, the form's answer as a JSON
+object, checked against its requested schema.`,
 		Example: `  agcore approve --session work --turn 20260105-143012.123-9f86
   agcore approve --session work --turn 20260105-143012.123-9f86 call_1
   agcore approve --session work --turn 20260105-143012.123-9f86 --deny --reason "not that file" call_1`,

@@ -383,12 +383,13 @@ func (t *principalTool) Invoke(ctx context.Context, args json.RawMessage) (strin
 // approvalElicitor asks through a served turn's approver what an MCP server
 // asks for (elicitation/create during one of the turn's tool calls): under
 // agcore serve it is a pending decision like a tool call's (GET
-// /v1/approvals lists it as the tool mcp_elicitation, its arguments the
-// server, the message and the requested schema; approving accepts with
-// the form's defaults, denying declines); under agcore mcp serve the
-// question goes to the MCP client's user as it is (mcpserve.Approver.Elicit).
-// A request that belongs to no turn (no call in flight, or several) has
-// nobody to answer it: declined, and a notice says so.
+// /v1/approvals lists it as the tool mcp.ElicitationTool with the requested
+// schema; approving accepts with the decision's content over the form's
+// defaults, checked against the schema when decided; denying declines);
+// under agcore mcp serve the question goes to the MCP client's user as it
+// is (mcpserve.Approver.Elicit). A request that belongs to no turn (no call
+// in flight, or several) has nobody to answer it: declined, and a notice
+// says so.
 func approvalElicitor(ap tool.Approver, notify func(mcp.Notice)) mcp.Elicitor {
 	return func(ctx context.Context, server string, req *sdk.ElicitParams) (*sdk.ElicitResult, error) {
 		if e, ok := ap.(interface {
@@ -402,27 +403,13 @@ func approvalElicitor(ap tool.Approver, notify func(mcp.Notice)) mcp.Elicitor {
 			}
 			return &sdk.ElicitResult{Action: "decline"}, nil
 		}
-		input, err := json.Marshal(map[string]any{"server": server, "message": req.Message, "requested_schema": req.RequestedSchema})
-		if err != nil {
+		res, err := mcp.AskApprover(ctx, ap, "elicitation-"+rand.Text()[:12], server, req)
+		switch {
+		case err != nil && res == nil:
 			return nil, err
+		case err != nil && notify != nil: // a decision whose content did not fit: cancelled
+			notify(mcp.Notice{Kind: mcp.NoticeElicitation, Server: server, Message: fmt.Sprintf("the answer to MCP server %q's request for input was cancelled: %v", server, err)})
 		}
-		d, err := ap.Approve(ctx, tool.Call{ID: "elicitation-" + rand.Text()[:12], Name: elicitationTool, Input: input})
-		if err != nil {
-			return &sdk.ElicitResult{Action: "cancel"}, nil
-		}
-		if !d.Approved {
-			return &sdk.ElicitResult{Action: "decline"}, nil
-		}
-		content := map[string]any{}
-		for _, f := range formFields(req.RequestedSchema) {
-			if f.def != nil {
-				content[f.name] = f.def
-			}
-		}
-		return &sdk.ElicitResult{Action: "accept", Content: content}, nil
+		return res, nil
 	}
 }
-
-// elicitationTool is the tool name an MCP server's request for input has
-// among a served turn's pending decisions.
-const elicitationTool = "mcp_elicitation"

@@ -29,8 +29,8 @@ function remember(id) {
   else sessionStorage.removeItem(SESSION_KEY);
 }
 
-const transcript = new Transcript($('transcript'), (id, approved) =>
-  sendJSON('POST', '/api/approvals/' + encodeURIComponent(id), { approved, reason: approved ? '' : 'denied from the web page' }),
+const transcript = new Transcript($('transcript'), (id, approved, content) =>
+  sendJSON('POST', '/api/approvals/' + encodeURIComponent(id), { approved, reason: approved ? '' : 'denied from the web page', content }),
   (action, turn, text) => onFork(action, turn, text));
 
 function status(text, isError) {

@@ -5,6 +5,7 @@
 
 import { getJSON, sendJSON } from './api.js';
 import { el } from './render.js';
+import { schemaForm } from './form.js';
 
 const POLL_MS = 5000;
 
@@ -15,6 +16,9 @@ const POLL_MS = 5000;
  */
 export function watchApprovals(panel, ul, ownRun) {
   let timer = null;
+  // The entries by approval id: one still waiting is kept as it is, so a
+  // form being filled in survives the poll.
+  const shown = new Map();
 
   async function refresh() {
     if (document.visibilityState !== 'visible') return;
@@ -26,8 +30,20 @@ export function watchApprovals(panel, ul, ownRun) {
     }
     const run = ownRun();
     list = list.filter((a) => !run || !a.id.startsWith(run + '/'));
-    ul.replaceChildren();
-    for (const a of list) ul.append(entry(a, refresh));
+    const ids = new Set(list.map((a) => a.id));
+    for (const [id, li] of shown) {
+      if (!ids.has(id)) {
+        li.remove();
+        shown.delete(id);
+      }
+    }
+    for (const a of list) {
+      if (!shown.has(a.id)) {
+        const li = entry(a, refresh);
+        shown.set(a.id, li);
+        ul.append(li);
+      }
+    }
     panel.hidden = list.length === 0;
   }
 
@@ -52,23 +68,31 @@ function entry(a, refresh) {
   head.append(el('span', 'tool-name', a.tool));
   const where = [a.agent, a.session].filter(Boolean).join(' · ');
   if (where) head.append(el('span', 'muted small', where));
-  const args = el('pre', '', JSON.stringify(a.input, null, 2));
+  const asks = a.tool === 'mcp_elicitation'; // an MCP server's form
+  const args = asks ? el('div', '', (a.input && a.input.message) || 'An MCP server asks for input.') : el('pre', '', JSON.stringify(a.input, null, 2));
+  const form = asks ? schemaForm(a.schema) : null;
   const buttons = el('div', 'approval');
-  const approve = el('button', 'primary approve', 'Approve');
-  const deny = el('button', 'danger deny', 'Deny');
+  const approve = el('button', 'primary approve', asks ? 'Send' : 'Approve');
+  const deny = el('button', 'danger deny', asks ? 'Decline' : 'Deny');
   approve.type = deny.type = 'button';
   const decide = async (ok) => {
     approve.disabled = deny.disabled = true;
     try {
-      await sendJSON('POST', '/api/approvals/' + encodeURIComponent(a.id), { approved: ok, reason: ok ? '' : 'denied from the web page' });
+      await sendJSON('POST', '/api/approvals/' + encodeURIComponent(a.id),
+        { approved: ok, reason: ok ? '' : 'denied from the web page', content: ok && form ? form.read() : undefined });
     } catch (e) {
+      // A form's answer that does not fit stays on screen with the reason.
+      approve.disabled = deny.disabled = false;
       buttons.append(el('div', 'error', 'Could not decide: ' + e.message));
+      return;
     }
     await refresh();
   };
   approve.addEventListener('click', () => decide(true));
   deny.addEventListener('click', () => decide(false));
   buttons.append(approve, deny);
-  li.append(head, args, buttons);
+  li.append(head, args);
+  if (form) li.append(form.node);
+  li.append(buttons);
   return li;
 }

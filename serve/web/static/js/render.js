@@ -3,6 +3,7 @@
 // reaches the page through textContent, never as HTML.
 
 import { renderMarkdown } from './markdown.js';
+import { schemaForm } from './form.js';
 
 /** Creates an element with a class and text. */
 export function el(tag, cls, text) {
@@ -57,9 +58,10 @@ function prettyJSON(v) {
 }
 
 /**
- * Transcript renders items into a container. onDecide(approvalID, approved)
- * is called when the user clicks Approve or Deny and resolves once the
- * server took the decision. onFork(action, turn, text), when given, is
+ * Transcript renders items into a container. onDecide(approvalID, approved,
+ * content) is called when the user clicks Approve or Deny (content: the
+ * answer to an MCP server's form, with an approval of mcp_elicitation) and
+ * resolves once the server took the decision. onFork(action, turn, text), when given, is
  * called when the user clicks Edit ('edit') or Regenerate ('regenerate')
  * on a user message that begins turn `turn`.
  */
@@ -208,33 +210,45 @@ export class Transcript {
   }
 
   approval(ev) {
+    // An MCP server's request for input (mcp_elicitation) has no call of
+    // its own in the transcript: its card is made here, with its form.
+    const asks = ev.name === 'mcp_elicitation';
+    if (asks && !this.tools.get(ev.tool_call_id)) this.toolCall({ id: ev.tool_call_id, name: ev.name, input: ev.input });
     const card = this.card(ev.tool_call_id);
-    this.setState(card, 'needs approval', 'warn');
+    this.setState(card, asks ? 'asks for input' : 'needs approval', 'warn');
     card.classList.add('pending');
     const box = el('div', 'approval');
-    box.append(el('span', '', 'Run ' + (ev.name || 'this tool') + ' with these arguments?'));
-    const approve = el('button', 'primary approve', 'Approve');
-    const deny = el('button', 'danger deny', 'Deny');
+    const form = asks ? schemaForm(ev.schema) : null;
+    const question = asks ? ((ev.input && ev.input.message) || 'An MCP server asks for input.') : 'Run ' + (ev.name || 'this tool') + ' with these arguments?';
+    if (!asks) box.append(el('span', '', question));
+    const approve = el('button', 'primary approve', asks ? 'Send' : 'Approve');
+    const deny = el('button', 'danger deny', asks ? 'Decline' : 'Deny');
     approve.type = deny.type = 'button';
+    let failure = null;
     const decide = async (ok) => {
       approve.disabled = deny.disabled = true;
       try {
-        await this.onDecide(ev.id, ok);
-        box.replaceChildren(el('span', ok ? 'ok' : 'warn', ok ? 'Approved' : 'Denied'));
+        await this.onDecide(ev.id, ok, ok && form ? form.read() : undefined);
+        box.replaceChildren(el('span', ok ? 'ok' : 'warn', asks ? (ok ? 'Sent' : 'Declined') : (ok ? 'Approved' : 'Denied')));
+        if (form) form.node.remove(); // the question stays, with what was done
         card.classList.remove('pending');
-        if (!card.querySelector('.tool-result')) { // the result may have come first
+        if (asks) this.setState(card, ok ? 'answered' : 'declined', ok ? 'ok' : 'warn');
+        else if (!card.querySelector('.tool-result')) { // the result may have come first
           this.setState(card, ok ? 'running…' : 'denied', ok ? 'muted' : 'warn');
         }
       } catch (e) {
         approve.disabled = deny.disabled = false;
-        box.append(el('div', 'error', 'Could not decide: ' + e.message));
+        if (failure) failure.remove();
+        failure = el('div', 'error', 'Could not decide: ' + e.message);
+        box.append(failure);
       }
     };
     approve.addEventListener('click', () => decide(true));
     deny.addEventListener('click', () => decide(false));
     box.append(approve, deny);
+    if (form) card.append(el('div', 'form-question', question), form.node);
     card.append(box);
-    card.querySelector('.tool-args').open = true;
+    card.querySelector('.tool-args').open = !asks;
   }
 
   toolResult(ev) {
