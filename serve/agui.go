@@ -283,8 +283,7 @@ func (h *Handler) agui(w http.ResponseWriter, r *http.Request) {
 	ctx = approval.WithNotify(ctx, func(p approval.Request) {
 		// An approval is an interrupt the client answers through
 		// POST /v1/approvals/{id}; the run waits meanwhile.
-		s.emit(map[string]any{"type": "CUSTOM", "name": "agcore.approval_required", "value": map[string]any{
-			"id": p.ID, "toolCallId": p.CallID, "tool": p.Tool, "arguments": p.Input}})
+		_ = s.approvalRequired(p.ID, p.CallID, p.Tool, p.Input)
 	})
 	principal, _ := host.PrincipalFrom(ctx)
 	s.start(principal, state)
@@ -384,6 +383,14 @@ type aguiSink struct {
 	seq     int64
 	gone    bool   // the client went away (a logged run goes on)
 	message string // the open text message's id, "" for none
+}
+
+// approvalRequired emits the interrupt of a call that waits for a
+// decision: the CUSTOM event agcore.approval_required, id being what
+// POST /v1/approvals/{id} decides.
+func (s *aguiSink) approvalRequired(id, callID, tool string, input json.RawMessage) error {
+	return s.emit(map[string]any{"type": "CUSTOM", "name": "agcore.approval_required", "value": map[string]any{
+		"id": id, "toolCallId": callID, "tool": tool, "arguments": input}})
 }
 
 func (s *aguiSink) emit(ev map[string]any) error {

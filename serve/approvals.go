@@ -62,7 +62,8 @@ type approvalObject struct {
 // in turns the caller's principal started.
 func (h *Handler) listApprovals(w http.ResponseWriter, r *http.Request, principal string) {
 	_, hasRemote := h.remoteApprovals()
-	if h.opts.Broker == nil && !hasRemote {
+	_, hasAGUI := h.remoteAGUIApprovals()
+	if h.opts.Broker == nil && !hasRemote && !hasAGUI {
 		writeError(w, &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "unknown_url", Message: "this server has no approvals"})
 		return
 	}
@@ -97,7 +98,8 @@ func (h *Handler) decideApproval(w http.ResponseWriter, r *http.Request, princip
 	notFound := &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "approval_not_found",
 		Message: "no call with this id is waiting for your decision"}
 	_, remote := h.remoteApprovals()
-	if h.opts.Broker == nil && !remote {
+	_, remoteAGUI := h.remoteAGUIApprovals()
+	if h.opts.Broker == nil && !remote && !remoteAGUI {
 		writeError(w, notFound)
 		return
 	}

@@ -87,6 +87,18 @@ func (e *AGUIEvents) Update(u agent.Update) error {
 	return feed(e.sink, u, nil)
 }
 
+// ApprovalRequired adds the interrupt of the run's call callID (tool
+// tool, arguments input) that waits for a decision, as a run of the
+// serving process shows it: the CUSTOM event agcore.approval_required,
+// whose id ("RUN/CALL_ID", the AG-UI run id) POST /v1/approvals/{id}
+// decides on any process.
+func (e *AGUIEvents) ApprovalRequired(callID, tool string, input json.RawMessage) {
+	if !json.Valid(input) {
+		input, _ = json.Marshal(string(input)) // kept, as a JSON string
+	}
+	_ = e.sink.approvalRequired(e.sink.runID+"/"+callID, callID, tool, input)
+}
+
 // Take returns the events made since the last Take.
 func (e *AGUIEvents) Take() []runlog.Event {
 	out := e.pending

@@ -89,7 +89,7 @@ func (h *Handler) storesRecords() []session.Records {
 func (h *Handler) remotePending(ctx context.Context, principal string) []approvalObject {
 	ra, ok := h.remoteApprovals()
 	if !ok {
-		return nil
+		return h.remoteAGUIPending(ctx, principal)
 	}
 	type turn struct {
 		id string
@@ -139,7 +139,7 @@ func (h *Handler) remotePending(ctx context.Context, principal string) []approva
 				Arguments: string(p.Input), Agent: t.sr.Remote.Agent, Session: t.sr.Remote.Session, Run: run, Since: p.Since.Unix()})
 		}
 	}
-	return out
+	return append(out, h.remoteAGUIPending(ctx, principal)...) // remoteagui_approvals.go
 }
 
 // remotePendingTimeout bounds the runner's answer about one turn's calls
@@ -184,7 +184,7 @@ func remoteRecord(ctx context.Context, recs session.Records, id, principal strin
 func (h *Handler) decideRemote(ctx context.Context, principal, id string, d tool.Decision) error {
 	ra, ok := h.remoteApprovals()
 	if !ok {
-		return approval.ErrUnknown
+		return h.decideRemoteAGUI(ctx, principal, id, d)
 	}
 	i := strings.LastIndexByte(id, '/')
 	if i <= 0 || i == len(id)-1 {
@@ -196,7 +196,7 @@ func (h *Handler) decideRemote(ctx context.Context, principal, id string, d tool
 			return ra.DecideRemote(ctx, resp, call, d)
 		}
 	}
-	return approval.ErrUnknown
+	return h.decideRemoteAGUI(ctx, principal, id, d) // an AG-UI run's call, if any
 }
 
 // brokerGet is Broker.Get, with no Broker waiting on nothing.
@@ -211,7 +211,8 @@ func (h *Handler) brokerGet(id string) (approval.Request, bool) {
 // remote turn of principal waits on, and answers the request, when the
 // runner has RemoteApprovals; it reports whether it answered.
 func (h *Handler) decidedRemotely(w http.ResponseWriter, r *http.Request, principal, id string, d tool.Decision) bool {
-	if _, ok := h.remoteApprovals(); !ok {
+	_, resp := h.remoteApprovals()
+	if _, agui := h.remoteAGUIApprovals(); !resp && !agui {
 		return false
 	}
 	switch err := h.decideRemote(r.Context(), principal, id, d); {

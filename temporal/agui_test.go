@@ -21,14 +21,16 @@ import (
 // and the answer; RUN_ERROR "timeout" when TurnInput.Timeout's durable
 // timer ran out while a call waited for approval; RUN_ERROR "cancelled"
 // when the workflow was cancelled (the waiting call answered, as the
-// agent's loop answers an interrupted call). Every end deletes the run's
-// lease record.
+// agent's loop answers an interrupted call). A call that waits for
+// approval is shown by the event agcore.approval_required, as a run of
+// the serving process shows it. Every end deletes the run's lease record.
 func TestAGUIRunWorkflow(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		steps   []llmtest.Step
 		timeout time.Duration
 		cancel  bool
+		approve bool   // w1 approved a minute in
 		types   string // the events' types, in order
 		final   string // in the final event's data
 	}{
@@ -36,13 +38,17 @@ func TestAGUIRunWorkflow(t *testing.T) {
 			steps: []llmtest.Step{llmtest.Reply(llmtest.Call("e1", "echo", `{"text":"one"}`)), llmtest.Text("echoed")},
 			types: "TOOL_CALL_START TOOL_CALL_ARGS TOOL_CALL_END TOOL_CALL_RESULT TEXT_MESSAGE_START TEXT_MESSAGE_CONTENT TEXT_MESSAGE_END STEP_FINISHED RUN_FINISHED",
 			final: `"runId":"r1"`},
+		{name: "approved", approve: true,
+			steps: []llmtest.Step{llmtest.Reply(llmtest.Call("w1", "write", `{"text":"x"}`)), llmtest.Text("written")},
+			types: "TOOL_CALL_START TOOL_CALL_ARGS TOOL_CALL_END CUSTOM TOOL_CALL_RESULT TEXT_MESSAGE_START TEXT_MESSAGE_CONTENT TEXT_MESSAGE_END STEP_FINISHED RUN_FINISHED",
+			final: `"runId":"r1"`},
 		{name: "timeout", timeout: time.Hour,
 			steps: []llmtest.Step{llmtest.Reply(llmtest.Call("w1", "write", `{"text":"x"}`))},
-			types: "TOOL_CALL_START TOOL_CALL_ARGS TOOL_CALL_END TOOL_CALL_RESULT RUN_ERROR",
+			types: "TOOL_CALL_START TOOL_CALL_ARGS TOOL_CALL_END CUSTOM TOOL_CALL_RESULT RUN_ERROR",
 			final: `"code":"timeout"`},
 		{name: "cancelled", cancel: true,
 			steps: []llmtest.Step{llmtest.Reply(llmtest.Call("w1", "write", `{"text":"x"}`))},
-			types: "TOOL_CALL_START TOOL_CALL_ARGS TOOL_CALL_END TOOL_CALL_RESULT RUN_ERROR",
+			types: "TOOL_CALL_START TOOL_CALL_ARGS TOOL_CALL_END CUSTOM TOOL_CALL_RESULT RUN_ERROR",
 			final: `"code":"cancelled"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -55,13 +61,16 @@ func TestAGUIRunWorkflow(t *testing.T) {
 			if tc.cancel {
 				h.env.RegisterDelayedCallback(h.env.CancelWorkflow, time.Minute)
 			}
+			if tc.approve {
+				h.env.RegisterDelayedCallback(func() { decide(t, h, agtemporal.Decision{CallID: "w1", Approve: true}) }, time.Minute)
+			}
 			in := input("go")
 			in.AGUI, in.Timeout = &l, tc.timeout
 			h.env.ExecuteWorkflow(agtemporal.TurnWorkflowName, in)
 			if !h.env.IsWorkflowCompleted() {
 				t.Fatal("the workflow did not complete")
 			}
-			if err := h.env.GetWorkflowError(); (err == nil) != (tc.name == "finished") {
+			if err := h.env.GetWorkflowError(); (err == nil) != (tc.final == `"runId":"r1"`) {
 				t.Fatalf("the workflow's error: %v", err)
 			}
 			evs, final, err := (&runlog.Log{Records: h.store}).Read(ctx, l.Run, -1)
@@ -77,6 +86,16 @@ func TestAGUIRunWorkflow(t *testing.T) {
 			}
 			if got := strings.Join(types, " "); got != tc.types || !bytes.Contains(evs[len(evs)-1].Data, []byte(tc.final)) {
 				t.Fatalf("events %s, final %s", got, evs[len(evs)-1].Data)
+			}
+			// A call that waits for a decision is shown as a run of the
+			// serving process shows it (serve/agui.go), with the id that
+			// POST /v1/approvals/{id} decides.
+			for _, ev := range evs {
+				if ev.Type == "CUSTOM" {
+					if want := `{"name":"agcore.approval_required","type":"CUSTOM","value":{"arguments":{"text":"x"},"id":"r1/w1","tool":"write","toolCallId":"w1"}}`; string(ev.Data) != want {
+						t.Fatalf("the approval event %s, want %s", ev.Data, want)
+					}
+				}
 			}
 			if _, err := h.store.GetRecord(ctx, "agcore.agui.runs", l.Key); err == nil {
 				t.Fatal("the run's lease record is still there")

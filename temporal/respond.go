@@ -22,6 +22,7 @@ import (
 	"github.com/agcore/agcore/serve"
 	"github.com/agcore/agcore/serve/runlog"
 	"github.com/agcore/agcore/session"
+	"github.com/agcore/agcore/tool"
 )
 
 // EventsFlushInterval is the least workflow time between two writes of a
@@ -35,6 +36,11 @@ const eventsWriteTimeout = 10 * time.Second
 // responseFlushVersion is the change id (workflow.GetVersion) of the
 // events writer whose pause ends with the turn.
 const responseFlushVersion = "agcore.response-flush"
+
+// aguiApprovalVersion is the change id (workflow.GetVersion) of an AG-UI
+// run whose calls that wait for a decision are shown by the interrupt
+// event agcore.approval_required.
+const aguiApprovalVersion = "agcore.agui-approval-event"
 
 const (
 	activityResponseEvents = "agcore.ResponseEvents"
@@ -183,6 +189,15 @@ func (d *driver) respond(ctx workflow.Context, run func(ctx workflow.Context, fn
 			_ = workflow.ExecuteActivity(wctx, activityResponseEvents, ResponseEventsInput{Run: run0, Events: batch, Retention: retention}).Get(c, nil)
 		}
 	})
+	// An AG-UI run shows each call that waits for a decision as a run of
+	// the serving process does, with the event agcore.approval_required
+	// (version 1); histories recorded before it show none.
+	if a, ok := ev.(*aguiTranslator); ok && workflow.GetVersion(ctx, aguiApprovalVersion, workflow.DefaultVersion, 1) >= 1 {
+		d.waiting = func(call tool.Call) {
+			a.ev.ApprovalRequired(call.ID, call.Name, call.Input) //workflowcheck:ignore
+			pending = append(pending, a.ev.Take()...)
+		}
+	}
 	tctx, stop := workflow.WithCancel(ctx)
 	timedOut := false
 	if d.in.Timeout > 0 {

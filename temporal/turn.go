@@ -36,11 +36,14 @@ type driver struct {
 	streamKey string
 	desc      *DescribeResult
 
-	calls    int // model calls started (activity ids model-N; summaries included)
-	steps    int // the tool loops' model calls (TurnResult.Steps)
-	effects  int // other activities started (ids load-N, provide-N, hook-N, tool-N-...)
-	pending  []PendingApproval
-	decided  map[string]Decision // by call id; read by key only
+	calls   int // model calls started (activity ids model-N; summaries included)
+	steps   int // the tool loops' model calls (TurnResult.Steps)
+	effects int // other activities started (ids load-N, provide-N, hook-N, tool-N-...)
+	pending []PendingApproval
+	decided map[string]Decision // by call id; read by key only
+	// waiting, when not nil, is told of each call that begins waiting
+	// for a decision (an AG-UI run's interrupt event: respond.go).
+	waiting  func(call tool.Call)
 	recorder *replay.Recorder
 	record   *bytes.Buffer
 }
@@ -220,6 +223,9 @@ func (d *driver) Approve(ctx context.Context, call tool.Call) (tool.Decision, er
 	// A decided call stays listed (the query skips it), so that a second
 	// decision for it is rejected as already decided.
 	d.pending = append(d.pending, PendingApproval{CallID: call.ID, Tool: call.Name, Input: string(call.Input), Since: workflow.Now(w).UTC()})
+	if d.waiting != nil {
+		d.waiting(call)
+	}
 	decided := func() bool { _, ok := d.decided[call.ID]; return ok }
 	if d.in.ApprovalTimeout > 0 {
 		ok, err := workflow.AwaitWithTimeout(w, d.in.ApprovalTimeout, decided)
