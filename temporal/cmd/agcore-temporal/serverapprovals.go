@@ -17,17 +17,23 @@ import (
 const codeUnknownCall = "unknown_call"
 
 // runnerApprovals answers serve-runner's "pending" and "decide": the
-// calls the workflow of a background response waits on, through its
-// approvals query and update.
+// calls the workflow of a background response (Response) or of an AG-UI
+// run (AGUI, its key PRINCIPAL/RUN) waits on, through its approvals query
+// and update.
 func runnerApprovals(ctx context.Context, cl client.Client, req runnerRequest) (runnerReply, error) {
-	if req.Response == "" {
-		return runnerReply{}, errors.New(req.Op + ": no response")
+	if (req.Response == "") == (req.AGUI == "") {
+		return runnerReply{}, errors.New(req.Op + ": a response or an AG-UI run, one of them")
+	}
+	pending, decide := agtemporal.PendingResponse, agtemporal.DecideResponse
+	id := req.Response
+	if req.AGUI != "" {
+		pending, decide, id = agtemporal.PendingAGUI, agtemporal.DecideAGUI, req.AGUI
 	}
 	if req.Op == "pending" {
-		p, err := agtemporal.PendingResponse(ctx, cl, req.Response)
+		p, err := pending(ctx, cl, id)
 		return runnerReply{Pending: remoteApprovals(p)}, err
 	}
-	err := agtemporal.DecideResponse(ctx, cl, req.Response, agtemporal.Decision{CallID: req.CallID, Approve: req.Approve, Reason: req.Reason})
+	err := decide(ctx, cl, id, agtemporal.Decision{CallID: req.CallID, Approve: req.Approve, Reason: req.Reason})
 	if errors.Is(err, agtemporal.ErrUnknownCall) {
 		return runnerReply{Code: codeUnknownCall}, err
 	}

@@ -29,11 +29,17 @@ func TestRemoteApprovals(t *testing.T) {
 }
 
 // TestRunnerApprovalsNeedAResponse: "pending" and "decide" without a
-// response id are refused before any call to the server.
+// response id or an AG-UI run, or with both, are refused before any call
+// to the server.
 func TestRunnerApprovalsNeedAResponse(t *testing.T) {
 	for _, op := range []string{"pending", "decide"} {
-		if _, err := runnerApprovals(context.Background(), nil, runnerRequest{Op: op}); err == nil {
-			t.Errorf("%s without a response: no error", op)
+		for name, req := range map[string]runnerRequest{
+			"neither": {Op: op},
+			"both":    {Op: op, Response: "resp_1", AGUI: "local/r1"},
+		} {
+			if _, err := runnerApprovals(context.Background(), nil, req); err == nil {
+				t.Errorf("%s with %s: no error", op, name)
+			}
 		}
 	}
 }

@@ -36,6 +36,9 @@ type runnerRequest struct {
 	// Response is the response id to cancel, or whose approvals to list
 	// or decide.
 	Response string `json:"response,omitempty"`
+	// AGUI is the AG-UI run (its key, PRINCIPAL/RUN) whose approvals to
+	// list or decide, in place of Response.
+	AGUI string `json:"agui,omitempty"`
 	// CallID, Approve and Reason are a decision ("decide").
 	CallID  string `json:"call_id,omitempty"`
 	Approve bool   `json:"approve,omitempty"`
@@ -70,7 +73,9 @@ task queue's workers; {"id":2,"op":"cancel","response":"resp_..."}
 cancels one; {"id":3,"op":"pending","response":"resp_..."} lists the calls
 its turn waits on ({"id":3,"pending":[...]}) and {"id":4,"op":"decide",
 "response":"resp_...","call_id":"call_1","approve":true} decides one (a
-call it does not wait on: "code":"unknown_call"). Each is answered
+call it does not wait on: "code":"unknown_call"); with "agui":"PRINCIPAL/RUN"
+in place of "response", they list and decide the calls of an AG-UI run's
+turn (workflow id agcore-agui/PRINCIPAL/RUN). Each is answered
 {"id":N} or {"id":N,"error":"..."}. It exits when its input ends.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -64,6 +64,7 @@ type runnerMsg struct {
 	ApproveAll bool              `json:"approve_all,omitempty"`
 	Turn       *serve.RemoteTurn `json:"turn,omitempty"`
 	Response   string            `json:"response,omitempty"`
+	AGUI       string            `json:"agui,omitempty"` // an AG-UI run's key, for its approvals
 	Error      string            `json:"error,omitempty"`
 	// The approvals of a response's turn (servetempapprovals.go).
 	CallID  string                 `json:"call_id,omitempty"`
