@@ -267,7 +267,11 @@
 // (found through the principal's background turns in the store, then
 // asked of the runner) in the same shape (id "RUN/CALL_ID"), and POST
 // /v1/approvals/{id} decides them through the runner, for the turn's
-// principal only. (A remote AG-UI run's calls are not listed yet.)
+// principal only. A remote AG-UI run's calls likewise, when the runner
+// implements RemoteAGUIApprovals (found through the principal's AG-UI
+// lease records, id "RUN/CALL_ID" with the AG-UI run id); what runs it
+// shows each with the run's agcore.approval_required event
+// (AGUIEvents.ApprovalRequired), as a run of this process does.
 //
 // An MCP server's request for input during a turn's tool call (its
 // Elicitor built with mcp.AskApprover, as agcore serve's are) waits the

@@ -184,7 +184,13 @@
 // [AGUIWorkflowID]), the turn is an AG-UI run of the serving processes,
 // written the same way with serve.AGUIEvents (agui.go: the workflow picks
 // the translator from its input) and ended by serve.FinishAGUI (the final
-// event, then the run's lease record deleted).
+// event, then the run's lease record deleted). A call such a run waits on
+// for approval is shown by the interrupt event agcore.approval_required,
+// added by the workflow when the call begins waiting (behind
+// workflow.GetVersion "agcore.agui-approval-event"), and listed and
+// decided by [PendingAGUI] and [DecideAGUI] (serve's GET and POST
+// /v1/approvals through serve-runner), as a response's by
+// [PendingResponse] and [DecideResponse].
 //
 // [SessionWorkflow] optionally serializes a session's turns in one
 // long-lived workflow: turns arrive by the [TurnUpdate] update and run as

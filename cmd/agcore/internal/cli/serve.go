@@ -104,8 +104,11 @@ its events and outcome go to the store as they come (at most one write per
 (its turn goes on) and every server over the store streams it, polls it and
 cancels it; a call that needs approval waits in the workflow, listed and
 decided by /v1/approvals on every server (and by agcore approve --response
-RESPONSE_ID). A response with the client's own function tools (or a
-tool_choice other than auto) runs in the server as without --temporal.
+RESPONSE_ID). An AG-UI run runs the same way: a call of it that needs
+approval is shown on its stream by the agcore.approval_required event and
+listed and decided by /v1/approvals on every server too. A response with
+the client's own function tools (or a tool_choice other than auto), or an
+AG-UI run with the client's tools, runs in the server as without --temporal.
 
 A2A: message/send with configuration.blocking false answers with the task at
 once and the turn runs on; tasks/resubscribe and tasks/get answer on any
