@@ -2,14 +2,18 @@ package agtemporal_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agcore/agcore/internal/testkit/testenv"
 )
 
 // readAGUIData reads the AG-UI events of an event stream as decoded
@@ -44,7 +48,10 @@ func readAGUIData(t *testing.T, body io.Reader, fn func(map[string]any) bool) {
 // SIGKILLed; on B, GET /v1/approvals lists the call for alice (that id)
 // and nothing for bob, bob's decision and a call the run does not wait on
 // are 404s, alice approves it, and the run reconnected on B after the
-// last event A gave reaches RUN_FINISHED with the file written.
+// last event A gave reaches RUN_FINISHED with the file written. AG-UI's
+// own client (@ag-ui/client's HttpAgent, which verifies the event
+// sequence) reconnects to that run on B, interrupt included, and runs a
+// new one through B whose call it approves from the interrupt it gets.
 func TestE2EServeTemporalAGUIApprovals(t *testing.T) {
 	t.Setenv("AGCORE_SERVE_TOKENS", "alice=alice-secret,bob=bob-secret")
 	const alice, bob = "alice-secret", "bob-secret"
@@ -54,7 +61,9 @@ func TestE2EServeTemporalAGUIApprovals(t *testing.T) {
 			root := t.TempDir()
 			w, _ := newWorld(t,
 				sseReply("I will write it. ", fakeCall{"call_w", "write_file", `{"path":"note.txt","content":"approved"}`}),
-				sseReply("The note is written."))
+				sseReply("The note is written."),
+				sseReply("Another. ", fakeCall{"call_c", "write_file", `{"path":"client.txt","content":"by the client"}`}),
+				sseReply("Written for the client."))
 			worker := startAgcore(t, "worker", "--temporal", w.addr, "--provider", "compatible", "--model", "fake",
 				"--base-url", w.fake.URL, "--store", store, "--root", root, "--tools", "write_file")
 			serveArgs := []string{"--temporal", w.addr, "--store", store, "--provider", "compatible", "--model", "fake", "--base-url", w.fake.URL}
@@ -164,6 +173,53 @@ func TestE2EServeTemporalAGUIApprovals(t *testing.T) {
 			if got := listApprovals(t, baseB, alice); len(got) != 0 {
 				t.Fatalf("after the run alice sees %+v", got)
 			}
+
+			// AG-UI's own client, on B: the run reconnected to from its
+			// start (the interrupt among the events it verifies), then a
+			// new run whose call it approves from the interrupt it gets.
+			dir := os.Getenv("AGCORE_AGUI_CLIENT_DIR")
+			if dir == "" {
+				testenv.Missing(t, "the @ag-ui/client npm package is not installed: eval \"$(.ci/agui-client-setup.sh)\"")
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			node := exec.CommandContext(ctx, "node", filepath.Join("testdata", "agui-approval-client.mjs"))
+			node.Env = append(os.Environ(), "AGCORE_BASE="+baseB, "AGCORE_RUN="+run, "AGCORE_TOKEN="+alice)
+			var stderr strings.Builder
+			node.Stderr = &stderr
+			out, err := node.Output()
+			if err != nil {
+				t.Fatalf("node: %v\n%s\nworker: %s", err, stderr.String(), worker.errw)
+			}
+			type clientInterrupt struct{ Name, ID, Tool, ToolCallID string }
+			var got struct {
+				Reconnect, Fresh struct {
+					Events     []string
+					Text       string
+					Interrupts []clientInterrupt
+					Decisions  []int
+				}
+			}
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			seq := func(evs []string) string { return strings.Join(evs, " ") }
+			want := clientInterrupt{"agcore.approval_required", run + "/call_w", "write_file", "call_w"}
+			if rc := got.Reconnect; len(rc.Events) != len(before)+len(after) || len(rc.Interrupts) != 1 || rc.Interrupts[0] != want ||
+				rc.Text != "I will write it. The note is written." {
+				t.Fatalf("@ag-ui/client reconnected on B: %q %+v %s", rc.Text, rc.Interrupts, seq(rc.Events))
+			}
+			f := got.Fresh
+			if !strings.Contains(seq(f.Events), "TOOL_CALL_END CUSTOM TOOL_CALL_RESULT") || !strings.HasSuffix(seq(f.Events), "STEP_FINISHED RUN_FINISHED") ||
+				len(f.Interrupts) != 1 || f.Interrupts[0].ID != "fresh-"+run+"/call_c" || len(f.Decisions) != 1 || f.Decisions[0] != 200 ||
+				f.Text != "Another. Written for the client." {
+				t.Fatalf("@ag-ui/client's run on B: %q %+v %v %s\nworker: %s", f.Text, f.Interrupts, f.Decisions, seq(f.Events), worker.errw)
+			}
+			if got, err := os.ReadFile(filepath.Join(root, "client.txt")); err != nil || string(got) != "by the client" {
+				t.Fatalf("client.txt: %q, %v", got, err)
+			}
+			t.Logf("%s: @ag-ui/client reconnected to %d events (one interrupt); its own run of %d events, its call approved from the interrupt (%d)",
+				kind, len(got.Reconnect.Events), len(f.Events), f.Decisions[0])
 		})
 	}
 }
