@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/testsuite"
+
 	"github.com/agcore/agcore/llmtest"
 	"github.com/agcore/agcore/serve"
 	"github.com/agcore/agcore/serve/runlog"
@@ -101,6 +103,59 @@ func TestAGUIRunWorkflow(t *testing.T) {
 				t.Fatal("the run's lease record is still there")
 			}
 		})
+	}
+}
+
+// TestAGUIRunElicitationInterrupt: an MCP server's request for input
+// that waits in an AG-UI run's workflow (ElicitUpdate) is shown by the
+// interrupt event too, tool ElicitationTool, as a run of the serving
+// process shows a request waiting in its Broker; answered, the run goes
+// on.
+func TestAGUIRunElicitationInterrupt(t *testing.T) {
+	h := newHarness(t, llmtest.Reply(llmtest.Call("w1", "write", `{"text":"x"}`)), llmtest.Text("written"))
+	ctx := context.Background()
+	l := serve.AGUILog{Key: "local/r1", Run: "agui.r1", ThreadID: "th", RunID: "r1", Agent: "agcore", Seq: 3}
+	if _, err := h.store.CreateRecord(ctx, "agcore.agui.runs", session.Record{Key: l.Key, Value: []byte("agcore"), Expires: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	var answer *agtemporal.Decision
+	h.env.RegisterDelayedCallback(func() {
+		h.env.UpdateWorkflow(agtemporal.ElicitUpdate, "el", &testsuite.TestUpdateCallback{
+			OnAccept: func() {}, OnReject: func(err error) { t.Errorf("the request was refused: %v", err) },
+			OnComplete: func(v any, err error) {
+				if d, ok := v.(agtemporal.Decision); ok && err == nil {
+					answer = &d
+				}
+			},
+		}, agtemporal.ElicitRequest{ID: "el-1", Input: `{"server":"s","message":"your name?"}`})
+	}, time.Minute)
+	h.env.RegisterDelayedCallback(func() { decide(t, h, agtemporal.Decision{CallID: "el-1", Approve: true}) }, 2*time.Minute)
+	h.env.RegisterDelayedCallback(func() { decide(t, h, agtemporal.Decision{CallID: "w1", Approve: true}) }, 3*time.Minute)
+	in := input("go")
+	in.AGUI = &l
+	h.env.ExecuteWorkflow(agtemporal.TurnWorkflowName, in)
+	if err := h.env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if answer == nil || !answer.Approve {
+		t.Fatalf("the request's answer: %+v", answer)
+	}
+	evs, _, err := (&runlog.Log{Records: h.store}).Read(ctx, l.Run, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var custom []string
+	for _, ev := range evs {
+		if ev.Type == "CUSTOM" {
+			custom = append(custom, string(ev.Data))
+		}
+	}
+	want := []string{
+		`{"name":"agcore.approval_required","type":"CUSTOM","value":{"arguments":{"text":"x"},"id":"r1/w1","tool":"write","toolCallId":"w1"}}`,
+		`{"name":"agcore.approval_required","type":"CUSTOM","value":{"arguments":{"server":"s","message":"your name?"},"id":"r1/el-1","tool":"` + agtemporal.ElicitationTool + `","toolCallId":"el-1"}}`,
+	}
+	if strings.Join(custom, "\n") != strings.Join(want, "\n") || evs[len(evs)-1].Type != "RUN_FINISHED" {
+		t.Fatalf("the interrupts:\n%s\nwant:\n%s\nlast %s", strings.Join(custom, "\n"), strings.Join(want, "\n"), evs[len(evs)-1].Type)
 	}
 }
 

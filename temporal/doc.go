@@ -185,7 +185,8 @@
 // written the same way with serve.AGUIEvents (agui.go: the workflow picks
 // the translator from its input) and ended by serve.FinishAGUI (the final
 // event, then the run's lease record deleted). A call such a run waits on
-// for approval is shown by the interrupt event agcore.approval_required,
+// for approval (or an MCP server's request for input, [ElicitUpdate]) is
+// shown by the interrupt event agcore.approval_required,
 // added by the workflow when the call begins waiting (behind
 // workflow.GetVersion "agcore.agui-approval-event"), and listed and
 // decided by [PendingAGUI] and [DecideAGUI] (serve's GET and POST

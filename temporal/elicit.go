@@ -2,10 +2,12 @@ package agtemporal
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync/atomic"
 
 	"github.com/agcore/agcore/mcp"
+	"github.com/agcore/agcore/tool"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -35,6 +37,9 @@ func (d *driver) elicit(w workflow.Context, q ElicitRequest) (Decision, error) {
 	}
 	delete(d.decided, q.ID)
 	d.pending = append(d.pending, PendingApproval{CallID: q.ID, Tool: ElicitationTool, Input: q.Input, Since: workflow.Now(w).UTC()})
+	if d.waiting != nil { // an AG-UI run's interrupt, as for a call (respond.go)
+		d.waiting(tool.Call{ID: q.ID, Name: ElicitationTool, Input: json.RawMessage(q.Input)})
+	}
 	decided := func() bool { _, ok := d.decided[q.ID]; return ok }
 	if d.in.ApprovalTimeout > 0 {
 		ok, err := workflow.AwaitWithTimeout(w, d.in.ApprovalTimeout, decided)
