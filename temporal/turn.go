@@ -186,22 +186,30 @@ func (d *driver) handlers(ctx workflow.Context) error {
 			d.decided[dec.CallID] = dec
 			return nil
 		},
-		workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, dec Decision) error {
-			for _, p := range d.pending {
-				if p.CallID == dec.CallID {
-					if _, done := d.decided[dec.CallID]; done {
-						return fmt.Errorf("%w: %q was already decided", ErrUnknownCall, dec.CallID)
-					}
-					// A form's answer that does not fit is refused here,
-					// and the request goes on waiting (a pure check).
-					if err := mcp.CheckDecision(p.Tool, json.RawMessage(p.Input), dec.Tool()); err != nil {
-						return temporal.NewApplicationErrorWithOptions(err.Error(), ErrTypeFormContent, temporal.ApplicationErrorOptions{NonRetryable: true})
-					}
-					return nil
-				}
+		workflow.UpdateHandlerOptions{Validator: d.validateDecision})
+}
+
+// validateDecision is the DecideUpdate's validator: a call the turn waits
+// on, not yet decided, and a form's answer that fits its schema (refused
+// otherwise, and the request goes on waiting). mcp.CheckDecision is a pure
+// check of its input (JSON decoding, schema validation: its verdict does
+// not depend on map order), and a validator records nothing in the
+// history.
+//
+//workflowcheck:ignore
+func (d *driver) validateDecision(_ workflow.Context, dec Decision) error {
+	for _, p := range d.pending {
+		if p.CallID == dec.CallID {
+			if _, done := d.decided[dec.CallID]; done {
+				return fmt.Errorf("%w: %q was already decided", ErrUnknownCall, dec.CallID)
 			}
-			return fmt.Errorf("%w: %q", ErrUnknownCall, dec.CallID)
-		}})
+			if err := mcp.CheckDecision(p.Tool, json.RawMessage(p.Input), dec.Tool()); err != nil {
+				return temporal.NewApplicationErrorWithOptions(err.Error(), ErrTypeFormContent, temporal.ApplicationErrorOptions{NonRetryable: true})
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %q", ErrUnknownCall, dec.CallID)
 }
 
 // Approve is the turn's tool.Approver: the call waits in the workflow
