@@ -116,17 +116,17 @@ func (h *Handler) decideApproval(w http.ResponseWriter, r *http.Request, princip
 		writeError(w, invalid("approved", "approved (true or false) is required"))
 		return
 	}
+	d := tool.Decision{Approved: *body.Approved, Reason: body.Reason}
+	if len(body.Content) > 0 && string(body.Content) != "null" {
+		d.Content = string(body.Content)
+	}
 	q, ok := h.brokerGet(id)
-	if !ok && h.decidedRemotely(w, r, principal, id, tool.Decision{Approved: *body.Approved, Reason: body.Reason}) {
+	if !ok && h.decidedRemotely(w, r, principal, id, d) {
 		return // a call a remote turn waits on (remoteapprovals.go)
 	}
 	if !ok || q.Owner.Principal != principal {
 		writeError(w, notFound)
 		return
-	}
-	d := tool.Decision{Approved: *body.Approved, Reason: body.Reason}
-	if string(body.Content) != "null" {
-		d.Content = string(body.Content)
 	}
 	if err := checkContent(q, d); err != nil {
 		writeError(w, err)

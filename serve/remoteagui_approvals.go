@@ -26,9 +26,11 @@ type RemoteAGUIApprovals interface {
 	// order they began waiting. A run unknown to the runner, or over,
 	// waits on none (no error).
 	PendingAGUI(ctx context.Context, key string) ([]RemoteApproval, error)
-	// DecideAGUI answers the call callID of the AG-UI run key with d. It
-	// returns an error wrapping approval.ErrUnknown when the run does not
-	// wait on that call (never did, already decided, or the run is over).
+	// DecideAGUI answers the call callID of the AG-UI run key with d (its
+	// Content too). It returns an error wrapping approval.ErrUnknown when
+	// the run does not wait on that call (never did, already decided, or
+	// the run is over), one matching mcp.ErrFormContent when d.Content
+	// does not fit the form it answers.
 	DecideAGUI(ctx context.Context, key, callID string, d tool.Decision) error
 }
 
@@ -98,7 +100,7 @@ func (h *Handler) remoteAGUIPending(ctx context.Context, principal string) []app
 	for i, r := range runs {
 		for _, p := range found[i] {
 			out = append(out, approvalObject{ID: r.run + "/" + p.CallID, Object: "approval", Tool: p.Tool, CallID: p.CallID,
-				Arguments: string(p.Input), Agent: r.agent, Run: r.run, Since: p.Since.Unix()})
+				Arguments: string(p.Input), Schema: remoteSchema(p), Agent: r.agent, Run: r.run, Since: p.Since.Unix()})
 		}
 	}
 	return out

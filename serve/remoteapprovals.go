@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/agcore/agcore/approval"
+	"github.com/agcore/agcore/mcp"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/tool"
 )
@@ -33,9 +34,10 @@ type RemoteApprovals interface {
 	// over, waits on none (no error).
 	PendingRemote(ctx context.Context, responseID string) ([]RemoteApproval, error)
 	// DecideRemote answers the call callID of the turn of response id
-	// with d. It returns an error wrapping approval.ErrUnknown when the
-	// turn does not wait on that call (never did, already decided, or the
-	// turn is over).
+	// with d (its Content too, an MCP form's answer). It returns an error
+	// wrapping approval.ErrUnknown when the turn does not wait on that
+	// call (never did, already decided, or the turn is over), one matching
+	// mcp.ErrFormContent when d.Content does not fit the form it answers.
 	DecideRemote(ctx context.Context, responseID, callID string, d tool.Decision) error
 }
 
@@ -136,10 +138,21 @@ func (h *Handler) remotePending(ctx context.Context, principal string) []approva
 		run := strings.TrimPrefix(t.id, "resp_")
 		for _, p := range found[i] {
 			out = append(out, approvalObject{ID: run + "/" + p.CallID, Object: "approval", Tool: p.Tool, CallID: p.CallID,
-				Arguments: string(p.Input), Agent: t.sr.Remote.Agent, Session: t.sr.Remote.Session, Run: run, Since: p.Since.Unix()})
+				Arguments: string(p.Input), Schema: remoteSchema(p), Agent: t.sr.Remote.Agent, Session: t.sr.Remote.Session, Run: run, Since: p.Since.Unix()})
 		}
 	}
 	return append(out, h.remoteAGUIPending(ctx, principal)...) // remoteagui_approvals.go
+}
+
+// remoteSchema is the requested schema of a remote call that is an MCP
+// server's request for input (tool mcp_elicitation), as
+// listApprovals shows an in-process one's; nil for any other call.
+func remoteSchema(p RemoteApproval) json.RawMessage {
+	if p.Tool != mcp.ElicitationTool {
+		return nil
+	}
+	s, _ := mcp.ElicitationSchema(p.Input)
+	return s
 }
 
 // remotePendingTimeout bounds the runner's answer about one turn's calls
@@ -219,6 +232,10 @@ func (h *Handler) decidedRemotely(w http.ResponseWriter, r *http.Request, princi
 	case errors.Is(err, approval.ErrUnknown) || errors.Is(err, tool.ErrNotPending):
 		writeError(w, &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "approval_not_found",
 			Message: "no call with this id is waiting for your decision"})
+	case errors.Is(err, mcp.ErrFormContent): // the turn's own check of the content refused it
+		e := invalid("content", "%v", err)
+		e.Code = "invalid_content"
+		writeError(w, e)
 	case err != nil:
 		h.log.LogAttrs(r.Context(), slog.LevelError, "deciding a remote approval", slog.String("id", id), slog.String("error", err.Error()))
 		writeError(w, &apiError{Status: http.StatusInternalServerError, Type: typeServer, Message: "the decision could not be recorded"})

@@ -2,7 +2,9 @@ package serve_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +16,7 @@ import (
 	"github.com/agcore/agcore/internal/testkit/testwait"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
+	"github.com/agcore/agcore/mcp"
 	"github.com/agcore/agcore/middleware"
 	"github.com/agcore/agcore/serve"
 	"github.com/agcore/agcore/serve/host"
@@ -29,6 +32,11 @@ type remoteCalls struct {
 	current string // the response of the turn running (one at a time)
 	waiting []*remoteCall
 	asked   []string // the responses PendingRemote was asked about
+	// check makes DecideRemote refuse a decision whose content does not
+	// fit (mcp.CheckDecision), as a durable turn's decision validator
+	// does; decided are the decisions it took.
+	check   bool
+	decided []tool.Decision
 }
 
 type remoteCall struct {
@@ -74,6 +82,12 @@ func (c *remoteCalls) DecideRemote(_ context.Context, id, call string, d tool.De
 	defer c.mu.Unlock()
 	for i, w := range c.waiting {
 		if w.resp == id && w.a.CallID == call {
+			if c.check {
+				if err := mcp.CheckDecision(w.a.Tool, w.a.Input, d); err != nil {
+					return err // still waiting
+				}
+			}
+			c.decided = append(c.decided, d)
 			c.waiting = slices.Delete(c.waiting, i, i+1)
 			w.ch <- d
 			return nil
@@ -324,4 +338,84 @@ func TestRemoteApprovalsOfASilentRunner(t *testing.T) {
 		t.Fatalf("the turn ended with %v", all[len(all)-1]["type"])
 	}
 	r.wg.Wait()
+}
+
+// elicitIn is the arguments of an MCP server's request for input
+// (mcp.ElicitationCall).
+type elicitIn struct {
+	Server          string         `json:"server"`
+	Message         string         `json:"message"`
+	RequestedSchema map[string]any `json:"requested_schema"`
+}
+
+// TestRemoteApprovalsOfAForm: a remote turn's MCP request for input
+// (tool mcp_elicitation) is listed with its requested schema, as an
+// in-process one is; POST /v1/approvals/{id} carries the decision's
+// content to the runner, and the runner's refusal of content that does
+// not fit the form (mcp.ErrFormContent) is a 400 invalid_content, the
+// call still waiting; ordinary calls' decisions carry none.
+func TestRemoteApprovalsOfAForm(t *testing.T) {
+	const schema = `{"type":"object","properties":{"name":{"type":"string"},"seats":{"type":"integer","default":1}},"required":["name"]}`
+	form := tool.MustFunc(mcp.ElicitationTool, "An MCP server's request for input.",
+		func(context.Context, elicitIn) (string, error) { return "answered", nil }, tool.WithApproval())
+	store := memstore.New()
+	calls := &remoteCalls{check: true}
+	model := llmtest.New(llmtest.Reply(llmtest.Call("call_1", mcp.ElicitationTool, `{"server":"travel","message":"Who travels?","requested_schema":`+schema+`}`)), llmtest.Text("done"))
+	r := approvingRunner{&elsewhere{t: t, store: store, model: model, tools: []tool.Tool{form}, approver: calls}, calls}
+	tokens := map[string]string{"alice": "a"}
+	a, b := approvingReplica(t, r, tokens), approvingReplica(t, r, tokens)
+
+	resp := a.do("POST", "/v1/responses", map[string]any{"model": "calc", "input": "book", "background": true, "stream": true}, "Authorization: Bearer a")
+	evs := sseEvents(t, resp, untilCall)
+	resp.Body.Close()
+	id := evs[0]["response"].(map[string]any)["id"].(string)
+	run := strings.TrimPrefix(id, "resp_")
+
+	var pending []any
+	for deadline := time.Now().Add(10 * time.Second); len(pending) == 0; time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the remote request for input never appeared in /v1/approvals")
+		}
+		pending = decode(t, b.do("GET", "/v1/approvals", nil, "Authorization: Bearer a"))["data"].([]any)
+	}
+	p := pending[0].(map[string]any)
+	got, _ := json.Marshal(p["schema"])
+	if p["tool"] != mcp.ElicitationTool || p["id"] != run+"/call_1" || !jsonEqual(string(got), schema) {
+		t.Fatalf("pending %v, want the requested schema %s", p, schema)
+	}
+	for name, body := range map[string]map[string]any{
+		"missing required": {"approved": true, "content": map[string]any{"seats": 2}},
+		"wrong type":       {"approved": true, "content": map[string]any{"name": 7}},
+		"with a denial":    {"approved": false, "content": map[string]any{"name": "Ada"}},
+	} {
+		resp := b.do("POST", "/v1/approvals/"+run+"/call_1", body, "Authorization: Bearer a")
+		if code, _ := errCode(t, resp); resp.StatusCode != 400 || code != "invalid_content" {
+			t.Fatalf("%s: %d %s, want 400 invalid_content", name, resp.StatusCode, code)
+		}
+	}
+	dec := decode(t, b.do("POST", "/v1/approvals/"+run+"/call_1", map[string]any{"approved": true, "content": map[string]any{"name": "Ada"}}, "Authorization: Bearer a"))
+	if dec["approved"] != true || dec["object"] != "approval.decision" {
+		t.Fatalf("decision answer %v", dec)
+	}
+	rs := b.do("GET", "/v1/responses/"+id+"?stream=true", nil, "Authorization: Bearer a")
+	all := sseEvents(t, rs, nil)
+	rs.Body.Close()
+	if all[len(all)-1]["type"] != "response.completed" {
+		t.Fatalf("final %v", all[len(all)-1])
+	}
+	r.wg.Wait()
+	calls.mu.Lock()
+	defer calls.mu.Unlock()
+	if len(calls.decided) != 1 || !calls.decided[0].Approved || !jsonEqual(calls.decided[0].Content, `{"name":"Ada"}`) {
+		t.Fatalf("the runner took %+v, want one approval with content {\"name\":\"Ada\"}", calls.decided)
+	}
+}
+
+// jsonEqual reports whether a and b are the same JSON value.
+func jsonEqual(a, b string) bool {
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }

@@ -7,14 +7,19 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/agcore/agcore/mcp"
 	"github.com/agcore/agcore/serve"
 
 	agtemporal "github.com/agcore/agcore/temporal"
 )
 
-// codeUnknownCall is the reply's code for a decision of a call the
-// response's turn does not wait on.
-const codeUnknownCall = "unknown_call"
+// The reply's codes: codeUnknownCall for a decision of a call the turn
+// does not wait on, codeInvalidContent for a decision whose content does
+// not fit the form it answers (the workflow's validator refused it).
+const (
+	codeUnknownCall    = "unknown_call"
+	codeInvalidContent = "invalid_content"
+)
 
 // runnerApprovals answers serve-runner's "pending" and "decide": the
 // calls the workflow of a background response (Response) or of an AG-UI
@@ -33,11 +38,20 @@ func runnerApprovals(ctx context.Context, cl client.Client, req runnerRequest) (
 		p, err := pending(ctx, cl, id)
 		return runnerReply{Pending: remoteApprovals(p)}, err
 	}
-	err := decide(ctx, cl, id, agtemporal.Decision{CallID: req.CallID, Approve: req.Approve, Reason: req.Reason})
-	if errors.Is(err, agtemporal.ErrUnknownCall) {
-		return runnerReply{Code: codeUnknownCall}, err
+	err := decide(ctx, cl, id, agtemporal.Decision{CallID: req.CallID, Approve: req.Approve, Reason: req.Reason, Content: req.Content})
+	return runnerReply{Code: decideCode(err)}, err
+}
+
+// decideCode is the reply's code for a decision's error: "" for none or
+// for an error that has no code.
+func decideCode(err error) string {
+	switch {
+	case errors.Is(err, agtemporal.ErrUnknownCall):
+		return codeUnknownCall
+	case errors.Is(err, mcp.ErrFormContent):
+		return codeInvalidContent
 	}
-	return runnerReply{}, err
+	return ""
 }
 
 // remoteApprovals are a workflow's pending calls as serve lists them.

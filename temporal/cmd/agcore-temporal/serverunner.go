@@ -39,10 +39,13 @@ type runnerRequest struct {
 	// AGUI is the AG-UI run (its key, PRINCIPAL/RUN) whose approvals to
 	// list or decide, in place of Response.
 	AGUI string `json:"agui,omitempty"`
-	// CallID, Approve and Reason are a decision ("decide").
+	// CallID, Approve and Reason are a decision ("decide"); Content, with
+	// the approval of an MCP server's request for input, the form's answer
+	// (a JSON object's text: agtemporal.Decision.Content).
 	CallID  string `json:"call_id,omitempty"`
 	Approve bool   `json:"approve,omitempty"`
 	Reason  string `json:"reason,omitempty"`
+	Content string `json:"content,omitempty"`
 }
 
 // runnerReply answers a runnerRequest (by its id): Error is empty on
@@ -51,7 +54,8 @@ type runnerReply struct {
 	ID    int64  `json:"id"`
 	Error string `json:"error,omitempty"`
 	// Code names the error: "unknown_call" for a decision of a call the
-	// turn does not wait on.
+	// turn does not wait on, "invalid_content" for a decision whose
+	// content does not fit the form it answers (mcp.ErrFormContent).
 	Code string `json:"code,omitempty"`
 	// Pending answers "pending": the calls the response's turn waits on.
 	Pending []serve.RemoteApproval `json:"pending,omitempty"`
@@ -73,7 +77,9 @@ task queue's workers; {"id":2,"op":"cancel","response":"resp_..."}
 cancels one; {"id":3,"op":"pending","response":"resp_..."} lists the calls
 its turn waits on ({"id":3,"pending":[...]}) and {"id":4,"op":"decide",
 "response":"resp_...","call_id":"call_1","approve":true} decides one (a
-call it does not wait on: "code":"unknown_call"); with "agui":"PRINCIPAL/RUN"
+call it does not wait on: "code":"unknown_call"; "content":"{...}" answers
+an MCP server's request for input, content that does not fit its form:
+"code":"invalid_content"); with "agui":"PRINCIPAL/RUN"
 in place of "response", they list and decide the calls of an AG-UI run's
 turn (workflow id agcore-agui/PRINCIPAL/RUN). Each is answered
 {"id":N} or {"id":N,"error":"..."}. It exits when its input ends.`,

@@ -8,15 +8,21 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/agcore/agcore/approval"
+	"github.com/agcore/agcore/mcp"
 	"github.com/agcore/agcore/serve"
 	"github.com/agcore/agcore/tool"
 )
 
-// codeUnknownCall is serve-runner's code for a decision of a call the
-// turn does not wait on.
-const codeUnknownCall = "unknown_call"
+// serve-runner's codes: codeUnknownCall for a decision of a call the
+// turn does not wait on, codeInvalidContent for one whose content does
+// not fit the form it answers.
+const (
+	codeUnknownCall    = "unknown_call"
+	codeInvalidContent = "invalid_content"
+)
 
 // PendingRemote implements serve.RemoteApprovals.
 func (r *temporalRunner) PendingRemote(ctx context.Context, responseID string) ([]serve.RemoteApproval, error) {
@@ -29,11 +35,8 @@ func (r *temporalRunner) PendingRemote(ctx context.Context, responseID string) (
 
 // DecideRemote implements serve.RemoteApprovals.
 func (r *temporalRunner) DecideRemote(ctx context.Context, responseID, callID string, d tool.Decision) error {
-	a, err := r.ask(ctx, runnerMsg{Op: "decide", Response: responseID, CallID: callID, Approve: d.Approved, Reason: d.Reason})
-	if err != nil && a.Code == codeUnknownCall {
-		return fmt.Errorf("%w: %s", approval.ErrUnknown, a.Error)
-	}
-	return err
+	a, err := r.ask(ctx, runnerMsg{Op: "decide", Response: responseID, CallID: callID, Approve: d.Approved, Reason: d.Reason, Content: d.Content})
+	return decideError(a, err)
 }
 
 // PendingAGUI implements serve.RemoteAGUIApprovals.
@@ -47,9 +50,27 @@ func (r *temporalRunner) PendingAGUI(ctx context.Context, key string) ([]serve.R
 
 // DecideAGUI implements serve.RemoteAGUIApprovals.
 func (r *temporalRunner) DecideAGUI(ctx context.Context, key, callID string, d tool.Decision) error {
-	a, err := r.ask(ctx, runnerMsg{Op: "decide", AGUI: key, CallID: callID, Approve: d.Approved, Reason: d.Reason})
-	if err != nil && a.Code == codeUnknownCall {
+	a, err := r.ask(ctx, runnerMsg{Op: "decide", AGUI: key, CallID: callID, Approve: d.Approved, Reason: d.Reason, Content: d.Content})
+	return decideError(a, err)
+}
+
+// decideError is the error of serve-runner's answer a to a decision: one
+// wrapping approval.ErrUnknown for a call the turn does not wait on, one
+// matching mcp.ErrFormContent (saying why, in one line) for content that
+// does not fit the form it answers.
+func decideError(a runnerMsg, err error) error {
+	if err == nil {
+		return nil
+	}
+	switch a.Code {
+	case codeUnknownCall:
 		return fmt.Errorf("%w: %s", approval.ErrUnknown, a.Error)
+	case codeInvalidContent:
+		_, why, ok := strings.Cut(a.Error, mcp.ErrFormContent.Error()+": ")
+		if !ok {
+			why = a.Error
+		}
+		return fmt.Errorf("%w: %s", mcp.ErrFormContent, why)
 	}
 	return err
 }

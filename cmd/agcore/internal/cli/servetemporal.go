@@ -70,6 +70,7 @@ type runnerMsg struct {
 	CallID  string                 `json:"call_id,omitempty"`
 	Approve bool                   `json:"approve,omitempty"`
 	Reason  string                 `json:"reason,omitempty"`
+	Content string                 `json:"content,omitempty"` // an MCP form's answer
 	Pending []serve.RemoteApproval `json:"pending,omitempty"`
 	Code    string                 `json:"code,omitempty"`
 }
