@@ -3,8 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/agcore/agcore/mcp"
 
 	agtemporal "github.com/agcore/agcore/temporal"
 )
@@ -40,6 +44,35 @@ func TestRunnerApprovalsNeedAResponse(t *testing.T) {
 			if _, err := runnerApprovals(context.Background(), nil, req); err == nil {
 				t.Errorf("%s with %s: no error", op, name)
 			}
+		}
+	}
+}
+
+// TestRunnerDecideCarriesContent: a decide line's "content" (as agcore
+// serve --temporal writes it) is read into the request, and the errors
+// of deciding get their reply codes: a form refusal of the workflow's
+// validator (mcp.ErrFormContent, as agtemporal.Decide returns it)
+// invalid_content, an unknown call unknown_call, anything else none.
+func TestRunnerDecideCarriesContent(t *testing.T) {
+	var req runnerRequest
+	line := `{"id":4,"op":"decide","response":"resp_1","call_id":"call_1","approve":true,"content":"{\"name\":\"Ada\"}"}`
+	if err := json.Unmarshal([]byte(line), &req); err != nil {
+		t.Fatal(err)
+	}
+	if req.Content != `{"name":"Ada"}` || !req.Approve || req.CallID != "call_1" {
+		t.Fatalf("request %+v", req)
+	}
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{nil, ""},
+		{fmt.Errorf("agtemporal: deciding call_1: %w: /name: want string", mcp.ErrFormContent), codeInvalidContent},
+		{fmt.Errorf("%w: %q of response resp_1", agtemporal.ErrUnknownCall, "call_9"), codeUnknownCall},
+		{errors.New("agtemporal: deciding call_1 on agcore-response/resp_1: context deadline exceeded"), ""},
+	} {
+		if got := decideCode(c.err); got != c.want {
+			t.Errorf("decideCode(%v) = %q, want %q", c.err, got, c.want)
 		}
 	}
 }

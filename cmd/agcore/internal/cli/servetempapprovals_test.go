@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/agcore/agcore/approval"
+	"github.com/agcore/agcore/mcp"
+	"github.com/agcore/agcore/tool"
+)
+
+// fakeServeRunner is a serve-runner child (a shell loop) that answers
+// decisions as agcore-temporal's does: the form's answer {"name":"Ada"}
+// of a response's or an AG-UI run's call_1 is taken, {"name":7} refused
+// by the workflow's validator (code invalid_content), call_9 unknown
+// (code unknown_call), anything else an error that has no code.
+const fakeServeRunner = `n=0
+while IFS= read -r l; do
+  n=$((n+1))
+  case "$l" in
+    *'"call_id":"call_9"'*) printf '{"id":%d,"error":"agtemporal: unknown call","code":"unknown_call"}\n' "$n" ;;
+    *'"op":"decide"'*'"call_id":"call_1"'*'"content":"{\"name\":7}"'*)
+      printf '{"id":%d,"error":"agtemporal: deciding call_1: the answer does not match the requested schema: /name: want string","code":"invalid_content"}\n' "$n" ;;
+    *'"op":"decide"'*'"call_id":"call_1"'*'"approve":true'*'"content":"{\"name\":\"Ada\"}"'*) printf '{"id":%d}\n' "$n" ;;
+    *) printf '{"id":%d,"error":"unexpected request"}\n' "$n" ;;
+  esac
+done`
+
+// TestTemporalRunnerDecidesWithContent: a remote decision's content goes
+// to serve-runner as the decide op's "content", for a response's call and
+// an AG-UI run's; the child's codes come back as the errors serve maps:
+// invalid_content matches mcp.ErrFormContent (saying why, without the
+// agtemporal prefix), unknown_call approval.ErrUnknown, and an error
+// without a code is neither.
+func TestTemporalRunnerDecidesWithContent(t *testing.T) {
+	r := &temporalRunner{bin: "/bin/sh", args: []string{"-c", fakeServeRunner}, stderr: io.Discard}
+	defer r.Close()
+	ctx := context.Background()
+	decide := map[string]func(call string, d tool.Decision) error{
+		"response": func(call string, d tool.Decision) error { return r.DecideRemote(ctx, "resp_1", call, d) },
+		"agui":     func(call string, d tool.Decision) error { return r.DecideAGUI(ctx, "alice/run_1", call, d) },
+	}
+	for name, do := range decide {
+		for _, c := range []struct {
+			name    string
+			call    string
+			d       tool.Decision
+			form    bool // the error matches mcp.ErrFormContent
+			unknown bool // the error matches approval.ErrUnknown
+			ok      bool
+		}{
+			{name: "fits", call: "call_1", d: tool.Decision{Approved: true, Content: `{"name":"Ada"}`}, ok: true},
+			{name: "does not fit", call: "call_1", d: tool.Decision{Approved: true, Content: `{"name":7}`}, form: true},
+			{name: "unknown call", call: "call_9", d: tool.Decision{Approved: true}, unknown: true},
+			{name: "no content", call: "call_1", d: tool.Decision{Approved: true}},
+		} {
+			err := do(c.call, c.d)
+			switch {
+			case c.ok && err != nil:
+				t.Errorf("%s, %s: %v", name, c.name, err)
+			case c.ok:
+			case err == nil:
+				t.Errorf("%s, %s: no error", name, c.name)
+			case errors.Is(err, mcp.ErrFormContent) != c.form || errors.Is(err, approval.ErrUnknown) != c.unknown:
+				t.Errorf("%s, %s: %v (form %v, unknown %v)", name, c.name, err, errors.Is(err, mcp.ErrFormContent), errors.Is(err, approval.ErrUnknown))
+			case c.form && (strings.Contains(err.Error(), "agtemporal") || !strings.HasSuffix(err.Error(), "/name: want string")):
+				t.Errorf("%s, %s: %q, want the reason alone after mcp.ErrFormContent", name, c.name, err)
+			}
+		}
+	}
+}
