@@ -29,6 +29,7 @@ type mdStream struct {
 	fenceLine int             // the index in block of the open fence's first line
 	hold      bool            // the block has a table: written when it ends
 	wrote     bool            // a block was written since the last flush
+	work      int             // bytes of source rendered so far (the cost the window bounds)
 }
 
 // streamWindow is how many of a long block's last lines (at least, at
@@ -98,6 +99,7 @@ func (s *mdStream) lines(src string, final bool) []string {
 	if strings.TrimSpace(src) == "" {
 		return nil
 	}
+	s.work += len(src)
 	lines := strings.SplitAfter(s.m.render(src, true), "\n")
 	if n := len(lines); n > 0 && lines[n-1] == "" {
 		lines = lines[:n-1]
