@@ -80,7 +80,10 @@ func TestIdleServeExitsAtOnce(t *testing.T) {
 			if err != nil {
 				t.Fatalf("exit: %v\n%s", err, strings.Join(log, "\n"))
 			}
-			if took > time.Second {
+			// Without the fix the exit waits for the 2 s drain grace (5 s
+			// for mcp serve); with it ~150 ms. The bound sits just under
+			// the grace, so a loaded machine does not fail it.
+			if took > 1800*time.Millisecond {
 				t.Errorf("an idle agcore %s holding %s took %s to exit on SIGTERM", tc.command, held, took.Round(time.Millisecond))
 			}
 			t.Logf("agcore %s holding %s: exited %s after SIGTERM", tc.command, held, took.Round(time.Millisecond))
