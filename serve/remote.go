@@ -228,25 +228,37 @@ func (s *respSink) outcome(ctx context.Context, resp *agent.Response, err error,
 		obj.Error = &responseError{Code: e.Code, Message: e.Message}
 		s.answerCalls("the response failed before the call ended")
 	default:
-		obj.Status = "completed"
-		if resp.FinishReason == llm.FinishLength {
-			obj.Status, event = "incomplete", "response.incomplete"
-			obj.IncompleteDetails = &struct {
-				Reason string `json:"reason"`
-			}{"max_output_tokens"}
+		if completeResponse(ctx, obj, resp, stopped) == "incomplete" {
+			event = "response.incomplete"
 		}
-		if stopped != nil {
-			obj.Status, event = "incomplete", "response.incomplete"
-			obj.IncompleteDetails = &struct {
-				Reason string `json:"reason"`
-			}{"budget"}
-			e := turnError(ctx, stopped)
-			obj.Error = &responseError{Code: e.Code, Message: e.Message}
-		}
-		obj.Usage = responseUsageOf(resp.Usage)
-		obj.Usage.Budget = resp.Budget
 	}
 	return event, status, failed
+}
+
+// completeResponse sets obj as the response of a turn that answered:
+// completed, or incomplete when the answer hit its token limit or stopped
+// was a spending limit that cut the turn short (its error then); usage
+// and budget from resp. It returns obj's status.
+func completeResponse(ctx context.Context, obj *responseObject, resp *agent.Response, stopped error) string {
+	obj.Status = "completed"
+	if resp.FinishReason == llm.FinishLength {
+		obj.Status = "incomplete"
+		obj.IncompleteDetails = &struct {
+			Reason string `json:"reason"`
+		}{"max_output_tokens"}
+	}
+	if stopped != nil {
+		// Stored, but cut short: incomplete, with the limit as its error.
+		obj.Status = "incomplete"
+		obj.IncompleteDetails = &struct {
+			Reason string `json:"reason"`
+		}{"budget"}
+		e := turnError(ctx, stopped)
+		obj.Error = &responseError{Code: e.Code, Message: e.Message}
+	}
+	obj.Usage = responseUsageOf(resp.Usage)
+	obj.Usage.Budget = resp.Budget
+	return obj.Status
 }
 
 // FinishResponse writes a remote background turn's outcome: its record

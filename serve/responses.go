@@ -164,24 +164,7 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request, principal st
 	if s.close() != nil {
 		return
 	}
-	obj.Status = "completed"
-	if resp.FinishReason == llm.FinishLength {
-		obj.Status = "incomplete"
-		obj.IncompleteDetails = &struct {
-			Reason string `json:"reason"`
-		}{"max_output_tokens"}
-	}
-	if stopped != nil {
-		// Stored, but cut short: incomplete, with the limit as its error.
-		obj.Status = "incomplete"
-		obj.IncompleteDetails = &struct {
-			Reason string `json:"reason"`
-		}{"budget"}
-		e := turnError(ctx, stopped)
-		obj.Error = &responseError{Code: e.Code, Message: e.Message}
-	}
-	obj.Usage = responseUsageOf(resp.Usage)
-	obj.Usage.Budget = resp.Budget
+	completeResponse(ctx, obj, resp, stopped)
 	switch {
 	case pos.slot != nil:
 		released = true

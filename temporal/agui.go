@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/agcore/agcore/agent"
@@ -42,23 +41,7 @@ func StartAGUI(ctx context.Context, c client.Client, taskQueue string, in TurnIn
 	if in.AGUI == nil {
 		return errors.New("agtemporal: StartAGUI needs TurnInput.AGUI")
 	}
-	if err := validateInput(&in); err != nil {
-		return err
-	}
-	if taskQueue == "" {
-		taskQueue = DefaultTaskQueue
-	}
-	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                       AGUIWorkflowID(in.AGUI.Key),
-		TaskQueue:                taskQueue,
-		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-	}, TurnWorkflowName, in)
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
-	if errors.As(err, &started) {
-		return nil
-	}
-	return err
+	return startOnce(ctx, c, taskQueue, in, AGUIWorkflowID(in.AGUI.Key), enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE)
 }
 
 // aguiTranslator is an AG-UI run's: serve.AGUIEvents, ended by the

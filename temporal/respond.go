@@ -76,6 +76,14 @@ func StartResponse(ctx context.Context, c client.Client, taskQueue string, in Tu
 	if in.Response == nil {
 		return errors.New("agtemporal: StartResponse needs TurnInput.Response")
 	}
+	return startOnce(ctx, c, taskQueue, in, ResponseWorkflowID(in.Response.ResponseID), enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE)
+}
+
+// startOnce starts the TurnWorkflow of one of agcore serve's remote turns
+// under id, or finds it already started (the id names the turn: a second
+// start is the same turn); reuse says whether an ended turn's id may run
+// again.
+func startOnce(ctx context.Context, c client.Client, taskQueue string, in TurnInput, id string, reuse enums.WorkflowIdReusePolicy) error {
 	if err := validateInput(&in); err != nil {
 		return err
 	}
@@ -83,9 +91,9 @@ func StartResponse(ctx context.Context, c client.Client, taskQueue string, in Tu
 		taskQueue = DefaultTaskQueue
 	}
 	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                       ResponseWorkflowID(in.Response.ResponseID),
+		ID:                       id,
 		TaskQueue:                taskQueue,
-		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowIDReusePolicy:    reuse,
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 	}, TurnWorkflowName, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
