@@ -73,6 +73,14 @@ type Options struct {
 	// to, private, loopback or link-local addresses, which are refused
 	// otherwise (server-side request forgery).
 	PushAllowHosts []string
+	// Remote, when not nil, runs every task's turn in other processes
+	// (agcore serve --temporal's workers) for the agents whose tasks are
+	// kept in their store's records: the task is stored, its turn handed
+	// over (Remote.StartTask), and every process follows it from the
+	// store to its end, whichever process accepted it and whether it is
+	// still alive. Agents whose store has no records run their turns in
+	// this process.
+	Remote Remote
 }
 
 // New returns the A2A handler for the agents of set. Calls of tools needing
@@ -133,7 +141,7 @@ func New(set *host.Set, broker *approval.Broker, opts Options) (http.Handler, er
 			pushes.recs, agentSender.recs = recs, recs
 		}
 		exec := &executor{agent: a, broker: broker, tasks: store, log: opts.Logger.With("agent", a.Name), cancelWait: opts.CancelWait, runs: make(map[a2a.TaskID]*run),
-			pushes: pushes, sender: agentSender}
+			pushes: pushes, sender: agentSender, remote: opts.Remote, pushHosts: opts.PushAllowHosts}
 		rh := a2asrv.NewHandler(exec,
 			a2asrv.WithTaskStore(store),
 			a2asrv.WithCallInterceptor(ownerCheck{store}),

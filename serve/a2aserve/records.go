@@ -84,6 +84,7 @@ type recordTasks struct {
 
 	mu      sync.Mutex
 	written map[a2a.TaskID]lastWrite // tasks working in this process
+	remote  map[a2a.TaskID]bool      // tasks known remote (taskRecord.Remote), not yet seen at rest
 }
 
 // lastWrite is what this process last wrote of a working task.
@@ -96,6 +97,10 @@ type lastWrite struct {
 type taskRecord struct {
 	Owner string          `json:"owner"`
 	Task  json.RawMessage `json:"task"`
+	// Remote marks a task whose turn runs in another process (Remote,
+	// TaskWriter): no lease says it is alive, and only what runs it
+	// writes it.
+	Remote bool `json:"remote,omitempty"`
 }
 
 var _ tasks = (*recordTasks)(nil)
@@ -113,7 +118,18 @@ func (s *recordTasks) Save(ctx context.Context, task *a2a.Task) error {
 	state := task.Status.State
 	s.mu.Lock()
 	last, seen := s.written[task.ID]
+	remote := s.remote[task.ID]
 	s.mu.Unlock()
+	if remote {
+		// Only what runs a remote task's turn writes it (TaskWriter): what
+		// the SDK saves here is the stored task as followed, or older.
+		if state.Terminal() {
+			s.mu.Lock()
+			delete(s.remote, task.ID)
+			s.mu.Unlock()
+		}
+		return nil
+	}
 	if seen && state == a2a.TaskStateWorking && last.state == state && time.Since(last.at) < storePoll {
 		return nil // a streamed delta: the next write carries it
 	}
@@ -123,7 +139,13 @@ func (s *recordTasks) Save(ctx context.Context, task *a2a.Task) error {
 	}
 	owner, known := last.owner, seen
 	if !known {
-		owner, known = s.owner(ctx, task.ID)
+		if tr, _, err := s.read(ctx, task.ID); err == nil {
+			if tr.Remote {
+				s.markRemote(task.ID)
+				return nil
+			}
+			owner, known = tr.Owner, true
+		}
 	}
 	if !known {
 		owner, _ = host.PrincipalFrom(ctx)
@@ -184,7 +206,7 @@ func (s *recordTasks) version(ctx context.Context, id a2a.TaskID) (*a2a.Task, in
 	if err := json.Unmarshal(tr.Task, &t); err != nil {
 		return nil, 0, fmt.Errorf("a2aserve: decoding task %s: %w", id, err)
 	}
-	if !t.Status.State.Terminal() && !s.alive(ctx, id) {
+	if !t.Status.State.Terminal() && !tr.Remote && !s.alive(ctx, id) {
 		// Its turn died with the process that ran it.
 		msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, &t, a2a.TextPart{Text: "The server running this task stopped; its turn is lost (nothing of it is stored)."})
 		if t.Status.Message != nil {
@@ -193,6 +215,49 @@ func (s *recordTasks) version(ctx context.Context, id a2a.TaskID) (*a2a.Task, in
 		t.Status = a2a.TaskStatus{State: a2a.TaskStateFailed, Message: msg, Timestamp: t.Status.Timestamp}
 	}
 	return &t, rec.Version, nil
+}
+
+// markRemote records that task id's turn runs in another process
+// (taskRecord.Remote): the SDK's saves of it are skipped.
+func (s *recordTasks) markRemote(id a2a.TaskID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.remote == nil {
+		s.remote = map[a2a.TaskID]bool{}
+	}
+	s.remote[id] = true
+}
+
+// putRemote writes t, started by owner, as a remote task
+// (taskRecord.Remote), and returns the record's version.
+func (s *recordTasks) putRemote(ctx context.Context, owner string, t *a2a.Task) (int64, error) {
+	s.markRemote(t.ID)
+	data, err := json.Marshal(t)
+	if err != nil {
+		return 0, err
+	}
+	v, err := json.Marshal(taskRecord{Owner: owner, Task: data, Remote: true})
+	if err != nil {
+		return 0, err
+	}
+	rec, err := s.recs.PutRecord(ctx, tasksNamespace, session.Record{Key: s.key(t.ID), Value: v, Expires: time.Now().Add(taskRetention)})
+	if err != nil {
+		return 0, fmt.Errorf("a2aserve: saving task %s: %w", t.ID, err)
+	}
+	return rec.Version, nil
+}
+
+// isRemote reports whether task id's turn runs in another process
+// (taskRecord.Remote).
+func (s *recordTasks) isRemote(ctx context.Context, id a2a.TaskID) bool {
+	s.mu.Lock()
+	known := s.remote[id]
+	s.mu.Unlock()
+	if known {
+		return true
+	}
+	tr, _, err := s.read(ctx, id)
+	return err == nil && tr.Remote
 }
 
 // owner returns the principal that started task id.
