@@ -19,6 +19,7 @@ import (
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/middleware"
+	"github.com/agcore/agcore/serve/a2aserve"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/tool"
 )
@@ -94,6 +95,7 @@ func Register(w worker.Registry, opts Options) {
 	w.RegisterActivityWithOptions(a.ResponseEvents, activity.RegisterOptions{Name: activityResponseEvents})
 	w.RegisterActivityWithOptions(a.ResponseEnd, activity.RegisterOptions{Name: activityResponseEnd})
 	w.RegisterActivityWithOptions(a.AGUIEnd, activity.RegisterOptions{Name: activityAGUIEnd})
+	w.RegisterActivityWithOptions(a.A2ATask, activity.RegisterOptions{Name: activityA2ATask})
 }
 
 // PrepareInput is the Prepare activity's input.
@@ -154,9 +156,10 @@ type PersistInput struct {
 }
 
 type activities struct {
-	opts Options
-	mu   sync.Mutex
-	made map[string]llm.Model // NewModel's, by provider and model
+	opts  Options
+	tasks a2aserve.TaskWriter // A2A tasks' writes and push notifications (a2a.go)
+	mu    sync.Mutex
+	made  map[string]llm.Model // NewModel's, by provider and model
 }
 
 func (a *activities) model(name string) (llm.Model, error) { return a.resolve("", name) }

@@ -112,7 +112,7 @@ func TurnWorkflow(ctx workflow.Context, in TurnInput) (*TurnResult, error) {
 	switch {
 	case hasSchema(in.Schema):
 		object, resp, runErr = structured.Run[json.RawMessage](rctx, entry, in.Messages, &structured.Options{Run: opts, Schema: in.Schema}) //workflowcheck:ignore
-	case in.Response != nil || in.AGUI != nil:
+	case in.Response != nil || in.AGUI != nil || in.A2A != nil:
 		// A background response or an AG-UI run of agcore serve: the
 		// same run, its updates shown as the Responses API's events
 		// (respond.go) or AG-UI's (agui.go).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"go.temporal.io/sdk/client"
 
@@ -22,17 +23,33 @@ const (
 )
 
 // runnerApprovals answers serve-runner's "pending" and "decide": the
-// calls the workflow of a background response (Response) or of an AG-UI
-// run (AGUI, its key PRINCIPAL/RUN) waits on, through its approvals query
+// calls the workflow of a background response (Response), of an AG-UI
+// run (AGUI, its key PRINCIPAL/RUN) or of an A2A task (A2A, AGENT/TASK)
+// waits on, through its approvals query
 // and update.
 func runnerApprovals(ctx context.Context, cl client.Client, req runnerRequest) (runnerReply, error) {
-	if (req.Response == "") == (req.AGUI == "") {
-		return runnerReply{}, errors.New(req.Op + ": a response or an AG-UI run, one of them")
+	n := 0
+	for _, s := range []string{req.Response, req.AGUI, req.A2A} {
+		if s != "" {
+			n++
+		}
+	}
+	if n != 1 {
+		return runnerReply{}, errors.New(req.Op + ": a response, an AG-UI run or an A2A task, one of them")
 	}
 	pending, decide := agtemporal.PendingResponse, agtemporal.DecideResponse
 	id := req.Response
-	if req.AGUI != "" {
+	switch {
+	case req.AGUI != "":
 		pending, decide, id = agtemporal.PendingAGUI, agtemporal.DecideAGUI, req.AGUI
+	case req.A2A != "":
+		agentName, task, _ := strings.Cut(req.A2A, "/")
+		pending = func(ctx context.Context, c client.Client, _ string) ([]agtemporal.PendingApproval, error) {
+			return agtemporal.PendingA2A(ctx, c, agentName, task)
+		}
+		decide = func(ctx context.Context, c client.Client, _ string, d agtemporal.Decision) error {
+			return agtemporal.DecideA2A(ctx, c, agentName, task, d)
+		}
 	}
 	if req.Op == "pending" {
 		p, err := pending(ctx, cl, id)

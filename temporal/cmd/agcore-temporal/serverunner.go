@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/serve"
+	"github.com/agcore/agcore/serve/a2aserve"
 
 	agtemporal "github.com/agcore/agcore/temporal"
 )
@@ -33,12 +35,17 @@ type runnerRequest struct {
 	Agents     []agent.Spec      `json:"agents,omitempty"`
 	ApproveAll bool              `json:"approve_all,omitempty"`
 	Turn       *serve.RemoteTurn `json:"turn,omitempty"`
+	// Task, in place of Turn, is an A2A task's turn to start.
+	Task *a2aserve.RemoteTask `json:"task,omitempty"`
 	// Response is the response id to cancel, or whose approvals to list
 	// or decide.
 	Response string `json:"response,omitempty"`
 	// AGUI is the AG-UI run (its key, PRINCIPAL/RUN) whose approvals to
 	// list or decide, in place of Response.
 	AGUI string `json:"agui,omitempty"`
+	// A2A is the A2A task (AGENT/TASK) to cancel, or whose approvals to
+	// list or decide, in place of Response.
+	A2A string `json:"a2a,omitempty"`
 	// CallID, Approve and Reason are a decision ("decide"); Content, with
 	// the approval of an MCP server's request for input, the form's answer
 	// (a JSON object's text: agtemporal.Decision.Content).
@@ -81,7 +88,11 @@ call it does not wait on: "code":"unknown_call"; "content":"{...}" answers
 an MCP server's request for input, content that does not fit its form:
 "code":"invalid_content"); with "agui":"PRINCIPAL/RUN"
 in place of "response", they list and decide the calls of an AG-UI run's
-turn (workflow id agcore-agui/PRINCIPAL/RUN). Each is answered
+turn (workflow id agcore-agui/PRINCIPAL/RUN). {"id":5,"op":"start",
+"agents":[...],"task":{...}} starts the turn of an A2A task (workflow id
+agcore-a2a/AGENT/TASK); with "a2a":"AGENT/TASK" in place of "response",
+"cancel", "pending" and "decide" cancel it and list and decide the calls
+it waits on. Each is answered
 {"id":N} or {"id":N,"error":"..."}. It exits when its input ends.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -96,6 +107,11 @@ turn (workflow id agcore-agui/PRINCIPAL/RUN). Each is answered
 			return serveRunner(ctx, os.Stdin, os.Stdout, func(ctx context.Context, req runnerRequest) (runnerReply, error) {
 				switch req.Op {
 				case "start":
+					if req.Task != nil {
+						in := a2aInput(req)
+						in.Timeouts.Heartbeat = heartbeat
+						return runnerReply{}, agtemporal.StartA2A(ctx, cl, c.queue, in)
+					}
 					if req.Turn == nil {
 						return runnerReply{}, errors.New("start: no turn")
 					}
@@ -103,6 +119,10 @@ turn (workflow id agcore-agui/PRINCIPAL/RUN). Each is answered
 					in.Timeouts.Heartbeat = heartbeat
 					return runnerReply{}, agtemporal.StartResponse(ctx, cl, c.queue, in)
 				case "cancel":
+					if req.A2A != "" {
+						agentName, task, _ := strings.Cut(req.A2A, "/")
+						return runnerReply{}, agtemporal.CancelA2A(ctx, cl, agentName, task)
+					}
 					return runnerReply{}, agtemporal.CancelResponse(ctx, cl, req.Response)
 				case "pending", "decide":
 					return runnerApprovals(ctx, cl, req)
@@ -133,6 +153,14 @@ func turnInput(req runnerRequest) agtemporal.TurnInput {
 		}
 	}
 	return in
+}
+
+// a2aInput is the workflow input of a start request of an A2A task.
+func a2aInput(req runnerRequest) agtemporal.TurnInput {
+	t := req.Task
+	log := t.Log
+	return agtemporal.TurnInput{Agents: req.Agents, Agent: t.Agent, Principal: t.Owner, SessionID: t.SessionID, TurnID: t.TurnID,
+		Messages: t.Input, ApproveAll: req.ApproveAll, A2A: &log}
 }
 
 // serveRunner answers the requests read from in, each on a goroutine of

@@ -236,7 +236,20 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 	}
 	logger := slog.New(slog.NewTextHandler(a.env.Stderr, nil))
 	pushHosts, _ := cmd.Flags().GetStringArray("a2a-push-allow-host")
-	a2a, err := a2aserve.New(set, broker, a2aserve.Options{BearerAuth: len(tokens) > 0, Logger: logger, PushAllowHosts: pushHosts})
+	var rn *temporalRunner
+	if addr, _ := cmd.Flags().GetString("temporal"); addr != "" {
+		if rn, err = a.newTemporalRunner(cmd, s, &file); err != nil {
+			return err
+		}
+		defer rn.Close()
+	} else if cmd.Flags().Changed("namespace") || cmd.Flags().Changed("task-queue") || cmd.Flags().Changed("model-heartbeat") {
+		return exit(ExitUsage, "--namespace, --task-queue and --model-heartbeat go with --temporal HOST:PORT")
+	}
+	aopts := a2aserve.Options{BearerAuth: len(tokens) > 0, Logger: logger, PushAllowHosts: pushHosts}
+	if rn != nil {
+		aopts.Remote = rn // every A2A task's turn runs as a workflow
+	}
+	a2a, err := a2aserve.New(set, broker, aopts)
 	if err != nil {
 		return exit(ExitUsage, "%v", err)
 	}
@@ -271,15 +284,8 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 		sopts.Records = records
 		sopts.RecordHeader = func(agent string) replay.Header { return headers[agent] }
 	}
-	if addr, _ := cmd.Flags().GetString("temporal"); addr != "" {
-		rn, err := a.newTemporalRunner(cmd, s, &file)
-		if err != nil {
-			return err
-		}
-		defer rn.Close()
+	if rn != nil {
 		sopts.Runner = rn
-	} else if cmd.Flags().Changed("namespace") || cmd.Flags().Changed("task-queue") || cmd.Flags().Changed("model-heartbeat") {
-		return exit(ExitUsage, "--namespace, --task-queue and --model-heartbeat go with --temporal HOST:PORT")
 	}
 	h, err := serve.New(sopts)
 	if err != nil {

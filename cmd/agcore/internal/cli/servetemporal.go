@@ -26,12 +26,13 @@ import (
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
 	"github.com/agcore/agcore/serve"
+	"github.com/agcore/agcore/serve/a2aserve"
 )
 
 // addServeTemporalFlags adds serve's durable flags.
 func addServeTemporalFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	fs.String("temporal", "", "run background responses and AG-UI runs as Temporal workflows on the server at HOST:PORT, on the workers of agcore worker (with agcore-temporal): they go on when this server dies")
+	fs.String("temporal", "", "run background responses, AG-UI runs and A2A tasks as Temporal workflows on the server at HOST:PORT, on the workers of agcore worker (with agcore-temporal): they go on when this server dies")
 	fs.String("namespace", "", `with --temporal: the Temporal namespace (default "default")`)
 	fs.String("task-queue", "", `with --temporal: the task queue of the workers (default "agcore")`)
 	fs.Duration("model-heartbeat", 0, "with --temporal: heartbeat timeout of a model call, after which a call whose worker died runs again on another (default 20s)")
@@ -63,9 +64,12 @@ type runnerMsg struct {
 	Agents     []agent.Spec      `json:"agents,omitempty"`
 	ApproveAll bool              `json:"approve_all,omitempty"`
 	Turn       *serve.RemoteTurn `json:"turn,omitempty"`
-	Response   string            `json:"response,omitempty"`
-	AGUI       string            `json:"agui,omitempty"` // an AG-UI run's key, for its approvals
-	Error      string            `json:"error,omitempty"`
+	// Task is an A2A task's turn to start (servetempa2a.go).
+	Task     *a2aserve.RemoteTask `json:"task,omitempty"`
+	Response string               `json:"response,omitempty"`
+	A2A      string               `json:"a2a,omitempty"`  // an A2A task (AGENT/TASK), to cancel or for its approvals
+	AGUI     string               `json:"agui,omitempty"` // an AG-UI run's key, for its approvals
+	Error    string               `json:"error,omitempty"`
 	// The approvals of a response's turn (servetempapprovals.go).
 	CallID  string                 `json:"call_id,omitempty"`
 	Approve bool                   `json:"approve,omitempty"`
