@@ -160,3 +160,65 @@ func TestE2EServeTemporalA2A(t *testing.T) {
 		})
 	}
 }
+
+// TestE2EServeTemporalA2AApprovals: an A2A task whose turn, on the
+// worker, calls write_file (which needs approval): a blocking
+// message/send on replica A returns the task input-required, naming the
+// call; A is SIGKILLed; "approve" sent to the task on B reaches the
+// workflow, and the message's answer is the task completed, the file
+// written.
+func TestE2EServeTemporalA2AApprovals(t *testing.T) {
+	jsDir := os.Getenv("AGCORE_A2A_JS_DIR")
+	if jsDir == "" {
+		testenv.Missing(t, "the @a2a-js/sdk npm package is not installed: eval \"$(.ci/a2a-js-setup.sh)\"")
+	}
+	script, _ := filepath.Abs(filepath.Join("testdata", "a2a-temporal-client.mjs"))
+	store := serveStore(t, "postgres")
+	root := t.TempDir()
+	w, _ := newWorld(t,
+		sseReply("I will write it. ", fakeCall{"call_w", "write_file", `{"path":"note.txt","content":"approved"}`}),
+		sseReply("The note is written."))
+	worker := startAgcore(t, "worker", "--temporal", w.addr, "--provider", "compatible", "--model", "fake",
+		"--base-url", w.fake.URL, "--store", store, "--root", root, "--tools", "write_file")
+	serveArgs := []string{"--temporal", w.addr, "--store", store, "--provider", "compatible", "--model", "fake", "--base-url", w.fake.URL}
+	a, baseA := startServeReplica(t, serveArgs...)
+	_, baseB := startServeReplica(t, serveArgs...)
+	node := func(mode string, env ...string) map[string]any {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "node", script)
+		cmd.Env = append(os.Environ(), "MODE="+mode, "AGCORE_A="+baseA, "AGCORE_B="+baseB)
+		cmd.Env = append(cmd.Env, env...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("node %s: %v\n%s\nworker: %s", mode, err, stderr.String(), worker.errw)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(out, &m); err != nil {
+			t.Fatalf("node %s: %v: %s", mode, err, out)
+		}
+		return m
+	}
+	q := node("ask")
+	approvals, _ := q["approvals"].([]any)
+	if q["state"] != "input-required" || len(approvals) != 1 {
+		t.Fatalf("a blocking message/send on A: %v\nA: %s", q, a.errw)
+	}
+	if p, _ := approvals[0].(map[string]any); p["approval_id"] != "call_w" || p["tool"] != "write_file" {
+		t.Fatalf("the waiting call: %v", p)
+	}
+	if _, err := os.Stat(filepath.Join(root, "note.txt")); err == nil {
+		t.Fatal("the file was written before the approval")
+	}
+	a.kill()
+	d := node("decide", "TASK_ID="+q["taskId"].(string), "CONTEXT_ID="+q["contextId"].(string))
+	if d["state"] != "completed" || d["got"] != "completed" || d["answer"] != "The note is written." {
+		t.Fatalf("approved on B: %v\nworker: %s", d, worker.errw)
+	}
+	if got, err := os.ReadFile(filepath.Join(root, "note.txt")); err != nil || string(got) != "approved" {
+		t.Fatalf("note.txt: %q %v", got, err)
+	}
+}

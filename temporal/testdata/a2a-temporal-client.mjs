@@ -13,6 +13,9 @@
 //   cancel       tasks/cancel of TASK_ID on B, then tasks/get
 //   blocking     a blocking message/send on B
 //   stream       a message/stream on B
+//   ask          a blocking message/send on A whose turn calls a tool that
+//                needs approval: the task input-required
+//   decide       "approve" sent to TASK_ID (context CONTEXT_ID) on B
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -83,6 +86,24 @@ switch (process.env.MODE) {
     out.kinds = kinds;
     out.state = state(last);
     out.answer = answer(last);
+    break;
+  }
+  case 'ask': {
+    const a = await card(process.env.AGCORE_A);
+    const task = await a.sendMessage({ message: message('write a note') });
+    out.taskId = task.id;
+    out.contextId = task.contextId;
+    out.state = state(task);
+    out.approvals = (task.status?.message?.parts ?? []).filter((p) => p.kind === 'data').flatMap((p) => p.data.approvals ?? []);
+    break;
+  }
+  case 'decide': {
+    const b = await card(process.env.AGCORE_B);
+    const m = { ...message('approve'), taskId: process.env.TASK_ID, contextId: process.env.CONTEXT_ID };
+    const task = await b.sendMessage({ message: m });
+    out.state = state(task);
+    out.answer = answer(task);
+    out.got = state(await b.getTask({ id: process.env.TASK_ID }));
     break;
   }
   default:
