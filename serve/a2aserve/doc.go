@@ -150,6 +150,36 @@
 // client attached, and tasks/get, tasks/resubscribe and push
 // notifications follow it from any process.
 //
+// # Turns run elsewhere
+//
+// With Options.Remote (agcore serve --temporal: a durable runner's
+// workers) and tasks in the store's records, no turn runs in the serving
+// process: the process that accepts a task stores it working, marked
+// remote in its record (agcore.a2a.tasks/AGENT/TASK, "remote": true: no
+// run lease says it is alive, and it is never read lost), hands its turn
+// over as data (Remote.StartTask, a RemoteTask: the agent, the owner, the
+// session, the input, the task's TaskLog), and follows the stored task
+// every 250 ms, each change written as a task event: message/send
+// blocking returns the task once it rests (terminal, or input-required),
+// non-blocking at once, message/stream streams it. Whatever runs the turn
+// turns its updates into the task with TaskEvents (working, the streamed
+// answer as the artifact "answer", each tool call a working status
+// message, input-required with the approval message while a call waits
+// for a decision, then completed with the answer and the MetadataKey
+// turn info, failed, or canceled) and writes it with TaskWriter, which
+// also sends the push notifications of each change of its state (the
+// configs read from the store; the operator's allowed hosts travel in
+// the TaskLog; each claimed in the store, so that a change the following
+// process also sends goes once). The SDK's own saves of a remote task are
+// skipped: only what runs the turn writes it. tasks/get and
+// tasks/resubscribe, on any process, read and follow the stored task as
+// for any task another process runs; tasks/cancel, on any process, calls
+// Remote.CancelTask and waits (Options.CancelWait) for the task to end;
+// a message deciding a remote task's approvals, on any process, lists
+// its waiting calls (Remote.PendingTask; each decided by its call id,
+// the approval_id of the approval message) and decides them
+// (Remote.DecideTask), then follows the task until it rests again.
+//
 // # Push notifications
 //
 // The cards say capabilities.pushNotifications = true. A task's owner
@@ -194,6 +224,7 @@
 //     for the SDK to let go of the execution (the SDK would send it into
 //     the ended execution, where it fails).
 //
-// Package a2aserve imports agent, approval, llm, middleware, session and serve/host of
-// agcore; nothing in agcore imports it but package serve and the examples.
+// Package a2aserve imports agent, approval, llm, middleware, session, tool and serve/host of
+// agcore; nothing in agcore imports it but package serve, the command, the
+// examples and the temporal module (whose workers write remote tasks).
 package a2aserve

@@ -75,7 +75,7 @@ func newServeRunnerCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "serve-runner",
-		Short: "Start and cancel agcore serve's background responses as workflows (agcore serve --temporal runs it)",
+		Short: "Start and cancel agcore serve's background responses, AG-UI runs and A2A tasks as workflows (agcore serve --temporal runs it)",
 		Long: `serve-runner is the Temporal side of agcore serve --temporal, which runs it and
 talks to it over its standard input and output (one JSON object a line):
 {"id":1,"op":"start","agents":[...],"turn":{...}} starts the turn of a

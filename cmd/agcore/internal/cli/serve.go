@@ -109,6 +109,11 @@ approval is shown on its stream by the agcore.approval_required event and
 listed and decided by /v1/approvals on every server too. A response with
 the client's own function tools (or a tool_choice other than auto), or an
 AG-UI run with the client's tools, runs in the server as without --temporal.
+Every A2A task runs the same way (workflow agcore-a2a/AGENT/TASK): the task
+is stored as its workflow writes it (at most one write per 50 ms, plus the
+final one; push notifications sent from the worker), so the server that
+accepted it may die and tasks/get, tasks/resubscribe, tasks/cancel and a
+message deciding its approvals work on every server.
 
 A2A: message/send with configuration.blocking false answers with the task at
 once and the turn runs on; tasks/resubscribe and tasks/get answer on any
