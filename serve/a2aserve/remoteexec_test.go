@@ -152,6 +152,21 @@ func TestRemoteTasks(t *testing.T) {
 		got, err := a.client("alice").GetTask(bounded(t), &a2a.TaskQueryParams{ID: task.ID})
 		return err == nil && got.Status.State == a2a.TaskStateCanceled
 	})
+
+	// Cancelled through the accepting server, which still follows it.
+	res, err = a.client("alice").SendMessage(bounded(t), &a2a.MessageSendParams{Message: userText("hang again"), Config: &a2a.MessageSendConfig{Blocking: &no}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := res.(*a2a.Task)
+	c, err = a.client("alice").CancelTask(bounded(t), &a2a.TaskIDParams{ID: again.ID})
+	if err != nil || c.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("tasks/cancel on the accepting server: %+v, %v", c, err)
+	}
+	waitFor(t, func() bool {
+		got, err := b.client("alice").GetTask(bounded(t), &a2a.TaskQueryParams{ID: again.ID})
+		return err == nil && got.Status.State == a2a.TaskStateCanceled
+	})
 }
 
 func contains(b []byte, s string) bool { return strings.Contains(string(b), s) }
