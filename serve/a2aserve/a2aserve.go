@@ -137,8 +137,12 @@ func New(set *host.Set, broker *approval.Broker, opts Options) (http.Handler, er
 		if recs, ok := session.RecordsOf(a.Store); ok {
 			// A change of a task's state reads its push configs from the
 			// store again: one set through another process is used.
-			store = &recordTasks{recs: recs, agent: a.Name, changed: pushes.forget}
+			rt := &recordTasks{recs: recs, agent: a.Name, changed: pushes.forget}
+			store = rt
 			pushes.recs, agentSender.recs = recs, recs
+			if opts.Remote != nil {
+				agentSender.remote = rt.knownRemote
+			}
 		}
 		exec := &executor{agent: a, broker: broker, tasks: store, log: opts.Logger.With("agent", a.Name), cancelWait: opts.CancelWait, runs: make(map[a2a.TaskID]*run),
 			pushes: pushes, sender: agentSender, remote: opts.Remote, pushHosts: opts.PushAllowHosts}

@@ -84,7 +84,7 @@ type recordTasks struct {
 
 	mu      sync.Mutex
 	written map[a2a.TaskID]lastWrite // tasks working in this process
-	remote  map[a2a.TaskID]bool      // tasks known remote (taskRecord.Remote), not yet seen at rest
+	remote  map[a2a.TaskID]time.Time // tasks known remote (taskRecord.Remote), when last seen so
 }
 
 // lastWrite is what this process last wrote of a working task.
@@ -118,16 +118,12 @@ func (s *recordTasks) Save(ctx context.Context, task *a2a.Task) error {
 	state := task.Status.State
 	s.mu.Lock()
 	last, seen := s.written[task.ID]
-	remote := s.remote[task.ID]
+	_, remote := s.remote[task.ID]
 	s.mu.Unlock()
 	if remote {
 		// Only what runs a remote task's turn writes it (TaskWriter): what
 		// the SDK saves here is the stored task as followed, or older.
-		if state.Terminal() {
-			s.mu.Lock()
-			delete(s.remote, task.ID)
-			s.mu.Unlock()
-		}
+		s.markRemote(task.ID)
 		return nil
 	}
 	if seen && state == a2a.TaskStateWorking && last.state == state && time.Since(last.at) < storePoll {
@@ -217,15 +213,26 @@ func (s *recordTasks) version(ctx context.Context, id a2a.TaskID) (*a2a.Task, in
 	return &t, rec.Version, nil
 }
 
+// remoteMemory is how long this process remembers a task known remote
+// since it last saw it.
+const remoteMemory = time.Hour
+
 // markRemote records that task id's turn runs in another process
-// (taskRecord.Remote): the SDK's saves of it are skipped.
+// (taskRecord.Remote): the SDK's saves of it, and its notifications, are
+// skipped (what runs the turn writes and notifies it).
 func (s *recordTasks) markRemote(id a2a.TaskID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.remote == nil {
-		s.remote = map[a2a.TaskID]bool{}
+		s.remote = map[a2a.TaskID]time.Time{}
 	}
-	s.remote[id] = true
+	now := time.Now()
+	for k, at := range s.remote { // keep the map small: a task's exchanges are over within the hour
+		if now.Sub(at) > remoteMemory {
+			delete(s.remote, k)
+		}
+	}
+	s.remote[id] = now
 }
 
 // putRemote writes t, started by owner, as a remote task
@@ -247,11 +254,21 @@ func (s *recordTasks) putRemote(ctx context.Context, owner string, t *a2a.Task) 
 	return rec.Version, nil
 }
 
+// knownRemote reports whether this process knows task id's turn runs in
+// another process, without asking the store: the SDK saves a task (Save,
+// which learns it) before it notifies its webhooks.
+func (s *recordTasks) knownRemote(id a2a.TaskID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.remote[id]
+	return ok
+}
+
 // isRemote reports whether task id's turn runs in another process
 // (taskRecord.Remote).
 func (s *recordTasks) isRemote(ctx context.Context, id a2a.TaskID) bool {
 	s.mu.Lock()
-	known := s.remote[id]
+	_, known := s.remote[id]
 	s.mu.Unlock()
 	if known {
 		return true
