@@ -240,7 +240,20 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return exit(ExitUsage, "%v", err)
 	}
-	page, err := web.New(set, broker, web.Options{Origins: origins, Logger: logger})
+	var rn *temporalRunner
+	if addr, _ := cmd.Flags().GetString("temporal"); addr != "" {
+		if rn, err = a.newTemporalRunner(cmd, s, &file); err != nil {
+			return err
+		}
+		defer rn.Close()
+	} else if cmd.Flags().Changed("namespace") || cmd.Flags().Changed("task-queue") || cmd.Flags().Changed("model-heartbeat") {
+		return exit(ExitUsage, "--namespace, --task-queue and --model-heartbeat go with --temporal HOST:PORT")
+	}
+	wopts := web.Options{Origins: origins, Logger: logger}
+	if rn != nil {
+		wopts.Remote = rn // the page's chat turns run as workflows too
+	}
+	page, err := web.New(set, broker, wopts)
 	if err != nil {
 		return exit(ExitUsage, "%v", err)
 	}
@@ -271,15 +284,8 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 		sopts.Records = records
 		sopts.RecordHeader = func(agent string) replay.Header { return headers[agent] }
 	}
-	if addr, _ := cmd.Flags().GetString("temporal"); addr != "" {
-		rn, err := a.newTemporalRunner(cmd, s, &file)
-		if err != nil {
-			return err
-		}
-		defer rn.Close()
+	if rn != nil {
 		sopts.Runner = rn
-	} else if cmd.Flags().Changed("namespace") || cmd.Flags().Changed("task-queue") || cmd.Flags().Changed("model-heartbeat") {
-		return exit(ExitUsage, "--namespace, --task-queue and --model-heartbeat go with --temporal HOST:PORT")
 	}
 	h, err := serve.New(sopts)
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
 	"github.com/agcore/agcore/serve"
+	"github.com/agcore/agcore/serve/web"
 )
 
 // addServeTemporalFlags adds serve's durable flags.
@@ -65,7 +66,12 @@ type runnerMsg struct {
 	Turn       *serve.RemoteTurn `json:"turn,omitempty"`
 	Response   string            `json:"response,omitempty"`
 	AGUI       string            `json:"agui,omitempty"` // an AG-UI run's key, for its approvals
-	Error      string            `json:"error,omitempty"`
+	// A chat turn of the web page to start, or the id of one
+	// (web.ChatLog.ID) to cancel, or whose approvals to list or decide
+	// (servewebtemporal.go).
+	Chat   *web.RemoteChat `json:"chat,omitempty"`
+	ChatID string          `json:"chat_id,omitempty"`
+	Error  string          `json:"error,omitempty"`
 	// The approvals of a response's turn (servetempapprovals.go).
 	CallID  string                 `json:"call_id,omitempty"`
 	Approve bool                   `json:"approve,omitempty"`
