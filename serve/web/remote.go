@@ -175,15 +175,15 @@ func (e *ChatEvents) Update(u agent.Update) {
 }
 
 // ApprovalRequired adds the approval event of the turn's call callID
-// (tool tool, arguments input) that waits for a decision, as a turn of the
+// (tool name, arguments input) that waits for a decision, as a turn of the
 // serving process shows it: its id, "RUN/CALL_ID", is decided by POST
 // /api/approvals/{id} on any process (through RemoteApprovals).
-func (e *ChatEvents) ApprovalRequired(callID, tool string, input json.RawMessage) {
+func (e *ChatEvents) ApprovalRequired(callID, name string, input json.RawMessage) {
 	if len(input) == 0 || !json.Valid(input) {
 		input, _ = json.Marshal(string(input)) // kept, as a JSON string
 	}
-	it := item{Type: "approval", ID: e.l.Run + "/" + callID, ToolCallID: callID, Name: tool, Input: input}
-	if tool == mcp.ElicitationTool {
+	it := item{Type: "approval", ID: e.l.Run + "/" + callID, ToolCallID: callID, Name: name, Input: input}
+	if name == mcp.ElicitationTool {
 		it.Schema, _ = mcp.ElicitationSchema(input)
 	}
 	e.add(it, false)
