@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -248,4 +251,88 @@ func TestE2EServeTemporalWebChatSurvivesTheAcceptingReplica(t *testing.T) {
 			t.Fatalf("still running: %+v", runs)
 		}
 	}
+}
+
+// webApproval is one call of the page's GET /api/approvals.
+type webApproval struct {
+	ID      string `json:"id"`
+	CallID  string `json:"tool_call_id"`
+	Tool    string `json:"tool"`
+	Agent   string `json:"agent"`
+	Session string `json:"session"`
+	Input   json.RawMessage
+}
+
+// TestE2EServeTemporalWebChatApprovals: a web page chat turn accepted by
+// replica A waits in its workflow for the approval of a write_file call
+// (its approval event on A's stream); A is SIGKILLed. The page on B lists
+// the call (GET /api/approvals: alice's only, bob sees none), bob's
+// decision is 404, as is one for a call the turn does not wait on;
+// alice's approval on B lets the turn write the file and finish, followed
+// on B, and a second decision of the call is 404.
+func TestE2EServeTemporalWebChatApprovals(t *testing.T) {
+	t.Setenv("AGCORE_SERVE_TOKENS", "alice=alice-secret,bob=bob-secret")
+	const alice, bob = "alice-secret", "bob-secret"
+	store := serveStore(t, "postgres")
+	root := t.TempDir()
+	w, _ := newWorld(t,
+		sseReply("I will write it. ", fakeCall{"call_w", "write_file", `{"path":"note.txt","content":"approved"}`}),
+		sseReply("The note is written."))
+	worker := startAgcore(t, "worker", "--temporal", w.addr, "--provider", "compatible", "--model", "fake",
+		"--base-url", w.fake.URL, "--store", store, "--root", root, "--tools", "write_file")
+	serveArgs := []string{"--temporal", w.addr, "--store", store, "--provider", "compatible", "--model", "fake", "--base-url", w.fake.URL}
+	a, baseA := startServeReplica(t, serveArgs...)
+	b, baseB := startServeReplica(t, serveArgs...)
+
+	resp := pageRequest(t, "POST", baseA, "/api/chat", alice, map[string]string{"agent": "agcore", "message": "write a note"})
+	var before []pageEvent
+	readPage(t, resp, func(ev pageEvent) bool {
+		before = append(before, ev)
+		return ev.Type != "approval"
+	})
+	sid, run := before[0].Session, before[0].Run
+	ap := before[len(before)-1]
+	if ap.Type != "approval" || ap.ID != run+"/call_w" || ap.ToolCallID != "call_w" || ap.Name != "write_file" {
+		t.Fatalf("A streamed %+v\nA: %s\nworker: %s", before, a.errw, worker.errw)
+	}
+	a.kill()
+	resp.Body.Close()
+
+	var list struct{ Approvals []webApproval }
+	pageJSON(t, pageRequest(t, "GET", baseB, "/api/approvals", alice, nil), 200, &list)
+	if len(list.Approvals) != 1 || list.Approvals[0].ID != ap.ID || list.Approvals[0].Tool != "write_file" || list.Approvals[0].Session != sid ||
+		list.Approvals[0].Agent != "agcore" || !strings.Contains(string(list.Approvals[0].Input), "note.txt") {
+		t.Fatalf("alice's approvals on B: %+v\nB: %s", list, b.errw)
+	}
+	pageJSON(t, pageRequest(t, "GET", baseB, "/api/approvals", bob, nil), 200, &list)
+	if len(list.Approvals) != 0 {
+		t.Fatalf("bob sees %+v", list)
+	}
+	pageJSON(t, pageRequest(t, "POST", baseB, "/api/approvals/"+ap.ID, bob, map[string]any{"approved": true}), 404, nil)
+	pageJSON(t, pageRequest(t, "POST", baseB, "/api/approvals/"+run+"/call_nope", alice, map[string]any{"approved": true}), 404, nil)
+	if _, err := os.Stat(filepath.Join(root, "note.txt")); err == nil {
+		t.Fatal("the file was written before the approval")
+	}
+	start := time.Now()
+	pageJSON(t, pageRequest(t, "POST", baseB, "/api/approvals/"+ap.ID, alice, map[string]any{"approved": true}), 200, nil)
+	decided := time.Since(start)
+	var after []pageEvent
+	readPage(t, pageRequest(t, "GET", baseB, "/api/sessions/"+sid+"/run?agent=agcore&after="+strconv.Itoa(len(before)), alice, nil), func(ev pageEvent) bool {
+		after = append(after, ev)
+		return true
+	})
+	text := ""
+	for _, ev := range append(before, after...) {
+		if ev.Type == "text" {
+			text += ev.Text
+		}
+	}
+	if last := after[len(after)-1]; last.Type != "finish" || text != "I will write it. The note is written." {
+		t.Fatalf("followed on B after the approval: %q %+v\nworker: %s", text, after, worker.errw)
+	}
+	t.Logf("approved on B in %s (the workflow's update through serve-runner), finished %s after", decided.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	if got, err := os.ReadFile(filepath.Join(root, "note.txt")); err != nil || string(got) != "approved" {
+		t.Fatalf("note.txt: %q, %v", got, err)
+	}
+	pageJSON(t, pageRequest(t, "POST", baseB, "/api/approvals/"+ap.ID, alice, map[string]any{"approved": true}), 404, nil)
 }
