@@ -14,6 +14,11 @@ import (
 	"github.com/agcore/agcore/tool"
 )
 
+var (
+	_ web.Remote          = (*temporalRunner)(nil)
+	_ web.RemoteApprovals = (*temporalRunner)(nil)
+)
+
 // StartChat implements web.Remote.
 func (r *temporalRunner) StartChat(ctx context.Context, t web.RemoteChat) error {
 	return r.call(ctx, runnerMsg{Op: "start", Agents: r.agents, ApproveAll: r.approveAll, Chat: &t})
