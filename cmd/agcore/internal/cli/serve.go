@@ -109,6 +109,10 @@ approval is shown on its stream by the agcore.approval_required event and
 listed and decided by /v1/approvals on every server too. A response with
 the client's own function tools (or a tool_choice other than auto), or an
 AG-UI run with the client's tools, runs in the server as without --temporal.
+The web page's chat turns run as workflows too (agents whose store has
+records): the page on any server lists, follows, stops and approves them
+(GET /api/runs, GET /api/sessions/{id}/run, POST /api/sessions/{id}/cancel,
+/api/approvals), the server that accepted the turn being gone or not.
 
 A2A: message/send with configuration.blocking false answers with the task at
 once and the turn runs on; tasks/resubscribe and tasks/get answer on any
