@@ -133,7 +133,9 @@
 // stored). When the Remote implements RemoteApprovals, GET /api/approvals
 // lists the calls those turns wait on (of the principal's remote turns,
 // asked each at once, 5 s at most each) and POST /api/approvals/{id}
-// decides them, on any server, for the turn's principal only.
+// decides them, on any server, for the turn's principal only. A stream
+// read from the event log (a remote turn's, a reattached page's) sends
+// the heartbeat comment too when idle.
 //
 // The run is labelled with approval.WithOwner (agent, session, a
 // run id of its own, and the principal) so only the principal that started

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -360,4 +361,42 @@ func TestFinishChat(t *testing.T) {
 	if _, err := store.GetRecord(ctx, "agcore.web.runs", l.Key); err != nil {
 		t.Fatalf("the next turn's record: %v", err)
 	}
+}
+
+// TestRemoteChatHeartbeat: the stream of a remote turn that waits for an
+// approval (read from the event log) sends SSE comments too.
+func TestRemoteChatHeartbeat(t *testing.T) {
+	var ran bool
+	rm := newFakeRemote(t)
+	model := llmtest.New(llmtest.Reply(llmtest.Call("call_1", "delete_file", `{"path":"x"}`)))
+	f := newFixtureOpts(t, web.Options{Remote: rm, Heartbeat: 5 * time.Millisecond}, model, deleteFile(&ran))
+	rm.bind(t, f, deleteFile(&ran))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp := f.do(t, ctx, "POST", "/api/chat", "alice", map[string]string{"message": "delete x"})
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	var sawApproval bool
+	sid := ""
+	for sc.Scan() {
+		line := sc.Text()
+		if s, ok := strings.CutPrefix(line, "data: "); ok && sid == "" {
+			var ev struct{ Session string }
+			_ = json.Unmarshal([]byte(s), &ev)
+			sid = ev.Session
+		}
+		if strings.HasPrefix(line, "event: approval") {
+			sawApproval = true
+		}
+		if sawApproval && line == ": ping" {
+			f.do(t, context.Background(), "POST", "/api/sessions/"+sid+"/cancel", "alice", map[string]any{}).Body.Close()
+			select {
+			case <-rm.finished:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the stopped turn did not end")
+			}
+			return
+		}
+	}
+	t.Fatalf("no heartbeat after the approval event (%v)", sc.Err())
 }

@@ -274,7 +274,17 @@ func (h *handler) streamRun(w http.ResponseWriter, r *http.Request, recs session
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	var gone time.Time
+	wrote := time.Now()
 	idle := func(ctx context.Context, last int64) error {
+		// An idle stream (a turn waiting for an approval) sends a comment
+		// every Options.Heartbeat, so proxies keep it open.
+		if h.opts.Heartbeat > 0 && time.Since(wrote) >= h.opts.Heartbeat {
+			if _, err := w.Write([]byte(": ping\n\n")); err != nil {
+				return err
+			}
+			_ = rc.Flush()
+			wrote = time.Now()
+		}
 		if log.Running(run) {
 			return nil
 		}
@@ -312,6 +322,7 @@ func (h *handler) streamRun(w http.ResponseWriter, r *http.Request, recs session
 			return
 		}
 		_ = rc.Flush()
+		wrote = time.Now()
 	}
 }
 
