@@ -127,6 +127,7 @@ type ChatEvents struct {
 	size    int64
 	pending []runlog.Event
 	open    []string // the tool calls not yet answered, in order
+	done    bool     // the finish update came
 }
 
 // NewChatEvents starts the events of l's turn after its first ones.
@@ -156,6 +157,10 @@ func (e *ChatEvents) add(it item, final bool) {
 // Update adds the event of one of the turn's updates (the finish update
 // adds none: End ends the turn).
 func (e *ChatEvents) Update(u agent.Update) {
+	if u.Kind == agent.UpdateFinish {
+		e.done = true
+		return
+	}
 	it, ok := itemOf(u)
 	if !ok {
 		return
@@ -212,9 +217,9 @@ func (e *ChatEvents) End(resp *agent.Response, err error, cancelled bool) (event
 	case err != nil && cancelled:
 		e.answerOpen("the turn was stopped before the call ended")
 		e.add(item{Type: "error", Message: errorText(errStopped)}, true)
-	case resp != nil:
-		// Stored (or not: the finish says so), then cut short by a
-		// spending limit when err is one.
+	case resp != nil && (err == nil || e.done):
+		// Stored (or not: the finish says so); an error after the finish
+		// (a spending limit that cut the turn short) follows it.
 		e.add(finishItem(resp), true)
 		if err != nil {
 			e.add(item{Type: "error", Message: errorText(err)}, true)

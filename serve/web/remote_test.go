@@ -307,9 +307,18 @@ func TestChatEventsEnd(t *testing.T) {
 
 	e = web.NewChatEvents(l)
 	resp := &agent.Response{SessionID: "s1", Model: "m", Usage: llm.Usage{InputTokens: 3}}
+	e.Update(agent.Update{Kind: agent.UpdateFinish, Response: resp})
 	evs, failed = e.End(resp, fmt.Errorf("stopped: %w", llm.ErrBudgetExceeded), false)
 	if failed == nil || len(evs) != 2 || evs[0].Type != "finish" || evs[1].Type != "error" {
 		t.Fatalf("a turn a limit stopped: %+v", evs)
+	}
+
+	// An error before the finish fails the turn, whatever response the
+	// run had.
+	e = web.NewChatEvents(l)
+	evs, _ = e.End(resp, errors.New("the guardrail tripped"), false)
+	if len(evs) != 1 || evs[0].Type != "error" {
+		t.Fatalf("an error before the finish: %+v", evs)
 	}
 
 	// Past MaxBytes only the final events are kept.
