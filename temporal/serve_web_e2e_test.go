@@ -105,10 +105,10 @@ func pageJSON(t *testing.T, resp *http.Response, status int, v any) {
 }
 
 // TestE2EServeTemporalWebChatSurvivesTheAcceptingReplica: two `agcore
-// serve --temporal` replicas and one `agcore worker` over one PostgreSQL
-// store. A chat turn of the web page (POST /api/chat as the page sends
-// it: bearer token, CSRF header, its origin) is accepted by A and runs as
-// a workflow; A is SIGKILLed mid-turn (after its tool call's result,
+// serve --temporal` replicas and one `agcore worker` over one store
+// (PostgreSQL, Redis). A chat turn of the web page (POST /api/chat as the
+// page sends it: bearer token, CSRF header, its origin) is accepted by A
+// and runs as a workflow; A is SIGKILLed mid-turn (after its tool call's result,
 // during its second model call). On B, as the page reloaded there does,
 // GET /api/runs lists the turn and GET /api/sessions/{id}/run follows it
 // from its first event to its finish: the answer whole, the tool run
@@ -118,8 +118,16 @@ func pageJSON(t *testing.T, resp *http.Response, status int, v any) {
 // its first turn only; bob sees none of alice's turns.
 func TestE2EServeTemporalWebChatSurvivesTheAcceptingReplica(t *testing.T) {
 	t.Setenv("AGCORE_SERVE_TOKENS", "alice=alice-secret,bob=bob-secret")
+	for _, kind := range []string{"postgres", "redis"} {
+		t.Run(kind, func(t *testing.T) { webChatSurvives(t, kind) })
+	}
+}
+
+// webChatSurvives is TestE2EServeTemporalWebChatSurvivesTheAcceptingReplica
+// over a store of kind.
+func webChatSurvives(t *testing.T, kind string) {
 	const alice, bob = "alice-secret", "bob-secret"
-	store := serveStore(t, "postgres")
+	store := serveStore(t, kind)
 	arrived, release := make(chan struct{}), make(chan struct{})
 	hung := make(chan struct{})
 	w, _ := newWorld(t,
@@ -188,7 +196,7 @@ func TestE2EServeTemporalWebChatSurvivesTheAcceptingReplica(t *testing.T) {
 			t.Fatalf("event %d on B: %+v, on A %+v", i+1, all[i+1], ev)
 		}
 	}
-	t.Logf("followed on B to its finish %s after A died (%d events: %s)", time.Since(start).Round(time.Millisecond), len(all), strings.Join(types, " "))
+	t.Logf("%s: followed on B to its finish %s after its held model call was let go, A dead (%d events: %s)", kind, time.Since(start).Round(time.Millisecond), len(all), strings.Join(types, " "))
 	if got := w.recorded(t); strings.Join(got, ",") != "once" {
 		t.Fatalf("the tool ran %v, want once", got)
 	}
