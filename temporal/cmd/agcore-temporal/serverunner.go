@@ -36,8 +36,8 @@ type runnerRequest struct {
 	// Response is the response id to cancel, or whose approvals to list
 	// or decide.
 	Response string `json:"response,omitempty"`
-	// AGUI is the AG-UI run (its key, PRINCIPAL/RUN) whose approvals to
-	// list or decide, in place of Response.
+	// AGUI is the AG-UI run (its key, PRINCIPAL/RUN) to cancel or whose
+	// approvals to list or decide, in place of Response.
 	AGUI string `json:"agui,omitempty"`
 	// CallID, Approve and Reason are a decision ("decide"); Content, with
 	// the approval of an MCP server's request for input, the form's answer
@@ -80,8 +80,8 @@ its turn waits on ({"id":3,"pending":[...]}) and {"id":4,"op":"decide",
 call it does not wait on: "code":"unknown_call"; "content":"{...}" answers
 an MCP server's request for input, content that does not fit its form:
 "code":"invalid_content"); with "agui":"PRINCIPAL/RUN"
-in place of "response", they list and decide the calls of an AG-UI run's
-turn (workflow id agcore-agui/PRINCIPAL/RUN). Each is answered
+in place of "response", they cancel an AG-UI run's turn (workflow id
+agcore-agui/PRINCIPAL/RUN) and list and decide its calls. Each is answered
 {"id":N} or {"id":N,"error":"..."}. It exits when its input ends.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -103,6 +103,9 @@ turn (workflow id agcore-agui/PRINCIPAL/RUN). Each is answered
 					in.Timeouts.Heartbeat = heartbeat
 					return runnerReply{}, agtemporal.StartResponse(ctx, cl, c.queue, in)
 				case "cancel":
+					if req.AGUI != "" {
+						return runnerReply{}, agtemporal.CancelAGUI(ctx, cl, req.AGUI)
+					}
 					return runnerReply{}, agtemporal.CancelResponse(ctx, cl, req.Response)
 				case "pending", "decide":
 					return runnerApprovals(ctx, cl, req)
