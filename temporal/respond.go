@@ -107,7 +107,20 @@ func startOnce(ctx context.Context, c client.Client, taskQueue string, in TurnIn
 // "cancelled", every tool call of its output answered. A turn that is
 // unknown or already over is not an error.
 func CancelResponse(ctx context.Context, c client.Client, responseID string) error {
-	err := c.CancelWorkflow(ctx, ResponseWorkflowID(responseID), "")
+	return cancelWorkflow(ctx, c, ResponseWorkflowID(responseID))
+}
+
+// CancelAGUI asks the turn of an agcore serve AG-UI run (its lease
+// record's key, PRINCIPAL/RUN) to stop: the run ends RUN_ERROR with the
+// code "cancelled", its tool calls answered. A run that is unknown or
+// already over is not an error.
+func CancelAGUI(ctx context.Context, c client.Client, key string) error {
+	return cancelWorkflow(ctx, c, AGUIWorkflowID(key))
+}
+
+// cancelWorkflow cancels the workflow id; an unknown one is not an error.
+func cancelWorkflow(ctx context.Context, c client.Client, id string) error {
+	err := c.CancelWorkflow(ctx, id, "")
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		return nil

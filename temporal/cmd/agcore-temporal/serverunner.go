@@ -37,8 +37,8 @@ type runnerRequest struct {
 	// Response is the response id to cancel, or whose approvals to list
 	// or decide.
 	Response string `json:"response,omitempty"`
-	// AGUI is the AG-UI run (its key, PRINCIPAL/RUN) whose approvals to
-	// list or decide, in place of Response.
+	// AGUI is the AG-UI run (its key, PRINCIPAL/RUN) to cancel or whose
+	// approvals to list or decide, in place of Response.
 	AGUI string `json:"agui,omitempty"`
 	// Chat is a chat turn of the web page to start ("start", in place of
 	// Turn); ChatID (web.ChatLog.ID: PRINCIPAL/SESSION/RUN) names one to
@@ -86,11 +86,12 @@ its turn waits on ({"id":3,"pending":[...]}) and {"id":4,"op":"decide",
 call it does not wait on: "code":"unknown_call"; "content":"{...}" answers
 an MCP server's request for input, content that does not fit its form:
 "code":"invalid_content"); with "agui":"PRINCIPAL/RUN"
-in place of "response", they list and decide the calls of an AG-UI run's
-turn (workflow id agcore-agui/PRINCIPAL/RUN). A chat turn of the web
-page: {"op":"start","agents":[...],"chat":{...}} starts it (workflow id
-agcore-web/PRINCIPAL/SESSION/RUN), and "chat_id":"PRINCIPAL/SESSION/RUN"
-in place of "response" cancels it or lists and decides its calls. Each is answered
+in place of "response", they cancel an AG-UI run's turn (workflow id
+agcore-agui/PRINCIPAL/RUN) and list and decide its calls. A chat turn of
+the web page: {"op":"start","agents":[...],"chat":{...}} starts it
+(workflow id agcore-web/PRINCIPAL/SESSION/RUN), and
+"chat_id":"PRINCIPAL/SESSION/RUN" in place of "response" cancels it or
+lists and decides its calls. Each is answered
 {"id":N} or {"id":N,"error":"..."}. It exits when its input ends.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -119,6 +120,9 @@ in place of "response" cancels it or lists and decides its calls. Each is answer
 				case "cancel":
 					if req.ChatID != "" {
 						return runnerReply{}, agtemporal.CancelWeb(ctx, cl, req.ChatID)
+					}
+					if req.AGUI != "" {
+						return runnerReply{}, agtemporal.CancelAGUI(ctx, cl, req.AGUI)
 					}
 					return runnerReply{}, agtemporal.CancelResponse(ctx, cl, req.Response)
 				case "pending", "decide":

@@ -49,6 +49,7 @@ OpenAI-compatible API:
                                   a background response's events again)
   POST /v1/responses/{id}/cancel  cancel a background response
   POST /agui/{agent}              the AG-UI protocol: RunAgentInput in, AG-UI events out
+  POST /agui/{agent}/runs/{run}/cancel  stop an AG-UI run, on whichever server runs it
   GET  /v1/approvals              tool calls waiting for your approval
   POST /v1/approvals/{id}         {"approved": true|false, "reason": "..."}
   GET  /healthz, /readyz          liveness, readiness
