@@ -96,6 +96,7 @@ func Register(w worker.Registry, opts Options) {
 	w.RegisterActivityWithOptions(a.ResponseEnd, activity.RegisterOptions{Name: activityResponseEnd})
 	w.RegisterActivityWithOptions(a.AGUIEnd, activity.RegisterOptions{Name: activityAGUIEnd})
 	w.RegisterActivityWithOptions(a.A2ATask, activity.RegisterOptions{Name: activityA2ATask})
+	w.RegisterActivityWithOptions(a.WebEnd, activity.RegisterOptions{Name: activityWebEnd})
 }
 
 // PrepareInput is the Prepare activity's input.

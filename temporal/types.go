@@ -13,6 +13,7 @@ import (
 	"github.com/agcore/agcore/replay"
 	"github.com/agcore/agcore/serve"
 	"github.com/agcore/agcore/serve/a2aserve"
+	"github.com/agcore/agcore/serve/web"
 	"github.com/agcore/agcore/tool"
 )
 
@@ -173,7 +174,13 @@ type TurnInput struct {
 	// last, its lease record deleted (agui.go). It does not combine with
 	// Schema.
 	AGUI *serve.AGUILog `json:",omitempty"`
-	// A2A, when set (and neither Response nor AGUI), makes the turn an
+	// Web, when set (and neither Response nor AGUI), makes the turn a chat
+	// turn of agcore serve's web page: its updates are written to the
+	// event log as the page's events, as Response's are, and its end
+	// (finish or error) last, its run record deleted (web.go). It does not
+	// combine with Schema.
+	Web *web.ChatLog `json:",omitempty"`
+	// A2A, when set (and none of Response, AGUI, Web), makes the turn an
 	// A2A task of agcore serve: its progress is written to the task's
 	// record in the serving processes' store (a2aserve.TaskEvents, at
 	// most once per EventsFlushInterval of workflow time, then its end:
@@ -321,8 +328,11 @@ func validateInput(in *TurnInput) error {
 	if in.AGUI != nil && (in.Response != nil || hasSchema(in.Schema)) {
 		return errors.New("agtemporal: an AG-UI run (AGUI) has no Response and no Schema")
 	}
-	if in.A2A != nil && (in.Response != nil || in.AGUI != nil || hasSchema(in.Schema)) {
-		return errors.New("agtemporal: an A2A task (A2A) has no Response, no AGUI and no Schema")
+	if in.A2A != nil && (in.Response != nil || in.AGUI != nil || in.Web != nil || hasSchema(in.Schema)) {
+		return errors.New("agtemporal: an A2A task (A2A) has no Response, AGUI, Web or Schema")
+	}
+	if in.Web != nil && (in.Response != nil || in.AGUI != nil || hasSchema(in.Schema)) {
+		return errors.New("agtemporal: a chat turn of the web page (Web) has no Response, AGUI or Schema")
 	}
 	return nil
 }

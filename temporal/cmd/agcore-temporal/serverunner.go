@@ -18,6 +18,7 @@ import (
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/serve"
 	"github.com/agcore/agcore/serve/a2aserve"
+	"github.com/agcore/agcore/serve/web"
 
 	agtemporal "github.com/agcore/agcore/temporal"
 )
@@ -40,12 +41,17 @@ type runnerRequest struct {
 	// Response is the response id to cancel, or whose approvals to list
 	// or decide.
 	Response string `json:"response,omitempty"`
-	// AGUI is the AG-UI run (its key, PRINCIPAL/RUN) whose approvals to
-	// list or decide, in place of Response.
+	// AGUI is the AG-UI run (its key, PRINCIPAL/RUN) to cancel or whose
+	// approvals to list or decide, in place of Response.
 	AGUI string `json:"agui,omitempty"`
 	// A2A is the A2A task (AGENT/TASK) to cancel, or whose approvals to
 	// list or decide, in place of Response.
 	A2A string `json:"a2a,omitempty"`
+	// Chat is a chat turn of the web page to start ("start", in place of
+	// Turn); ChatID (web.ChatLog.ID: PRINCIPAL/SESSION/RUN) names one to
+	// cancel, or whose approvals to list or decide, in place of Response.
+	Chat   *web.RemoteChat `json:"chat,omitempty"`
+	ChatID string          `json:"chat_id,omitempty"`
 	// CallID, Approve and Reason are a decision ("decide"); Content, with
 	// the approval of an MCP server's request for input, the form's answer
 	// (a JSON object's text: agtemporal.Decision.Content).
@@ -87,12 +93,15 @@ its turn waits on ({"id":3,"pending":[...]}) and {"id":4,"op":"decide",
 call it does not wait on: "code":"unknown_call"; "content":"{...}" answers
 an MCP server's request for input, content that does not fit its form:
 "code":"invalid_content"); with "agui":"PRINCIPAL/RUN"
-in place of "response", they list and decide the calls of an AG-UI run's
-turn (workflow id agcore-agui/PRINCIPAL/RUN). {"id":5,"op":"start",
-"agents":[...],"task":{...}} starts the turn of an A2A task (workflow id
-agcore-a2a/AGENT/TASK); with "a2a":"AGENT/TASK" in place of "response",
-"cancel", "pending" and "decide" cancel it and list and decide the calls
-it waits on. Each is answered
+in place of "response", they cancel an AG-UI run's turn (workflow id
+agcore-agui/PRINCIPAL/RUN) and list and decide its calls. A chat turn of
+the web page: {"op":"start","agents":[...],"chat":{...}} starts it
+(workflow id agcore-web/PRINCIPAL/SESSION/RUN), and
+"chat_id":"PRINCIPAL/SESSION/RUN" in place of "response" cancels it or
+lists and decides its calls. An A2A task: {"op":"start","agents":[...],
+"task":{...}} starts its turn (workflow id agcore-a2a/AGENT/TASK), and
+"a2a":"AGENT/TASK" in place of "response" cancels it or lists and
+decides its calls. Each is answered
 {"id":N} or {"id":N,"error":"..."}. It exits when its input ends.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -112,6 +121,11 @@ it waits on. Each is answered
 						in.Timeouts.Heartbeat = heartbeat
 						return runnerReply{}, agtemporal.StartA2A(ctx, cl, c.queue, in)
 					}
+					if req.Chat != nil {
+						in := chatInput(req)
+						in.Timeouts.Heartbeat = heartbeat
+						return runnerReply{}, agtemporal.StartWeb(ctx, cl, c.queue, in)
+					}
 					if req.Turn == nil {
 						return runnerReply{}, errors.New("start: no turn")
 					}
@@ -122,6 +136,12 @@ it waits on. Each is answered
 					if req.A2A != "" {
 						agentName, task, _ := strings.Cut(req.A2A, "/")
 						return runnerReply{}, agtemporal.CancelA2A(ctx, cl, agentName, task)
+					}
+					if req.ChatID != "" {
+						return runnerReply{}, agtemporal.CancelWeb(ctx, cl, req.ChatID)
+					}
+					if req.AGUI != "" {
+						return runnerReply{}, agtemporal.CancelAGUI(ctx, cl, req.AGUI)
 					}
 					return runnerReply{}, agtemporal.CancelResponse(ctx, cl, req.Response)
 				case "pending", "decide":
@@ -161,6 +181,22 @@ func a2aInput(req runnerRequest) agtemporal.TurnInput {
 	log := t.Log
 	return agtemporal.TurnInput{Agents: req.Agents, Agent: t.Agent, Principal: t.Owner, SessionID: t.SessionID, TurnID: t.TurnID,
 		Messages: t.Input, ApproveAll: req.ApproveAll, A2A: &log}
+}
+
+// chatInput is the workflow input of a start request of a chat turn of
+// the web page.
+func chatInput(req runnerRequest) agtemporal.TurnInput {
+	t := req.Chat
+	log := t.Log
+	in := agtemporal.TurnInput{Agents: req.Agents, Agent: t.Agent, Principal: log.Owner, SessionID: log.Session, TurnID: log.Run,
+		Messages: t.Input, ApproveAll: req.ApproveAll, Web: &log}
+	if q := t.Quota; q != nil {
+		in.Quota = &agtemporal.Quota{Total: q.Total, PerDay: q.PerDay}
+		if q.Principal != log.Owner {
+			in.QuotaPrincipal = q.Principal
+		}
+	}
+	return in
 }
 
 // serveRunner answers the requests read from in, each on a goroutine of

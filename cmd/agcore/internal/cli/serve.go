@@ -49,6 +49,7 @@ OpenAI-compatible API:
                                   a background response's events again)
   POST /v1/responses/{id}/cancel  cancel a background response
   POST /agui/{agent}              the AG-UI protocol: RunAgentInput in, AG-UI events out
+  POST /agui/{agent}/runs/{run}/cancel  stop an AG-UI run, on whichever server runs it
   GET  /v1/approvals              tool calls waiting for your approval
   POST /v1/approvals/{id}         {"approved": true|false, "reason": "..."}
   GET  /healthz, /readyz          liveness, readiness
@@ -109,8 +110,12 @@ approval is shown on its stream by the agcore.approval_required event and
 listed and decided by /v1/approvals on every server too. A response with
 the client's own function tools (or a tool_choice other than auto), or an
 AG-UI run with the client's tools, runs in the server as without --temporal.
-Every A2A task runs the same way (workflow agcore-a2a/AGENT/TASK): the task
-is stored as its workflow writes it (at most one write per 50 ms, plus the
+The web page's chat turns run as workflows too (agents whose store has
+records): the page on any server lists, follows, stops and approves them
+(GET /api/runs, GET /api/sessions/{id}/run, POST /api/sessions/{id}/cancel,
+/api/approvals), the server that accepted the turn being gone or not.
+A2A tasks run as workflows too (agents whose store has records; workflow
+agcore-a2a/AGENT/TASK): the task is stored as its workflow writes it (at most one write per 50 ms, plus the
 final one; push notifications sent from the worker), so the server that
 accepted it may die and tasks/get, tasks/resubscribe, tasks/cancel and a
 message deciding its approvals work on every server.
@@ -258,7 +263,11 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return exit(ExitUsage, "%v", err)
 	}
-	page, err := web.New(set, broker, web.Options{Origins: origins, Logger: logger})
+	wopts := web.Options{Origins: origins, Logger: logger}
+	if rn != nil {
+		wopts.Remote = rn // the page's chat turns run as workflows too
+	}
+	page, err := web.New(set, broker, wopts)
 	if err != nil {
 		return exit(ExitUsage, "%v", err)
 	}

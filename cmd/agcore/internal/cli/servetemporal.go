@@ -1,8 +1,9 @@
 package cli
 
-// agcore serve --temporal: background responses run as Temporal
-// workflows on the workers (agcore worker), so that they outlive the
-// replica that accepted them. This process keeps serving every endpoint;
+// agcore serve --temporal: background responses, AG-UI runs and the web
+// page's chat turns (servewebtemporal.go) run as Temporal workflows on the
+// workers (agcore worker), so that they outlive the replica that accepted
+// them. This process keeps serving every endpoint;
 // its serve.Runner hands each background turn, as data, to a child
 // agcore-temporal serve-runner (the Temporal SDK lives in its own module,
 // which agcore cannot import), which starts and cancels the workflows.
@@ -27,12 +28,13 @@ import (
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
 	"github.com/agcore/agcore/serve"
 	"github.com/agcore/agcore/serve/a2aserve"
+	"github.com/agcore/agcore/serve/web"
 )
 
 // addServeTemporalFlags adds serve's durable flags.
 func addServeTemporalFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	fs.String("temporal", "", "run background responses, AG-UI runs and A2A tasks as Temporal workflows on the server at HOST:PORT, on the workers of agcore worker (with agcore-temporal): they go on when this server dies")
+	fs.String("temporal", "", "run background responses, AG-UI runs and A2A tasks as Temporal workflows on the server at HOST:PORT, on the workers of agcore worker (with agcore-temporal): they go on when this server dies. The web page's chat turns run there too")
 	fs.String("namespace", "", `with --temporal: the Temporal namespace (default "default")`)
 	fs.String("task-queue", "", `with --temporal: the task queue of the workers (default "agcore")`)
 	fs.Duration("model-heartbeat", 0, "with --temporal: heartbeat timeout of a model call, after which a call whose worker died runs again on another (default 20s)")
@@ -64,12 +66,18 @@ type runnerMsg struct {
 	Agents     []agent.Spec      `json:"agents,omitempty"`
 	ApproveAll bool              `json:"approve_all,omitempty"`
 	Turn       *serve.RemoteTurn `json:"turn,omitempty"`
-	// Task is an A2A task's turn to start (servetempa2a.go).
-	Task     *a2aserve.RemoteTask `json:"task,omitempty"`
-	Response string               `json:"response,omitempty"`
-	A2A      string               `json:"a2a,omitempty"`  // an A2A task (AGENT/TASK), to cancel or for its approvals
-	AGUI     string               `json:"agui,omitempty"` // an AG-UI run's key, for its approvals
-	Error    string               `json:"error,omitempty"`
+	Response   string            `json:"response,omitempty"`
+	AGUI       string            `json:"agui,omitempty"` // an AG-UI run's key, for its approvals
+	// A chat turn of the web page to start, or the id of one
+	// (web.ChatLog.ID) to cancel, or whose approvals to list or decide
+	// (servewebtemporal.go).
+	Chat   *web.RemoteChat `json:"chat,omitempty"`
+	ChatID string          `json:"chat_id,omitempty"`
+	// An A2A task's turn to start, or the task (AGENT/TASK) to cancel,
+	// or whose approvals to list or decide (servetempa2a.go).
+	Task  *a2aserve.RemoteTask `json:"task,omitempty"`
+	A2A   string               `json:"a2a,omitempty"`
+	Error string               `json:"error,omitempty"`
 	// The approvals of a response's turn (servetempapprovals.go).
 	CallID  string                 `json:"call_id,omitempty"`
 	Approve bool                   `json:"approve,omitempty"`
