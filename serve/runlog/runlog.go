@@ -9,8 +9,10 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/agcore/agcore/internal/jsonw"
 	"github.com/agcore/agcore/session"
 )
 
@@ -67,6 +69,12 @@ type Log struct {
 
 	mu   sync.Mutex
 	live map[string]*Writer
+	// sizeHint is the buffer size the last run closed needed (at most
+	// maxHint): a new run's buffer starts that large, one allocation for
+	// a run like the last.
+	sizeHint atomic.Int64
+	// countHint is, the same way, the last run's count of events.
+	countHint atomic.Int64
 }
 
 func (l *Log) maxBytes() int64 {
@@ -122,14 +130,22 @@ type batch struct {
 
 // Writer writes one run's events. Append never blocks on the store: the
 // events are written by a timer, batched.
+//
+// The events are kept once, in one growing buffer (buf) that holds each
+// as the member of a batch it will be written in, `,{"s":N,"t":T,"d":DATA}`,
+// so that a batch's value is a slice of it between two brackets; the
+// buffer is only appended to, never written over, so a slice of it
+// stays valid (the readers of this process and the store's write use
+// its bytes without copying, after the lock is released).
 type Writer struct {
 	log *Log
 	run string
 
 	mu       sync.Mutex
-	all      []Event // every event, for the process's own readers
-	flushed  int     // all[:flushed] is written (or being written)
-	full     int     // with fullSet, all[full:] is over the size bound
+	buf      []byte  // every event, as its batch member
+	evs      []entry // where each event is in buf, in order
+	flushed  int     // evs[:flushed] is written (or being written)
+	full     int     // with fullSet, evs[full:] is over the size bound
 	fullSet  bool
 	changed  chan struct{}
 	waiting  bool  // a reader waits on changed
@@ -139,6 +155,15 @@ type Writer struct {
 	closed   bool
 	finalSet bool       // closed by Close, with the final event
 	flushing sync.Mutex // one write at a time, in order
+}
+
+// entry is one event of a Writer: its number and type, and where it is
+// in the buffer: buf[start:end] its batch member, buf[data:end-1] its
+// data.
+type entry struct {
+	seq              int64
+	typ              string
+	start, data, end int
 }
 
 // Writer starts the log of run, a key prefix unique to the run (a
@@ -166,51 +191,134 @@ func (l *Log) Writer(run string) (*Writer, error) {
 }
 
 // Append adds ev to the log; ev.Seq must be greater than the last
-// event's. data is kept (not copied). Past the log's size bound the event
-// is only given to the process's own readers.
+// event's. ev.Data is copied: the caller may reuse it. Past the log's
+// size bound the event is only given to the process's own readers.
 func (w *Writer) Append(ev Event) {
+	w.AppendFunc(ev.Seq, ev.Type, func(b []byte) []byte { return append(b, ev.Data...) })
+}
+
+// AppendFunc adds the event seq of type typ whose data (JSON) enc
+// appends to the slice it is given, and returns that data: the event is
+// encoded once, into the log's own buffer, and its bytes, which are never
+// written over, may be given to a client as they are. seq must be
+// greater than the last event's. enc is called with w's lock held: it
+// must only append. A closed writer calls nothing and returns nil. Past
+// the log's size bound the event is only given to the process's own
+// readers.
+func (w *Writer) AppendFunc(seq int64, typ string, enc func([]byte) []byte) []byte {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
-		return
+		return nil
 	}
-	w.all = append(w.all, ev)
+	e := w.appendLocked(seq, typ, enc)
 	if w.waiting { // only then: a channel per event would cost every turn
 		close(w.changed)
 		w.changed, w.waiting = make(chan struct{}), false
 	}
-	if !w.fullSet {
-		size := int64(len(ev.Data) + len(ev.Type) + 32)
-		if w.stored+size > w.log.maxBytes() {
-			// Past the bound: this event and every one after it but the
-			// final one stay out of the log.
-			w.full, w.fullSet = len(w.all)-1, true
-			return
-		}
-		w.stored += size
-	} else {
-		return
+	data := w.buf[e.data : e.end-1 : e.end-1]
+	if w.fullSet {
+		return data
 	}
+	size := int64(e.end - e.data - 1 + len(typ) + 32)
+	if w.stored+size > w.log.maxBytes() {
+		// Past the bound: this event and every one after it but the
+		// final one stay out of the log.
+		w.full, w.fullSet = len(w.evs)-1, true
+		return data
+	}
+	w.stored += size
 	if w.timer == nil {
 		wait := time.Until(w.last.Add(w.log.flushInterval()))
 		w.timer = time.AfterFunc(max(wait, 0), w.timed)
 	}
+	return data
 }
 
-// pendingLocked returns the events not yet written and the count of
-// those the bound keeps out, and marks them written; w.mu is held.
-func (w *Writer) pendingLocked() ([]Event, int64) {
-	end := len(w.all)
+// The sizes of a Writer's buffer: its first at least, and at most as a
+// hint, and the room left for an event below which it is doubled.
+const (
+	initialBuffer = 4 << 10
+	maxHint       = 1 << 20
+	minRoom       = 1 << 10
+)
+
+// appendLocked writes an event's batch member to the buffer and records
+// it; w.mu is held.
+func (w *Writer) appendLocked(seq int64, typ string, enc func([]byte) []byte) entry {
+	if cap(w.buf)-len(w.buf) < minRoom {
+		// Doubled (append grows a large slice by a quarter: more copies),
+		// or first as large as the last run's.
+		n := 2 * cap(w.buf)
+		if n == 0 {
+			n = max(int(w.log.sizeHint.Load()), initialBuffer)
+		}
+		w.buf = append(make([]byte, 0, n), w.buf...)
+	}
+	e := entry{seq: seq, typ: typ, start: len(w.buf)}
+	b := appendHead(w.buf, seq, typ)
+	e.data = len(b)
+	b = enc(b)
+	if len(b) == e.data {
+		b = append(b, "null"...)
+	}
+	b = append(b, '}')
+	e.end = len(b)
+	w.buf = b
+	if w.evs == nil {
+		w.evs = make([]entry, 0, max(int(w.log.countHint.Load()), 16))
+	}
+	w.evs = append(w.evs, e)
+	return e
+}
+
+// appendHead appends the start of an event's batch member, up to its
+// data.
+func appendHead(b []byte, seq int64, typ string) []byte {
+	b = append(b, `,{"s":`...)
+	b = strconv.AppendInt(b, seq, 10)
+	b = append(b, `,"t":`...)
+	b = jsonw.AppendString(b, typ)
+	return append(b, `,"d":`...)
+}
+
+// appendMember appends ev as a batch member.
+func appendMember(b []byte, ev Event) []byte {
+	b = appendHead(b, ev.Seq, ev.Type)
+	if len(ev.Data) == 0 {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, ev.Data...)
+	}
+	return append(b, '}')
+}
+
+// pending is a batch of a Writer's events to write: members, a slice of
+// its buffer, the last event's number, and the count of the events
+// before them that the bound kept out.
+type pending struct {
+	members []byte
+	last    int64
+	dropped int64
+}
+
+// pendingLocked returns the events not yet written and marks them
+// written; w.mu is held.
+func (w *Writer) pendingLocked() pending {
+	end := len(w.evs)
 	if w.fullSet {
 		end = max(w.full, w.flushed)
 	}
-	evs := w.all[w.flushed:end:end] // a later append copies, never writes into it
-	dropped := int64(0)
-	if w.fullSet && w.flushed <= w.full {
-		dropped = int64(len(w.all) - w.full)
+	var p pending
+	if end > w.flushed {
+		from, to := w.evs[w.flushed].start, w.evs[end-1].end
+		p.members, p.last = w.buf[from:to:to], w.evs[end-1].seq
 	}
-	w.flushed = len(w.all)
-	return evs, dropped
+	if w.fullSet && w.flushed <= w.full {
+		p.dropped = int64(len(w.evs) - w.full)
+	}
+	w.flushed = len(w.evs)
+	return p
 }
 
 func (w *Writer) timed() {
@@ -221,15 +329,15 @@ func (w *Writer) timed() {
 		w.mu.Unlock()
 		return
 	}
-	evs, dropped := w.pendingLocked()
+	p := w.pendingLocked()
 	w.timer, w.last = nil, time.Now()
 	w.mu.Unlock()
-	if len(evs) == 0 {
+	if len(p.members) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := w.log.write(ctx, w.run, batch{Events: evs, Dropped: dropped}); err != nil && w.log.Logger != nil {
+	if err := w.log.write(ctx, w.run, p.last, false, p.dropped, p.members, nil); err != nil && w.log.Logger != nil {
 		w.log.Logger.LogAttrs(ctx, slog.LevelWarn, "runlog: writing events", slog.String("run", w.run), slog.String("error", err.Error()))
 	}
 }
@@ -250,13 +358,15 @@ func (w *Writer) Close(ctx context.Context, final Event) error {
 		w.timer = nil
 	}
 	w.closed, w.finalSet = true, true
-	evs, dropped := w.pendingLocked()
-	w.all = append(w.all, final)
-	w.flushed = len(w.all)
-	b := batch{Events: append(evs, final), Final: true, Dropped: dropped}
+	p := w.pendingLocked()
+	e := w.appendLocked(final.Seq, final.Type, func(b []byte) []byte { return append(b, final.Data...) })
+	w.flushed = len(w.evs)
+	fin := w.buf[e.start:e.end:e.end]
 	close(w.changed)
+	w.log.sizeHint.Store(int64(min(len(w.buf)+minRoom, maxHint)))
+	w.log.countHint.Store(int64(min(len(w.evs)+1, maxHint/64)))
 	w.mu.Unlock()
-	err := w.log.write(ctx, w.run, b)
+	err := w.log.write(ctx, w.run, final.Seq, true, p.dropped, p.members, fin)
 	w.log.mu.Lock()
 	if w.log.live[w.run] == w {
 		delete(w.log.live, w.run)
@@ -285,48 +395,50 @@ func (w *Writer) Abandon() {
 	w.log.mu.Unlock()
 }
 
-// write stores one batch, keyed by its last event.
-func (l *Log) write(ctx context.Context, run string, b batch) error {
-	val := encodeBatch(b)
-	rec := session.Record{Key: key(run, b.Events[len(b.Events)-1].Seq), Value: val, Expires: time.Now().Add(l.retention())}
+// write stores one batch, keyed by its last event: its members (a and
+// then b, each a run of batch members), final when it holds the run's
+// last event, dropped the events before it the bound kept out.
+func (l *Log) write(ctx context.Context, run string, last int64, final bool, dropped int64, a, b []byte) error {
+	rec := session.Record{Key: key(run, last), Value: encodeBatch(a, b, final, dropped), Expires: time.Now().Add(l.retention())}
 	_, err := l.Records.CreateRecord(ctx, Namespace, rec)
 	if errors.Is(err, session.ErrExists) {
-		return fmt.Errorf("runlog: run %s: event %d written twice: %w", run, b.Events[len(b.Events)-1].Seq, err)
+		return fmt.Errorf("runlog: run %s: event %d written twice: %w", run, last, err)
 	}
 	return err
 }
 
-// encodeBatch writes b as JSON without re-encoding the events' data.
-func encodeBatch(b batch) []byte {
-	n := 32
-	for _, e := range b.Events {
-		n += len(e.Data) + len(e.Type) + 40
+// writeEvents stores events as one batch.
+func (l *Log) writeEvents(ctx context.Context, run string, events []Event, final bool) error {
+	n := 0
+	for _, e := range events {
+		n += len(e.Data) + len(e.Type) + 48
 	}
-	out := make([]byte, 0, n)
+	b := make([]byte, 0, n)
+	for _, e := range events {
+		b = appendMember(b, e)
+	}
+	return l.write(ctx, run, events[len(events)-1].Seq, final, 0, b, nil)
+}
+
+// encodeBatch writes a batch's value, the batch type as JSON, from its
+// members (a then b, each a run of `,{...}`), without encoding the
+// events again.
+func encodeBatch(a, b []byte, final bool, dropped int64) []byte {
+	out := make([]byte, 0, len(a)+len(b)+48)
 	out = append(out, `{"e":[`...)
-	for i, e := range b.Events {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, `{"s":`...)
-		out = strconv.AppendInt(out, e.Seq, 10)
-		out = append(out, `,"t":`...)
-		out = strconv.AppendQuote(out, e.Type)
-		out = append(out, `,"d":`...)
-		if len(e.Data) == 0 {
-			out = append(out, "null"...)
-		} else {
-			out = append(out, e.Data...)
-		}
-		out = append(out, '}')
+	if len(a) > 0 { // the first member without its comma
+		out = append(out, a[1:]...)
+		out = append(out, b...)
+	} else if len(b) > 0 {
+		out = append(out, b[1:]...)
 	}
 	out = append(out, ']')
-	if b.Final {
+	if final {
 		out = append(out, `,"f":true`...)
 	}
-	if b.Dropped > 0 {
+	if dropped > 0 {
 		out = append(out, `,"x":`...)
-		out = strconv.AppendInt(out, b.Dropped, 10)
+		out = strconv.AppendInt(out, dropped, 10)
 	}
 	return append(out, '}')
 }
@@ -336,7 +448,7 @@ func encodeBatch(b batch) []byte {
 // already ended, or ended meanwhile by another process, is left as it is:
 // the error is nil.
 func (l *Log) AppendFinal(ctx context.Context, run string, ev Event) error {
-	err := l.write(ctx, run, batch{Events: []Event{ev}, Final: true})
+	err := l.writeEvents(ctx, run, []Event{ev}, true)
 	if errors.Is(err, session.ErrExists) {
 		return nil
 	}
@@ -353,7 +465,7 @@ func (l *Log) AppendBatch(ctx context.Context, run string, events []Event, final
 	if len(events) == 0 {
 		return nil
 	}
-	err := l.write(ctx, run, batch{Events: events, Final: final})
+	err := l.writeEvents(ctx, run, events, final)
 	if errors.Is(err, session.ErrExists) {
 		return nil
 	}
@@ -465,25 +577,25 @@ func (w *Writer) follow(ctx context.Context, last *int64, yield func(Event, erro
 	for {
 		w.mu.Lock()
 		// Events are in order: find the first after *last.
-		i := len(w.all)
-		for i > 0 && w.all[i-1].Seq > *last {
+		i := len(w.evs)
+		for i > 0 && w.evs[i-1].seq > *last {
 			i--
 		}
-		evs := w.all[i:]
+		evs, buf := w.evs[i:], w.buf
 		closed, changed := w.closed, w.changed
 		w.waiting = true
 		w.mu.Unlock()
 		for _, e := range evs {
-			*last = e.Seq
-			if !yield(e, nil) {
+			*last = e.seq
+			if !yield(Event{Seq: e.seq, Type: e.typ, Data: buf[e.data : e.end-1 : e.end-1]}, nil) {
 				return false, false
 			}
 		}
 		if closed {
 			// Closed with a final event (Close) or abandoned (read the store).
 			w.mu.Lock()
-			n := len(w.all)
-			fin := n > 0 && w.all[n-1].Seq == *last && w.final()
+			n := len(w.evs)
+			fin := n > 0 && w.evs[n-1].seq == *last && w.final()
 			w.mu.Unlock()
 			return fin, true
 		}
