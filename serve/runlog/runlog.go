@@ -1,6 +1,7 @@
 package runlog
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -75,6 +76,17 @@ type Log struct {
 	sizeHint atomic.Int64
 	// countHint is, the same way, the last run's count of events.
 	countHint atomic.Int64
+	// spares holds the buffers of closed runs that no reader of this
+	// process saw (*spare): a new run's buffer is one of them, memory
+	// already touched and likely still cached rather than a new
+	// allocation the size of a run.
+	spares sync.Pool
+}
+
+// spare is a closed run's buffers, for another run.
+type spare struct {
+	buf []byte
+	evs []entry
 }
 
 func (l *Log) maxBytes() int64 {
@@ -131,21 +143,33 @@ type batch struct {
 // Writer writes one run's events. Append never blocks on the store: the
 // events are written by a timer, batched.
 //
-// The events are kept once, in one growing buffer (buf) that holds each
-// as the member of a batch it will be written in, `,{"s":N,"t":T,"d":DATA}`,
-// so that a batch's value is a slice of it between two brackets; the
-// buffer is only appended to, never written over, so a slice of it
-// stays valid (the readers of this process and the store's write use
-// its bytes without copying, after the lock is released).
+// The events are kept once, in one growing buffer (buf) that holds them
+// as the values of the batch records they are written in, one after the
+// other: `{"e":[` (the first event of a batch), each event as
+// `{"s":N,"t":T,"d":DATA}` (after a comma but the first), then `]}` or
+// `],"f":true}` when the batch is written. A batch's record value is thus
+// a slice of the buffer, not a copy. The buffer is only appended to, its
+// bytes never written over once an event's data is given out, so a slice
+// of it stays valid: the readers of this process and the store's write
+// use its bytes after the lock is released.
 type Writer struct {
 	log *Log
 	run string
 
-	mu       sync.Mutex
-	buf      []byte  // every event, as its batch member
-	evs      []entry // where each event is in buf, in order
-	flushed  int     // evs[:flushed] is written (or being written)
-	full     int     // with fullSet, evs[full:] is over the size bound
+	mu      sync.Mutex
+	buf     []byte  // every event, most within the batches
+	evs     []entry // where each event's data is in buf, in order
+	open    int     // with openSet, buf[open:] is the batch in the making
+	openSet bool
+	// pinned: a reader of this process took the buffers (their bytes
+	// are not given to another run when this one closes).
+	pinned bool
+	// sealed, when not empty, is the last batch before the size bound,
+	// ended and not yet written.
+	sealed   []byte
+	sealedAt int64 // its last event's number
+	flushed  int   // evs[:flushed] is written (or being written)
+	full     int   // with fullSet, evs[full:] is over the size bound
 	fullSet  bool
 	changed  chan struct{}
 	waiting  bool  // a reader waits on changed
@@ -157,13 +181,12 @@ type Writer struct {
 	flushing sync.Mutex // one write at a time, in order
 }
 
-// entry is one event of a Writer: its number and type, and where it is
-// in the buffer: buf[start:end] its batch member, buf[data:end-1] its
-// data.
+// entry is one event of a Writer: its number and type, and where its
+// data is in the buffer, buf[data:end].
 type entry struct {
-	seq              int64
-	typ              string
-	start, data, end int
+	seq       int64
+	typ       string
+	data, end int
 }
 
 // Writer starts the log of run, a key prefix unique to the run (a
@@ -199,8 +222,9 @@ func (w *Writer) Append(ev Event) {
 
 // AppendFunc adds the event seq of type typ whose data (JSON) enc
 // appends to the slice it is given, and returns that data: the event is
-// encoded once, into the log's own buffer, and its bytes, which are never
-// written over, may be given to a client as they are. seq must be
+// encoded once, into the log's own buffer, and its bytes, which are not
+// written over while the run lasts, may be given to a client as they are
+// until Close (after it they may be another run's). seq must be
 // greater than the last event's. enc is called with w's lock held: it
 // must only append. A closed writer calls nothing and returns nil. Past
 // the log's size bound the event is only given to the process's own
@@ -211,28 +235,29 @@ func (w *Writer) AppendFunc(seq int64, typ string, enc func([]byte) []byte) []by
 	if w.closed {
 		return nil
 	}
-	e := w.appendLocked(seq, typ, enc)
 	if w.waiting { // only then: a channel per event would cost every turn
 		close(w.changed)
 		w.changed, w.waiting = make(chan struct{}), false
 	}
-	data := w.buf[e.data : e.end-1 : e.end-1]
 	if w.fullSet {
-		return data
+		e := w.appendLocked(seq, typ, enc, false)
+		return w.buf[e.data:e.end:e.end]
 	}
-	size := int64(e.end - e.data - 1 + len(typ) + 32)
+	e := w.appendLocked(seq, typ, enc, true)
+	size := int64(e.end - e.data + len(typ) + 32)
 	if w.stored+size > w.log.maxBytes() {
 		// Past the bound: this event and every one after it but the
 		// final one stay out of the log.
 		w.full, w.fullSet = len(w.evs)-1, true
-		return data
+		e = w.unbatchLastLocked()
+		return w.buf[e.data:e.end:e.end]
 	}
 	w.stored += size
 	if w.timer == nil {
 		wait := time.Until(w.last.Add(w.log.flushInterval()))
 		w.timer = time.AfterFunc(max(wait, 0), w.timed)
 	}
-	return data
+	return w.buf[e.data:e.end:e.end]
 }
 
 // The sizes of a Writer's buffer: its first at least, and at most as a
@@ -243,39 +268,82 @@ const (
 	minRoom       = 1 << 10
 )
 
-// appendLocked writes an event's batch member to the buffer and records
-// it; w.mu is held.
-func (w *Writer) appendLocked(seq int64, typ string, enc func([]byte) []byte) entry {
+// appendLocked writes an event to the buffer, in the batch in the making
+// when batched (which it begins if there is none), and records it; w.mu
+// is held.
+func (w *Writer) appendLocked(seq int64, typ string, enc func([]byte) []byte, batched bool) entry {
 	if cap(w.buf)-len(w.buf) < minRoom {
 		// Doubled (append grows a large slice by a quarter: more copies),
 		// or first as large as the last run's.
 		n := 2 * cap(w.buf)
 		if n == 0 {
+			if sp, _ := w.log.spares.Get().(*spare); sp != nil {
+				w.buf, w.evs = sp.buf, sp.evs
+			}
 			n = max(int(w.log.sizeHint.Load()), initialBuffer)
 		}
-		w.buf = append(make([]byte, 0, n), w.buf...)
+		if cap(w.buf)-len(w.buf) < minRoom {
+			w.buf = append(make([]byte, 0, n), w.buf...)
+		}
 	}
-	e := entry{seq: seq, typ: typ, start: len(w.buf)}
-	b := appendHead(w.buf, seq, typ)
-	e.data = len(b)
+	b := w.buf
+	switch {
+	case !batched:
+	case w.openSet:
+		b = append(b, ',')
+	default:
+		w.open, w.openSet = len(b), true
+		b = append(b, `{"e":[`...)
+	}
+	if batched {
+		b = appendHead(b, seq, typ)
+	}
+	e := entry{seq: seq, typ: typ, data: len(b)}
 	b = enc(b)
 	if len(b) == e.data {
 		b = append(b, "null"...)
 	}
-	b = append(b, '}')
 	e.end = len(b)
+	if batched {
+		b = append(b, '}')
+	}
 	w.buf = b
-	if w.evs == nil {
+	if cap(w.evs) == 0 {
 		w.evs = make([]entry, 0, max(int(w.log.countHint.Load()), 16))
 	}
 	w.evs = append(w.evs, e)
 	return e
 }
 
+// unbatchLastLocked takes the last event, just written, out of the batch
+// in the making (the size bound keeps it out of the log): that batch
+// ends before it (sealed, to be written) and the event's data is moved
+// to its place, outside any batch; nobody has seen its bytes yet. w.mu is
+// held.
+func (w *Writer) unbatchLastLocked() entry {
+	i := len(w.evs) - 1
+	e := w.evs[i]
+	data := bytes.Clone(w.buf[e.data:e.end])
+	cut := e.data - len(appendHead(nil, e.seq, e.typ)) - 1 // its comma, or its batch's start
+	if w.open == cut+1-len(`{"e":[`) && w.buf[cut] == '[' {
+		cut = w.open // the batch's first event: no batch is left
+	} else {
+		w.buf = append(w.buf[:cut], "]}"...)
+		w.sealed, w.sealedAt = w.buf[w.open:len(w.buf):len(w.buf)], w.evs[i-1].seq
+		cut = len(w.buf)
+	}
+	w.openSet = false
+	e.data = cut
+	w.buf = append(w.buf[:cut], data...)
+	e.end = len(w.buf)
+	w.evs[i] = e
+	return e
+}
+
 // appendHead appends the start of an event's batch member, up to its
 // data.
 func appendHead(b []byte, seq int64, typ string) []byte {
-	b = append(b, `,{"s":`...)
+	b = append(b, `{"s":`...)
 	b = strconv.AppendInt(b, seq, 10)
 	b = append(b, `,"t":`...)
 	b = jsonw.AppendString(b, typ)
@@ -293,29 +361,25 @@ func appendMember(b []byte, ev Event) []byte {
 	return append(b, '}')
 }
 
-// pending is a batch of a Writer's events to write: members, a slice of
-// its buffer, the last event's number, and the count of the events
-// before them that the bound kept out.
+// pending is a batch of a Writer's events to write: its record value,
+// a slice of the buffer, and its last event's number.
 type pending struct {
-	members []byte
-	last    int64
-	dropped int64
+	value []byte
+	last  int64
 }
 
-// pendingLocked returns the events not yet written and marks them
-// written; w.mu is held.
+// pendingLocked ends the batch in the making (or takes the sealed one),
+// returns it and marks its events written; w.mu is held.
 func (w *Writer) pendingLocked() pending {
-	end := len(w.evs)
-	if w.fullSet {
-		end = max(w.full, w.flushed)
-	}
 	var p pending
-	if end > w.flushed {
-		from, to := w.evs[w.flushed].start, w.evs[end-1].end
-		p.members, p.last = w.buf[from:to:to], w.evs[end-1].seq
-	}
-	if w.fullSet && w.flushed <= w.full {
-		p.dropped = int64(len(w.evs) - w.full)
+	switch {
+	case w.sealed != nil:
+		p = pending{value: w.sealed, last: w.sealedAt}
+		w.sealed = nil
+	case w.openSet:
+		w.buf = append(w.buf, "]}"...)
+		p = pending{value: w.buf[w.open:len(w.buf):len(w.buf)], last: w.evs[len(w.evs)-1].seq}
+		w.openSet = false
 	}
 	w.flushed = len(w.evs)
 	return p
@@ -332,12 +396,12 @@ func (w *Writer) timed() {
 	p := w.pendingLocked()
 	w.timer, w.last = nil, time.Now()
 	w.mu.Unlock()
-	if len(p.members) == 0 {
+	if p.value == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := w.log.write(ctx, w.run, p.last, false, p.dropped, p.members, nil); err != nil && w.log.Logger != nil {
+	if err := w.log.write(ctx, w.run, p.last, p.value); err != nil && w.log.Logger != nil {
 		w.log.Logger.LogAttrs(ctx, slog.LevelWarn, "runlog: writing events", slog.String("run", w.run), slog.String("error", err.Error()))
 	}
 }
@@ -358,21 +422,63 @@ func (w *Writer) Close(ctx context.Context, final Event) error {
 		w.timer = nil
 	}
 	w.closed, w.finalSet = true, true
-	p := w.pendingLocked()
-	e := w.appendLocked(final.Seq, final.Type, func(b []byte) []byte { return append(b, final.Data...) })
+	sealed := w.sealed
+	w.sealed = nil
+	e := w.appendLocked(final.Seq, final.Type, func(b []byte) []byte { return append(b, final.Data...) }, true)
+	value := w.endFinalLocked()
+	if sealed != nil {
+		// The batch before the bound was not written yet: one write
+		// still, the two joined (a copy, in this case only).
+		joined := make([]byte, 0, len(sealed)+len(value))
+		joined = append(joined, sealed[:len(sealed)-2]...)
+		joined = append(joined, ',')
+		value = append(joined, value[len(`{"e":[`):]...)
+	}
 	w.flushed = len(w.evs)
-	fin := w.buf[e.start:e.end:e.end]
-	close(w.changed)
 	w.log.sizeHint.Store(int64(min(len(w.buf)+minRoom, maxHint)))
-	w.log.countHint.Store(int64(min(len(w.evs)+1, maxHint/64)))
+	w.log.countHint.Store(int64(min(len(w.evs), maxHint/64)))
+	close(w.changed)
 	w.mu.Unlock()
-	err := w.log.write(ctx, w.run, final.Seq, true, p.dropped, p.members, fin)
+	err := w.log.write(ctx, w.run, e.seq, value)
 	w.log.mu.Lock()
 	if w.log.live[w.run] == w {
 		delete(w.log.live, w.run)
 	}
 	w.log.mu.Unlock()
+	w.recycle()
 	return err
+}
+
+// recycle gives the buffers of a closed run to the next run unless a
+// reader of this process took them (or they are too large to keep); the
+// store's write of the final batch is over. The run's readers that come
+// now find no event in memory and read the store.
+func (w *Writer) recycle() {
+	w.mu.Lock()
+	buf, evs := w.buf, w.evs
+	keep := !w.pinned && cap(buf) <= maxHint
+	if keep {
+		w.buf, w.evs = nil, nil
+	}
+	w.mu.Unlock()
+	if keep {
+		clear(evs) // their types
+		w.log.spares.Put(&spare{buf: buf[:0], evs: evs[:0]})
+	}
+}
+
+// endFinalLocked ends the batch in the making, which holds the final
+// event last: marked final, with the count of the events the bound kept
+// out. w.mu is held.
+func (w *Writer) endFinalLocked() []byte {
+	w.buf = append(w.buf, `],"f":true`...)
+	if w.fullSet {
+		w.buf = append(w.buf, `,"x":`...)
+		w.buf = strconv.AppendInt(w.buf, int64(len(w.evs)-1-w.full), 10)
+	}
+	w.buf = append(w.buf, '}')
+	w.openSet = false
+	return w.buf[w.open:len(w.buf):len(w.buf)]
 }
 
 // Abandon ends the run in this process without writing anything more
@@ -395,11 +501,9 @@ func (w *Writer) Abandon() {
 	w.log.mu.Unlock()
 }
 
-// write stores one batch, keyed by its last event: its members (a and
-// then b, each a run of batch members), final when it holds the run's
-// last event, dropped the events before it the bound kept out.
-func (l *Log) write(ctx context.Context, run string, last int64, final bool, dropped int64, a, b []byte) error {
-	rec := session.Record{Key: key(run, last), Value: encodeBatch(a, b, final, dropped), Expires: time.Now().Add(l.retention())}
+// write stores one batch, its record value, keyed by its last event.
+func (l *Log) write(ctx context.Context, run string, last int64, value []byte) error {
+	rec := session.Record{Key: key(run, last), Value: value, Expires: time.Now().Add(l.retention())}
 	_, err := l.Records.CreateRecord(ctx, Namespace, rec)
 	if errors.Is(err, session.ErrExists) {
 		return fmt.Errorf("runlog: run %s: event %d written twice: %w", run, last, err)
@@ -409,38 +513,24 @@ func (l *Log) write(ctx context.Context, run string, last int64, final bool, dro
 
 // writeEvents stores events as one batch.
 func (l *Log) writeEvents(ctx context.Context, run string, events []Event, final bool) error {
-	n := 0
+	n := 32
 	for _, e := range events {
 		n += len(e.Data) + len(e.Type) + 48
 	}
 	b := make([]byte, 0, n)
-	for _, e := range events {
+	b = append(b, `{"e":[`...)
+	for i, e := range events {
+		if i > 0 {
+			b = append(b, ',')
+		}
 		b = appendMember(b, e)
 	}
-	return l.write(ctx, run, events[len(events)-1].Seq, final, 0, b, nil)
-}
-
-// encodeBatch writes a batch's value, the batch type as JSON, from its
-// members (a then b, each a run of `,{...}`), without encoding the
-// events again.
-func encodeBatch(a, b []byte, final bool, dropped int64) []byte {
-	out := make([]byte, 0, len(a)+len(b)+48)
-	out = append(out, `{"e":[`...)
-	if len(a) > 0 { // the first member without its comma
-		out = append(out, a[1:]...)
-		out = append(out, b...)
-	} else if len(b) > 0 {
-		out = append(out, b[1:]...)
-	}
-	out = append(out, ']')
+	b = append(b, ']')
 	if final {
-		out = append(out, `,"f":true`...)
+		b = append(b, `,"f":true`...)
 	}
-	if dropped > 0 {
-		out = append(out, `,"x":`...)
-		out = strconv.AppendInt(out, dropped, 10)
-	}
-	return append(out, '}')
+	b = append(b, '}')
+	return l.write(ctx, run, events[len(events)-1].Seq, b)
 }
 
 // AppendFinal ends the stored log of run with ev, the final event of a
@@ -583,11 +673,11 @@ func (w *Writer) follow(ctx context.Context, last *int64, yield func(Event, erro
 		}
 		evs, buf := w.evs[i:], w.buf
 		closed, changed := w.closed, w.changed
-		w.waiting = true
+		w.waiting, w.pinned = true, true
 		w.mu.Unlock()
 		for _, e := range evs {
 			*last = e.seq
-			if !yield(Event{Seq: e.seq, Type: e.typ, Data: buf[e.data : e.end-1 : e.end-1]}, nil) {
+			if !yield(Event{Seq: e.seq, Type: e.typ, Data: buf[e.data:e.end:e.end]}, nil) {
 				return false, false
 			}
 		}
