@@ -375,3 +375,55 @@ func BenchmarkWriterAppend(b *testing.B) {
 		}
 	}
 }
+
+// TestReusedBuffers: the events a reader of this process got keep their
+// data after the run closed and other runs wrote theirs (a closed run's
+// buffer serves the next only when no reader took its events); a run
+// read from memory after Close is read from the store.
+func TestReusedBuffers(t *testing.T) {
+	l := &runlog.Log{Records: memstore.New(), FlushInterval: time.Hour}
+	w, _ := l.Writer("first")
+	for i := range int64(50) {
+		w.Append(ev(i))
+	}
+	var got []runlog.Event
+	for e, err := range l.Follow(t.Context(), "first", 44, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, e)
+		if e.Seq == 49 {
+			break
+		}
+	}
+	if err := w.Close(t.Context(), final(50)); err != nil {
+		t.Fatal(err)
+	}
+	for r := range 3 {
+		w, _ := l.Writer("next" + strconv.Itoa(r))
+		for i := range int64(60) {
+			w.Append(runlog.Event{Seq: i, Type: "other", Data: []byte(`{"x":"` + strconv.Itoa(r) + `"}`)})
+		}
+		if err := w.Close(t.Context(), final(60)); err != nil {
+			t.Fatal(err)
+		}
+		var again []runlog.Event
+		for e, err := range l.Follow(t.Context(), "next"+strconv.Itoa(r), 57, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			again = append(again, e)
+		}
+		if seqs(again) != "[58 59 60]" || string(again[0].Data) != `{"x":"`+strconv.Itoa(r)+`"}` {
+			t.Fatalf("run %d read after Close: %v", r, again)
+		}
+	}
+	if len(got) != 5 {
+		t.Fatalf("followed %s", seqs(got))
+	}
+	for _, e := range got {
+		if e.Type != "delta" || string(e.Data) != string(ev(e.Seq).Data) {
+			t.Fatalf("event %d followed: %s %s", e.Seq, e.Type, e.Data)
+		}
+	}
+}
