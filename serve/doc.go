@@ -150,7 +150,8 @@
 //     then "completed" (or "incomplete") with its output and usage, or
 //     "failed" with its error, or "cancelled";
 //   - with "stream": true the request streams its events while the client
-//     stays; when it leaves, the turn goes on;
+//     stays (each encoded once, into the event log, and written to the
+//     client from there); when it leaves, the turn goes on;
 //   - GET /v1/responses/{id}?stream=true&starting_after=N streams the
 //     events after N (all without it), on any process, while the turn runs
 //     and after it ended, within the retention; it reads only the log's
