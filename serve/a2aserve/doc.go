@@ -213,6 +213,14 @@
 //     restart, and a turn the broker's Timeout denied shows its result
 //     only when the task's next message collects it. A turn in progress or
 //     waiting at a restart is lost; its session has nothing of it.
+//   - A remote task (Options.Remote) is written only by what runs its
+//     turn: a follow-up message (a decision) reaches the turn but is not
+//     added to the stored task's history; the server's replay records
+//     (host.BeginTurn; agcore serve --record-dir) keep nothing of its
+//     turn; and a task whose runner never takes it up stays
+//     working until it is cancelled. A message/stream of a remote task
+//     streams the stored task (task events) as it changes, every 250 ms,
+//     not each delta.
 //   - The authenticated extended card and the gRPC and HTTP+JSON
 //     transports are not offered.
 //   - a2a-go v0.3.3 answers a successful tasks/pushNotificationConfig/delete
