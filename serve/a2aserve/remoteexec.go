@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
@@ -75,19 +76,21 @@ func (e *executor) startRemote(ctx context.Context, rc *a2asrv.RequestContext, q
 	// Its first state is this process's to notify; what runs the turn
 	// notifies every later change.
 	e.notifyRemote(ctx, t)
+	first := copyTask(t)
 	if err := q.Write(ctx, t); err != nil {
 		return err
 	}
-	return e.followRemote(ctx, rc, q, rt, since)
+	return e.followRemote(ctx, rc, q, rt, since, first)
 }
 
 // followRemote writes the stored task as an event each time it changes
-// from version since, until it rests (terminal, or waiting for input),
-// this server stops, or ctx ends.
-func (e *executor) followRemote(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, rt *recordTasks, since int64) error {
+// from version since (first, the task it began as), until it rests
+// (terminal, or waiting for input), this server stops, or ctx ends.
+func (e *executor) followRemote(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, rt *recordTasks, since int64, first *a2a.Task) error {
 	tick := time.NewTicker(storePoll)
 	defer tick.Stop()
 	stop := host.Stop(ctx)
+	prev := first
 	for {
 		select {
 		case <-tick.C:
@@ -107,13 +110,72 @@ func (e *executor) followRemote(ctx context.Context, rc *a2asrv.RequestContext, 
 			continue
 		}
 		since = v
-		if err := q.Write(ctx, t); err != nil {
+		ev := remoteEvent(prev, t)
+		if ev == a2a.Event(t) {
+			ev = copyTask(t) // the SDK keeps the task it is given, and changes it
+		}
+		if err := q.Write(ctx, ev); err != nil {
 			return err
 		}
+		prev = t
 		if t.Status.State.Terminal() || t.Status.State == a2a.TaskStateInputRequired {
 			return nil
 		}
 	}
+}
+
+// remoteEvent is the event that moves a follower from prev to cur, two
+// versions of a remote task: when only the streamed answer grew, the
+// artifact-update event appending the new text (a streaming client shows
+// it as a delta); otherwise the task itself.
+func remoteEvent(prev, cur *a2a.Task) a2a.Event {
+	if prev == nil || prev.Status.State != cur.Status.State || !sameTime(prev.Status.Timestamp, cur.Status.Timestamp) ||
+		len(prev.History) != len(cur.History) || len(prev.Artifacts) != len(cur.Artifacts) {
+		return cur
+	}
+	was, wasText := answerOf(prev)
+	now, nowText := answerOf(cur)
+	if was == nil || now == nil || was.ID != now.ID || len(nowText) <= len(wasText) || nowText[:len(wasText)] != wasText {
+		return cur
+	}
+	return &a2a.TaskArtifactUpdateEvent{TaskID: cur.ID, ContextID: cur.ContextID, Append: true,
+		Artifact: &a2a.Artifact{ID: now.ID, Name: now.Name, Parts: a2a.ContentParts{a2a.TextPart{Text: nowText[len(wasText):]}}}}
+}
+
+// copyTask returns a copy of t that shares nothing with it.
+func copyTask(t *a2a.Task) *a2a.Task {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return t
+	}
+	var c a2a.Task
+	if json.Unmarshal(b, &c) != nil {
+		return t
+	}
+	return &c
+}
+
+func sameTime(a, b *time.Time) bool {
+	return a == nil && b == nil || a != nil && b != nil && a.Equal(*b)
+}
+
+// answerOf returns the task's answer artifact and its text.
+func answerOf(t *a2a.Task) (*a2a.Artifact, string) {
+	for _, a := range t.Artifacts {
+		if a.Name != "answer" {
+			continue
+		}
+		var b strings.Builder
+		for _, p := range a.Parts {
+			tp, ok := p.(a2a.TextPart)
+			if !ok {
+				return nil, "" // not text alone: sent whole
+			}
+			b.WriteString(tp.Text)
+		}
+		return a, b.String()
+	}
+	return nil, ""
 }
 
 // cancelRemote cancels a remote task's turn (Remote.CancelTask) and waits
