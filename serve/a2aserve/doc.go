@@ -159,7 +159,8 @@
 // run lease says it is alive, and it is never read lost), hands its turn
 // over as data (Remote.StartTask, a RemoteTask: the agent, the owner, the
 // session, the input, the task's TaskLog), and follows the stored task
-// every 250 ms, each change written as a task event: message/send
+// every 250 ms, each change written as an event (the answer's growth
+// alone as an artifact update, else the task): message/send
 // blocking returns the task once it rests (terminal, or input-required),
 // non-blocking at once, message/stream streams it. Whatever runs the turn
 // turns its updates into the task with TaskEvents (working, the streamed
@@ -169,9 +170,11 @@
 // turn info, failed, or canceled) and writes it with TaskWriter, which
 // also sends the push notifications of each change of its state (the
 // configs read from the store; the operator's allowed hosts travel in
-// the TaskLog; each claimed in the store, so that a change the following
-// process also sends goes once). The SDK's own saves of a remote task are
-// skipped: only what runs the turn writes it. tasks/get and
+// the TaskLog; each claimed in the store, so that a retried write sends
+// it once). The accepting process notifies the task's first state (and a
+// cancellation it stores itself when the runner did not end the task in
+// time); the SDK's own saves and notifications of a remote task are
+// skipped: only what runs the turn writes and notifies it. tasks/get and
 // tasks/resubscribe, on any process, read and follow the stored task as
 // for any task another process runs; tasks/cancel, on any process, calls
 // Remote.CancelTask and waits (Options.CancelWait) for the task to end;
@@ -219,8 +222,9 @@
 //     (host.BeginTurn; agcore serve --record-dir) keep nothing of its
 //     turn; and a task whose runner never takes it up stays
 //     working until it is cancelled. A message/stream of a remote task
-//     streams the stored task (task events) as it changes, every 250 ms,
-//     not each delta.
+//     streams the stored task as it changes, read every 250 ms: the
+//     answer's growth as appending artifact-update events, any other
+//     change as the task itself (not each delta as it is made).
 //   - The authenticated extended card and the gRPC and HTTP+JSON
 //     transports are not offered.
 //   - a2a-go v0.3.3 answers a successful tasks/pushNotificationConfig/delete
