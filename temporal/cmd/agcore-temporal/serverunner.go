@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/serve"
@@ -59,6 +62,12 @@ type runnerReply struct {
 	Code string `json:"code,omitempty"`
 	// Pending answers "pending": the calls the response's turn waits on.
 	Pending []serve.RemoteApproval `json:"pending,omitempty"`
+	// Status and Ended answer "status": the turn's workflow status
+	// (Temporal's name: "Running", "Terminated", "TimedOut", "Failed",
+	// "Completed", "Canceled"; "NotFound" for a workflow the server does
+	// not know) and whether it ended.
+	Status string `json:"status,omitempty"`
+	Ended  bool   `json:"ended,omitempty"`
 }
 
 func newServeRunnerCmd() *cobra.Command {
@@ -81,7 +90,10 @@ call it does not wait on: "code":"unknown_call"; "content":"{...}" answers
 an MCP server's request for input, content that does not fit its form:
 "code":"invalid_content"); with "agui":"PRINCIPAL/RUN"
 in place of "response", they list and decide the calls of an AG-UI run's
-turn (workflow id agcore-agui/PRINCIPAL/RUN). Each is answered
+turn (workflow id agcore-agui/PRINCIPAL/RUN). {"id":5,"op":"status",
+"response":"resp_..."} (or "agui") describes the turn's workflow:
+{"id":5,"status":"Terminated","ended":true} ("Running" without "ended";
+"NotFound" for a workflow the server does not know). Each is answered
 {"id":N} or {"id":N,"error":"..."}. It exits when its input ends.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -106,6 +118,8 @@ turn (workflow id agcore-agui/PRINCIPAL/RUN). Each is answered
 					return runnerReply{}, agtemporal.CancelResponse(ctx, cl, req.Response)
 				case "pending", "decide":
 					return runnerApprovals(ctx, cl, req)
+				case "status":
+					return runnerStatus(ctx, cl, req)
 				}
 				return runnerReply{}, fmt.Errorf("unknown op %q", req.Op)
 			})
@@ -172,4 +186,23 @@ func serveRunner(ctx context.Context, in io.Reader, out io.Writer, do func(conte
 	}
 	wg.Wait()
 	return sc.Err()
+}
+
+// runnerStatus answers "status": the workflow of the response's (or the
+// AG-UI run's) turn described, its status and whether it ended.
+func runnerStatus(ctx context.Context, cl client.Client, req runnerRequest) (runnerReply, error) {
+	id := agtemporal.ResponseWorkflowID(req.Response)
+	if req.AGUI != "" {
+		id = agtemporal.AGUIWorkflowID(req.AGUI)
+	}
+	d, err := cl.DescribeWorkflowExecution(ctx, id, "")
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return runnerReply{Status: "NotFound"}, nil
+	}
+	if err != nil {
+		return runnerReply{}, err
+	}
+	st := d.GetWorkflowExecutionInfo().GetStatus()
+	return runnerReply{Status: st.String(), Ended: st != enums.WORKFLOW_EXECUTION_STATUS_RUNNING}, nil
 }
