@@ -203,7 +203,12 @@
 // workflow.GetVersion "agcore.agui-approval-event"), and listed and
 // decided by [PendingAGUI] and [DecideAGUI] (serve's GET and POST
 // /v1/approvals through serve-runner), as a response's by
-// [PendingResponse] and [DecideResponse].
+// [PendingResponse] and [DecideResponse]. A workflow that ended without
+// writing its outcome (terminated by an operator, timed out, failed
+// before its last activity) is found by the serving processes: they ask
+// serve-runner for its status (DescribeWorkflowExecution) through
+// serve.RemoteWatcher, and end its response failed, or its AG-UI run with
+// RUN_ERROR, themselves.
 //
 // [SessionWorkflow] optionally serializes a session's turns in one
 // long-lived workflow: turns arrive by the [TurnUpdate] update and run as
