@@ -225,6 +225,9 @@ func (r *temporalRunner) CancelRemote(ctx context.Context, responseID string) er
 	return r.call(ctx, runnerMsg{Op: "cancel", Response: responseID})
 }
 
+// The runner says whether a remote turn's workflow still runs.
+var _ serve.RemoteWatcher = (*temporalRunner)(nil)
+
 // RemoteEnded implements serve.RemoteWatcher: the serve-runner child
 // describes the turn's workflow (its "status" op); one that is no longer
 // running ended without the turn's outcome when serve asks (the outcome's
