@@ -3,8 +3,8 @@ package serve_test
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
