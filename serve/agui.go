@@ -286,6 +286,8 @@ func (h *Handler) agui(w http.ResponseWriter, r *http.Request) {
 						}
 					}
 				}()
+				// POST /agui/{agent}/runs/{run}/cancel, on any process.
+				go watchAGUICancel(tctx, recs, key, func() { cancel(errAGUICancelled) })
 				ctx = tctx
 			} else {
 				lw.Abandon()
@@ -300,7 +302,7 @@ func (h *Handler) agui(w http.ResponseWriter, r *http.Request) {
 	principal, _ := host.PrincipalFrom(ctx)
 	s.start(principal, state)
 	resp, err := runTurn(ctx, a, msgs, opts, in.RunID, s)
-	if failed := s.end(ctx, resp, err, false); failed != nil && r.Context().Err() == nil {
+	if failed := s.end(ctx, resp, err, errors.Is(context.Cause(ctx), errAGUICancelled)); failed != nil && r.Context().Err() == nil {
 		h.log.LogAttrs(ctx, slog.LevelError, "AG-UI run failed", attrs(a.Name, in.RunID, failed)...)
 	}
 }

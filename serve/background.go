@@ -195,8 +195,8 @@ func (h *Handler) startBackground(r *http.Request, a host.Agent, msgs []llm.Mess
 
 	s := &respSink{obj: obj, open: -1, log: w, attached: attached}
 	// The response as the record has it, not encoded again.
-	_ = s.emit("response.created", map[string]any{"response": json.RawMessage(body)})
-	_ = s.emit("response.in_progress", map[string]any{"response": json.RawMessage(body)})
+	_ = s.emitResponse("response.created", body)
+	_ = s.emitResponse("response.in_progress", body)
 
 	h.bgMu.Lock()
 	if h.bgRuns == nil {
@@ -669,7 +669,12 @@ func (h *Handler) cancelResponse(w http.ResponseWriter, r *http.Request) {
 // finalEvent is the data of a turn's last event: its type, number and
 // the response object (already encoded, not encoded again).
 func finalEvent(event string, seq int64, response []byte) []byte {
-	b := make([]byte, 0, len(response)+len(event)+64)
+	return appendResponseEvent(make([]byte, 0, len(response)+len(event)+64), event, seq, response)
+}
+
+// appendResponseEvent appends the data of an event whose field is the
+// response (already encoded): its type, number and the response.
+func appendResponseEvent(b []byte, event string, seq int64, response []byte) []byte {
 	b = append(b, `{"type":`...)
 	b = strconv.AppendQuote(b, event) // event types are ASCII words
 	b = append(b, `,"sequence_number":`...)
@@ -699,28 +704,21 @@ func (sr slotRecord) encode() []byte {
 // it stays: the turn writes its events to it directly.
 type attachedClient struct {
 	done chan struct{} // closed when the turn ended
-
-	mu   sync.Mutex
-	out  *sse
+	out  *sse          // refuses writes once detach closed it
+	// gone: a write failed (the client went away, or detached); only the
+	// turn's goroutine, the one sender, reads and writes it.
 	gone bool
 }
 
 // send writes an event to the client unless it went away (or c is nil).
 func (c *attachedClient) send(typ string, data []byte) {
-	if c == nil {
+	if c == nil || c.gone {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.gone && c.out.write(typ, data) != nil {
+	if c.out.write(typ, data) != nil {
 		c.gone = true
 	}
 }
 
 // detach stops the writes: the request's handler returns after it.
-func (c *attachedClient) detach() {
-	c.mu.Lock()
-	c.gone = true
-	c.mu.Unlock()
-	c.out.close()
-}
+func (c *attachedClient) detach() { c.out.close() }

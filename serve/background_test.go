@@ -299,3 +299,39 @@ func TestAGUIReconnect(t *testing.T) {
 		t.Fatalf("the whole run again: %d events, want %d", len(replay), len(first)+len(evs))
 	}
 }
+
+// TestAGUICancel: an AG-UI run whose client left is stopped through
+// another process (POST /agui/{agent}/runs/{run}/cancel): it ends
+// RUN_ERROR "cancelled", the answer says so, and a reconnecting client
+// reads the same end; a run that is not running is a 404.
+func TestAGUICancel(t *testing.T) {
+	store := memstore.New()
+	gate := make(chan struct{}) // never opened: the run waits mid-answer
+	defer close(gate)
+	a := replica(t, store, agentSpec{name: "echo", model: paced(gate)})
+	b := replica(t, store, agentSpec{name: "echo", model: paced(gate)})
+	input := map[string]any{"threadId": "th1", "runId": "run-c", "state": map[string]any{},
+		"messages": []any{map[string]any{"id": "m1", "role": "user", "content": "hi"}}, "tools": []any{}}
+	resp := a.do("POST", "/agui/echo", input)
+	sseEvents(t, resp, func(m map[string]any) bool { return m["type"] == "TEXT_MESSAGE_CONTENT" })
+	resp.Body.Close() // the client leaves; the run goes on
+
+	got := decode(t, b.do("POST", "/agui/echo/runs/run-c/cancel", nil))
+	if got["status"] != "cancelled" || got["runId"] != "run-c" {
+		t.Fatalf("cancel answered %v", got)
+	}
+	rest := b.do("GET", "/agui/echo/runs/run-c?after=0", nil)
+	evs := sseEvents(t, rest, nil)
+	rest.Body.Close()
+	last := evs[len(evs)-1]
+	if last["type"] != "RUN_ERROR" || last["code"] != "cancelled" {
+		t.Fatalf("the run ended with %v", last)
+	}
+	for _, run := range []string{"run-c", "no-such-run"} { // ended, unknown
+		r := b.do("POST", "/agui/echo/runs/"+run+"/cancel", nil)
+		r.Body.Close()
+		if r.StatusCode != 404 {
+			t.Fatalf("cancelling %s: %d, want 404", run, r.StatusCode)
+		}
+	}
+}

@@ -16,6 +16,7 @@
 //	POST /v1/responses/{id}/cancel  cancel a background response, wherever it runs
 //	POST /agui/{agent}           AG-UI: one run of the agent (RunAgentInput → AG-UI events)
 //	GET|POST /agui/{agent}/runs/{run}  reconnect to a run (its events again, ?after=N)
+//	POST /agui/{agent}/runs/{run}/cancel  stop a run on whichever process runs it
 //	GET  /v1/approvals           agcore's extension: calls waiting for the caller's approval
 //	POST /v1/approvals/{id}      {"approved": true|false, "reason": "...", "content": {...}}
 //	GET  /healthz                liveness: 200 while the process serves
@@ -149,7 +150,8 @@
 //     then "completed" (or "incomplete") with its output and usage, or
 //     "failed" with its error, or "cancelled";
 //   - with "stream": true the request streams its events while the client
-//     stays; when it leaves, the turn goes on;
+//     stays (each encoded once, into the event log, and written to the
+//     client from there); when it leaves, the turn goes on;
 //   - GET /v1/responses/{id}?stream=true&starting_after=N streams the
 //     events after N (all without it), on any process, while the turn runs
 //     and after it ended, within the retention; it reads only the log's
@@ -207,7 +209,9 @@
 // it from RUN_STARTED (or after event N) and follows it to RUN_FINISHED
 // (an AG-UI client pointed at that URL reconnects: the POST's body is
 // ignored); a run whose process was lost ends with RUN_ERROR
-// (replica_lost). Without records the run is its request's. With a
+// (replica_lost). POST /agui/{agent}/runs/{runId}/cancel, on any process,
+// stops the principal's running run (agui_cancel.go): it ends RUN_ERROR
+// "cancelled". Without records the run is its request's. With a
 // RemoteRunner (Options.Runner) a run without the client's tools runs
 // elsewhere (RemoteTurn.AGUI, remote_agui.go): this process writes its
 // first events and lease record, and streams it from the log, where what

@@ -291,6 +291,9 @@ func TestOwnersEveryRoute(t *testing.T) {
 		{route: "POST /agui/{agent}/runs/{run}", name: "a run that is not his", status: 404, do: func() (int, string) {
 			return e.call("token-b", "POST", "/agui/echo/runs/alices-run", map[string]any{})
 		}},
+		{route: "POST /agui/{agent}/runs/{run}/cancel", name: "a run that is not his", status: 404, do: func() (int, string) {
+			return e.call("token-b", "POST", "/agui/echo/runs/alices-run/cancel", nil)
+		}},
 		{route: "POST /v1/responses/{id}/cancel", status: 404, do: func() (int, string) {
 			return e.call("token-b", "POST", "/v1/responses/"+a.response+"/cancel", nil)
 		}},

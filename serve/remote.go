@@ -342,8 +342,8 @@ func (h *Handler) startRemote(r *http.Request, rr RemoteRunner, a host.Agent, ms
 	}
 	var first []runlog.Event
 	s := &respSink{obj: obj, open: -1, collect: func(ev runlog.Event) { first = append(first, ev) }}
-	_ = s.emit("response.created", map[string]any{"response": obj})
-	_ = s.emit("response.in_progress", map[string]any{"response": obj})
+	_ = s.emitResponse("response.created", body)
+	_ = s.emitResponse("response.in_progress", body)
 	log := h.eventLog(recs)
 	if err := log.AppendBatch(ctx, sl.run, first, false); err != nil {
 		fail()

@@ -130,8 +130,9 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request, principal st
 	if req.Stream {
 		s.sse = newSSE(w, h.flushEvery)
 		defer s.sse.close()
-		if s.emit("response.created", map[string]any{"response": obj}) != nil ||
-			s.emit("response.in_progress", map[string]any{"response": obj}) != nil {
+		// The response as it begins, encoded once for both events.
+		body, err := json.Marshal(obj)
+		if err != nil || s.emitResponse("response.created", body) != nil || s.emitResponse("response.in_progress", body) != nil {
 			return
 		}
 	}
@@ -155,7 +156,9 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request, principal st
 		if s.sse != nil {
 			obj.Status = "failed"
 			obj.Error = &responseError{Code: e.Code, Message: e.Message}
-			_ = s.emit("response.failed", map[string]any{"response": obj})
+			if body, err := json.Marshal(obj); err == nil {
+				_ = s.emitResponse("response.failed", body)
+			}
 			return
 		}
 		writeError(w, e)
@@ -179,7 +182,9 @@ func (h *Handler) responses(w http.ResponseWriter, r *http.Request, principal st
 		if obj.Status == "incomplete" {
 			event = "response.incomplete"
 		}
-		_ = s.emit(event, map[string]any{"response": obj})
+		if body, err := json.Marshal(obj); err == nil {
+			_ = s.emitResponse(event, body)
+		}
 		return
 	}
 	writeJSON(w, http.StatusOK, obj)

@@ -1,13 +1,16 @@
 package serve
 
 import (
+	"bytes"
 	"container/list"
 	"context"
 	"encoding/json"
+	"strconv"
 	"sync"
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/budget"
+	"github.com/agcore/agcore/internal/jsonw"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/serve/runlog"
 )
@@ -120,6 +123,11 @@ type respSink struct {
 	// the items' ids instead of newID (deterministic there).
 	collect func(runlog.Event)
 	ids     func(prefix string) string
+	// enc is the buffer a stream's events are encoded in, reused; js
+	// encodes the events built as maps into jsBuf.
+	enc   []byte
+	js    *json.Encoder
+	jsBuf bytes.Buffer
 }
 
 // newID returns a new id for an item: newID's, or the sink's own.
@@ -139,29 +147,97 @@ func (s *respSink) add(it *outputItem) int {
 	return len(s.obj.Output) - 1
 }
 
-// emit sends one event with its type and sequence number; without a
-// stream it does nothing.
+// streams reports whether s sends its events anywhere.
+func (s *respSink) streams() bool { return s.sse != nil || s.log != nil || s.collect != nil }
+
+// emit sends one event with its type and sequence number, its fields
+// encoded once (as encoding/json's Marshal does); without a stream it
+// does nothing.
 func (s *respSink) emit(typ string, fields map[string]any) error {
-	if s.sse == nil && s.log == nil && s.collect == nil {
+	if !s.streams() {
 		return nil
 	}
 	fields["type"] = typ
 	fields["sequence_number"] = s.seq
-	s.seq++
-	if s.log == nil && s.collect == nil {
-		return s.sse.send(typ, fields)
+	if s.js == nil {
+		s.js = json.NewEncoder(&s.jsBuf)
 	}
-	data, err := json.Marshal(fields)
-	if err != nil {
+	s.jsBuf.Reset()
+	if err := s.js.Encode(fields); err != nil {
 		return err
 	}
-	if s.collect != nil {
-		s.collect(runlog.Event{Seq: int64(s.seq - 1), Type: typ, Data: data})
+	data := bytes.TrimSuffix(s.jsBuf.Bytes(), []byte{'\n'})
+	return s.put(typ, func(b []byte) []byte { return append(b, data...) })
+}
+
+// emitResponse sends an event whose field is the response, body: the
+// response object already encoded (not encoded again, nor compacted).
+func (s *respSink) emitResponse(typ string, body []byte) error {
+	if !s.streams() {
 		return nil
 	}
-	s.log.Append(runlog.Event{Seq: int64(s.seq - 1), Type: typ, Data: data})
-	s.attached.send(typ, data)
-	return nil
+	seq := int64(s.seq)
+	return s.put(typ, func(b []byte) []byte { return appendResponseEvent(b, typ, seq, body) })
+}
+
+// put sends the event s.seq of type typ, whose data (JSON, holding that
+// number) enc appends to the slice it is given. It is encoded once: into
+// the event log's buffer for a background turn, whose bytes its attached
+// client gets as they are; into a buffer reused from event to event for a
+// stream; into its own slice for a collector, which keeps it.
+func (s *respSink) put(typ string, enc func([]byte) []byte) error {
+	seq := s.seq
+	s.seq++
+	switch {
+	case s.collect != nil:
+		s.collect(runlog.Event{Seq: int64(seq), Type: typ, Data: enc(nil)})
+		return nil
+	case s.log != nil:
+		data := s.log.AppendFunc(int64(seq), typ, enc)
+		if data == nil { // the log is closed (not while the turn runs)
+			s.enc = enc(s.enc[:0])
+			data = s.enc
+		}
+		s.attached.send(typ, data)
+		return nil
+	}
+	s.enc = enc(s.enc[:0])
+	return s.sse.write(typ, s.enc)
+}
+
+// delta sends a text or reasoning delta of the open item, encoded by
+// hand (the events of a turn are mostly these): the members in the
+// order encoding/json gives a map's, the strings as internal/jsonw
+// writes them.
+func (s *respSink) delta(typ, delta string) error {
+	if !s.streams() {
+		return nil
+	}
+	id, idx, seq := s.obj.Output[s.open].ID, int64(s.open), int64(s.seq)
+	reasoning := typ == "response.reasoning_summary_text.delta"
+	return s.put(typ, func(b []byte) []byte {
+		if !reasoning {
+			b = append(b, `{"content_index":0,"delta":`...)
+		} else {
+			b = append(b, `{"delta":`...)
+		}
+		b = jsonw.AppendString(b, delta)
+		b = append(b, `,"item_id":`...)
+		b = jsonw.AppendString(b, id)
+		if !reasoning {
+			b = append(b, `,"logprobs":[]`...)
+		}
+		b = append(b, `,"output_index":`...)
+		b = strconv.AppendInt(b, idx, 10)
+		b = append(b, `,"sequence_number":`...)
+		b = strconv.AppendInt(b, seq, 10)
+		if reasoning {
+			b = append(b, `,"summary_index":0`...)
+		}
+		b = append(b, `,"type":"`...)
+		b = append(b, typ...) // an ASCII word
+		return append(b, `"}`...)
+	})
 }
 
 // openItem starts an item of typ ("message" or "reasoning") unless one is
@@ -228,8 +304,7 @@ func (s *respSink) text(delta string) error {
 		return err
 	}
 	s.buf = append(s.buf, delta...)
-	it := s.obj.Output[s.open]
-	return s.emit("response.output_text.delta", map[string]any{"item_id": it.ID, "output_index": s.open, "content_index": 0, "delta": delta, "logprobs": []any{}})
+	return s.delta("response.output_text.delta", delta)
 }
 
 // thinking is shown as a reasoning item's summary text.
@@ -238,8 +313,7 @@ func (s *respSink) thinking(delta string) error {
 		return err
 	}
 	s.buf = append(s.buf, delta...)
-	it := s.obj.Output[s.open]
-	return s.emit("response.reasoning_summary_text.delta", map[string]any{"item_id": it.ID, "output_index": s.open, "summary_index": 0, "delta": delta})
+	return s.delta("response.reasoning_summary_text.delta", delta)
 }
 
 // toolCall adds a function_call item: completed for a call the server

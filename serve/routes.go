@@ -66,12 +66,14 @@ func (h *Handler) Responses() Protocol {
 }
 
 // AGUI is the AG-UI protocol: POST /agui/{agent} (a run's events), and
-// GET and POST /agui/{agent}/runs/{run} (a run again, its approvals).
+// GET and POST /agui/{agent}/runs/{run} (a run again, its approvals) and
+// POST /agui/{agent}/runs/{run}/cancel (agui_cancel.go).
 func (h *Handler) AGUI() Protocol {
 	return Protocol{
 		{"POST /agui/{agent}", http.HandlerFunc(h.agui)},
 		{"GET /agui/{agent}/runs/{run}", http.HandlerFunc(h.aguiRun)},
 		{"POST /agui/{agent}/runs/{run}", http.HandlerFunc(h.aguiRun)},
+		{"POST /agui/{agent}/runs/{run}/cancel", http.HandlerFunc(h.aguiCancel)},
 	}
 }
 

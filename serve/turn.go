@@ -150,6 +150,9 @@ func newID(prefix string) string {
 	return prefix + hex.EncodeToString(b[:])
 }
 
+// errStreamClosed is what a write to a closed sse returns.
+var errStreamClosed = errors.New("serve: the event stream is closed")
+
 // sse writes server-sent events. Events written within flushEvery of the
 // last flush are sent together by a timer (so a burst of deltas costs one
 // write, not one per delta); the first event is flushed at once, the last
@@ -213,6 +216,9 @@ func (s *sse) write(event string, data []byte) error {
 	if s.err != nil {
 		return s.err
 	}
+	if s.closed {
+		return errStreamClosed
+	}
 	s.startLocked()
 	b := s.buf[:0]
 	if event != "" {
@@ -260,7 +266,8 @@ func (s *sse) timed() {
 	}
 }
 
-// close stops the flush timer; nothing is written after it. The handler
+// close stops the flush timer; nothing is written after it (a write
+// returns errStreamClosed). The handler
 // calls it before returning, and its return sends what is pending.
 func (s *sse) close() {
 	s.mu.Lock()

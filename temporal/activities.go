@@ -102,6 +102,7 @@ func Register(w worker.Registry, opts Options) {
 	w.RegisterActivityWithOptions(a.ResponseEvents, activity.RegisterOptions{Name: activityResponseEvents})
 	w.RegisterActivityWithOptions(a.ResponseEnd, activity.RegisterOptions{Name: activityResponseEnd})
 	w.RegisterActivityWithOptions(a.AGUIEnd, activity.RegisterOptions{Name: activityAGUIEnd})
+	w.RegisterActivityWithOptions(a.WebEnd, activity.RegisterOptions{Name: activityWebEnd})
 }
 
 // PrepareInput is the Prepare activity's input.

@@ -210,6 +210,19 @@
 // serve.RemoteWatcher, and end its response failed, or its AG-UI run with
 // RUN_ERROR, themselves.
 //
+// With TurnInput.Web set ([StartWeb], workflow id [WebWorkflowID]:
+// agcore-web/PRINCIPAL/SESSION/RUN), the turn is a chat turn of the
+// serving processes' web page, written the same way with web.ChatEvents
+// (web.go: the page's own events, those a turn of the server streams) and
+// ended by the WebEnd activity (web.FinishChat: the final event, finish
+// with the session's totals or error, then the turn's run record
+// deleted). [CancelWeb] (the page's POST /api/sessions/{id}/cancel on any
+// replica) ends it with the error of a stopped turn, its open tool calls
+// answered. A call it waits on for approval is shown by the page's
+// approval event (id RUN/CALL_ID), added by the workflow when the call
+// begins waiting, and listed and decided by [PendingWeb] and [DecideWeb]
+// (the page's /api/approvals through serve-runner).
+//
 // [SessionWorkflow] optionally serializes a session's turns in one
 // long-lived workflow: turns arrive by the [TurnUpdate] update and run as
 // child turn workflows one at a time; it continues as new after
@@ -218,7 +231,7 @@
 // Package agtemporal imports agcore's agent (and what it builds on:
 // llm, tool, middleware, compact, budget, session, structured, replay),
 // serve (the Responses events of a background response, the AG-UI
-// events of a run),
+// events of a run), serve/web (the page's events of a chat turn),
 // go-redis and the Temporal SDK. Nothing in agcore's
 // own module may import it: that would put the SDK in agcore's go.mod (the
 // agcore command runs agcore-temporal as a separate executable instead).

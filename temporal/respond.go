@@ -107,7 +107,20 @@ func startOnce(ctx context.Context, c client.Client, taskQueue string, in TurnIn
 // "cancelled", every tool call of its output answered. A turn that is
 // unknown or already over is not an error.
 func CancelResponse(ctx context.Context, c client.Client, responseID string) error {
-	err := c.CancelWorkflow(ctx, ResponseWorkflowID(responseID), "")
+	return cancelWorkflow(ctx, c, ResponseWorkflowID(responseID))
+}
+
+// CancelAGUI asks the turn of an agcore serve AG-UI run (its lease
+// record's key, PRINCIPAL/RUN) to stop: the run ends RUN_ERROR with the
+// code "cancelled", its tool calls answered. A run that is unknown or
+// already over is not an error.
+func CancelAGUI(ctx context.Context, c client.Client, key string) error {
+	return cancelWorkflow(ctx, c, AGUIWorkflowID(key))
+}
+
+// cancelWorkflow cancels the workflow id; an unknown one is not an error.
+func cancelWorkflow(ctx context.Context, c client.Client, id string) error {
+	err := c.CancelWorkflow(ctx, id, "")
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		return nil
@@ -141,9 +154,12 @@ func (d *driver) respond(ctx workflow.Context, run func(ctx workflow.Context, fn
 		ev  translator
 		err error
 	)
-	if d.in.AGUI != nil {
+	switch {
+	case d.in.Web != nil:
+		ev = newWebTranslator(*d.in.Web) //workflowcheck:ignore
+	case d.in.AGUI != nil:
 		ev = newAGUITranslator(*d.in.AGUI, ids) //workflowcheck:ignore
-	} else {
+	default:
 		ev, err = newResponseTranslator(*d.in.Response, ids) //workflowcheck:ignore
 	}
 	if err != nil {
@@ -206,6 +222,14 @@ func (d *driver) respond(ctx workflow.Context, run func(ctx workflow.Context, fn
 			pending = append(pending, a.ev.Take()...)
 		}
 	}
+	// A chat turn of the web page shows it with the page's approval event
+	// (a path newer than the version above: no marker).
+	if wt, ok := ev.(*webTranslator); ok {
+		d.waiting = func(call tool.Call) {
+			wt.ev.ApprovalRequired(call.ID, call.Name, call.Input) //workflowcheck:ignore
+			pending = append(pending, wt.ev.Take()...)
+		}
+	}
 	tctx, stop := workflow.WithCancel(ctx)
 	timedOut := false
 	if d.in.Timeout > 0 {
@@ -240,7 +264,7 @@ func (d *driver) respond(ctx workflow.Context, run func(ctx workflow.Context, fn
 
 // translator turns a turn's updates into a protocol's events, written
 // to the serving processes' event log (a background response's, an AG-UI
-// run's). It does no I/O: the workflow writes the events by activities.
+// run's, a chat turn of the web page's). It does no I/O: the workflow writes the events by activities.
 type translator interface {
 	// log is the event log's run and the events' retention.
 	log() (run string, retention time.Duration)

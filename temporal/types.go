@@ -12,6 +12,7 @@ import (
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/replay"
 	"github.com/agcore/agcore/serve"
+	"github.com/agcore/agcore/serve/web"
 	"github.com/agcore/agcore/tool"
 )
 
@@ -172,6 +173,12 @@ type TurnInput struct {
 	// last, its lease record deleted (agui.go). It does not combine with
 	// Schema.
 	AGUI *serve.AGUILog `json:",omitempty"`
+	// Web, when set (and neither Response nor AGUI), makes the turn a chat
+	// turn of agcore serve's web page: its updates are written to the
+	// event log as the page's events, as Response's are, and its end
+	// (finish or error) last, its run record deleted (web.go). It does not
+	// combine with Schema.
+	Web *web.ChatLog `json:",omitempty"`
 }
 
 // Timeouts bound the turn's activities. A model or tool call that stops
@@ -312,6 +319,9 @@ func validateInput(in *TurnInput) error {
 	}
 	if in.AGUI != nil && (in.Response != nil || hasSchema(in.Schema)) {
 		return errors.New("agtemporal: an AG-UI run (AGUI) has no Response and no Schema")
+	}
+	if in.Web != nil && (in.Response != nil || in.AGUI != nil || hasSchema(in.Schema)) {
+		return errors.New("agtemporal: a chat turn of the web page (Web) has no Response, AGUI or Schema")
 	}
 	return nil
 }

@@ -1,8 +1,11 @@
 package main_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -144,5 +147,69 @@ func TestServeAGUI(t *testing.T) {
 	}
 	if r.State["topic"] != "notes" {
 		t.Fatalf("the state after the runs: %v", r.State)
+	}
+}
+
+// TestServeAGUICancel: two built agcore serve processes over PostgreSQL;
+// an AG-UI run on A whose client left waits in its model call; POST
+// /agui/agcore/runs/RUN/cancel on B stops it where it runs (A): the
+// answer is "cancelled", the run's events read on B end RUN_ERROR
+// "cancelled", and the model call was closed. Another principal's
+// cancel of the run, or one of an ended run, is a 404.
+func TestServeAGUICancel(t *testing.T) {
+	t.Parallel()
+	storeURL := replicaStore(t, "postgres")
+	provider := aguiProvider(t) // "slow ..." waits for /release, which never comes
+	c := newCLI(t)
+	c.env["AGCORE_PROVIDER"] = "compatible"
+	c.env["AGCORE_MODEL"] = "local-model"
+	c.env["OPENAI_BASE_URL"] = provider.URL + "/v1"
+	c.env["AGCORE_SERVE_TOKENS"] = "alice=token-a,bob=token-b"
+	args := []string{"--store", storeURL, "--tools", ""}
+	baseA, _, _ := c.startServe(t, args...)
+	baseB, _, _ := c.startServe(t, args...)
+	call := func(base, token, path string, body any) *http.Response {
+		t.Helper()
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest("POST", base+path, bytes.NewReader(b))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	run := fmt.Sprintf("run-%d", time.Now().UnixNano())
+	resp := call(baseA, "token-a", "/agui/agcore", map[string]any{"threadId": "t-" + run, "runId": run, "state": map[string]any{},
+		"messages": []any{map[string]any{"id": "m1", "role": "user", "content": "slow please"}}, "tools": []any{}})
+	if resp.StatusCode != 200 {
+		t.Fatalf("POST /agui/agcore on A: %d", resp.StatusCode)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() && !strings.Contains(sc.Text(), "STEP_STARTED") {
+	}
+	resp.Body.Close() // the client leaves; the run goes on on A
+
+	if r := call(baseB, "token-b", "/agui/agcore/runs/"+run+"/cancel", nil); r.StatusCode != 404 {
+		r.Body.Close()
+		t.Fatalf("bob cancelling alice's run: %d, want 404", r.StatusCode)
+	} else {
+		r.Body.Close()
+	}
+	r := call(baseB, "token-a", "/agui/agcore/runs/"+run+"/cancel", nil)
+	var got struct {
+		Status string
+		Event  struct{ Type, Code string }
+	}
+	_ = json.NewDecoder(r.Body).Decode(&got)
+	r.Body.Close()
+	if r.StatusCode != 200 || got.Status != "cancelled" || got.Event.Type != "RUN_ERROR" || got.Event.Code != "cancelled" {
+		t.Fatalf("cancel on B: %d %+v", r.StatusCode, got)
+	}
+	again := call(baseB, "token-a", "/agui/agcore/runs/"+run+"/cancel", nil)
+	again.Body.Close()
+	if again.StatusCode != 404 {
+		t.Fatalf("cancelling the ended run: %d, want 404", again.StatusCode)
 	}
 }

@@ -1,7 +1,8 @@
 // Package jsonw writes JSON strings the way encoding/json does with
 // SetEscapeHTML(false), byte for byte: it is agcore's one JSON string
 // encoder, used where a hot path writes JSON by hand (provider/openai's
-// request body, serve's streamed text chunks). The rule:
+// request body, serve's streamed text chunks and Responses deltas,
+// serve/runlog's event types). The rule:
 //
 //   - `"` and `\` get a backslash; \b, \f, \n, \r and \t their short
 //     escapes; the other bytes below 0x20 \u00XX (lower-case hex);

@@ -14,6 +14,13 @@
 // process's own readers still get them) except the final one, which is
 // always stored. Every batch expires after [Log].Retention.
 //
+// A Writer keeps a run's events once, in one growing buffer that holds
+// them as the record values of their batches: an event is encoded into
+// it ([Writer.AppendFunc]; its bytes may go to a client as they are), a
+// batch's write is a slice of it (no copy, no per-event encoding), and a
+// closed run's buffer serves the next run unless a reader of this
+// process took its events.
+//
 // A [Log] also knows the runs of its own process: their readers follow
 // the events in memory, not through the store. Whether a run whose events
 // stopped coming is still alive is its protocol's business: [Log.Follow]
@@ -21,6 +28,6 @@
 // [Log.AppendFinal] lets the caller end the log of a run whose process was
 // lost.
 //
-// Package runlog imports session only; it never imports an agent, a
-// protocol or a store.
+// Package runlog imports session and internal/jsonw only; it never
+// imports an agent, a protocol or a store.
 package runlog

@@ -1,6 +1,7 @@
 package runlog
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,8 +10,10 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/agcore/agcore/internal/jsonw"
 	"github.com/agcore/agcore/session"
 )
 
@@ -67,6 +70,23 @@ type Log struct {
 
 	mu   sync.Mutex
 	live map[string]*Writer
+	// sizeHint is the buffer size the last run closed needed (at most
+	// maxHint): a new run's buffer starts that large, one allocation for
+	// a run like the last.
+	sizeHint atomic.Int64
+	// countHint is, the same way, the last run's count of events.
+	countHint atomic.Int64
+	// spares holds the buffers of closed runs that no reader of this
+	// process saw (*spare): a new run's buffer is one of them, memory
+	// already touched and likely still cached rather than a new
+	// allocation the size of a run.
+	spares sync.Pool
+}
+
+// spare is a closed run's buffers, for another run.
+type spare struct {
+	buf []byte
+	evs []entry
 }
 
 func (l *Log) maxBytes() int64 {
@@ -122,14 +142,34 @@ type batch struct {
 
 // Writer writes one run's events. Append never blocks on the store: the
 // events are written by a timer, batched.
+//
+// The events are kept once, in one growing buffer (buf) that holds them
+// as the values of the batch records they are written in, one after the
+// other: `{"e":[` (the first event of a batch), each event as
+// `{"s":N,"t":T,"d":DATA}` (after a comma but the first), then `]}` or
+// `],"f":true}` when the batch is written. A batch's record value is thus
+// a slice of the buffer, not a copy. The buffer is only appended to, its
+// bytes never written over once an event's data is given out, so a slice
+// of it stays valid: the readers of this process and the store's write
+// use its bytes after the lock is released.
 type Writer struct {
 	log *Log
 	run string
 
-	mu       sync.Mutex
-	all      []Event // every event, for the process's own readers
-	flushed  int     // all[:flushed] is written (or being written)
-	full     int     // with fullSet, all[full:] is over the size bound
+	mu      sync.Mutex
+	buf     []byte  // every event, most within the batches
+	evs     []entry // where each event's data is in buf, in order
+	open    int     // with openSet, buf[open:] is the batch in the making
+	openSet bool
+	// pinned: a reader of this process took the buffers (their bytes
+	// are not given to another run when this one closes).
+	pinned bool
+	// sealed, when not empty, is the last batch before the size bound,
+	// ended and not yet written.
+	sealed   []byte
+	sealedAt int64 // its last event's number
+	flushed  int   // evs[:flushed] is written (or being written)
+	full     int   // with fullSet, evs[full:] is over the size bound
 	fullSet  bool
 	changed  chan struct{}
 	waiting  bool  // a reader waits on changed
@@ -139,6 +179,14 @@ type Writer struct {
 	closed   bool
 	finalSet bool       // closed by Close, with the final event
 	flushing sync.Mutex // one write at a time, in order
+}
+
+// entry is one event of a Writer: its number and type, and where its
+// data is in the buffer, buf[data:end].
+type entry struct {
+	seq       int64
+	typ       string
+	data, end int
 }
 
 // Writer starts the log of run, a key prefix unique to the run (a
@@ -166,51 +214,175 @@ func (l *Log) Writer(run string) (*Writer, error) {
 }
 
 // Append adds ev to the log; ev.Seq must be greater than the last
-// event's. data is kept (not copied). Past the log's size bound the event
-// is only given to the process's own readers.
+// event's. ev.Data is copied: the caller may reuse it. Past the log's
+// size bound the event is only given to the process's own readers.
 func (w *Writer) Append(ev Event) {
+	w.AppendFunc(ev.Seq, ev.Type, func(b []byte) []byte { return append(b, ev.Data...) })
+}
+
+// AppendFunc adds the event seq of type typ whose data (JSON) enc
+// appends to the slice it is given, and returns that data: the event is
+// encoded once, into the log's own buffer, and its bytes, which are not
+// written over while the run lasts, may be given to a client as they are
+// until Close (after it they may be another run's). seq must be
+// greater than the last event's. enc is called with w's lock held: it
+// must only append. A closed writer calls nothing and returns nil. Past
+// the log's size bound the event is only given to the process's own
+// readers.
+func (w *Writer) AppendFunc(seq int64, typ string, enc func([]byte) []byte) []byte {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
-		return
+		return nil
 	}
-	w.all = append(w.all, ev)
 	if w.waiting { // only then: a channel per event would cost every turn
 		close(w.changed)
 		w.changed, w.waiting = make(chan struct{}), false
 	}
-	if !w.fullSet {
-		size := int64(len(ev.Data) + len(ev.Type) + 32)
-		if w.stored+size > w.log.maxBytes() {
-			// Past the bound: this event and every one after it but the
-			// final one stay out of the log.
-			w.full, w.fullSet = len(w.all)-1, true
-			return
-		}
-		w.stored += size
-	} else {
-		return
+	if w.fullSet {
+		e := w.appendLocked(seq, typ, enc, false)
+		return w.buf[e.data:e.end:e.end]
 	}
+	e := w.appendLocked(seq, typ, enc, true)
+	size := int64(e.end - e.data + len(typ) + 32)
+	if w.stored+size > w.log.maxBytes() {
+		// Past the bound: this event and every one after it but the
+		// final one stay out of the log.
+		w.full, w.fullSet = len(w.evs)-1, true
+		e = w.unbatchLastLocked()
+		return w.buf[e.data:e.end:e.end]
+	}
+	w.stored += size
 	if w.timer == nil {
 		wait := time.Until(w.last.Add(w.log.flushInterval()))
 		w.timer = time.AfterFunc(max(wait, 0), w.timed)
 	}
+	return w.buf[e.data:e.end:e.end]
 }
 
-// pendingLocked returns the events not yet written and the count of
-// those the bound keeps out, and marks them written; w.mu is held.
-func (w *Writer) pendingLocked() ([]Event, int64) {
-	end := len(w.all)
-	if w.fullSet {
-		end = max(w.full, w.flushed)
+// The sizes of a Writer's buffer: its first at least, and at most as a
+// hint, and the room left for an event below which it is doubled.
+const (
+	initialBuffer = 4 << 10
+	maxHint       = 1 << 20
+	minRoom       = 1 << 10
+)
+
+// appendLocked writes an event to the buffer, in the batch in the making
+// when batched (which it begins if there is none), and records it; w.mu
+// is held.
+func (w *Writer) appendLocked(seq int64, typ string, enc func([]byte) []byte, batched bool) entry {
+	if cap(w.buf)-len(w.buf) < minRoom {
+		// Doubled (append grows a large slice by a quarter: more copies),
+		// or first as large as the last run's.
+		n := 2 * cap(w.buf)
+		if n == 0 {
+			if sp, _ := w.log.spares.Get().(*spare); sp != nil {
+				w.buf, w.evs = sp.buf, sp.evs
+			}
+			n = max(int(w.log.sizeHint.Load()), initialBuffer)
+		}
+		if cap(w.buf)-len(w.buf) < minRoom {
+			w.buf = append(make([]byte, 0, n), w.buf...)
+		}
 	}
-	evs := w.all[w.flushed:end:end] // a later append copies, never writes into it
-	dropped := int64(0)
-	if w.fullSet && w.flushed <= w.full {
-		dropped = int64(len(w.all) - w.full)
+	b := w.buf
+	switch {
+	case !batched:
+	case w.openSet:
+		b = append(b, ',')
+	default:
+		w.open, w.openSet = len(b), true
+		b = append(b, `{"e":[`...)
 	}
-	w.flushed = len(w.all)
-	return evs, dropped
+	if batched {
+		b = appendHead(b, seq, typ)
+	}
+	e := entry{seq: seq, typ: typ, data: len(b)}
+	b = enc(b)
+	if len(b) == e.data {
+		b = append(b, "null"...)
+	}
+	e.end = len(b)
+	if batched {
+		b = append(b, '}')
+	}
+	w.buf = b
+	if cap(w.evs) == 0 {
+		w.evs = make([]entry, 0, max(int(w.log.countHint.Load()), 16))
+	}
+	w.evs = append(w.evs, e)
+	return e
+}
+
+// unbatchLastLocked takes the last event, just written, out of the batch
+// in the making (the size bound keeps it out of the log): that batch
+// ends before it (sealed, to be written) and the event's data is moved
+// to its place, outside any batch; nobody has seen its bytes yet. w.mu is
+// held.
+func (w *Writer) unbatchLastLocked() entry {
+	i := len(w.evs) - 1
+	e := w.evs[i]
+	data := bytes.Clone(w.buf[e.data:e.end])
+	cut := e.data - len(appendHead(nil, e.seq, e.typ)) - 1 // its comma, or its batch's start
+	if w.open == cut+1-len(`{"e":[`) && w.buf[cut] == '[' {
+		cut = w.open // the batch's first event: no batch is left
+	} else {
+		w.buf = append(w.buf[:cut], "]}"...)
+		w.sealed, w.sealedAt = w.buf[w.open:len(w.buf):len(w.buf)], w.evs[i-1].seq
+		cut = len(w.buf)
+	}
+	w.openSet = false
+	e.data = cut
+	w.buf = append(w.buf[:cut], data...)
+	e.end = len(w.buf)
+	w.evs[i] = e
+	return e
+}
+
+// appendHead appends the start of an event's batch member, up to its
+// data.
+func appendHead(b []byte, seq int64, typ string) []byte {
+	b = append(b, `{"s":`...)
+	b = strconv.AppendInt(b, seq, 10)
+	b = append(b, `,"t":`...)
+	b = jsonw.AppendString(b, typ)
+	return append(b, `,"d":`...)
+}
+
+// appendMember appends ev as a batch member.
+func appendMember(b []byte, ev Event) []byte {
+	b = appendHead(b, ev.Seq, ev.Type)
+	if len(ev.Data) == 0 {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, ev.Data...)
+	}
+	return append(b, '}')
+}
+
+// pending is a batch of a Writer's events to write: its record value,
+// a slice of the buffer, and its last event's number.
+type pending struct {
+	value []byte
+	last  int64
+}
+
+// pendingLocked ends the batch in the making (or takes the sealed one),
+// returns it and marks its events written; w.mu is held.
+func (w *Writer) pendingLocked() pending {
+	var p pending
+	switch {
+	case w.sealed != nil:
+		p = pending{value: w.sealed, last: w.sealedAt}
+		w.sealed = nil
+	case w.openSet:
+		w.buf = append(w.buf, "]}"...)
+		p = pending{value: w.buf[w.open:len(w.buf):len(w.buf)], last: w.evs[len(w.evs)-1].seq}
+		w.openSet = false
+	}
+	w.flushed = len(w.evs)
+	return p
 }
 
 func (w *Writer) timed() {
@@ -221,15 +393,15 @@ func (w *Writer) timed() {
 		w.mu.Unlock()
 		return
 	}
-	evs, dropped := w.pendingLocked()
+	p := w.pendingLocked()
 	w.timer, w.last = nil, time.Now()
 	w.mu.Unlock()
-	if len(evs) == 0 {
+	if p.value == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := w.log.write(ctx, w.run, batch{Events: evs, Dropped: dropped}); err != nil && w.log.Logger != nil {
+	if err := w.log.write(ctx, w.run, p.last, p.value); err != nil && w.log.Logger != nil {
 		w.log.Logger.LogAttrs(ctx, slog.LevelWarn, "runlog: writing events", slog.String("run", w.run), slog.String("error", err.Error()))
 	}
 }
@@ -250,19 +422,63 @@ func (w *Writer) Close(ctx context.Context, final Event) error {
 		w.timer = nil
 	}
 	w.closed, w.finalSet = true, true
-	evs, dropped := w.pendingLocked()
-	w.all = append(w.all, final)
-	w.flushed = len(w.all)
-	b := batch{Events: append(evs, final), Final: true, Dropped: dropped}
+	sealed := w.sealed
+	w.sealed = nil
+	e := w.appendLocked(final.Seq, final.Type, func(b []byte) []byte { return append(b, final.Data...) }, true)
+	value := w.endFinalLocked()
+	if sealed != nil {
+		// The batch before the bound was not written yet: one write
+		// still, the two joined (a copy, in this case only).
+		joined := make([]byte, 0, len(sealed)+len(value))
+		joined = append(joined, sealed[:len(sealed)-2]...)
+		joined = append(joined, ',')
+		value = append(joined, value[len(`{"e":[`):]...)
+	}
+	w.flushed = len(w.evs)
+	w.log.sizeHint.Store(int64(min(len(w.buf)+minRoom, maxHint)))
+	w.log.countHint.Store(int64(min(len(w.evs), maxHint/64)))
 	close(w.changed)
 	w.mu.Unlock()
-	err := w.log.write(ctx, w.run, b)
+	err := w.log.write(ctx, w.run, e.seq, value)
 	w.log.mu.Lock()
 	if w.log.live[w.run] == w {
 		delete(w.log.live, w.run)
 	}
 	w.log.mu.Unlock()
+	w.recycle()
 	return err
+}
+
+// recycle gives the buffers of a closed run to the next run unless a
+// reader of this process took them (or they are too large to keep); the
+// store's write of the final batch is over. The run's readers that come
+// now find no event in memory and read the store.
+func (w *Writer) recycle() {
+	w.mu.Lock()
+	buf, evs := w.buf, w.evs
+	keep := !w.pinned && cap(buf) <= maxHint
+	if keep {
+		w.buf, w.evs = nil, nil
+	}
+	w.mu.Unlock()
+	if keep {
+		clear(evs) // their types
+		w.log.spares.Put(&spare{buf: buf[:0], evs: evs[:0]})
+	}
+}
+
+// endFinalLocked ends the batch in the making, which holds the final
+// event last: marked final, with the count of the events the bound kept
+// out. w.mu is held.
+func (w *Writer) endFinalLocked() []byte {
+	w.buf = append(w.buf, `],"f":true`...)
+	if w.fullSet {
+		w.buf = append(w.buf, `,"x":`...)
+		w.buf = strconv.AppendInt(w.buf, int64(len(w.evs)-1-w.full), 10)
+	}
+	w.buf = append(w.buf, '}')
+	w.openSet = false
+	return w.buf[w.open:len(w.buf):len(w.buf)]
 }
 
 // Abandon ends the run in this process without writing anything more
@@ -285,50 +501,36 @@ func (w *Writer) Abandon() {
 	w.log.mu.Unlock()
 }
 
-// write stores one batch, keyed by its last event.
-func (l *Log) write(ctx context.Context, run string, b batch) error {
-	val := encodeBatch(b)
-	rec := session.Record{Key: key(run, b.Events[len(b.Events)-1].Seq), Value: val, Expires: time.Now().Add(l.retention())}
+// write stores one batch, its record value, keyed by its last event.
+func (l *Log) write(ctx context.Context, run string, last int64, value []byte) error {
+	rec := session.Record{Key: key(run, last), Value: value, Expires: time.Now().Add(l.retention())}
 	_, err := l.Records.CreateRecord(ctx, Namespace, rec)
 	if errors.Is(err, session.ErrExists) {
-		return fmt.Errorf("runlog: run %s: event %d written twice: %w", run, b.Events[len(b.Events)-1].Seq, err)
+		return fmt.Errorf("runlog: run %s: event %d written twice: %w", run, last, err)
 	}
 	return err
 }
 
-// encodeBatch writes b as JSON without re-encoding the events' data.
-func encodeBatch(b batch) []byte {
+// writeEvents stores events as one batch.
+func (l *Log) writeEvents(ctx context.Context, run string, events []Event, final bool) error {
 	n := 32
-	for _, e := range b.Events {
-		n += len(e.Data) + len(e.Type) + 40
+	for _, e := range events {
+		n += len(e.Data) + len(e.Type) + 48
 	}
-	out := make([]byte, 0, n)
-	out = append(out, `{"e":[`...)
-	for i, e := range b.Events {
+	b := make([]byte, 0, n)
+	b = append(b, `{"e":[`...)
+	for i, e := range events {
 		if i > 0 {
-			out = append(out, ',')
+			b = append(b, ',')
 		}
-		out = append(out, `{"s":`...)
-		out = strconv.AppendInt(out, e.Seq, 10)
-		out = append(out, `,"t":`...)
-		out = strconv.AppendQuote(out, e.Type)
-		out = append(out, `,"d":`...)
-		if len(e.Data) == 0 {
-			out = append(out, "null"...)
-		} else {
-			out = append(out, e.Data...)
-		}
-		out = append(out, '}')
+		b = appendMember(b, e)
 	}
-	out = append(out, ']')
-	if b.Final {
-		out = append(out, `,"f":true`...)
+	b = append(b, ']')
+	if final {
+		b = append(b, `,"f":true`...)
 	}
-	if b.Dropped > 0 {
-		out = append(out, `,"x":`...)
-		out = strconv.AppendInt(out, b.Dropped, 10)
-	}
-	return append(out, '}')
+	b = append(b, '}')
+	return l.write(ctx, run, events[len(events)-1].Seq, b)
 }
 
 // AppendFinal ends the stored log of run with ev, the final event of a
@@ -336,7 +538,7 @@ func encodeBatch(b batch) []byte {
 // already ended, or ended meanwhile by another process, is left as it is:
 // the error is nil.
 func (l *Log) AppendFinal(ctx context.Context, run string, ev Event) error {
-	err := l.write(ctx, run, batch{Events: []Event{ev}, Final: true})
+	err := l.writeEvents(ctx, run, []Event{ev}, true)
 	if errors.Is(err, session.ErrExists) {
 		return nil
 	}
@@ -353,7 +555,7 @@ func (l *Log) AppendBatch(ctx context.Context, run string, events []Event, final
 	if len(events) == 0 {
 		return nil
 	}
-	err := l.write(ctx, run, batch{Events: events, Final: final})
+	err := l.writeEvents(ctx, run, events, final)
 	if errors.Is(err, session.ErrExists) {
 		return nil
 	}
@@ -465,25 +667,25 @@ func (w *Writer) follow(ctx context.Context, last *int64, yield func(Event, erro
 	for {
 		w.mu.Lock()
 		// Events are in order: find the first after *last.
-		i := len(w.all)
-		for i > 0 && w.all[i-1].Seq > *last {
+		i := len(w.evs)
+		for i > 0 && w.evs[i-1].seq > *last {
 			i--
 		}
-		evs := w.all[i:]
+		evs, buf := w.evs[i:], w.buf
 		closed, changed := w.closed, w.changed
-		w.waiting = true
+		w.waiting, w.pinned = true, true
 		w.mu.Unlock()
 		for _, e := range evs {
-			*last = e.Seq
-			if !yield(e, nil) {
+			*last = e.seq
+			if !yield(Event{Seq: e.seq, Type: e.typ, Data: buf[e.data:e.end:e.end]}, nil) {
 				return false, false
 			}
 		}
 		if closed {
 			// Closed with a final event (Close) or abandoned (read the store).
 			w.mu.Lock()
-			n := len(w.all)
-			fin := n > 0 && w.all[n-1].Seq == *last && w.final()
+			n := len(w.evs)
+			fin := n > 0 && w.evs[n-1].seq == *last && w.final()
 			w.mu.Unlock()
 			return fin, true
 		}

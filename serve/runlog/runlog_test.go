@@ -263,3 +263,167 @@ func BenchmarkReadAfter(b *testing.B) {
 		})
 	}
 }
+
+// TestBoundedData: past the size bound, written before or after the last
+// batch below it was flushed, the store holds the events below the bound
+// and the final one, each with its own data; a reader of this process
+// gets every event with its data, the first past the bound too; Append
+// copies the data it is given.
+func TestBoundedData(t *testing.T) {
+	for _, flushFirst := range []bool{false, true} {
+		t.Run(fmt.Sprint("flushed=", flushFirst), func(t *testing.T) {
+			l := &runlog.Log{Records: memstore.New(), MaxBytes: 200, FlushInterval: time.Millisecond}
+			if !flushFirst {
+				l.FlushInterval = time.Hour
+			}
+			w, _ := l.Writer("b")
+			reused := make([]byte, 0, 64)
+			for i := range int64(3) {
+				reused = append(reused[:0], ev(i).Data...)
+				w.Append(runlog.Event{Seq: i, Type: "delta", Data: reused})
+			}
+			if flushFirst {
+				for evs, _, _ := l.Read(t.Context(), "b", -1); len(evs) < 3; evs, _, _ = l.Read(t.Context(), "b", -1) {
+					time.Sleep(time.Millisecond)
+				}
+			}
+			for i := int64(3); i < 20; i++ {
+				reused = append(reused[:0], ev(i).Data...)
+				w.Append(runlog.Event{Seq: i, Type: "delta", Data: reused})
+			}
+			followed := make(chan []runlog.Event, 1)
+			go func() {
+				var got []runlog.Event
+				for e, err := range l.Follow(t.Context(), "b", -1, nil) {
+					if err != nil {
+						break
+					}
+					got = append(got, e)
+				}
+				followed <- got
+			}()
+			time.Sleep(10 * time.Millisecond)
+			if err := w.Close(t.Context(), final(20)); err != nil {
+				t.Fatal(err)
+			}
+			evs, fin, err := l.Read(t.Context(), "b", -1)
+			if err != nil || !fin || len(evs) < 3 || len(evs) >= 20 || evs[len(evs)-1].Seq != 20 {
+				t.Fatalf("stored %s final %v %v", seqs(evs), fin, err)
+			}
+			for i, e := range evs[:len(evs)-1] {
+				if e.Seq != int64(i) || string(e.Data) != string(ev(int64(i)).Data) {
+					t.Fatalf("stored event %d: %d %s", i, e.Seq, e.Data)
+				}
+			}
+			got := <-followed
+			if len(got) != 21 {
+				t.Fatalf("followed %s", seqs(got))
+			}
+			for i, e := range got[:20] {
+				if e.Seq != int64(i) || e.Type != "delta" || string(e.Data) != string(ev(int64(i)).Data) {
+					t.Fatalf("followed event %d: %d %s %s", i, e.Seq, e.Type, e.Data)
+				}
+			}
+			if string(got[20].Data) != string(final(20).Data) {
+				t.Fatalf("final event %s", got[20].Data)
+			}
+		})
+	}
+}
+
+// TestAppendFunc: the data AppendFunc returns is the event's, as readers
+// get it; an empty encoding is null.
+func TestAppendFunc(t *testing.T) {
+	l := &runlog.Log{Records: memstore.New()}
+	w, _ := l.Writer("f")
+	data := w.AppendFunc(0, "x", func(b []byte) []byte { return append(b, `{"a":"<b>"}`...) })
+	if string(data) != `{"a":"<b>"}` {
+		t.Fatalf("AppendFunc returned %s", data)
+	}
+	if data := w.AppendFunc(1, "y", func(b []byte) []byte { return b }); string(data) != "null" {
+		t.Fatalf("an empty event is %s", data)
+	}
+	if err := w.Close(t.Context(), final(2)); err != nil {
+		t.Fatal(err)
+	}
+	if w.AppendFunc(3, "z", func(b []byte) []byte { return append(b, '1') }) != nil {
+		t.Fatal("a closed writer took an event")
+	}
+	evs, fin, err := l.Read(t.Context(), "f", -1)
+	if err != nil || !fin || len(evs) != 3 || string(evs[0].Data) != `{"a":"<b>"}` || string(evs[1].Data) != "null" {
+		t.Fatalf("stored %v final %v %v", evs, fin, err)
+	}
+}
+
+// BenchmarkWriterAppend appends a run's events (200 of a streamed
+// answer's size) and closes it: the write path of a background turn,
+// one write for a run shorter than the flush interval.
+func BenchmarkWriterAppend(b *testing.B) {
+	l := &runlog.Log{Records: memstore.New()}
+	data := []byte(`{"content_index":0,"delta":"word ","item_id":"msg_0123456789abcdef01234567","logprobs":[],"output_index":0,"sequence_number":100,"type":"response.output_text.delta"}`)
+	b.ReportAllocs()
+	for i := range b.N {
+		w, err := l.Writer("run" + strconv.Itoa(i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for j := range int64(200) {
+			w.AppendFunc(j, "response.output_text.delta", func(b []byte) []byte { return append(b, data...) })
+		}
+		if err := w.Close(b.Context(), final(200)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestReusedBuffers: the events a reader of this process got keep their
+// data after the run closed and other runs wrote theirs (a closed run's
+// buffer serves the next only when no reader took its events); a run
+// read from memory after Close is read from the store.
+func TestReusedBuffers(t *testing.T) {
+	l := &runlog.Log{Records: memstore.New(), FlushInterval: time.Hour}
+	w, _ := l.Writer("first")
+	for i := range int64(50) {
+		w.Append(ev(i))
+	}
+	var got []runlog.Event
+	for e, err := range l.Follow(t.Context(), "first", 44, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, e)
+		if e.Seq == 49 {
+			break
+		}
+	}
+	if err := w.Close(t.Context(), final(50)); err != nil {
+		t.Fatal(err)
+	}
+	for r := range 3 {
+		w, _ := l.Writer("next" + strconv.Itoa(r))
+		for i := range int64(60) {
+			w.Append(runlog.Event{Seq: i, Type: "other", Data: []byte(`{"x":"` + strconv.Itoa(r) + `"}`)})
+		}
+		if err := w.Close(t.Context(), final(60)); err != nil {
+			t.Fatal(err)
+		}
+		var again []runlog.Event
+		for e, err := range l.Follow(t.Context(), "next"+strconv.Itoa(r), 57, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			again = append(again, e)
+		}
+		if seqs(again) != "[58 59 60]" || string(again[0].Data) != `{"x":"`+strconv.Itoa(r)+`"}` {
+			t.Fatalf("run %d read after Close: %v", r, again)
+		}
+	}
+	if len(got) != 5 {
+		t.Fatalf("followed %s", seqs(got))
+	}
+	for _, e := range got {
+		if e.Type != "delta" || string(e.Data) != string(ev(e.Seq).Data) {
+			t.Fatalf("event %d followed: %s %s", e.Seq, e.Type, e.Data)
+		}
+	}
+}

@@ -263,6 +263,7 @@ func (h *handler) approvals(w http.ResponseWriter, r *http.Request) {
 			out = append(out, approvalOf(req))
 		}
 	}
+	out = append(out, h.remotePending(r.Context(), principal(r))...)
 	writeJSON(w, http.StatusOK, map[string]any{"approvals": out})
 }
 
@@ -280,19 +281,28 @@ func (h *handler) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	if h.broker == nil {
-		writeError(w, http.StatusNotFound, "no pending call "+quote(id))
+	d := tool.Decision{Approved: *body.Approved, Reason: body.Reason}
+	if len(body.Content) > 0 && string(body.Content) != "null" {
+		d.Content = string(body.Content)
+	}
+	var req approval.Request
+	ok := false
+	if h.broker != nil {
+		req, ok = h.broker.Get(id)
+	}
+	if !ok {
+		// A call of a turn a Remote runs, if it is one of the principal's.
+		if err := h.decideRemote(r.Context(), principal(r), id, d); err != nil {
+			decideError(w, id, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"id": id, "approved": *body.Approved})
 		return
 	}
-	req, ok := h.broker.Get(id)
-	if !ok || req.Owner.Principal != principal(r) {
+	if req.Owner.Principal != principal(r) {
 		// Another principal's call is answered as one that does not exist.
 		writeError(w, http.StatusNotFound, "no pending call "+quote(id))
 		return
-	}
-	d := tool.Decision{Approved: *body.Approved, Reason: body.Reason}
-	if string(body.Content) != "null" {
-		d.Content = string(body.Content)
 	}
 	if err := mcp.CheckDecision(req.Tool, req.Input, d); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())

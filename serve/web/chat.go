@@ -168,6 +168,10 @@ func (h *handler) chat(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	run := session.NewID() // names this turn's approvals: "RUN/CALL"
+	if recs, ok := session.RecordsOf(a.Store); ok && a.Store != nil && h.opts.Remote != nil {
+		h.chatRemote(w, r, a, recs, sid, run, req.Message)
+		return
+	}
 
 	// The turn's context keeps the request's values, not its end: with
 	// records in the store the turn outlives the page (it stops when the
@@ -242,28 +246,14 @@ func (h *handler) chat(w http.ResponseWriter, r *http.Request) {
 			final = item{Type: "error", Message: errorText(err)}
 			break
 		}
-		switch u.Kind {
-		case agent.UpdateText, agent.UpdateThinking:
-			push(item{Type: u.Kind.String(), Text: u.Text})
-		case agent.UpdateToolCall:
-			push(toolCall(u.ToolCall))
-		case agent.UpdateToolResult:
-			push(toolResult(*u.ToolResult))
-		case agent.UpdateUsage:
-			usage := *u.Usage
-			push(item{Type: "usage", Usage: &usage})
-		case agent.UpdateHandoff:
-			push(item{Type: "handoff", From: u.From, Agent: u.Agent})
-		case agent.UpdateSubAgent:
-			if it, ok := subItem(u); ok {
-				push(it)
-			}
-		case agent.UpdateFinish:
+		if u.Kind == agent.UpdateFinish {
 			if finished != nil {
 				push(*finished)
 			}
 			fin := h.finish(tctx, sessions, u.Response)
 			finished = &fin
+		} else if it, ok := itemOf(u); ok {
+			push(it)
 		}
 	}
 	switch {
@@ -275,6 +265,28 @@ func (h *handler) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	q.push(final)
 	h.endRun(lr, final)
+}
+
+// itemOf is the page's event of one of a turn's updates; false for the
+// finish (its event is built once the turn is stored) and for what the
+// page does not show.
+func itemOf(u agent.Update) (item, bool) {
+	switch u.Kind {
+	case agent.UpdateText, agent.UpdateThinking:
+		return item{Type: u.Kind.String(), Text: u.Text}, true
+	case agent.UpdateToolCall:
+		return toolCall(u.ToolCall), true
+	case agent.UpdateToolResult:
+		return toolResult(*u.ToolResult), true
+	case agent.UpdateUsage:
+		usage := *u.Usage
+		return item{Type: "usage", Usage: &usage}, true
+	case agent.UpdateHandoff:
+		return item{Type: "handoff", From: u.From, Agent: u.Agent}, true
+	case agent.UpdateSubAgent:
+		return subItem(u)
+	}
+	return item{}, false
 }
 
 // subItem is the sub_agent event of a sub-agent's update: its text,
@@ -306,24 +318,41 @@ func subItem(u agent.Update) (item, bool) {
 
 // finish builds the finish event once the turn is stored.
 func (h *handler) finish(ctx context.Context, store session.Store, resp *agent.Response) item {
+	ev := finishItem(resp)
+	if err := resp.PersistErr(); err != nil {
+		h.log.ErrorContext(ctx, "web: the turn was not stored", "session", resp.SessionID, "err", err)
+		return ev
+	}
+	sessionTotals(ctx, store, &ev)
+	return ev
+}
+
+// finishItem is the finish event of a turn's response, without the
+// session's totals (sessionTotals); with a message when the turn could
+// not be stored.
+func finishItem(resp *agent.Response) item {
 	usage := resp.Usage
 	ev := item{Type: "finish", Session: resp.SessionID, Model: resp.Model, Usage: &usage, FinishReason: resp.FinishReason, Budget: resp.Budget}
 	if resp.CostKnown {
 		cost := resp.CostUSD
 		ev.CostUSD = &cost
 	}
-	if err := resp.PersistErr(); err != nil {
-		h.log.ErrorContext(ctx, "web: the turn was not stored", "session", resp.SessionID, "err", err)
+	if resp.PersistErr() != nil {
 		ev.Message = "the turn was not stored"
-		return ev
-	}
-	if store != nil && resp.SessionID != "" {
-		if s, err := store.LoadView(ctx, resp.SessionID); err == nil {
-			su, sc := s.Usage, s.CostUSD
-			ev.SessionUsage, ev.SessionCost, ev.SessionTurns = &su, &sc, s.Turns
-		}
 	}
 	return ev
+}
+
+// sessionTotals sets the session's totals on a finish event of a stored
+// turn, as store has them (left out when it cannot be read).
+func sessionTotals(ctx context.Context, store session.Store, ev *item) {
+	if store == nil || ev.Session == "" || ev.Message != "" {
+		return
+	}
+	if s, err := store.LoadView(ctx, ev.Session); err == nil {
+		su, sc := s.Usage, s.CostUSD
+		ev.SessionUsage, ev.SessionCost, ev.SessionTurns = &su, &sc, s.Turns
+	}
 }
 
 // errorText is what the page is told of a failed turn: the error's text,

@@ -111,6 +111,32 @@
 // that goes away cancels the turn, as nobody could reattach. A stopped,
 // drained or cancelled turn is not stored.
 //
+// # Turns run elsewhere
+//
+// With Options.Remote (agcore serve --temporal), a turn of an agent whose
+// store has records runs in another process, which outlives the one that
+// accepted it: a durable runner's workers. The accepting process records
+// the turn as running with the record marked remote (no process renews
+// it: it lasts the event log's retention), writes its first events (the
+// "user" item, the session event), hands it over (Remote.StartChat, a
+// RemoteChat: the agent, the message, the principal's quota, the ChatLog)
+// and streams the turn to the page from the event log, as a page that
+// reattaches reads it. What runs the turn makes the page's events with
+// ChatEvents (the same events as a turn of this process; a call waiting
+// for approval adds the approval event, ApprovalRequired) and ends it with
+// FinishChat (the final event, finish with the session's totals or error,
+// then the run record deleted). So the accepting process may die
+// mid-turn: the page on any server over the store lists it, follows it to
+// its end and stops it (POST /api/sessions/{id}/cancel asks
+// Remote.CancelChat: the turn ends with the error of a stopped turn, its
+// open tool calls answered by tool_result items marked is_error, nothing
+// stored). When the Remote implements RemoteApprovals, GET /api/approvals
+// lists the calls those turns wait on (of the principal's remote turns,
+// asked each at once, 5 s at most each) and POST /api/approvals/{id}
+// decides them, on any server, for the turn's principal only. A stream
+// read from the event log (a remote turn's, a reattached page's) sends
+// the heartbeat comment too when idle.
+//
 // The run is labelled with approval.WithOwner (agent, session, a
 // run id of its own, and the principal) so only the principal that started
 // a turn may decide its calls; approval.WithNotify turns a parked call into
@@ -149,6 +175,6 @@
 // handler.
 //
 // Package web imports agent, approval, budget, llm, mcp (a form's answer
-// checked), middleware, session, serve/host and serve/runlog; it never imports package serve or a
+// checked), middleware, session, tool, serve/host and serve/runlog; it never imports package serve or a
 // provider.
 package web

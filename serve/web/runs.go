@@ -43,6 +43,10 @@ type runRecord struct {
 	Agent   string `json:"agent"`
 	Started int64  `json:"started"` // Unix ms
 	Cancel  bool   `json:"cancel,omitempty"`
+	// Remote marks a turn a Remote runs: no process of the server renews
+	// its record (it lasts the event log's retention, deleted by
+	// FinishChat), and a stop asks the Remote.
+	Remote bool `json:"remote,omitempty"`
 }
 
 // liveRun is a turn of this process that a page may reattach to.
@@ -257,21 +261,36 @@ func (h *handler) followRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no turn of this session is running")
 		return
 	}
-	log, run := h.eventLog(recs), "web."+rr.Run
+	h.streamRun(w, r, recs, runKey(principal(r), id), rr.Run, after)
+}
+
+// streamRun answers with the events of the turn run, whose run record is
+// key, after event after, then as they come, to its last.
+func (h *handler) streamRun(w http.ResponseWriter, r *http.Request, recs session.Records, key, runID string, after int64) {
+	log, run := h.eventLog(recs), "web."+runID
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream; charset=utf-8")
 	hd.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	key := runKey(principal(r), id)
 	var gone time.Time
+	wrote := time.Now()
 	idle := func(ctx context.Context, last int64) error {
+		// An idle stream (a turn waiting for an approval) sends a comment
+		// every Options.Heartbeat, so proxies keep it open.
+		if h.opts.Heartbeat > 0 && time.Since(wrote) >= h.opts.Heartbeat {
+			if _, err := w.Write([]byte(": ping\n\n")); err != nil {
+				return err
+			}
+			_ = rc.Flush()
+			wrote = time.Now()
+		}
 		if log.Running(run) {
 			return nil
 		}
 		rec, err := recs.GetRecord(ctx, runsNamespace, key)
 		var cur runRecord
-		if err == nil && json.Unmarshal(rec.Value, &cur) == nil && cur.Run == rr.Run {
+		if err == nil && json.Unmarshal(rec.Value, &cur) == nil && cur.Run == runID {
 			gone = time.Time{}
 			return nil
 		}
@@ -303,6 +322,7 @@ func (h *handler) followRun(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		_ = rc.Flush()
+		wrote = time.Now()
 	}
 }
 
@@ -323,7 +343,14 @@ func (h *handler) cancelRun(w http.ResponseWriter, r *http.Request) {
 	h.runs.mu.Lock()
 	lr := h.runs.live[rec.Key]
 	h.runs.mu.Unlock()
-	if lr != nil {
+	if rr.Remote && h.opts.Remote != nil {
+		// A Remote runs it: asked there, it ends the turn's log itself.
+		if err := h.opts.Remote.CancelChat(r.Context(), rec.Key+"/"+rr.Run); err != nil {
+			h.log.ErrorContext(r.Context(), "web: stopping a remote turn", "session", id, "err", err)
+			writeError(w, http.StatusServiceUnavailable, "the turn could not be stopped")
+			return
+		}
+	} else if lr != nil {
 		lr.cancel(errStopped)
 	} else {
 		// Another process runs it: it reads the request from the record,

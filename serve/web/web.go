@@ -53,6 +53,13 @@ type Options struct {
 	// to make state-changing requests, besides the request's own: for a
 	// server behind a proxy that rewrites the Host header.
 	Origins []string
+	// Remote, when not nil, runs the chat turns of agents whose store has
+	// records (session.RecordsOf) in other processes (agcore serve
+	// --temporal: a durable runner's workers), which outlive the one that
+	// accepted them; a Remote that implements RemoteApprovals lists and
+	// decides the calls they wait on. Nil: every turn runs in this
+	// process.
+	Remote Remote
 	// Logger receives the errors the handler cannot report to the client
 	// (a failed stream write); nil means slog.Default().
 	Logger *slog.Logger

@@ -132,6 +132,7 @@ func decode(t *testing.T, resp *http.Response, status int) map[string]any {
 type event struct {
 	Type         string          `json:"type"`
 	Session      string          `json:"session"`
+	Run          string          `json:"run"`
 	Text         string          `json:"text"`
 	ID           string          `json:"id"`
 	Name         string          `json:"name"`

@@ -50,13 +50,16 @@ func (r *records) set(ns string, rec session.Record) session.Record {
 		}
 		r.ns[ns] = m
 	}
-	rec.Value = bytes.Clone(rec.Value)
 	if rec.Value == nil {
 		rec.Value = []byte{}
 	}
-	rec.Version = session.NewRecordVersion()
-	m[rec.Key] = rec
-	return clone(rec)
+	kept := rec
+	kept.Value = bytes.Clone(rec.Value)
+	kept.Version = session.NewRecordVersion()
+	m[rec.Key] = kept
+	// The caller's own value, not copied again: the store keeps its copy.
+	rec.Version = kept.Version
+	return rec
 }
 
 func clone(rec session.Record) session.Record {

@@ -22,17 +22,27 @@ const (
 )
 
 // runnerApprovals answers serve-runner's "pending" and "decide": the
-// calls the workflow of a background response (Response) or of an AG-UI
-// run (AGUI, its key PRINCIPAL/RUN) waits on, through its approvals query
+// calls the workflow of a background response (Response), of an AG-UI
+// run (AGUI, its key PRINCIPAL/RUN) or of a chat turn of the web page
+// (ChatID, PRINCIPAL/SESSION/RUN) waits on, through its approvals query
 // and update.
 func runnerApprovals(ctx context.Context, cl client.Client, req runnerRequest) (runnerReply, error) {
-	if (req.Response == "") == (req.AGUI == "") {
-		return runnerReply{}, errors.New(req.Op + ": a response or an AG-UI run, one of them")
+	n := 0
+	for _, id := range []string{req.Response, req.AGUI, req.ChatID} {
+		if id != "" {
+			n++
+		}
+	}
+	if n != 1 {
+		return runnerReply{}, errors.New(req.Op + ": a response, an AG-UI run or a chat turn, one of them")
 	}
 	pending, decide := agtemporal.PendingResponse, agtemporal.DecideResponse
 	id := req.Response
-	if req.AGUI != "" {
+	switch {
+	case req.AGUI != "":
 		pending, decide, id = agtemporal.PendingAGUI, agtemporal.DecideAGUI, req.AGUI
+	case req.ChatID != "":
+		pending, decide, id = agtemporal.PendingWeb, agtemporal.DecideWeb, req.ChatID
 	}
 	if req.Op == "pending" {
 		p, err := pending(ctx, cl, id)

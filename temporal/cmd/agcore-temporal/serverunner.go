@@ -19,6 +19,7 @@ import (
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/serve"
+	"github.com/agcore/agcore/serve/web"
 
 	agtemporal "github.com/agcore/agcore/temporal"
 )
@@ -39,9 +40,14 @@ type runnerRequest struct {
 	// Response is the response id to cancel, or whose approvals to list
 	// or decide.
 	Response string `json:"response,omitempty"`
-	// AGUI is the AG-UI run (its key, PRINCIPAL/RUN) whose approvals to
-	// list or decide, in place of Response.
+	// AGUI is the AG-UI run (its key, PRINCIPAL/RUN) to cancel or whose
+	// approvals to list or decide, in place of Response.
 	AGUI string `json:"agui,omitempty"`
+	// Chat is a chat turn of the web page to start ("start", in place of
+	// Turn); ChatID (web.ChatLog.ID: PRINCIPAL/SESSION/RUN) names one to
+	// cancel, or whose approvals to list or decide, in place of Response.
+	Chat   *web.RemoteChat `json:"chat,omitempty"`
+	ChatID string          `json:"chat_id,omitempty"`
 	// CallID, Approve and Reason are a decision ("decide"); Content, with
 	// the approval of an MCP server's request for input, the form's answer
 	// (a JSON object's text: agtemporal.Decision.Content).
@@ -89,11 +95,15 @@ its turn waits on ({"id":3,"pending":[...]}) and {"id":4,"op":"decide",
 call it does not wait on: "code":"unknown_call"; "content":"{...}" answers
 an MCP server's request for input, content that does not fit its form:
 "code":"invalid_content"); with "agui":"PRINCIPAL/RUN"
-in place of "response", they list and decide the calls of an AG-UI run's
-turn (workflow id agcore-agui/PRINCIPAL/RUN). {"id":5,"op":"status",
-"response":"resp_..."} (or "agui") describes the turn's workflow:
-{"id":5,"status":"Terminated","ended":true} ("Running" without "ended";
-"NotFound" for a workflow the server does not know). Each is answered
+in place of "response", they cancel an AG-UI run's turn (workflow id
+agcore-agui/PRINCIPAL/RUN) and list and decide its calls. A chat turn of
+the web page: {"op":"start","agents":[...],"chat":{...}} starts it
+(workflow id agcore-web/PRINCIPAL/SESSION/RUN), and
+"chat_id":"PRINCIPAL/SESSION/RUN" in place of "response" cancels it or
+lists and decides its calls. {"id":5,"op":"status","response":"resp_..."}
+(or "agui") describes the turn's workflow: {"id":5,"status":"Terminated",
+"ended":true} ("Running" without "ended"; "NotFound" for a workflow the
+server does not know). Each is answered
 {"id":N} or {"id":N,"error":"..."}. It exits when its input ends.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -108,6 +118,11 @@ turn (workflow id agcore-agui/PRINCIPAL/RUN). {"id":5,"op":"status",
 			return serveRunner(ctx, os.Stdin, os.Stdout, func(ctx context.Context, req runnerRequest) (runnerReply, error) {
 				switch req.Op {
 				case "start":
+					if req.Chat != nil {
+						in := chatInput(req)
+						in.Timeouts.Heartbeat = heartbeat
+						return runnerReply{}, agtemporal.StartWeb(ctx, cl, c.queue, in)
+					}
 					if req.Turn == nil {
 						return runnerReply{}, errors.New("start: no turn")
 					}
@@ -115,6 +130,12 @@ turn (workflow id agcore-agui/PRINCIPAL/RUN). {"id":5,"op":"status",
 					in.Timeouts.Heartbeat = heartbeat
 					return runnerReply{}, agtemporal.StartResponse(ctx, cl, c.queue, in)
 				case "cancel":
+					if req.ChatID != "" {
+						return runnerReply{}, agtemporal.CancelWeb(ctx, cl, req.ChatID)
+					}
+					if req.AGUI != "" {
+						return runnerReply{}, agtemporal.CancelAGUI(ctx, cl, req.AGUI)
+					}
 					return runnerReply{}, agtemporal.CancelResponse(ctx, cl, req.Response)
 				case "pending", "decide":
 					return runnerApprovals(ctx, cl, req)
@@ -143,6 +164,22 @@ func turnInput(req runnerRequest) agtemporal.TurnInput {
 	if q := t.Quota; q != nil {
 		in.Quota = &agtemporal.Quota{Total: q.Total, PerDay: q.PerDay}
 		if q.Principal != t.Owner {
+			in.QuotaPrincipal = q.Principal
+		}
+	}
+	return in
+}
+
+// chatInput is the workflow input of a start request of a chat turn of
+// the web page.
+func chatInput(req runnerRequest) agtemporal.TurnInput {
+	t := req.Chat
+	log := t.Log
+	in := agtemporal.TurnInput{Agents: req.Agents, Agent: t.Agent, Principal: log.Owner, SessionID: log.Session, TurnID: log.Run,
+		Messages: t.Input, ApproveAll: req.ApproveAll, Web: &log}
+	if q := t.Quota; q != nil {
+		in.Quota = &agtemporal.Quota{Total: q.Total, PerDay: q.PerDay}
+		if q.Principal != log.Owner {
 			in.QuotaPrincipal = q.Principal
 		}
 	}

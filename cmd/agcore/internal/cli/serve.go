@@ -49,6 +49,7 @@ OpenAI-compatible API:
                                   a background response's events again)
   POST /v1/responses/{id}/cancel  cancel a background response
   POST /agui/{agent}              the AG-UI protocol: RunAgentInput in, AG-UI events out
+  POST /agui/{agent}/runs/{run}/cancel  stop an AG-UI run, on whichever server runs it
   GET  /v1/approvals              tool calls waiting for your approval
   POST /v1/approvals/{id}         {"approved": true|false, "reason": "..."}
   GET  /healthz, /readyz          liveness, readiness
@@ -109,6 +110,10 @@ approval is shown on its stream by the agcore.approval_required event and
 listed and decided by /v1/approvals on every server too. A response with
 the client's own function tools (or a tool_choice other than auto), or an
 AG-UI run with the client's tools, runs in the server as without --temporal.
+The web page's chat turns run as workflows too (agents whose store has
+records): the page on any server lists, follows, stops and approves them
+(GET /api/runs, GET /api/sessions/{id}/run, POST /api/sessions/{id}/cancel,
+/api/approvals), the server that accepted the turn being gone or not.
 
 A2A: message/send with configuration.blocking false answers with the task at
 once and the turn runs on; tasks/resubscribe and tasks/get answer on any
@@ -240,7 +245,20 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return exit(ExitUsage, "%v", err)
 	}
-	page, err := web.New(set, broker, web.Options{Origins: origins, Logger: logger})
+	var rn *temporalRunner
+	if addr, _ := cmd.Flags().GetString("temporal"); addr != "" {
+		if rn, err = a.newTemporalRunner(cmd, s, &file); err != nil {
+			return err
+		}
+		defer rn.Close()
+	} else if cmd.Flags().Changed("namespace") || cmd.Flags().Changed("task-queue") || cmd.Flags().Changed("model-heartbeat") {
+		return exit(ExitUsage, "--namespace, --task-queue and --model-heartbeat go with --temporal HOST:PORT")
+	}
+	wopts := web.Options{Origins: origins, Logger: logger}
+	if rn != nil {
+		wopts.Remote = rn // the page's chat turns run as workflows too
+	}
+	page, err := web.New(set, broker, wopts)
 	if err != nil {
 		return exit(ExitUsage, "%v", err)
 	}
@@ -271,15 +289,8 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 		sopts.Records = records
 		sopts.RecordHeader = func(agent string) replay.Header { return headers[agent] }
 	}
-	if addr, _ := cmd.Flags().GetString("temporal"); addr != "" {
-		rn, err := a.newTemporalRunner(cmd, s, &file)
-		if err != nil {
-			return err
-		}
-		defer rn.Close()
+	if rn != nil {
 		sopts.Runner = rn
-	} else if cmd.Flags().Changed("namespace") || cmd.Flags().Changed("task-queue") || cmd.Flags().Changed("model-heartbeat") {
-		return exit(ExitUsage, "--namespace, --task-queue and --model-heartbeat go with --temporal HOST:PORT")
 	}
 	h, err := serve.New(sopts)
 	if err != nil {

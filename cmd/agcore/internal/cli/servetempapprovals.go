@@ -39,6 +39,13 @@ func (r *temporalRunner) DecideRemote(ctx context.Context, responseID, callID st
 	return decideError(a, err)
 }
 
+var _ serve.RemoteAGUICanceler = (*temporalRunner)(nil)
+
+// CancelAGUI implements serve.RemoteAGUICanceler.
+func (r *temporalRunner) CancelAGUI(ctx context.Context, key string) error {
+	return r.call(ctx, runnerMsg{Op: "cancel", AGUI: key})
+}
+
 // PendingAGUI implements serve.RemoteAGUIApprovals.
 func (r *temporalRunner) PendingAGUI(ctx context.Context, key string) ([]serve.RemoteApproval, error) {
 	a, err := r.ask(ctx, runnerMsg{Op: "pending", AGUI: key})

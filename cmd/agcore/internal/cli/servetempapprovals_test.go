@@ -30,8 +30,8 @@ while IFS= read -r l; do
 done`
 
 // TestTemporalRunnerDecidesWithContent: a remote decision's content goes
-// to serve-runner as the decide op's "content", for a response's call and
-// an AG-UI run's; the child's codes come back as the errors serve maps:
+// to serve-runner as the decide op's "content", for a response's call, an
+// AG-UI run's and a web page chat turn's; the child's codes come back as the errors serve maps:
 // invalid_content matches mcp.ErrFormContent (saying why, without the
 // agtemporal prefix), unknown_call approval.ErrUnknown, and an error
 // without a code is neither.
@@ -42,6 +42,7 @@ func TestTemporalRunnerDecidesWithContent(t *testing.T) {
 	decide := map[string]func(call string, d tool.Decision) error{
 		"response": func(call string, d tool.Decision) error { return r.DecideRemote(ctx, "resp_1", call, d) },
 		"agui":     func(call string, d tool.Decision) error { return r.DecideAGUI(ctx, "alice/run_1", call, d) },
+		"chat":     func(call string, d tool.Decision) error { return r.DecideChat(ctx, "alice/s1/run_1", call, d) },
 	}
 	for name, do := range decide {
 		for _, c := range []struct {

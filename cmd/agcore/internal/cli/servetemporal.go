@@ -1,8 +1,9 @@
 package cli
 
-// agcore serve --temporal: background responses run as Temporal
-// workflows on the workers (agcore worker), so that they outlive the
-// replica that accepted them. This process keeps serving every endpoint;
+// agcore serve --temporal: background responses, AG-UI runs and the web
+// page's chat turns (servewebtemporal.go) run as Temporal workflows on the
+// workers (agcore worker), so that they outlive the replica that accepted
+// them. This process keeps serving every endpoint;
 // its serve.Runner hands each background turn, as data, to a child
 // agcore-temporal serve-runner (the Temporal SDK lives in its own module,
 // which agcore cannot import), which starts and cancels the workflows.
@@ -26,12 +27,13 @@ import (
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
 	"github.com/agcore/agcore/serve"
+	"github.com/agcore/agcore/serve/web"
 )
 
 // addServeTemporalFlags adds serve's durable flags.
 func addServeTemporalFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	fs.String("temporal", "", "run background responses and AG-UI runs as Temporal workflows on the server at HOST:PORT, on the workers of agcore worker (with agcore-temporal): they go on when this server dies")
+	fs.String("temporal", "", "run background responses and AG-UI runs as Temporal workflows on the server at HOST:PORT, on the workers of agcore worker (with agcore-temporal): they go on when this server dies. The web page's chat turns run there too")
 	fs.String("namespace", "", `with --temporal: the Temporal namespace (default "default")`)
 	fs.String("task-queue", "", `with --temporal: the task queue of the workers (default "agcore")`)
 	fs.Duration("model-heartbeat", 0, "with --temporal: heartbeat timeout of a model call, after which a call whose worker died runs again on another (default 20s)")
@@ -65,7 +67,12 @@ type runnerMsg struct {
 	Turn       *serve.RemoteTurn `json:"turn,omitempty"`
 	Response   string            `json:"response,omitempty"`
 	AGUI       string            `json:"agui,omitempty"` // an AG-UI run's key, for its approvals
-	Error      string            `json:"error,omitempty"`
+	// A chat turn of the web page to start, or the id of one
+	// (web.ChatLog.ID) to cancel, or whose approvals to list or decide
+	// (servewebtemporal.go).
+	Chat   *web.RemoteChat `json:"chat,omitempty"`
+	ChatID string          `json:"chat_id,omitempty"`
+	Error  string          `json:"error,omitempty"`
 	// The approvals of a response's turn (servetempapprovals.go).
 	CallID  string                 `json:"call_id,omitempty"`
 	Approve bool                   `json:"approve,omitempty"`
