@@ -74,21 +74,33 @@ func (h *Handler) aguiRun(w http.ResponseWriter, r *http.Request) {
 	}
 	out := newSSE(w, h.flushEvery)
 	defer out.close()
-	followAGUI(r.Context(), out, log, recs, name, key, after)
+	h.followAGUI(r.Context(), out, log, recs, name, key, after)
 }
 
 // followAGUI writes to out the events of run name (lease record key)
 // after event after, to its end. A run whose lease record is gone for
 // endedGrace while its log has no final event was lost: its log ends
-// with RUN_ERROR (replica_lost).
-func followAGUI(ctx context.Context, out *sse, log *runlog.Log, recs session.Records, name, key string, after int64) {
-	var gone time.Time
+// with RUN_ERROR (replica_lost). A remote run whose lease is there but
+// whose run ended without its end (the Handler's RemoteWatcher says so,
+// asked once the log was quiet for RemoteCheckAfter) ends with RUN_ERROR
+// (run_ended).
+func (h *Handler) followAGUI(ctx context.Context, out *sse, log *runlog.Log, recs session.Records, name, key string, after int64) {
+	var (
+		gone  time.Time
+		quiet idleSince
+	)
 	idle := func(ctx context.Context, last int64) error {
+		quietFor := quiet.idle(last, time.Now())
 		if log.Running(name) {
 			return nil
 		}
 		if _, err := recs.GetRecord(ctx, aguiNamespace, key); err == nil || !errors.Is(err, session.ErrNotFound) {
 			gone = time.Time{}
+			if err == nil && quietFor >= RemoteCheckAfter {
+				// A remote run quiet for a while: its run may have
+				// ended without its end (remoteended.go).
+				h.endRemoteAGUI(ctx, recs, name, key, last)
+			}
 			return nil
 		}
 		if gone.IsZero() {

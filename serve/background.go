@@ -554,8 +554,12 @@ func (h *Handler) follow(w http.ResponseWriter, r *http.Request, recs session.Re
 // bgPoll), declares a turn whose process was lost failed, and ends a log
 // whose turn ended without its final event.
 func (h *Handler) followIdle(log *runlog.Log, recs session.Records, id, run string) func(ctx context.Context, last int64) error {
-	var checked time.Time
+	var (
+		checked time.Time
+		quiet   idleSince
+	)
 	return func(ctx context.Context, last int64) error {
+		idle := quiet.idle(last, time.Now())
 		if log.Running(run) || time.Since(checked) < bgPoll {
 			return nil
 		}
@@ -576,6 +580,11 @@ func (h *Handler) followIdle(log *runlog.Log, recs session.Records, id, run stri
 			if sr, now, err = markLost(ctx, recs, rec); err != nil {
 				return nil
 			}
+		}
+		if sr.Remote != nil && sr.Status == "in_progress" && idle >= RemoteCheckAfter {
+			// A remote turn quiet for a while: its run may have ended
+			// without its outcome (remoteended.go).
+			sr, now = h.endRemoteResponse(ctx, recs, id, sr)
 		}
 		if !sr.terminal() || (!now && time.Since(time.UnixMilli(sr.Ended)) < endedGrace) {
 			return nil

@@ -218,6 +218,19 @@
 // runs it writes AGUIEvents' events and ends it with FinishAGUI; a run id
 // that is running is then refused (409 run_exists).
 //
+// A remote turn whose run ended without writing its outcome (a durable
+// runner's workflow terminated, timed out or failed before its last
+// activity) would stay in progress: with a RemoteWatcher (a RemoteRunner
+// that says whether a turn's run still goes on), any process polled for
+// such a response, or following its log or an AG-UI run's with nothing
+// new for RemoteCheckAfter, asks it (at most once per RemoteCheckAfter per
+// turn and process, remoteended.go); a run that ended makes the response
+// "failed" (code run_ended, the runner's reason as the message: the
+// workflow's status), frees the principal's background slot and ends its
+// stream with response.failed, or ends the AG-UI run with RUN_ERROR
+// (run_ended). The writes are compare-and-swap: an outcome the runner
+// wrote meanwhile stays.
+//
 // # Owners
 //
 // A session belongs to a principal: the name of the token whose turn

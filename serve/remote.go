@@ -334,7 +334,7 @@ func (h *Handler) startRemote(r *http.Request, rr RemoteRunner, a host.Agent, ms
 	obj.Background = true
 	body, _ := json.Marshal(obj)
 	sr := slotRecord{Status: "in_progress", Principal: principal, Response: body, Background: true,
-		Lease: time.Now().Add(retention).UnixMilli(), Run: sl.run, Remote: &remoteRef{Agent: a.Name, Session: opts.SessionID}}
+		Lease: time.Now().Add(retention).UnixMilli(), Run: sl.run, Remote: &remoteRef{Agent: a.Name, Session: opts.SessionID, Slot: count.key, SlotVersion: count.version}}
 	if err := sl.rewrite(ctx, sr, time.Now().Add(retention)); err != nil {
 		fail()
 		h.log.LogAttrs(ctx, slog.LevelError, "starting a background response", slog.String("id", obj.ID), slog.String("error", err.Error()))

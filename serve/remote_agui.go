@@ -202,5 +202,5 @@ func (h *Handler) aguiRemote(w http.ResponseWriter, r *http.Request, rr RemoteRu
 	}
 	out := newSSE(w, h.flushEvery)
 	defer out.close()
-	followAGUI(ctx, out, log, recs, name, key, -1)
+	h.followAGUI(ctx, out, log, recs, name, key, -1)
 }

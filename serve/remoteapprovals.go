@@ -57,6 +57,11 @@ type RemoteApproval struct {
 type remoteRef struct {
 	Agent   string `json:"agent,omitempty"`
 	Session string `json:"session,omitempty"`
+	// Slot and SlotVersion are the principal's background slot the turn
+	// holds (ResponseLog's), freed by whichever process ends a turn whose
+	// run ended without its outcome (remoteended.go).
+	Slot        string `json:"slot,omitempty"`
+	SlotVersion int64  `json:"slot_version,omitempty"`
 }
 
 // remoteApprovals returns the Handler's RemoteApprovals, if its runner

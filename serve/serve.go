@@ -154,6 +154,7 @@ type Handler struct {
 
 	locks  sessionLocks    // Responses turns, one at a time per session
 	recent recentResponses // for GET /v1/responses/{id}
+	checks remoteChecks    // when remote turns were last asked about (remoteended.go)
 
 	bgMu   sync.Mutex
 	logs   map[session.Records]*runlog.Log // the event logs, one per store

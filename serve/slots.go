@@ -235,6 +235,12 @@ func (h *Handler) storedResponse(ctx context.Context, id, principal string) (jso
 					sr = now
 				}
 			}
+			// A remote turn whose run ended without its outcome reads
+			// failed (remoteended.go), once it is old enough to have
+			// started.
+			if sr.Remote != nil && sr.Status == "in_progress" && startedBefore(sr.Response, time.Now().Add(-RemoteCheckAfter)) {
+				sr, _ = h.endRemoteResponse(ctx, recs, id, sr)
+			}
 			if sr.Status != "completed" {
 				return sr.Response, true, nil
 			}

@@ -43,13 +43,21 @@ type Options struct {
 	Hooks *middleware.Hooks
 	// Tools are the tools turns may offer, in the order they are offered.
 	Tools []tool.Tool
+	// ToolsNow, when set, returns the worker's tools as they are now, in
+	// place of Tools, for tools that change while the worker runs (its MCP
+	// servers', after tools/list_changed): each description of a turn,
+	// each provider's injected tools and each tool call look them up
+	// there. It must be safe for concurrent use.
+	ToolsNow func() []tool.Tool
 	// Store keeps sessions; nil runs turns without history or persistence
 	// (a turn with a session id then fails).
 	Store session.Store
 	// Providers add context to every run that has a session, each call
 	// of Invoking and Invoked an activity. Their Invocation has no Agent,
-	// and of the tools they inject only those the worker has (Tools) are
-	// offered.
+	// and of the tools they inject only those the worker has (Tools, or
+	// ToolsNow) are offered. A provider whose Injection has ToolsNow is
+	// asked for its tools again before each model call of the turn after
+	// the first (an activity each time), as in-process.
 	Providers []agent.ContextProvider
 	// Telemetry, when set, traces each model call (a chat span in the
 	// GenAI conventions) and each tool call (execute_tool) inside its
@@ -157,10 +165,12 @@ type PersistInput struct {
 }
 
 type activities struct {
-	opts  Options
-	tasks a2aserve.TaskWriter // A2A tasks' writes and push notifications (a2a.go)
-	mu    sync.Mutex
-	made  map[string]llm.Model // NewModel's, by provider and model
+	opts Options
+	mu   sync.Mutex
+	made map[string]llm.Model // NewModel's, by provider and model
+	now  toolsNowCache        // the providers' ToolsNow, by run (toolsnow.go)
+	// tasks writes A2A tasks and sends their push notifications (a2a.go).
+	tasks a2aserve.TaskWriter
 }
 
 func (a *activities) model(name string) (llm.Model, error) { return a.resolve("", name) }
@@ -388,7 +398,7 @@ func ModelError(err error) error {
 // Tool runs one tool call. A tool's error is an error result the model
 // reads; an error wrapping tool.ErrFatal fails the turn.
 func (a *activities) Tool(ctx context.Context, in ToolInput) (out *ToolOutput, err error) {
-	t, ok := tool.Find(a.opts.Tools, in.Name)
+	t, ok := tool.Find(a.toolsNow(), in.Name)
 	if !ok {
 		return &ToolOutput{Text: fmt.Sprintf("tool %q not found", in.Name), IsError: true}, nil
 	}

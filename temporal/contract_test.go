@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -56,6 +57,9 @@ type contractCase struct {
 	gate bool
 	// quota is principal alice's total limit (nil: no principal).
 	quota *budget.Limits
+	// shelf adds the shelf provider, whose tool "late" appears once
+	// "unlock" has run.
+	shelf bool
 	check func(t *testing.T, o *outcome)
 }
 
@@ -141,6 +145,56 @@ func (p *notesProvider) Invoked(_ context.Context, _ *agent.Invocation, out *age
 		p.invoked = append(p.invoked, out.Response.Message.Text())
 	}
 	return nil
+}
+
+// shelf is a context provider whose tools change while a turn runs, as
+// an MCP server's do (tools/list_changed): it offers the worker's tool
+// "late" once a call of the tool "unlock" has run, through
+// agent.Injection.ToolsNow, so the turn's next model call is offered it.
+type shelf struct {
+	open atomic.Bool
+	late tool.Tool
+}
+
+func newShelf(ran func(string)) (*shelf, []tool.Tool) {
+	s := &shelf{}
+	s.late = tool.MustFunc("late", "A tool that appears during the turn.", func(ctx context.Context, in echoIn) (string, error) {
+		ran("late")
+		return "late: " + in.Text, nil
+	})
+	unlock := tool.MustFunc("unlock", "Make the tool late appear.", func(ctx context.Context, in echoIn) (string, error) {
+		ran("unlock")
+		s.open.Store(true)
+		return "unlocked", nil
+	})
+	return s, []tool.Tool{unlock, s.late}
+}
+
+func (s *shelf) Name() string { return "shelf" }
+
+func (s *shelf) now() []tool.Tool {
+	if s.open.Load() {
+		return []tool.Tool{s.late}
+	}
+	return nil
+}
+
+func (s *shelf) Invoking(context.Context, *agent.Invocation) (agent.Injection, error) {
+	return agent.Injection{Tools: s.now(), ToolsNow: s.now}, nil
+}
+
+func (s *shelf) Invoked(context.Context, *agent.Invocation, *agent.Outcome) error { return nil }
+
+// workerTools returns the tools and context providers of a case's worker
+// (or in-process agent): contractTools, the shelf's tools, the notes
+// provider and, when the case asks for it, the shelf.
+func workerTools(c contractCase, ran func(string), notes *notesProvider) ([]tool.Tool, []agent.ContextProvider) {
+	sh, more := newShelf(ran)
+	providers := []agent.ContextProvider{notes}
+	if c.shelf {
+		providers = append(providers, sh)
+	}
+	return append(contractTools(ran), more...), providers
 }
 
 // pickHooks returns the hooks of h named in names (nil when none).
@@ -324,6 +378,24 @@ func contractCases() []contractCase {
 			},
 		},
 		{
+			name:  "a tool a provider's ToolsNow offers during the turn is offered to the next model call and runs",
+			specs: one(agent.Spec{Name: "main", Tools: []string{"unlock"}}),
+			shelf: true,
+			script: steps(llmtest.Reply(llmtest.Call("u1", "unlock", `{"text":"x"}`)),
+				llmtest.Reply(llmtest.Call("l1", "late", `{"text":"now"}`)), llmtest.Text("done")),
+			input: "unlock, then use late",
+			check: func(t *testing.T, o *outcome) {
+				must(t, o.err == nil && o.text == "done" && o.ran["unlock"] == 1 && o.ran["late"] == 1, "%s: %+v", o.driver, o)
+				must(t, len(o.requests) == 3, "%s: %d model calls", o.driver, len(o.requests))
+				offered := func(r *llm.Request) bool {
+					return slices.ContainsFunc(r.Tools, func(d llm.ToolDefinition) bool { return d.Name == "late" })
+				}
+				must(t, !offered(o.requests[0]) && offered(o.requests[1]), "%s: late offered %v, %v", o.driver, offered(o.requests[0]), offered(o.requests[1]))
+				r := results(o.transcript)
+				must(t, len(r) == 2 && !r[1].IsError && r[1].Text() == "late: now", "%s: results %+v", o.driver, r)
+			},
+		},
+		{
 			name:   "a failed model call fails the turn with its kind and leaves the session as it was",
 			specs:  one(agent.Spec{Name: "main", Tools: []string{"echo"}}),
 			script: steps(llmtest.Fail(&llm.Error{Kind: llm.KindAuth, StatusCode: 401, Message: "bad key"})),
@@ -391,9 +463,9 @@ func runInProcess(t *testing.T, c contractCase) *outcome {
 	seed(t, store, c.history)
 	model := llmtest.New(c.script()...)
 	ran := &counter{n: map[string]int{}}
-	ts := contractTools(ran.add)
 	hooks := contractHooks()
 	notes := &notesProvider{}
+	ts, providers := workerTools(c, ran.add, notes)
 	approver := tool.ApproverFunc(func(_ context.Context, call tool.Call) (tool.Decision, error) {
 		return tool.Decision{Approved: c.approve[call.ID], Reason: "denied by the test"}, nil
 	})
@@ -411,7 +483,7 @@ func runInProcess(t *testing.T, c contractCase) *outcome {
 			info.ContextWindow = s.ContextWindow
 		}
 		counter, _ := tiktoken.For(info.Name)
-		cfg, err := s.Apply(agent.Config{Tools: append(mine, subs...), Store: store, Approver: approver, Providers: []agent.ContextProvider{notes},
+		cfg, err := s.Apply(agent.Config{Tools: append(mine, subs...), Store: store, Approver: approver, Providers: providers,
 			Hooks: pickHooks(hooks, s.Hooks), ModelInfo: &info, Compaction: &compact.Policy{Counter: counter},
 			Retry: middleware.RetryConfig{MaxAttempts: 1}, Logger: slog.New(slog.DiscardHandler)}, model)
 		if err != nil {
@@ -468,8 +540,9 @@ func runDurable(t *testing.T, c contractCase) *outcome {
 	model := llmtest.New(c.script()...)
 	ran := &counter{n: map[string]int{}}
 	notes := &notesProvider{}
+	ts, providers := workerTools(c, ran.add, notes)
 	agtemporal.Register(env, agtemporal.Options{Models: map[string]llm.Model{"m": model}, DefaultModel: "m",
-		Tools: contractTools(ran.add), Store: store, Hooks: contractHooks(), Providers: []agent.ContextProvider{notes}})
+		Tools: ts, Store: store, Hooks: contractHooks(), Providers: providers})
 	if len(c.approve) > 0 {
 		for i := 1; i <= 5; i++ {
 			env.RegisterDelayedCallback(func() {
@@ -583,8 +656,9 @@ func runDevServer(t *testing.T, cl client.Client, c contractCase, queue string) 
 	model := llmtest.New(c.script()...)
 	ran := &counter{n: map[string]int{}}
 	notes := &notesProvider{}
+	ts, providers := workerTools(c, ran.add, notes)
 	w := agtemporal.NewWorker(cl, queue, agtemporal.Options{Models: map[string]llm.Model{"m": model}, DefaultModel: "m",
-		Tools: contractTools(ran.add), Store: store, Hooks: contractHooks(), Providers: []agent.ContextProvider{notes}}, worker.Options{})
+		Tools: ts, Store: store, Hooks: contractHooks(), Providers: providers}, worker.Options{})
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}

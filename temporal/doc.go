@@ -45,7 +45,8 @@
 //	the model                  the adapter              a Model activity per call
 //	Tools                      the tools                a Tool activity per call
 //	Store                      the store                Load and Persist activities
-//	Providers                  the providers            Provide activities (Invoking, Invoked)
+//	Providers                  the providers            Provide activities (Invoking, Invoked,
+//	                                                    ToolsNow before each model call after the first)
 //	named Hooks                the hooks                a Hook activity per hook run
 //	Approver                   a person, a broker       the workflow: Query, Update, timer
 //
@@ -57,6 +58,17 @@
 // and its transcript its own session, as in-process. Input guardrails run
 // before the turn's first model call (an in-process agent may run them
 // beside it): a tripped durable turn never calls the model.
+//
+// Tools that change while a turn runs (an MCP server's tools/list_changed)
+// reach the turn's next model call, as in-process: a worker's context
+// provider whose agent.Injection has ToolsNow is asked for its tools again
+// before each model call after the first, a Provide local activity whose
+// answer (the tools' specs) is recorded in history, so the step's tools
+// replay (toolsnow.go, behind workflow.GetVersion "agcore.tools-now").
+// [Options].ToolsNow gives the worker's tools as they are now, for the
+// description, the providers' tools and each Tool activity; the
+// agcore-temporal worker sets it, and such a provider, for its MCP
+// servers.
 //
 // # Versions
 //
@@ -191,7 +203,12 @@
 // workflow.GetVersion "agcore.agui-approval-event"), and listed and
 // decided by [PendingAGUI] and [DecideAGUI] (serve's GET and POST
 // /v1/approvals through serve-runner), as a response's by
-// [PendingResponse] and [DecideResponse].
+// [PendingResponse] and [DecideResponse]. A workflow that ended without
+// writing its outcome (terminated by an operator, timed out, failed
+// before its last activity) is found by the serving processes: they ask
+// serve-runner for its status (DescribeWorkflowExecution) through
+// serve.RemoteWatcher, and end its response failed, or its AG-UI run with
+// RUN_ERROR, themselves.
 //
 // With TurnInput.A2A set ([StartA2A], workflow id [A2AWorkflowID]:
 // agcore-a2a/AGENT/TASK), the turn is an A2A task of the serving

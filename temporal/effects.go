@@ -69,6 +69,10 @@ type ProvideInput struct {
 	Options   agent.RunOptions
 	// Outcome is the run's end, for Invoked.
 	Outcome *OutcomeData
+	// Now asks for the provider's tools as they are now (the ToolsNow of
+	// the Injection its Invoking returned for this run), before a model
+	// call of the turn after its first.
+	Now bool `json:",omitempty"`
 }
 
 // OutcomeData is an agent.Outcome as data.
@@ -86,6 +90,14 @@ type ProvideResult struct {
 	ReplaceMessages bool
 	Tools           []string // the tools it offered that the worker has
 	State           map[string]json.RawMessage
+	// Specs describe Tools, in their order (nil in histories recorded
+	// before they were added: the workflow then finds Tools among the
+	// turn's agents' tools).
+	Specs []ToolSpec `json:",omitempty"`
+	// Changing reports that the provider's tools may change while the
+	// turn runs (its Injection had ToolsNow): the workflow asks for them
+	// again (ProvideInput.Now) before each model call after the first.
+	Changing bool `json:",omitempty"`
 }
 
 // HookInput runs one of the worker's hooks at one event.
@@ -159,12 +171,13 @@ func (a *activities) Describe(ctx context.Context, in DescribeInput) (*DescribeR
 
 // tools returns the worker's tools by name (nil: all of them).
 func (a *activities) tools(names []string) ([]tool.Tool, error) {
+	have := a.toolsNow()
 	if names == nil {
-		return a.opts.Tools, nil
+		return have, nil
 	}
 	out := make([]tool.Tool, 0, len(names))
 	for _, name := range names {
-		t, ok := tool.Find(a.opts.Tools, name)
+		t, ok := tool.Find(have, name)
 		if !ok {
 			return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("no tool %q on this worker", name), "agcore.UnknownTool", nil)
 		}
@@ -225,17 +238,21 @@ func (a *activities) Provide(ctx context.Context, in ProvideInput) (*ProvideResu
 			out.Response = &agent.Response{RunID: in.RunID, Agent: in.Agent, SessionID: sess.ID, Message: in.Outcome.Response.Message,
 				Messages: in.Outcome.Response.Transcript, FinishReason: in.Outcome.Response.FinishReason, Usage: in.Outcome.Response.Usage}
 		}
+		a.now.drop(nowKey(ctx, in))
 		return &ProvideResult{}, p.Invoked(ctx, inv, out)
+	}
+	if in.Now {
+		return a.provideNow(ctx, p, in, inv)
 	}
 	inj, err := p.Invoking(ctx, inv)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "agcore.ProviderFailed", nil)
 	}
 	res := &ProvideResult{Instructions: inj.Instructions, Messages: inj.Messages, ReplaceMessages: inj.ReplaceMessages}
-	for _, t := range inj.Tools {
-		if _, ok := tool.Find(a.opts.Tools, t.Name()); ok {
-			res.Tools = append(res.Tools, t.Name())
-		}
+	res.Tools, res.Specs = a.runnable(inj.Tools)
+	if inj.ToolsNow != nil {
+		res.Changing = true
+		a.now.keep(nowKey(ctx, in), inj.ToolsNow)
 	}
 	for k, v := range sess.State {
 		if old, ok := before[k]; !ok || !bytes.Equal(old, v) {

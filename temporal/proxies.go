@@ -219,8 +219,16 @@ type actProvider struct {
 func (p *actProvider) Name() string { return p.name }
 
 func (p *actProvider) call(ctx context.Context, inv *agent.Invocation, out *OutcomeData) (*ProvideResult, error) {
-	d := p.d
 	w := wf(ctx)
+	in := p.input(inv, out)
+	var res ProvideResult
+	err := workflow.ExecuteLocalActivity(p.d.local(w, 3), activityProvide, in).Get(w, &res)
+	return &res, err
+}
+
+// input is the Provide activity's input for inv (and, for Invoked, out).
+func (p *actProvider) input(inv *agent.Invocation, out *OutcomeData) ProvideInput {
+	d := p.d
 	in := ProvideInput{Provider: p.index, RunID: inv.RunID, Principal: d.in.Principal, Session: inv.Session,
 		Messages: inv.Messages, Outcome: out}
 	if inv.Agent != nil {
@@ -232,9 +240,7 @@ func (p *actProvider) call(ctx context.Context, inv *agent.Invocation, out *Outc
 			MaxTokens: o.MaxTokens, ToolChoice: o.ToolChoice, ResponseFormat: o.ResponseFormat, Declared: o.Declared,
 			Metadata: o.Metadata, Budget: o.Budget, SessionBudget: o.SessionBudget}
 	}
-	var res ProvideResult
-	err := workflow.ExecuteLocalActivity(d.local(w, 3), activityProvide, in).Get(w, &res)
-	return &res, err
+	return in
 }
 
 func (p *actProvider) Invoking(ctx context.Context, inv *agent.Invocation) (agent.Injection, error) {
@@ -254,14 +260,13 @@ func (p *actProvider) Invoking(ctx context.Context, inv *agent.Invocation) (agen
 			}
 		}
 	}
-	inj := agent.Injection{Instructions: res.Instructions, Messages: res.Messages, ReplaceMessages: res.ReplaceMessages}
-	for _, name := range res.Tools {
-		for _, ts := range p.d.allTools() {
-			if ts.Definition.Name == name {
-				inj.Tools = append(inj.Tools, &actTool{d: p.d, spec: ts})
-				break
-			}
-		}
+	inj := agent.Injection{Instructions: res.Instructions, Messages: res.Messages, ReplaceMessages: res.ReplaceMessages,
+		Tools: p.tools(*res)}
+	// Tools that change while the turn runs are asked for again before
+	// each model call after the first (toolsnow.go); turns recorded
+	// before this never get here (no result of theirs says Changing).
+	if w := wf(ctx); res.Changing && workflow.GetVersion(w, toolsNowVersion, workflow.DefaultVersion, 1) >= 1 {
+		inj.ToolsNow = p.toolsNow(w, p.input(inv, nil), inj.Tools)
 	}
 	return inj, nil
 }

@@ -34,8 +34,8 @@ func TestReplayCommittedHistories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < 14 {
-		t.Fatalf("found %d committed histories, want 14 (4 of version 1, 10 of version 2)", len(files))
+	if len(files) < 16 {
+		t.Fatalf("found %d committed histories, want 16 (4 of version 1, 12 of version 2)", len(files))
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
@@ -250,4 +250,57 @@ func TestRecordResponseHistory(t *testing.T) {
 		t.Fatalf("the response's record: %s, %v", rec.Value, err)
 	}
 	t.Logf("a background response of one tool call: %d history events", len(events))
+}
+
+// TestRecordToolsNowHistory records testdata/history-v2-tools-now.json: a
+// turn whose context provider's tools change while it runs (the shelf of
+// the contract suite: "late" appears once "unlock" has run), asked for
+// them again before each model call after the first (version 1 of
+// "agcore.tools-now"), and the model calls the new tool in the same turn.
+// It runs only with AGCORE_RECORD_HISTORIES=1 (and a dev server):
+//
+//	AGCORE_RECORD_HISTORIES=1 go test -run TestRecordToolsNowHistory .
+func TestRecordToolsNowHistory(t *testing.T) {
+	if os.Getenv("AGCORE_RECORD_HISTORIES") != "1" {
+		t.Skip("set AGCORE_RECORD_HISTORIES=1 to record testdata/history-v2-tools-now.json")
+	}
+	_, cl := devServer(t)
+	ctx := context.Background()
+	model := llmtest.New(llmtest.Reply(llmtest.Call("u1", "unlock", `{"text":"x"}`)),
+		llmtest.Reply(llmtest.Call("l1", "late", `{"text":"now"}`)), llmtest.Text("done"))
+	sh, ts := newShelf(func(string) {})
+	w := agtemporal.NewWorker(cl, "record-tools-now", agtemporal.Options{Models: map[string]llm.Model{"m": model}, DefaultModel: "m",
+		Tools: ts, Store: memstore.New(), Providers: []agent.ContextProvider{sh}}, worker.Options{Identity: "agcore-record"})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	run, err := agtemporal.StartTurn(ctx, cl, "record-tools-now", agtemporal.TurnInput{SessionID: "rec", TurnID: "tools-now",
+		Messages: []llm.Message{llm.UserText("unlock, then use late")}, Agents: []agent.Spec{{Name: "main", Tools: []string{"unlock"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res agtemporal.TurnResult
+	if err := run.Get(ctx, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "done" || len(res.Transcript) != 5 || res.Transcript[3].Text() != "late: now" {
+		t.Fatalf("the turn: %+v", res)
+	}
+	var events []*historypb.HistoryEvent
+	it := cl.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, 0)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, ev)
+	}
+	b, err := protojson.MarshalOptions{Indent: " "}.Marshal(&historypb.History{Events: events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("testdata", "history-v2-tools-now.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

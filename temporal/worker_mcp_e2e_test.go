@@ -164,3 +164,49 @@ func TestE2EMCPElicitationFormAnsweredWithContent(t *testing.T) {
 	}
 	worker.stop(t, syscall.SIGTERM)
 }
+
+// TestE2EWorkerMCPToolListChangeReachesTheSameTurn: an MCP server adds a
+// tool while a call of a durable turn runs (tools/list_changed before the
+// call's answer): `agcore worker --mcp-url` offers it to the turn's next
+// model call, and runs its call in the same turn, as agcore run does
+// in-process.
+func TestE2EWorkerMCPToolListChangeReachesTheSameTurn(t *testing.T) {
+	server := sdk.NewServer(&sdk.Implementation{Name: "live", Version: "v1"}, nil)
+	obj := json.RawMessage(`{"type":"object"}`)
+	server.AddTool(&sdk.Tool{Name: "unlock", InputSchema: obj}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		server.AddTool(&sdk.Tool{Name: "secret", Description: "Tells the secret", InputSchema: obj}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "the secret is 42"}}}, nil
+		})
+		// The SDK sends list_changed after a short delay: answer once it
+		// is out, as a server that announces its change before answering.
+		time.Sleep(300 * time.Millisecond)
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "unlocked"}}}, nil
+	})
+	mcpSrv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, nil))
+	t.Cleanup(mcpSrv.Close)
+	w, _ := newWorld(t,
+		sseReply("", fakeCall{"u1", "mcp__http__unlock", `{}`}),
+		sseReply("", fakeCall{"s1", "mcp__http__secret", `{}`}),
+		sseReply("It is 42."))
+	worker := agcoreWorker(t, w, "--tools", "none", "--mcp-url", mcpSrv.URL)
+	run := startAgcore(t, "run", "--temporal", w.addr, "--session", uniqueSession("listchange"), "unlock it and tell me the secret")
+	if code := run.wait(t, "agcore run --temporal"); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, run.out, run.errw)
+	}
+	w.fake.mu.Lock()
+	bodies := append([]string(nil), w.fake.bodies...)
+	w.fake.mu.Unlock()
+	if len(bodies) != 3 {
+		t.Fatalf("%d model calls, want 3", len(bodies))
+	}
+	if strings.Contains(bodies[0], `"name":"mcp__http__secret"`) {
+		t.Errorf("the first model call was offered the tool before it existed: %s", bodies[0])
+	}
+	if !strings.Contains(bodies[1], `"name":"mcp__http__secret"`) || !strings.Contains(bodies[1], `"name":"mcp__http__unlock"`) {
+		t.Errorf("the turn's second model call was not offered the new tool: %s", bodies[1])
+	}
+	if !strings.Contains(bodies[2], "the secret is 42") {
+		t.Errorf("the new tool's result did not reach the model: %s", bodies[2])
+	}
+	worker.stop(t, syscall.SIGTERM)
+}

@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/serve"
@@ -72,6 +75,12 @@ type runnerReply struct {
 	Code string `json:"code,omitempty"`
 	// Pending answers "pending": the calls the response's turn waits on.
 	Pending []serve.RemoteApproval `json:"pending,omitempty"`
+	// Status and Ended answer "status": the turn's workflow status
+	// (Temporal's name: "Running", "Terminated", "TimedOut", "Failed",
+	// "Completed", "Canceled"; "NotFound" for a workflow the server does
+	// not know) and whether it ended.
+	Status string `json:"status,omitempty"`
+	Ended  bool   `json:"ended,omitempty"`
 }
 
 func newServeRunnerCmd() *cobra.Command {
@@ -101,7 +110,10 @@ the web page: {"op":"start","agents":[...],"chat":{...}} starts it
 lists and decides its calls. An A2A task: {"op":"start","agents":[...],
 "task":{...}} starts its turn (workflow id agcore-a2a/AGENT/TASK), and
 "a2a":"AGENT/TASK" in place of "response" cancels it or lists and
-decides its calls. Each is answered
+decides its calls. {"id":5,"op":"status","response":"resp_..."}
+(or "agui") describes the turn's workflow: {"id":5,"status":"Terminated",
+"ended":true} ("Running" without "ended"; "NotFound" for a workflow the
+server does not know). Each is answered
 {"id":N} or {"id":N,"error":"..."}. It exits when its input ends.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -146,6 +158,8 @@ decides its calls. Each is answered
 					return runnerReply{}, agtemporal.CancelResponse(ctx, cl, req.Response)
 				case "pending", "decide":
 					return runnerApprovals(ctx, cl, req)
+				case "status":
+					return runnerStatus(ctx, cl, req)
 				}
 				return runnerReply{}, fmt.Errorf("unknown op %q", req.Op)
 			})
@@ -236,4 +250,23 @@ func serveRunner(ctx context.Context, in io.Reader, out io.Writer, do func(conte
 	}
 	wg.Wait()
 	return sc.Err()
+}
+
+// runnerStatus answers "status": the workflow of the response's (or the
+// AG-UI run's) turn described, its status and whether it ended.
+func runnerStatus(ctx context.Context, cl client.Client, req runnerRequest) (runnerReply, error) {
+	id := agtemporal.ResponseWorkflowID(req.Response)
+	if req.AGUI != "" {
+		id = agtemporal.AGUIWorkflowID(req.AGUI)
+	}
+	d, err := cl.DescribeWorkflowExecution(ctx, id, "")
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return runnerReply{Status: "NotFound"}, nil
+	}
+	if err != nil {
+		return runnerReply{}, err
+	}
+	st := d.GetWorkflowExecutionInfo().GetStatus()
+	return runnerReply{Status: st.String(), Ended: st != enums.WORKFLOW_EXECUTION_STATUS_RUNNING}, nil
 }

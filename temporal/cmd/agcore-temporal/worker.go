@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/mcp"
 	"github.com/agcore/agcore/otelagent"
@@ -101,8 +103,10 @@ on another.`,
 					return usageError{err}
 				}
 			}
+			var group *mcp.Group
 			if len(mcpCmds)+len(mcpURLs) > 0 {
-				group, err := connectMCP(ctx, mcpCmds, mcpURLs, func(ctx context.Context, server string, req *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+				var err error
+				group, err = connectMCP(ctx, mcpCmds, mcpURLs, func(ctx context.Context, server string, req *sdk.ElicitParams) (*sdk.ElicitResult, error) {
 					return agtemporal.Elicit(ctx, elicitClient.Load(), server, req)
 				})
 				if err != nil {
@@ -115,6 +119,13 @@ on another.`,
 				ts = append(ts, recordTool(testRecord))
 			}
 			opts := agtemporal.Options{Models: map[string]llm.Model{name: m}, DefaultModel: name, Tools: ts, Store: st, MaxResultBytes: maxResult}
+			if group != nil {
+				// The MCP servers' tools change (tools/list_changed): the
+				// worker looks its tools up as they are now, and a turn
+				// is offered a tool a server added from its next model
+				// call on, as agcore run's turn is.
+				opts.ToolsNow, opts.Providers = mcpToolsNow(ts, group)
+			}
 			// A turn's agent may name another provider or model: the
 			// worker makes it with the registry and its own keys (the
 			// base URL of --base-url only for its own provider).
@@ -256,3 +267,47 @@ func recordTool(path string) tool.Tool {
 		return "recorded " + in.Text, nil
 	})
 }
+
+// mcpToolsNow returns the worker's tools as they are now (ts with the MCP
+// servers' tools as last listed in place of those ts holds), and the
+// context provider that offers each durable turn's runs (those with a
+// session) the tools the servers added since the worker started, asked
+// again before each model call after the first (agent.Injection.ToolsNow):
+// a tool a server adds during a turn is offered to its next model call.
+// The tools the servers had at the start are the worker's own, offered
+// as a turn's agents name them.
+func mcpToolsNow(ts []tool.Tool, group *mcp.Group) (func() []tool.Tool, []agent.ContextProvider) {
+	listed := map[string]bool{}
+	for _, t := range group.Tools() {
+		listed[t.Name()] = true
+	}
+	var own []tool.Tool // the file tools, the test record tool
+	for _, t := range ts {
+		if !listed[t.Name()] {
+			own = append(own, t)
+		}
+	}
+	now := func() []tool.Tool { return append(slices.Clip(own), group.Tools()...) }
+	added := func() []tool.Tool {
+		var out []tool.Tool
+		for _, t := range group.Tools() {
+			if !listed[t.Name()] {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	return now, []agent.ContextProvider{&mcpAdded{added: added}}
+}
+
+// mcpAdded offers each run the tools the MCP servers added since the
+// worker started, and again before each model call after the first.
+type mcpAdded struct{ added func() []tool.Tool }
+
+func (p *mcpAdded) Name() string { return "mcp-added-tools" }
+
+func (p *mcpAdded) Invoking(context.Context, *agent.Invocation) (agent.Injection, error) {
+	return agent.Injection{Tools: p.added(), ToolsNow: p.added}, nil
+}
+
+func (p *mcpAdded) Invoked(context.Context, *agent.Invocation, *agent.Outcome) error { return nil }

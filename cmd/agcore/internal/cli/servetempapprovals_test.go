@@ -74,3 +74,36 @@ func TestTemporalRunnerDecidesWithContent(t *testing.T) {
 		}
 	}
 }
+
+// fakeStatusRunner is a serve-runner child answering "status" as
+// agcore-temporal's does: resp_1's workflow was terminated, AG-UI run
+// alice/run_1's is running, anything else unknown.
+const fakeStatusRunner = `n=0
+while IFS= read -r l; do
+  n=$((n+1))
+  case "$l" in
+    *'"op":"status"'*'"response":"resp_1"'*) printf '{"id":%d,"status":"Terminated","ended":true}\n' "$n" ;;
+    *'"op":"status"'*'"agui":"alice/run_1"'*) printf '{"id":%d,"status":"Running"}\n' "$n" ;;
+    *'"op":"status"'*) printf '{"id":%d,"status":"NotFound"}\n' "$n" ;;
+    *) printf '{"id":%d,"error":"unexpected request"}\n' "$n" ;;
+  esac
+done`
+
+// TestTemporalRunnerRemoteEnded: serve.RemoteWatcher's RemoteEnded asks
+// serve-runner's "status" op: a workflow that ended is ended, its reason
+// naming its status; a running one, or one the server does not know, is
+// not.
+func TestTemporalRunnerRemoteEnded(t *testing.T) {
+	r := &temporalRunner{bin: "/bin/sh", args: []string{"-c", fakeStatusRunner}, stderr: io.Discard}
+	defer r.Close()
+	ctx := context.Background()
+	ended, reason, err := r.RemoteEnded(ctx, "resp_1", "")
+	if err != nil || !ended || !strings.Contains(reason, "ended without its outcome") || !strings.Contains(reason, "Terminated") {
+		t.Errorf("resp_1: %v %q %v", ended, reason, err)
+	}
+	for _, c := range [][2]string{{"", "alice/run_1"}, {"resp_2", ""}} {
+		if ended, reason, err := r.RemoteEnded(ctx, c[0], c[1]); err != nil || ended || reason != "" {
+			t.Errorf("%v: %v %q %v", c, ended, reason, err)
+		}
+	}
+}

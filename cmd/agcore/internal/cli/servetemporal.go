@@ -85,6 +85,10 @@ type runnerMsg struct {
 	Content string                 `json:"content,omitempty"` // an MCP form's answer
 	Pending []serve.RemoteApproval `json:"pending,omitempty"`
 	Code    string                 `json:"code,omitempty"`
+	// The answer to "status": the workflow's status (Temporal's name of
+	// it, "Running", "Terminated", ...; "NotFound") and whether it ended.
+	Status string `json:"status,omitempty"`
+	Ended  bool   `json:"ended,omitempty"`
 }
 
 // newTemporalRunner returns the runner of agcore serve --temporal ADDR,
@@ -231,6 +235,21 @@ func (r *temporalRunner) StartRemote(ctx context.Context, t serve.RemoteTurn) er
 // CancelRemote implements serve.RemoteRunner.
 func (r *temporalRunner) CancelRemote(ctx context.Context, responseID string) error {
 	return r.call(ctx, runnerMsg{Op: "cancel", Response: responseID})
+}
+
+// The runner says whether a remote turn's workflow still runs.
+var _ serve.RemoteWatcher = (*temporalRunner)(nil)
+
+// RemoteEnded implements serve.RemoteWatcher: the serve-runner child
+// describes the turn's workflow (its "status" op); one that is no longer
+// running ended without the turn's outcome when serve asks (the outcome's
+// write is its last activity).
+func (r *temporalRunner) RemoteEnded(ctx context.Context, responseID, aguiKey string) (bool, string, error) {
+	a, err := r.ask(ctx, runnerMsg{Op: "status", Response: responseID, AGUI: aguiKey})
+	if err != nil || !a.Ended {
+		return false, "", err
+	}
+	return true, fmt.Sprintf("the Temporal workflow running the turn ended without its outcome (workflow status %s)", a.Status), nil
 }
 
 // Close ends the child: its input closed, it exits once its requests
