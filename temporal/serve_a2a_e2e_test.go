@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/agcore/agcore/internal/testkit/testenv"
+
+	agtemporal "github.com/agcore/agcore/temporal"
 )
 
 // a2aHook records the push notifications it gets: "TOKEN TASK STATE".
@@ -45,6 +47,34 @@ func (h *a2aHook) seen() []string {
 	return slices.Clone(h.got)
 }
 
+// taskGet is tasks/get of task on base's default agent, by plain JSON-RPC:
+// the task's state and its status message's text.
+func taskGet(t *testing.T, base, task string) (string, string) {
+	t.Helper()
+	resp := postJSON(t, base+"/a2a/agcore", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": map[string]any{"id": task}})
+	defer resp.Body.Close()
+	var out struct {
+		Result struct {
+			Status struct {
+				State   string `json:"state"`
+				Message struct {
+					Parts []struct {
+						Text string `json:"text"`
+					} `json:"parts"`
+				} `json:"message"`
+			} `json:"status"`
+		} `json:"result"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	text := ""
+	for _, p := range out.Result.Status.Message.Parts {
+		text += p.Text
+	}
+	return out.Result.Status.State, text
+}
+
 // TestE2EServeTemporalA2A: two `agcore serve --temporal` replicas and one
 // `agcore worker` over one store (PostgreSQL, Redis), driven by the A2A
 // project's JavaScript client. A non-blocking message/send on A (with a
@@ -55,7 +85,9 @@ func (h *a2aHook) seen() []string {
 // by --a2a-push-allow-host) got its working and completed states, each
 // once. A task started on B and cancelled through B while its model
 // call hangs ends canceled; a blocking message/send on B returns the
-// completed task; a message/stream on B streams it to completed.
+// completed task; a message/stream on B streams it to completed. A task
+// whose workflow is terminated mid-turn is read failed on B, the
+// workflow's status in its message.
 func TestE2EServeTemporalA2A(t *testing.T) {
 	jsDir := os.Getenv("AGCORE_A2A_JS_DIR")
 	if jsDir == "" {
@@ -65,13 +97,14 @@ func TestE2EServeTemporalA2A(t *testing.T) {
 	for _, kind := range []string{"postgres", "redis"} {
 		t.Run(kind, func(t *testing.T) {
 			store := serveStore(t, kind)
-			arrived, release, hung := make(chan struct{}), make(chan struct{}), make(chan struct{})
+			arrived, release, hung, hung2 := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
 			w, _ := newWorld(t,
 				sseReply("Recording.", fakeCall{"c1", "record", `{"text":"once"}`}),
 				gateReply(arrived, release, "Done after the crash."),
 				hangReply(hung),
 				sseReply("Blocking answer."),
-				sseReply("Streamed answer."))
+				sseReply("Streamed answer."),
+				hangReply(hung2))
 			worker := startAgcore(t, "worker", "--temporal", w.addr, "--provider", "compatible", "--model", "fake",
 				"--base-url", w.fake.URL, "--store", store, "--tools", "none", "--test-record", w.record)
 			hook := &a2aHook{}
@@ -152,6 +185,26 @@ func TestE2EServeTemporalA2A(t *testing.T) {
 			}
 			if sm := node("stream"); sm["state"] != "completed" || sm["answer"] != "Streamed answer." {
 				t.Fatalf("a message/stream on B: %v", sm)
+			}
+
+			// A task whose workflow is terminated mid-turn (as `temporal
+			// workflow terminate` would): a replica reading it unchanged
+			// asks the runner, and stores it failed.
+			st = node("start")
+			gone, _ := st["taskId"].(string)
+			waitFor(t, "the second hanging model call", time.Minute, hung2)
+			_, cl := devServerClient(t, w.addr)
+			if err := cl.TerminateWorkflow(context.Background(), agtemporal.A2AWorkflowID("agcore", gone), "", "terminated by the test"); err != nil {
+				t.Fatal(err)
+			}
+			for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+				state, text := taskGet(t, baseB, gone)
+				if state == "failed" && strings.Contains(text, "ended without its outcome") && strings.Contains(text, "Terminated") {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the task of the terminated workflow: %s %q", state, text)
+				}
 			}
 		})
 	}

@@ -143,6 +143,9 @@ func New(set *host.Set, broker *approval.Broker, opts Options) (http.Handler, er
 			if opts.Remote != nil {
 				agentSender.remote = rt.knownRemote
 			}
+			if w, ok := opts.Remote.(RemoteWatcher); ok {
+				rt.ended = &endedCheck{watcher: w, agent: a.Name}
+			}
 		}
 		exec := &executor{agent: a, broker: broker, tasks: store, log: opts.Logger.With("agent", a.Name), cancelWait: opts.CancelWait, runs: make(map[a2a.TaskID]*run),
 			pushes: pushes, sender: agentSender, remote: opts.Remote, pushHosts: opts.PushAllowHosts}

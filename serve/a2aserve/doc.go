@@ -181,7 +181,11 @@
 // a message deciding a remote task's approvals, on any process, lists
 // its waiting calls (Remote.PendingTask; each decided by its call id,
 // the approval_id of the approval message) and decides them
-// (Remote.DecideTask), then follows the task until it rests again.
+// (Remote.DecideTask), then follows the task until it rests again. With
+// a RemoteWatcher, a process that reads a remote task unfinished and
+// unchanged for 5 s asks whether its turn still runs: a turn that ended
+// without writing the task's end (a workflow terminated, timed out)
+// leaves the task failed, stored so by that process (and not notified).
 //
 // # Push notifications
 //

@@ -81,6 +81,9 @@ type recordTasks struct {
 	// changed, when not nil, is told of every write of a task that
 	// changes its state as this process last wrote it (push.go).
 	changed func(a2a.TaskID)
+	// ended, when not nil, asks whether a remote task's turn still runs
+	// (remoteended.go).
+	ended *endedCheck
 
 	mu      sync.Mutex
 	written map[a2a.TaskID]lastWrite // tasks working in this process
@@ -201,6 +204,10 @@ func (s *recordTasks) version(ctx context.Context, id a2a.TaskID) (*a2a.Task, in
 	var t a2a.Task
 	if err := json.Unmarshal(tr.Task, &t); err != nil {
 		return nil, 0, fmt.Errorf("a2aserve: decoding task %s: %w", id, err)
+	}
+	if !t.Status.State.Terminal() && tr.Remote {
+		ended, now := s.endedRemote(ctx, &t, tr, rec)
+		return ended, now.Version, nil
 	}
 	if !t.Status.State.Terminal() && !tr.Remote && !s.alive(ctx, id) {
 		// Its turn died with the process that ran it.

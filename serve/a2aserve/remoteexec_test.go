@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 
@@ -170,3 +171,65 @@ func TestRemoteTasks(t *testing.T) {
 }
 
 func contains(b []byte, s string) bool { return strings.Contains(string(b), s) }
+
+// watchingRemote is a fakeRemote that is also a RemoteWatcher: the turns
+// of the tasks in ended have ended, without writing their end.
+type watchingRemote struct {
+	*fakeRemote
+	ended sync.Map // task id → true
+	asked sync.Map // task id → true: TaskEnded was asked about it
+}
+
+func (r *watchingRemote) TaskEnded(_ context.Context, _, task string) (bool, string, error) {
+	r.asked.Store(task, true)
+	if _, ok := r.ended.Load(task); ok {
+		return true, "terminated", nil
+	}
+	return false, "", nil
+}
+
+// TestRemoteTaskWhoseRunEnded: a remote task whose turn's run ended
+// without writing its end (its workflow terminated) is stored failed, the
+// runner's reason in its status message, by the first process that reads
+// it unchanged for a while; a task whose run goes on stays working.
+func TestRemoteTaskWhoseRunEnded(t *testing.T) {
+	defer a2aserve.SetRemoteCheckAfter(50 * time.Millisecond)()
+	store := memstore.New()
+	fr := &watchingRemote{fakeRemote: &fakeRemote{store: store, hang: true}}
+	t.Cleanup(func() {
+		fr.mu.Lock()
+		for id, c := range fr.cancels {
+			close(c)
+			delete(fr.cancels, id)
+		}
+		fr.mu.Unlock()
+		fr.wg.Wait()
+	})
+	opts := a2aserve.Options{Remote: fr}
+	a := newFixtureWith(t, store, &approval.Broker{}, opts)
+	b := newFixtureWith(t, store, &approval.Broker{}, opts)
+	no := false
+	start := func() a2a.TaskID {
+		res, err := a.client("alice").SendMessage(bounded(t), &a2a.MessageSendParams{Message: userText("hang"), Config: &a2a.MessageSendConfig{Blocking: &no}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.(*a2a.Task).ID
+	}
+	gone, alive := start(), start()
+	fr.ended.Store(string(gone), true)
+	waitFor(t, func() bool {
+		got, err := b.client("alice").GetTask(bounded(t), &a2a.TaskQueryParams{ID: gone})
+		return err == nil && got.Status.State == a2a.TaskStateFailed && got.Status.Message != nil &&
+			strings.Contains(got.Status.Message.Parts[0].(a2a.TextPart).Text, "ended without its outcome: terminated")
+	})
+	// The other is asked about too, and stays working.
+	waitFor(t, func() bool {
+		got, err := b.client("alice").GetTask(bounded(t), &a2a.TaskQueryParams{ID: alive})
+		if err != nil || got.Status.State != a2a.TaskStateWorking {
+			t.Fatalf("the task whose run goes on: %+v, %v", got, err)
+		}
+		_, asked := fr.asked.Load(string(alive))
+		return asked
+	})
+}

@@ -111,7 +111,7 @@ lists and decides its calls. An A2A task: {"op":"start","agents":[...],
 "task":{...}} starts its turn (workflow id agcore-a2a/AGENT/TASK), and
 "a2a":"AGENT/TASK" in place of "response" cancels it or lists and
 decides its calls. {"id":5,"op":"status","response":"resp_..."}
-(or "agui") describes the turn's workflow: {"id":5,"status":"Terminated",
+(or "agui", or "a2a") describes the turn's workflow: {"id":5,"status":"Terminated",
 "ended":true} ("Running" without "ended"; "NotFound" for a workflow the
 server does not know). Each is answered
 {"id":N} or {"id":N,"error":"..."}. It exits when its input ends.`,
@@ -256,8 +256,12 @@ func serveRunner(ctx context.Context, in io.Reader, out io.Writer, do func(conte
 // AG-UI run's) turn described, its status and whether it ended.
 func runnerStatus(ctx context.Context, cl client.Client, req runnerRequest) (runnerReply, error) {
 	id := agtemporal.ResponseWorkflowID(req.Response)
-	if req.AGUI != "" {
+	switch {
+	case req.AGUI != "":
 		id = agtemporal.AGUIWorkflowID(req.AGUI)
+	case req.A2A != "":
+		agentName, task, _ := strings.Cut(req.A2A, "/")
+		id = agtemporal.A2AWorkflowID(agentName, task)
 	}
 	d, err := cl.DescribeWorkflowExecution(ctx, id, "")
 	var nf *serviceerror.NotFound

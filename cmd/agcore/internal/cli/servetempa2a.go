@@ -8,12 +8,13 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/agcore/agcore/serve/a2aserve"
 	"github.com/agcore/agcore/tool"
 )
 
-var _ a2aserve.Remote = (*temporalRunner)(nil)
+var _ a2aserve.RemoteWatcher = (*temporalRunner)(nil)
 
 // StartTask implements a2aserve.Remote.
 func (r *temporalRunner) StartTask(ctx context.Context, t a2aserve.RemoteTask) error {
@@ -42,4 +43,16 @@ func (r *temporalRunner) PendingTask(ctx context.Context, agent, task string) ([
 func (r *temporalRunner) DecideTask(ctx context.Context, agent, task, callID string, d tool.Decision) error {
 	a, err := r.ask(ctx, runnerMsg{Op: "decide", A2A: agent + "/" + task, CallID: callID, Approve: d.Approved, Reason: d.Reason, Content: d.Content})
 	return decideError(a, err)
+}
+
+// TaskEnded implements a2aserve.RemoteWatcher: the serve-runner child
+// describes the task's workflow (its "status" op); one that is no longer
+// running ended without the task's end when a2aserve asks (the end's
+// write is its last activity).
+func (r *temporalRunner) TaskEnded(ctx context.Context, agent, task string) (bool, string, error) {
+	a, err := r.ask(ctx, runnerMsg{Op: "status", A2A: agent + "/" + task})
+	if err != nil || !a.Ended {
+		return false, "", err
+	}
+	return true, fmt.Sprintf("the Temporal workflow running the turn ended without its outcome (workflow status %s)", a.Status), nil
 }
