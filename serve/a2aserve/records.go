@@ -245,7 +245,6 @@ func (s *recordTasks) markRemote(id a2a.TaskID) {
 // putRemote writes t, started by owner, as a remote task
 // (taskRecord.Remote), and returns the record's version.
 func (s *recordTasks) putRemote(ctx context.Context, owner string, t *a2a.Task) (int64, error) {
-	s.markRemote(t.ID)
 	data, err := json.Marshal(t)
 	if err != nil {
 		return 0, err
@@ -258,6 +257,7 @@ func (s *recordTasks) putRemote(ctx context.Context, owner string, t *a2a.Task) 
 	if err != nil {
 		return 0, fmt.Errorf("a2aserve: saving task %s: %w", t.ID, err)
 	}
+	s.markRemote(t.ID)
 	return rec.Version, nil
 }
 
