@@ -4,14 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/worker"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
@@ -79,25 +76,10 @@ func TestRecordA2AHistory(t *testing.T) {
 	if err := cl.GetWorkflow(ctx, id, "").Get(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	var events []*historypb.HistoryEvent
-	it := cl.GetWorkflowHistory(ctx, id, "", false, 0)
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		events = append(events, ev)
-	}
-	b, err := protojson.MarshalOptions{Indent: " "}.Marshal(&historypb.History{Events: events})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join("testdata", "history-v2-a2a.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	events, _ := writeHistory(t, cl, id, "", "history-v2-a2a.json")
 	rec, err = store.GetRecord(ctx, "agcore.a2a.tasks", "agcore/rec-a2a")
 	if err != nil || !strings.Contains(string(rec.Value), `"state":"completed"`) || !strings.Contains(string(rec.Value), `"remote":true`) {
 		t.Fatalf("the task's record: %s, %v", rec.Value, err)
 	}
-	t.Logf("an A2A task of one approved call: %d history events", len(events))
+	t.Logf("an A2A task of one approved call: %d history events", events)
 }

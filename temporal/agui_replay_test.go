@@ -5,13 +5,10 @@ import (
 	"context"
 	"encoding/base64"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/worker"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
@@ -60,22 +57,7 @@ func TestRecordAGUIHistory(t *testing.T) {
 	if err := cl.GetWorkflow(ctx, id, "").Get(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	var events []*historypb.HistoryEvent
-	it := cl.GetWorkflowHistory(ctx, id, "", false, 0)
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		events = append(events, ev)
-	}
-	b, err := protojson.MarshalOptions{Indent: " "}.Marshal(&historypb.History{Events: events})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join("testdata", "history-v2-agui.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	events, _ := writeHistory(t, cl, id, "", "history-v2-agui.json")
 	logged, final, err := (&runlog.Log{Records: store}).Read(ctx, l.Run, -1)
 	if err != nil || !final || logged[0].Seq != 3 || logged[len(logged)-1].Type != "RUN_FINISHED" {
 		t.Fatalf("the run's log: %v, final %v, %v", logged, final, err)
@@ -83,7 +65,7 @@ func TestRecordAGUIHistory(t *testing.T) {
 	if _, err := store.GetRecord(ctx, "agcore.agui.runs", l.Key); err == nil {
 		t.Fatal("the run's lease record is still there")
 	}
-	t.Logf("an AG-UI run of one tool call: %d history events, %d AG-UI events", len(events), len(logged))
+	t.Logf("an AG-UI run of one tool call: %d history events, %d AG-UI events", events, len(logged))
 }
 
 // TestRecordAGUIApprovalHistory records
@@ -138,22 +120,7 @@ func TestRecordAGUIApprovalHistory(t *testing.T) {
 	if err := cl.GetWorkflow(ctx, id, "").Get(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	var events []*historypb.HistoryEvent
-	it := cl.GetWorkflowHistory(ctx, id, "", false, 0)
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		events = append(events, ev)
-	}
-	b, err := protojson.MarshalOptions{Indent: " "}.Marshal(&historypb.History{Events: events})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join("testdata", "history-v2-agui-approval.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	events, b := writeHistory(t, cl, id, "", "history-v2-agui-approval.json")
 	logged, final, err := (&runlog.Log{Records: store}).Read(ctx, l.Run, -1)
 	if err != nil || !final || logged[len(logged)-1].Type != "RUN_FINISHED" {
 		t.Fatalf("the run's log: %v, final %v, %v", logged, final, err)
@@ -169,5 +136,5 @@ func TestRecordAGUIApprovalHistory(t *testing.T) {
 	if custom != 1 || !bytes.Contains(b, marker) {
 		t.Fatalf("%d interrupt events; the version marker recorded: %v", custom, bytes.Contains(b, marker))
 	}
-	t.Logf("an AG-UI run of one approved call: %d history events, %d AG-UI events", len(events), len(logged))
+	t.Logf("an AG-UI run of one approved call: %d history events, %d AG-UI events", events, len(logged))
 }

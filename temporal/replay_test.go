@@ -90,22 +90,7 @@ func TestRecordHistories(t *testing.T) {
 		return run
 	}
 	save := func(name string, run client.WorkflowRun) {
-		var events []*historypb.HistoryEvent
-		it := cl.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, 0)
-		for it.HasNext() {
-			ev, err := it.Next()
-			if err != nil {
-				t.Fatal(err)
-			}
-			events = append(events, ev)
-		}
-		b, err := protojson.MarshalOptions{Indent: " "}.Marshal(&historypb.History{Events: events})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join("testdata", "history-v2-"+name+".json"), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeHistory(t, cl, run.GetID(), run.GetRunID(), "history-v2-"+name+".json")
 	}
 	_ = os.MkdirAll("testdata", 0o755)
 
@@ -229,27 +214,12 @@ func TestRecordResponseHistory(t *testing.T) {
 	if err := cl.GetWorkflow(ctx, id, "").Get(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	var events []*historypb.HistoryEvent
-	it := cl.GetWorkflowHistory(ctx, id, "", false, 0)
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		events = append(events, ev)
-	}
-	b, err := protojson.MarshalOptions{Indent: " "}.Marshal(&historypb.History{Events: events})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join("testdata", "history-v2-response-flush.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	events, _ := writeHistory(t, cl, id, "", "history-v2-response-flush.json")
 	rec, err := store.GetRecord(ctx, "agcore.responses", "resp_rec-resp_1")
 	if err != nil || !strings.Contains(string(rec.Value), `"status":"completed"`) {
 		t.Fatalf("the response's record: %s, %v", rec.Value, err)
 	}
-	t.Logf("a background response of one tool call: %d history events", len(events))
+	t.Logf("a background response of one tool call: %d history events", events)
 }
 
 // TestRecordToolsNowHistory records testdata/history-v2-tools-now.json: a
@@ -287,8 +257,17 @@ func TestRecordToolsNowHistory(t *testing.T) {
 	if res.Text != "done" || len(res.Transcript) != 5 || res.Transcript[3].Text() != "late: now" {
 		t.Fatalf("the turn: %+v", res)
 	}
+	writeHistory(t, cl, run.GetID(), run.GetRunID(), "history-v2-tools-now.json")
+}
+
+// writeHistory writes the history of workflow id (run, "" for the latest)
+// to testdata/file, as the replay tests read it, and returns its number of
+// events and the JSON written.
+func writeHistory(t *testing.T, cl client.Client, id, run, file string) (int, []byte) {
+	t.Helper()
+	ctx := context.Background()
 	var events []*historypb.HistoryEvent
-	it := cl.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, 0)
+	it := cl.GetWorkflowHistory(ctx, id, run, false, 0)
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
@@ -300,7 +279,8 @@ func TestRecordToolsNowHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join("testdata", "history-v2-tools-now.json"), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join("testdata", file), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return len(events), b
 }

@@ -3,13 +3,10 @@ package agtemporal_test
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/worker"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
@@ -75,22 +72,7 @@ func TestRecordWebHistory(t *testing.T) {
 	if err := cl.GetWorkflow(ctx, id, "").Get(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	var events []*historypb.HistoryEvent
-	it := cl.GetWorkflowHistory(ctx, id, "", false, 0)
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		events = append(events, ev)
-	}
-	b, err := protojson.MarshalOptions{Indent: " "}.Marshal(&historypb.History{Events: events})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join("testdata", "history-v2-web.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	events, _ := writeHistory(t, cl, id, "", "history-v2-web.json")
 	logged, final, err := (&runlog.Log{Records: store}).Read(ctx, l.EventLog(), -1)
 	if err != nil || !final || logged[0].Seq != 2 || logged[len(logged)-1].Type != "finish" {
 		t.Fatalf("the turn's log: %v, final %v, %v", logged, final, err)
@@ -107,5 +89,5 @@ func TestRecordWebHistory(t *testing.T) {
 	if _, err := store.GetRecord(ctx, "agcore.web.runs", l.Key); err == nil {
 		t.Fatal("the turn's run record is still there")
 	}
-	t.Logf("a web chat turn of a tool call and an approved call: %d history events, %d page events", len(events), len(logged))
+	t.Logf("a web chat turn of a tool call and an approved call: %d history events, %d page events", events, len(logged))
 }
