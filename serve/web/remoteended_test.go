@@ -40,8 +40,10 @@ type watcher struct {
 	asked map[string]int
 }
 
-func (w *watcher) StartChat(context.Context, web.RemoteChat) error { return errors.New("not in this test") }
-func (w *watcher) CancelChat(context.Context, string) error        { return nil }
+func (w *watcher) StartChat(context.Context, web.RemoteChat) error {
+	return errors.New("not in this test")
+}
+func (w *watcher) CancelChat(context.Context, string) error { return nil }
 
 func (w *watcher) ChatEnded(ctx context.Context, id string) (bool, string, error) {
 	w.mu.Lock()
