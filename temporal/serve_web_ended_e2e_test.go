@@ -2,7 +2,6 @@ package agtemporal_test
 
 import (
 	"context"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -16,14 +15,17 @@ import (
 // in its second model call; A is SIGKILLed and an operator terminates the
 // turn's workflow (TerminateWorkflow), so nothing of the turn writes its
 // end. On B, the page following the turn (GET /api/sessions/{id}/run)
-// gets the error event naming the workflow's status, every tool call
-// answered, and GET /api/runs no longer lists the turn.
+// gets, once it was quiet for a while, the error event naming the
+// workflow's status, every tool call answered, and GET /api/runs no
+// longer lists the turn. A second turn, sent to B and left by its page,
+// whose workflow is terminated, is ended by GET /api/runs on B, which
+// then no longer lists it.
 func TestE2EServeTemporalTerminatedWebChatEnds(t *testing.T) {
 	t.Setenv("AGCORE_SERVE_TOKENS", "alice=alice-secret")
 	const alice = "alice-secret"
 	store := serveStore(t, "postgres")
-	hung := make(chan struct{})
-	w, _ := newWorld(t, sseReply("Recording.", fakeCall{"c1", "record", `{"text":"once"}`}), hangReply(hung))
+	hung, hung2 := make(chan struct{}), make(chan struct{})
+	w, _ := newWorld(t, sseReply("Recording.", fakeCall{"c1", "record", `{"text":"once"}`}), hangReply(hung), hangReply(hung2))
 	worker := startAgcore(t, "worker", "--temporal", w.addr, "--provider", "compatible", "--model", "fake",
 		"--base-url", w.fake.URL, "--store", store, "--tools", "none", "--test-record", w.record)
 	serveArgs := []string{"--temporal", w.addr, "--store", store, "--provider", "compatible", "--model", "fake", "--base-url", w.fake.URL}
@@ -49,54 +51,14 @@ func TestE2EServeTemporalTerminatedWebChatEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The page reloaded on B follows the turn (its first event read while
-	// the turn is still listed) ...
-	first := make(chan struct{})
-	followed := make(chan []pageEvent, 1)
-	go func() {
-		var evs []pageEvent
-		r := pageRequest(t, "GET", baseB, "/api/sessions/"+sid+"/run?agent=agcore", alice, nil)
-		defer r.Body.Close()
-		if r.StatusCode != http.StatusOK {
-			close(first)
-			followed <- nil
-			return
-		}
-		readPage(t, r, func(ev pageEvent) bool {
-			if len(evs) == 0 {
-				close(first)
-			}
-			evs = append(evs, ev)
-			return true
-		})
-		followed <- evs
-	}()
-	waitFor(t, "the follower's first event", time.Minute, first)
-
-	// ... and lists it no more once B found its workflow ended.
-	var runs struct {
-		Runs []struct{ Session, Run string }
-	}
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		pageJSON(t, pageRequest(t, "GET", baseB, "/api/runs?agent=agcore", alice, nil), 200, &runs)
-		if len(runs.Runs) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("still listed %s after its workflow was terminated: %+v\nB: %s", time.Since(start), runs, b.errw)
-		}
-	}
-	t.Logf("GET /api/runs on B no longer lists the turn %s after the termination", time.Since(start).Round(time.Millisecond))
+	// The page reloaded on B follows the turn to its end: quiet, it asks
+	// about the turn's workflow, and ends the turn.
 	var evs []pageEvent
-	select {
-	case evs = <-followed:
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("the follower on B did not end\nB: %s", b.errw)
-	}
+	readPage(t, pageRequest(t, "GET", baseB, "/api/sessions/"+sid+"/run?agent=agcore", alice, nil), func(ev pageEvent) bool {
+		evs = append(evs, ev)
+		return true
+	})
 	t.Logf("the follower on B ended %s after the termination", time.Since(start).Round(time.Millisecond))
-	if len(evs) == 0 {
-		t.Fatalf("the follower on B got nothing\nB: %s", b.errw)
-	}
 	calls, results := map[string]bool{}, map[string]bool{}
 	for _, ev := range evs {
 		switch ev.Type {
@@ -107,12 +69,47 @@ func TestE2EServeTemporalTerminatedWebChatEnds(t *testing.T) {
 		}
 	}
 	end := evs[len(evs)-1]
-	if end.Type != "error" || !strings.Contains(end.Message, "ended without its outcome") || !strings.Contains(end.Message, "Terminated") || len(calls) == 0 {
-		t.Fatalf("followed on B: %+v", evs)
+	if evs[0].Type != "user" || end.Type != "error" || !strings.Contains(end.Message, "ended without its outcome") || !strings.Contains(end.Message, "Terminated") || len(calls) == 0 {
+		t.Fatalf("followed on B: %+v\nB: %s", evs, b.errw)
 	}
 	for c := range calls {
 		if !results[c] {
 			t.Fatalf("call %s has no result: %+v", c, evs)
 		}
 	}
+	var runs struct {
+		Runs []struct{ Session, Run string }
+	}
+	pageJSON(t, pageRequest(t, "GET", baseB, "/api/runs?agent=agcore", alice, nil), 200, &runs)
+	if len(runs.Runs) != 0 {
+		t.Fatalf("still listed: %+v", runs)
+	}
+
+	// A second turn, sent to B, its page gone, its workflow terminated:
+	// the page's list of running turns, asking, ends it.
+	resp = pageRequest(t, "POST", baseB, "/api/chat", alice, map[string]string{"agent": "agcore", "message": "hang again"})
+	var second []pageEvent
+	readPage(t, resp, func(ev pageEvent) bool {
+		second = append(second, ev)
+		return ev.Type != "session"
+	})
+	resp.Body.Close()
+	sid2, run2 := second[len(second)-1].Session, second[len(second)-1].Run
+	waitFor(t, "the second hanging model call", time.Minute, hung2)
+	start = time.Now()
+	if err := cl.TerminateWorkflow(context.Background(), agtemporal.WebWorkflowID("alice/"+sid2+"/"+run2), "", "terminated by the test"); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		pageJSON(t, pageRequest(t, "GET", baseB, "/api/runs?agent=agcore", alice, nil), 200, &runs)
+		if len(runs.Runs) == 0 {
+			break
+		}
+		if len(runs.Runs) != 1 || runs.Runs[0].Run != run2 || time.Now().After(deadline) {
+			t.Fatalf("listed %s after its workflow was terminated: %+v\nB: %s", time.Since(start), runs, b.errw)
+		}
+	}
+	t.Logf("GET /api/runs on B no longer lists the second turn %s after the termination", time.Since(start).Round(time.Millisecond))
+	// Over, it is no longer followed either.
+	pageJSON(t, pageRequest(t, "GET", baseB, "/api/sessions/"+sid2+"/run?agent=agcore", alice, nil), 404, nil)
 }
