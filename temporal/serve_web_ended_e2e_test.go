@@ -2,10 +2,15 @@ package agtemporal_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agcore/agcore/serve/runlog"
+	"github.com/agcore/agcore/serve/web"
+	"github.com/agcore/agcore/session"
+	_ "github.com/agcore/agcore/session/stores"
 	agtemporal "github.com/agcore/agcore/temporal"
 )
 
@@ -19,7 +24,11 @@ import (
 // workflow's status, every tool call answered, and GET /api/runs no
 // longer lists the turn. A second turn, sent to B and left by its page,
 // whose workflow is terminated, is ended by GET /api/runs on B, which
-// then no longer lists it.
+// then no longer lists it; so is a turn recorded three minutes before by
+// a replica that died before handing it over (its record and first
+// event written to the store by the test): Temporal has no workflow for
+// it (serve-runner's status NotFound), and its log ends with the error
+// "the durable runner has no workflow for the turn".
 func TestE2EServeTemporalTerminatedWebChatEnds(t *testing.T) {
 	t.Setenv("AGCORE_SERVE_TOKENS", "alice=alice-secret")
 	const alice = "alice-secret"
@@ -112,4 +121,41 @@ func TestE2EServeTemporalTerminatedWebChatEnds(t *testing.T) {
 	t.Logf("GET /api/runs on B no longer lists the second turn %s after the termination", time.Since(start).Round(time.Millisecond))
 	// Over, it is no longer followed either.
 	pageJSON(t, pageRequest(t, "GET", baseB, "/api/sessions/"+sid2+"/run?agent=agcore", alice, nil), 404, nil)
+
+	// A turn recorded three minutes ago by a replica that died before
+	// handing it over (its run record and first events, no workflow):
+	// Temporal does not know it, so B's list ends it.
+	ctx := context.Background()
+	st, err := session.Open(ctx, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Closer != nil {
+		defer st.Closer()
+	}
+	recs, _ := session.RecordsOf(st.Store)
+	lost := web.ChatLog{Key: "alice/sess_lost", Owner: "alice", Session: "sess_lost", Run: "run_lost"}
+	v, _ := json.Marshal(map[string]any{"run": lost.Run, "agent": "agcore", "started": time.Now().Add(-3 * time.Minute).UnixMilli(), "remote": true})
+	if _, err := recs.PutRecord(ctx, "agcore.web.runs", session.Record{Key: lost.Key, Value: v, Expires: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	log := &runlog.Log{Records: recs}
+	if err := log.AppendBatch(ctx, lost.EventLog(), []runlog.Event{{Seq: 0, Type: "user", Data: json.RawMessage(`{"type":"user","text":"lost"}`)}}, false); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		pageJSON(t, pageRequest(t, "GET", baseB, "/api/runs?agent=agcore", alice, nil), 200, &runs)
+		if len(runs.Runs) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the turn Temporal does not know is still listed: %+v\nB: %s", runs, b.errw)
+		}
+	}
+	t.Logf("GET /api/runs on B ended the turn Temporal does not know in %s", time.Since(start).Round(time.Millisecond))
+	stored, final, err := log.Read(ctx, lost.EventLog(), -1)
+	if err != nil || !final || len(stored) != 2 || stored[1].Type != "error" || !strings.Contains(string(stored[1].Data), "no workflow for the turn") {
+		t.Fatalf("the lost turn's log: %+v %v %v", stored, final, err)
+	}
 }
