@@ -19,6 +19,7 @@ import (
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/middleware"
+	"github.com/agcore/agcore/serve/a2aserve"
 	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/tool"
 )
@@ -102,6 +103,7 @@ func Register(w worker.Registry, opts Options) {
 	w.RegisterActivityWithOptions(a.ResponseEvents, activity.RegisterOptions{Name: activityResponseEvents})
 	w.RegisterActivityWithOptions(a.ResponseEnd, activity.RegisterOptions{Name: activityResponseEnd})
 	w.RegisterActivityWithOptions(a.AGUIEnd, activity.RegisterOptions{Name: activityAGUIEnd})
+	w.RegisterActivityWithOptions(a.A2ATask, activity.RegisterOptions{Name: activityA2ATask})
 	w.RegisterActivityWithOptions(a.WebEnd, activity.RegisterOptions{Name: activityWebEnd})
 }
 
@@ -167,6 +169,8 @@ type activities struct {
 	mu   sync.Mutex
 	made map[string]llm.Model // NewModel's, by provider and model
 	now  toolsNowCache        // the providers' ToolsNow, by run (toolsnow.go)
+	// tasks writes A2A tasks and sends their push notifications (a2a.go).
+	tasks a2aserve.TaskWriter
 }
 
 func (a *activities) model(name string) (llm.Model, error) { return a.resolve("", name) }

@@ -210,6 +210,19 @@
 // serve.RemoteWatcher, and end its response failed, or its AG-UI run with
 // RUN_ERROR, themselves.
 //
+// With TurnInput.A2A set ([StartA2A], workflow id [A2AWorkflowID]:
+// agcore-a2a/AGENT/TASK), the turn is an A2A task of the serving
+// processes: the same workflow, its updates turned into the task's
+// progress by a2aserve.TaskEvents (status timestamps from workflow.Now,
+// ids from the turn id) and each change of the task buffered as one
+// event; the A2ATask activity writes the last change of each batch into
+// the task's record (a2aserve.TaskWriter, which also sends the push
+// notifications of each change of state) at most once per
+// [EventsFlushInterval], and the final task after the turn (completed,
+// failed, or canceled: [CancelA2A]). A call the task waits on makes it
+// input-required (its status message names the call, decided by its call
+// id), listed and decided by [PendingA2A] and [DecideA2A].
+//
 // With TurnInput.Web set ([StartWeb], workflow id [WebWorkflowID]:
 // agcore-web/PRINCIPAL/SESSION/RUN), the turn is a chat turn of the
 // serving processes' web page, written the same way with web.ChatEvents
@@ -232,6 +245,7 @@
 // llm, tool, middleware, compact, budget, session, structured, replay),
 // serve (the Responses events of a background response, the AG-UI
 // events of a run), serve/web (the page's events of a chat turn),
+// serve/a2aserve (an A2A task's progress),
 // go-redis and the Temporal SDK. Nothing in agcore's
 // own module may import it: that would put the SDK in agcore's go.mod (the
 // agcore command runs agcore-temporal as a separate executable instead).

@@ -34,8 +34,8 @@ func TestReplayCommittedHistories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < 15 {
-		t.Fatalf("found %d committed histories, want 15 (4 of version 1, 11 of version 2)", len(files))
+	if len(files) < 16 {
+		t.Fatalf("found %d committed histories, want 16 (4 of version 1, 12 of version 2)", len(files))
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {

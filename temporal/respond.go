@@ -155,6 +155,9 @@ func (d *driver) respond(ctx workflow.Context, run func(ctx workflow.Context, fn
 		err error
 	)
 	switch {
+	case d.in.A2A != nil:
+		now := func() time.Time { return workflow.Now(ctx) }
+		ev, err = newA2ATranslator(*d.in.A2A, d.in.Principal, now, ids) //workflowcheck:ignore
 	case d.in.Web != nil:
 		ev = newWebTranslator(*d.in.Web) //workflowcheck:ignore
 	case d.in.AGUI != nil:
@@ -210,7 +213,11 @@ func (d *driver) respond(ctx workflow.Context, run func(ctx workflow.Context, fn
 			})
 			// A write that fails for good loses those events only: the
 			// final write still ends the response.
-			_ = workflow.ExecuteActivity(wctx, activityResponseEvents, ResponseEventsInput{Run: run0, Events: batch, Retention: retention}).Get(c, nil)
+			activity, input := any(activityResponseEvents), any(ResponseEventsInput{Run: run0, Events: batch, Retention: retention})
+			if f, ok := ev.(flusher); ok {
+				activity, input = f.flush(batch) //workflowcheck:ignore
+			}
+			_ = workflow.ExecuteActivity(wctx, activity, input).Get(c, nil)
 		}
 	})
 	// An AG-UI run shows each call that waits for a decision as a run of
@@ -220,6 +227,14 @@ func (d *driver) respond(ctx workflow.Context, run func(ctx workflow.Context, fn
 		d.waiting = func(call tool.Call) {
 			a.ev.ApprovalRequired(call.ID, call.Name, call.Input) //workflowcheck:ignore
 			pending = append(pending, a.ev.Take()...)
+		}
+	}
+	// An A2A task waits for a decision input-required, its status
+	// message naming the waiting calls.
+	if a, ok := ev.(*a2aTranslator); ok {
+		d.waiting = func(call tool.Call) {
+			a.ev.Waiting(call.ID, call.Name, call.Input) //workflowcheck:ignore
+			pending = append(pending, a.take()...)       //workflowcheck:ignore
 		}
 	}
 	// A chat turn of the web page shows it with the page's approval event
@@ -273,6 +288,13 @@ type translator interface {
 	// end returns the activity that ends the turn's output and its input:
 	// pending (the events not yet written), then the last ones.
 	end(resp *agent.Response, err error, cancelled bool, pending []runlog.Event) (activity string, input any)
+}
+
+// flusher is a translator whose events are written by an activity of
+// its own (not the event log's ResponseEvents): an A2A task's.
+type flusher interface {
+	// flush returns the activity that writes batch and its input.
+	flush(batch []runlog.Event) (activity string, input any)
 }
 
 // responseTranslator is a background response's: serve.ResponseEvents,

@@ -112,11 +112,11 @@ func TurnWorkflow(ctx workflow.Context, in TurnInput) (*TurnResult, error) {
 	switch {
 	case hasSchema(in.Schema):
 		object, resp, runErr = structured.Run[json.RawMessage](rctx, entry, in.Messages, &structured.Options{Run: opts, Schema: in.Schema}) //workflowcheck:ignore
-	case in.Response != nil || in.AGUI != nil || in.Web != nil:
-		// A background response, an AG-UI run or a chat turn of the web
-		// page of agcore serve: the same run, its updates shown as the
-		// Responses API's events (respond.go), AG-UI's (agui.go) or the
-		// page's (web.go).
+	case in.Response != nil || in.AGUI != nil || in.Web != nil || in.A2A != nil:
+		// A background response, an AG-UI run, a chat turn of the web
+		// page or an A2A task of agcore serve: the same run, its updates
+		// shown as the Responses API's events (respond.go), AG-UI's
+		// (agui.go), the page's (web.go) or the task's progress (a2a.go).
 		resp, runErr = d.respond(ctx, func(tctx workflow.Context, fn func(agent.Update) bool) (*agent.Response, error) {
 			return entry.RunStream(bind(context.Background(), tctx), in.Messages, opts).Each(fn) //workflowcheck:ignore
 		}) //workflowcheck:ignore

@@ -12,6 +12,7 @@ import (
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/replay"
 	"github.com/agcore/agcore/serve"
+	"github.com/agcore/agcore/serve/a2aserve"
 	"github.com/agcore/agcore/serve/web"
 	"github.com/agcore/agcore/tool"
 )
@@ -179,6 +180,13 @@ type TurnInput struct {
 	// (finish or error) last, its run record deleted (web.go). It does not
 	// combine with Schema.
 	Web *web.ChatLog `json:",omitempty"`
+	// A2A, when set (and none of Response, AGUI, Web), makes the turn an
+	// A2A task of agcore serve: its progress is written to the task's
+	// record in the serving processes' store (a2aserve.TaskEvents, at
+	// most once per EventsFlushInterval of workflow time, then its end:
+	// completed, failed or canceled), with the push notifications of each
+	// change of its state (a2a.go). It does not combine with Schema.
+	A2A *a2aserve.TaskLog `json:",omitempty"`
 }
 
 // Timeouts bound the turn's activities. A model or tool call that stops
@@ -319,6 +327,9 @@ func validateInput(in *TurnInput) error {
 	}
 	if in.AGUI != nil && (in.Response != nil || hasSchema(in.Schema)) {
 		return errors.New("agtemporal: an AG-UI run (AGUI) has no Response and no Schema")
+	}
+	if in.A2A != nil && (in.Response != nil || in.AGUI != nil || in.Web != nil || hasSchema(in.Schema)) {
+		return errors.New("agtemporal: an A2A task (A2A) has no Response, AGUI, Web or Schema")
 	}
 	if in.Web != nil && (in.Response != nil || in.AGUI != nil || hasSchema(in.Schema)) {
 		return errors.New("agtemporal: a chat turn of the web page (Web) has no Response, AGUI or Schema")

@@ -211,8 +211,12 @@ func TestServeA2ABackground(t *testing.T) {
 				switch {
 				case g == "tok-3 "+task+" completed":
 					ends++
+				case g == "tok-2 "+task+" working":
+					// The config set and deleted through B while the turn
+					// streamed on A may have caught a change of the working
+					// task (its answer's first delta) while it was set.
 				case strings.Contains(g, task) && !strings.HasPrefix(g, "tok-1 ") && !strings.HasPrefix(g, "tok-3 "):
-					t.Errorf("a notification with another token: %q", g)
+					t.Errorf("a notification with another token (or to the deleted config after the turn went on): %q", g)
 				}
 			}
 			if ends != 1 || r["kept"] != "kept" {

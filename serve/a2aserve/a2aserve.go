@@ -73,6 +73,14 @@ type Options struct {
 	// to, private, loopback or link-local addresses, which are refused
 	// otherwise (server-side request forgery).
 	PushAllowHosts []string
+	// Remote, when not nil, runs every task's turn in other processes
+	// (agcore serve --temporal's workers) for the agents whose tasks are
+	// kept in their store's records: the task is stored, its turn handed
+	// over (Remote.StartTask), and every process follows it from the
+	// store to its end, whichever process accepted it and whether it is
+	// still alive. Agents whose store has no records run their turns in
+	// this process.
+	Remote Remote
 }
 
 // New returns the A2A handler for the agents of set. Calls of tools needing
@@ -129,11 +137,18 @@ func New(set *host.Set, broker *approval.Broker, opts Options) (http.Handler, er
 		if recs, ok := session.RecordsOf(a.Store); ok {
 			// A change of a task's state reads its push configs from the
 			// store again: one set through another process is used.
-			store = &recordTasks{recs: recs, agent: a.Name, changed: pushes.forget}
+			rt := &recordTasks{recs: recs, agent: a.Name, changed: pushes.forget}
+			store = rt
 			pushes.recs, agentSender.recs = recs, recs
+			if opts.Remote != nil {
+				agentSender.remote = rt.knownRemote
+			}
+			if w, ok := opts.Remote.(RemoteWatcher); ok {
+				rt.ended = &endedCheck{watcher: w, agent: a.Name}
+			}
 		}
 		exec := &executor{agent: a, broker: broker, tasks: store, log: opts.Logger.With("agent", a.Name), cancelWait: opts.CancelWait, runs: make(map[a2a.TaskID]*run),
-			pushes: pushes, sender: agentSender}
+			pushes: pushes, sender: agentSender, remote: opts.Remote, pushHosts: opts.PushAllowHosts}
 		rh := a2asrv.NewHandler(exec,
 			a2asrv.WithTaskStore(store),
 			a2asrv.WithCallInterceptor(ownerCheck{store}),

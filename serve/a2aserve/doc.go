@@ -150,6 +150,43 @@
 // client attached, and tasks/get, tasks/resubscribe and push
 // notifications follow it from any process.
 //
+// # Turns run elsewhere
+//
+// With Options.Remote (agcore serve --temporal: a durable runner's
+// workers) and tasks in the store's records, no turn runs in the serving
+// process: the process that accepts a task stores it working, marked
+// remote in its record (agcore.a2a.tasks/AGENT/TASK, "remote": true: no
+// run lease says it is alive, and it is never read lost), hands its turn
+// over as data (Remote.StartTask, a RemoteTask: the agent, the owner, the
+// session, the input, the task's TaskLog), and follows the stored task
+// every 250 ms, each change written as an event (the answer's growth
+// alone as an artifact update, else the task): message/send
+// blocking returns the task once it rests (terminal, or input-required),
+// non-blocking at once, message/stream streams it. Whatever runs the turn
+// turns its updates into the task with TaskEvents (working, the streamed
+// answer as the artifact "answer", each tool call a working status
+// message, input-required with the approval message while a call waits
+// for a decision, then completed with the answer and the MetadataKey
+// turn info, failed, or canceled) and writes it with TaskWriter, which
+// also sends the push notifications of each change of its state (the
+// configs read from the store; the operator's allowed hosts travel in
+// the TaskLog; each claimed in the store, so that a retried write sends
+// it once). The accepting process notifies the task's first state (and a
+// cancellation it stores itself when the runner did not end the task in
+// time); the SDK's own saves and notifications of a remote task are
+// skipped: only what runs the turn writes and notifies it. tasks/get and
+// tasks/resubscribe, on any process, read and follow the stored task as
+// for any task another process runs; tasks/cancel, on any process, calls
+// Remote.CancelTask and waits (Options.CancelWait) for the task to end;
+// a message deciding a remote task's approvals, on any process, lists
+// its waiting calls (Remote.PendingTask; each decided by its call id,
+// the approval_id of the approval message) and decides them
+// (Remote.DecideTask), then follows the task until it rests again. With
+// a RemoteWatcher, a process that reads a remote task unfinished and
+// unchanged for 5 s asks whether its turn still runs: a turn that ended
+// without writing the task's end (a workflow terminated, timed out)
+// leaves the task failed, stored so by that process (and not notified).
+//
 // # Push notifications
 //
 // The cards say capabilities.pushNotifications = true. A task's owner
@@ -183,6 +220,15 @@
 //     restart, and a turn the broker's Timeout denied shows its result
 //     only when the task's next message collects it. A turn in progress or
 //     waiting at a restart is lost; its session has nothing of it.
+//   - A remote task (Options.Remote) is written only by what runs its
+//     turn: a follow-up message (a decision) reaches the turn but is not
+//     added to the stored task's history; the server's replay records
+//     (host.BeginTurn; agcore serve --record-dir) keep nothing of its
+//     turn; and a task whose runner never takes it up stays
+//     working until it is cancelled. A message/stream of a remote task
+//     streams the stored task as it changes, read every 250 ms: the
+//     answer's growth as appending artifact-update events, any other
+//     change as the task itself (not each delta as it is made).
 //   - The authenticated extended card and the gRPC and HTTP+JSON
 //     transports are not offered.
 //   - a2a-go v0.3.3 answers a successful tasks/pushNotificationConfig/delete
@@ -194,6 +240,7 @@
 //     for the SDK to let go of the execution (the SDK would send it into
 //     the ended execution, where it fails).
 //
-// Package a2aserve imports agent, approval, llm, middleware, session and serve/host of
-// agcore; nothing in agcore imports it but package serve and the examples.
+// Package a2aserve imports agent, approval, llm, middleware, session, tool and serve/host of
+// agcore; nothing in agcore imports it but package serve, the command, the
+// examples and the temporal module (whose workers write remote tasks).
 package a2aserve

@@ -37,6 +37,12 @@ type executor struct {
 	// executor stores itself (persist), past the SDK.
 	pushes *pushConfigs
 	sender a2asrv.PushSender
+	// remote, when not nil, runs the turns of tasks kept in the store's
+	// records in other processes (Options.Remote; remoteexec.go);
+	// pushHosts are the webhook hosts allowed although private, handed
+	// over with them.
+	remote    Remote
+	pushHosts []string
 
 	mu   sync.Mutex
 	runs map[a2a.TaskID]*run // the turns not yet over, by task
@@ -137,6 +143,9 @@ func (e *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 	e.begin(rc.TaskID)
 	defer e.finish(rc.TaskID)
 	if rc.StoredTask == nil {
+		if rt, ok := e.remoteTasks(); ok {
+			return e.startRemote(ctx, rc, q, rt)
+		}
 		return e.start(ctx, rc, q)
 	}
 	return e.resume(ctx, rc, q)
@@ -446,6 +455,8 @@ func (e *executor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q even
 		}
 		t.Stop()
 		e.end(r)
+	} else if rt, ok := e.remoteTasks(); ok && rt.isRemote(ctx, rc.TaskID) {
+		return e.cancelRemote(ctx, rc, q, rt)
 	} else if err := e.tasks.requestCancel(ctx, rc.TaskID); err != nil {
 		// The turn runs in another process (or ran): it stops there.
 		e.log.Warn("a2a: asking another process to cancel a turn", "task", rc.TaskID, "error", err.Error())

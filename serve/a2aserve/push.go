@@ -356,10 +356,17 @@ func (n notification) claimed() bool {
 type agentPush struct {
 	*pushSender
 	recs session.Records
+	// remote, when not nil, reports a task whose turn runs in another
+	// process: the SDK's notifications of it are skipped (what runs the
+	// turn sends them: TaskWriter).
+	remote func(a2a.TaskID) bool
 }
 
 // SendPush implements a2asrv.PushSender.
 func (a agentPush) SendPush(_ context.Context, config *a2a.PushConfig, task *a2a.Task) error {
+	if a.remote != nil && a.remote(task.ID) {
+		return nil
+	}
 	return a.send(config, task, a.recs)
 }
 

@@ -81,9 +81,13 @@ type recordTasks struct {
 	// changed, when not nil, is told of every write of a task that
 	// changes its state as this process last wrote it (push.go).
 	changed func(a2a.TaskID)
+	// ended, when not nil, asks whether a remote task's turn still runs
+	// (remoteended.go).
+	ended *endedCheck
 
 	mu      sync.Mutex
 	written map[a2a.TaskID]lastWrite // tasks working in this process
+	remote  map[a2a.TaskID]time.Time // tasks known remote (taskRecord.Remote), when last seen so
 }
 
 // lastWrite is what this process last wrote of a working task.
@@ -96,6 +100,10 @@ type lastWrite struct {
 type taskRecord struct {
 	Owner string          `json:"owner"`
 	Task  json.RawMessage `json:"task"`
+	// Remote marks a task whose turn runs in another process (Remote,
+	// TaskWriter): no lease says it is alive, and only what runs it
+	// writes it.
+	Remote bool `json:"remote,omitempty"`
 }
 
 var _ tasks = (*recordTasks)(nil)
@@ -113,7 +121,14 @@ func (s *recordTasks) Save(ctx context.Context, task *a2a.Task) error {
 	state := task.Status.State
 	s.mu.Lock()
 	last, seen := s.written[task.ID]
+	_, remote := s.remote[task.ID]
 	s.mu.Unlock()
+	if remote {
+		// Only what runs a remote task's turn writes it (TaskWriter): what
+		// the SDK saves here is the stored task as followed, or older.
+		s.markRemote(task.ID)
+		return nil
+	}
 	if seen && state == a2a.TaskStateWorking && last.state == state && time.Since(last.at) < storePoll {
 		return nil // a streamed delta: the next write carries it
 	}
@@ -123,7 +138,13 @@ func (s *recordTasks) Save(ctx context.Context, task *a2a.Task) error {
 	}
 	owner, known := last.owner, seen
 	if !known {
-		owner, known = s.owner(ctx, task.ID)
+		if tr, _, err := s.read(ctx, task.ID); err == nil {
+			if tr.Remote {
+				s.markRemote(task.ID)
+				return nil
+			}
+			owner, known = tr.Owner, true
+		}
 	}
 	if !known {
 		owner, _ = host.PrincipalFrom(ctx)
@@ -184,7 +205,11 @@ func (s *recordTasks) version(ctx context.Context, id a2a.TaskID) (*a2a.Task, in
 	if err := json.Unmarshal(tr.Task, &t); err != nil {
 		return nil, 0, fmt.Errorf("a2aserve: decoding task %s: %w", id, err)
 	}
-	if !t.Status.State.Terminal() && !s.alive(ctx, id) {
+	if !t.Status.State.Terminal() && tr.Remote {
+		ended, now := s.endedRemote(ctx, &t, tr, rec)
+		return ended, now.Version, nil
+	}
+	if !t.Status.State.Terminal() && !tr.Remote && !s.alive(ctx, id) {
 		// Its turn died with the process that ran it.
 		msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, &t, a2a.TextPart{Text: "The server running this task stopped; its turn is lost (nothing of it is stored)."})
 		if t.Status.Message != nil {
@@ -193,6 +218,70 @@ func (s *recordTasks) version(ctx context.Context, id a2a.TaskID) (*a2a.Task, in
 		t.Status = a2a.TaskStatus{State: a2a.TaskStateFailed, Message: msg, Timestamp: t.Status.Timestamp}
 	}
 	return &t, rec.Version, nil
+}
+
+// remoteMemory is how long this process remembers a task known remote
+// since it last saw it.
+const remoteMemory = time.Hour
+
+// markRemote records that task id's turn runs in another process
+// (taskRecord.Remote): the SDK's saves of it, and its notifications, are
+// skipped (what runs the turn writes and notifies it).
+func (s *recordTasks) markRemote(id a2a.TaskID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.remote == nil {
+		s.remote = map[a2a.TaskID]time.Time{}
+	}
+	now := time.Now()
+	for k, at := range s.remote { // keep the map small: a task's exchanges are over within the hour
+		if now.Sub(at) > remoteMemory {
+			delete(s.remote, k)
+		}
+	}
+	s.remote[id] = now
+}
+
+// putRemote writes t, started by owner, as a remote task
+// (taskRecord.Remote), and returns the record's version.
+func (s *recordTasks) putRemote(ctx context.Context, owner string, t *a2a.Task) (int64, error) {
+	data, err := json.Marshal(t)
+	if err != nil {
+		return 0, err
+	}
+	v, err := json.Marshal(taskRecord{Owner: owner, Task: data, Remote: true})
+	if err != nil {
+		return 0, err
+	}
+	rec, err := s.recs.PutRecord(ctx, tasksNamespace, session.Record{Key: s.key(t.ID), Value: v, Expires: time.Now().Add(taskRetention)})
+	if err != nil {
+		return 0, fmt.Errorf("a2aserve: saving task %s: %w", t.ID, err)
+	}
+	s.markRemote(t.ID)
+	return rec.Version, nil
+}
+
+// knownRemote reports whether this process knows task id's turn runs in
+// another process, without asking the store: the SDK saves a task (Save,
+// which learns it) before it notifies its webhooks.
+func (s *recordTasks) knownRemote(id a2a.TaskID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.remote[id]
+	return ok
+}
+
+// isRemote reports whether task id's turn runs in another process
+// (taskRecord.Remote).
+func (s *recordTasks) isRemote(ctx context.Context, id a2a.TaskID) bool {
+	s.mu.Lock()
+	_, known := s.remote[id]
+	s.mu.Unlock()
+	if known {
+		return true
+	}
+	tr, _, err := s.read(ctx, id)
+	return err == nil && tr.Remote
 }
 
 // owner returns the principal that started task id.

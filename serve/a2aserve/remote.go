@@ -29,6 +29,9 @@ func (e *executor) resumeRemote(ctx context.Context, rc *a2asrv.RequestContext, 
 		return err
 	}
 	owner, _ := e.tasks.owner(ctx, rc.TaskID)
+	if rt, ok := e.remoteTasks(); ok && rt.isRemote(ctx, rc.TaskID) {
+		return e.resumeRemoteTask(ctx, rc, q, rt, owner, since)
+	}
 	decided, problem := e.decideTask(ctx, rc.TaskID, owner, rc.Message)
 	if decided == 0 {
 		if p := e.pendingOf(rc.TaskID); len(p) > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"go.temporal.io/sdk/client"
 
@@ -23,24 +24,32 @@ const (
 
 // runnerApprovals answers serve-runner's "pending" and "decide": the
 // calls the workflow of a background response (Response), of an AG-UI
-// run (AGUI, its key PRINCIPAL/RUN) or of a chat turn of the web page
-// (ChatID, PRINCIPAL/SESSION/RUN) waits on, through its approvals query
-// and update.
+// run (AGUI, its key PRINCIPAL/RUN), of a chat turn of the web page
+// (ChatID, PRINCIPAL/SESSION/RUN) or of an A2A task (A2A, AGENT/TASK)
+// waits on, through its approvals query and update.
 func runnerApprovals(ctx context.Context, cl client.Client, req runnerRequest) (runnerReply, error) {
 	n := 0
-	for _, id := range []string{req.Response, req.AGUI, req.ChatID} {
+	for _, id := range []string{req.Response, req.AGUI, req.ChatID, req.A2A} {
 		if id != "" {
 			n++
 		}
 	}
 	if n != 1 {
-		return runnerReply{}, errors.New(req.Op + ": a response, an AG-UI run or a chat turn, one of them")
+		return runnerReply{}, errors.New(req.Op + ": a response, an AG-UI run, a chat turn or an A2A task, one of them")
 	}
 	pending, decide := agtemporal.PendingResponse, agtemporal.DecideResponse
 	id := req.Response
 	switch {
 	case req.AGUI != "":
 		pending, decide, id = agtemporal.PendingAGUI, agtemporal.DecideAGUI, req.AGUI
+	case req.A2A != "":
+		agentName, task, _ := strings.Cut(req.A2A, "/")
+		pending = func(ctx context.Context, c client.Client, _ string) ([]agtemporal.PendingApproval, error) {
+			return agtemporal.PendingA2A(ctx, c, agentName, task)
+		}
+		decide = func(ctx context.Context, c client.Client, _ string, d agtemporal.Decision) error {
+			return agtemporal.DecideA2A(ctx, c, agentName, task, d)
+		}
 	case req.ChatID != "":
 		pending, decide, id = agtemporal.PendingWeb, agtemporal.DecideWeb, req.ChatID
 	}

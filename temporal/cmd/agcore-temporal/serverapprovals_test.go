@@ -40,6 +40,7 @@ func TestRunnerApprovalsNeedAResponse(t *testing.T) {
 		for name, req := range map[string]runnerRequest{
 			"neither": {Op: op},
 			"both":    {Op: op, Response: "resp_1", AGUI: "local/r1"},
+			"a2a too": {Op: op, Response: "resp_1", A2A: "agcore/t1"},
 		} {
 			if _, err := runnerApprovals(context.Background(), nil, req); err == nil {
 				t.Errorf("%s with %s: no error", op, name)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/serve"
+	"github.com/agcore/agcore/serve/a2aserve"
 	"github.com/agcore/agcore/serve/web"
 
 	agtemporal "github.com/agcore/agcore/temporal"
@@ -37,12 +39,17 @@ type runnerRequest struct {
 	Agents     []agent.Spec      `json:"agents,omitempty"`
 	ApproveAll bool              `json:"approve_all,omitempty"`
 	Turn       *serve.RemoteTurn `json:"turn,omitempty"`
+	// Task, in place of Turn, is an A2A task's turn to start.
+	Task *a2aserve.RemoteTask `json:"task,omitempty"`
 	// Response is the response id to cancel, or whose approvals to list
 	// or decide.
 	Response string `json:"response,omitempty"`
 	// AGUI is the AG-UI run (its key, PRINCIPAL/RUN) to cancel or whose
 	// approvals to list or decide, in place of Response.
 	AGUI string `json:"agui,omitempty"`
+	// A2A is the A2A task (AGENT/TASK) to cancel, or whose approvals to
+	// list or decide, in place of Response.
+	A2A string `json:"a2a,omitempty"`
 	// Chat is a chat turn of the web page to start ("start", in place of
 	// Turn); ChatID (web.ChatLog.ID: PRINCIPAL/SESSION/RUN) names one to
 	// cancel, or whose approvals to list or decide, in place of Response.
@@ -83,7 +90,7 @@ func newServeRunnerCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "serve-runner",
-		Short: "Start and cancel agcore serve's background responses as workflows (agcore serve --temporal runs it)",
+		Short: "Start and cancel agcore serve's background responses, AG-UI runs and A2A tasks as workflows (agcore serve --temporal runs it)",
 		Long: `serve-runner is the Temporal side of agcore serve --temporal, which runs it and
 talks to it over its standard input and output (one JSON object a line):
 {"id":1,"op":"start","agents":[...],"turn":{...}} starts the turn of a
@@ -100,8 +107,11 @@ agcore-agui/PRINCIPAL/RUN) and list and decide its calls. A chat turn of
 the web page: {"op":"start","agents":[...],"chat":{...}} starts it
 (workflow id agcore-web/PRINCIPAL/SESSION/RUN), and
 "chat_id":"PRINCIPAL/SESSION/RUN" in place of "response" cancels it or
-lists and decides its calls. {"id":5,"op":"status","response":"resp_..."}
-(or "agui", or "chat_id") describes the turn's workflow: {"id":5,
+lists and decides its calls. An A2A task: {"op":"start","agents":[...],
+"task":{...}} starts its turn (workflow id agcore-a2a/AGENT/TASK), and
+"a2a":"AGENT/TASK" in place of "response" cancels it or lists and
+decides its calls. {"id":5,"op":"status","response":"resp_..."}
+(or "agui", "chat_id" or "a2a") describes the turn's workflow: {"id":5,
 "status":"Terminated","ended":true} ("Running" without "ended"; "NotFound",
 without "ended", for a workflow the server does not know: never started,
 or its history purged). Each is answered
@@ -119,6 +129,11 @@ or its history purged). Each is answered
 			return serveRunner(ctx, os.Stdin, os.Stdout, func(ctx context.Context, req runnerRequest) (runnerReply, error) {
 				switch req.Op {
 				case "start":
+					if req.Task != nil {
+						in := a2aInput(req)
+						in.Timeouts.Heartbeat = heartbeat
+						return runnerReply{}, agtemporal.StartA2A(ctx, cl, c.queue, in)
+					}
 					if req.Chat != nil {
 						in := chatInput(req)
 						in.Timeouts.Heartbeat = heartbeat
@@ -131,6 +146,10 @@ or its history purged). Each is answered
 					in.Timeouts.Heartbeat = heartbeat
 					return runnerReply{}, agtemporal.StartResponse(ctx, cl, c.queue, in)
 				case "cancel":
+					if req.A2A != "" {
+						agentName, task, _ := strings.Cut(req.A2A, "/")
+						return runnerReply{}, agtemporal.CancelA2A(ctx, cl, agentName, task)
+					}
 					if req.ChatID != "" {
 						return runnerReply{}, agtemporal.CancelWeb(ctx, cl, req.ChatID)
 					}
@@ -169,6 +188,14 @@ func turnInput(req runnerRequest) agtemporal.TurnInput {
 		}
 	}
 	return in
+}
+
+// a2aInput is the workflow input of a start request of an A2A task.
+func a2aInput(req runnerRequest) agtemporal.TurnInput {
+	t := req.Task
+	log := t.Log
+	return agtemporal.TurnInput{Agents: req.Agents, Agent: t.Agent, Principal: t.Owner, SessionID: t.SessionID, TurnID: t.TurnID,
+		Messages: t.Input, ApproveAll: req.ApproveAll, A2A: &log}
 }
 
 // chatInput is the workflow input of a start request of a chat turn of
@@ -237,6 +264,9 @@ func runnerStatus(ctx context.Context, cl client.Client, req runnerRequest) (run
 		id = agtemporal.WebWorkflowID(req.ChatID)
 	case req.AGUI != "":
 		id = agtemporal.AGUIWorkflowID(req.AGUI)
+	case req.A2A != "":
+		agentName, task, _ := strings.Cut(req.A2A, "/")
+		id = agtemporal.A2AWorkflowID(agentName, task)
 	}
 	d, err := cl.DescribeWorkflowExecution(ctx, id, "")
 	var nf *serviceerror.NotFound

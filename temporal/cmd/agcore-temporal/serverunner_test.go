@@ -93,3 +93,22 @@ func TestServeRunnerTurnInput(t *testing.T) {
 		t.Fatalf("alice's: principal %q, quota principal %q", in.Principal, in.QuotaPrincipal)
 	}
 }
+
+// TestServeRunnerA2AInput: a start request of an A2A task becomes the
+// workflow's input: the agents, the task's turn, its log.
+func TestServeRunnerA2AInput(t *testing.T) {
+	line := `{"id":1,"op":"start","agents":[{"Name":"agcore"}],"approve_all":true,"task":{"Agent":"agcore","Owner":"alice","SessionID":"s",` +
+		`"Input":[{"type":"user","content":[{"type":"text","text":"hi"}]}],"TurnID":"t-1","Log":{"Agent":"agcore","TaskID":"t-1","Principal":"alice",` +
+		`"Task":{"id":"t-1"},"TurnsBefore":2,"PushAllowHosts":["127.0.0.1"]}}}`
+	var req runnerRequest
+	if err := json.Unmarshal([]byte(line), &req); err != nil {
+		t.Fatal(err)
+	}
+	in := a2aInput(req)
+	switch {
+	case len(in.Agents) != 1 || in.Agent != "agcore" || in.Principal != "alice" || in.SessionID != "s" || in.TurnID != "t-1" || len(in.Messages) != 1 || !in.ApproveAll:
+		t.Fatalf("the turn: %+v", in)
+	case in.A2A == nil || in.A2A.TaskID != "t-1" || in.A2A.TurnsBefore != 2 || in.A2A.PushAllowHosts[0] != "127.0.0.1" || in.Response != nil || in.AGUI != nil:
+		t.Fatalf("the task's log: %+v", in.A2A)
+	}
+}

@@ -114,6 +114,11 @@ The web page's chat turns run as workflows too (agents whose store has
 records): the page on any server lists, follows, stops and approves them
 (GET /api/runs, GET /api/sessions/{id}/run, POST /api/sessions/{id}/cancel,
 /api/approvals), the server that accepted the turn being gone or not.
+A2A tasks run as workflows too (agents whose store has records; workflow
+agcore-a2a/AGENT/TASK): the task is stored as its workflow writes it (at most one write per 50 ms, plus the
+final one; push notifications sent from the worker), so the server that
+accepted it may die and tasks/get, tasks/resubscribe, tasks/cancel and a
+message deciding its approvals work on every server.
 
 A2A: message/send with configuration.blocking false answers with the task at
 once and the turn runs on; tasks/resubscribe and tasks/get answer on any
@@ -241,10 +246,6 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 	}
 	logger := slog.New(slog.NewTextHandler(a.env.Stderr, nil))
 	pushHosts, _ := cmd.Flags().GetStringArray("a2a-push-allow-host")
-	a2a, err := a2aserve.New(set, broker, a2aserve.Options{BearerAuth: len(tokens) > 0, Logger: logger, PushAllowHosts: pushHosts})
-	if err != nil {
-		return exit(ExitUsage, "%v", err)
-	}
 	var rn *temporalRunner
 	if addr, _ := cmd.Flags().GetString("temporal"); addr != "" {
 		if rn, err = a.newTemporalRunner(cmd, s, &file); err != nil {
@@ -253,6 +254,14 @@ func (a *app) serve(cmd *cobra.Command, _ []string) error {
 		defer rn.Close()
 	} else if cmd.Flags().Changed("namespace") || cmd.Flags().Changed("task-queue") || cmd.Flags().Changed("model-heartbeat") {
 		return exit(ExitUsage, "--namespace, --task-queue and --model-heartbeat go with --temporal HOST:PORT")
+	}
+	aopts := a2aserve.Options{BearerAuth: len(tokens) > 0, Logger: logger, PushAllowHosts: pushHosts}
+	if rn != nil {
+		aopts.Remote = rn // every A2A task's turn runs as a workflow
+	}
+	a2a, err := a2aserve.New(set, broker, aopts)
+	if err != nil {
+		return exit(ExitUsage, "%v", err)
 	}
 	wopts := web.Options{Origins: origins, Logger: logger}
 	if rn != nil {

@@ -44,6 +44,7 @@ func TestTemporalRunnerDecidesWithContent(t *testing.T) {
 	decide := map[string]func(call string, d tool.Decision) error{
 		"response": func(call string, d tool.Decision) error { return r.DecideRemote(ctx, "resp_1", call, d) },
 		"agui":     func(call string, d tool.Decision) error { return r.DecideAGUI(ctx, "alice/run_1", call, d) },
+		"a2a":      func(call string, d tool.Decision) error { return r.DecideTask(ctx, "agcore", "task-1", call, d) },
 		"chat":     func(call string, d tool.Decision) error { return r.DecideChat(ctx, "alice/s1/run_1", call, d) },
 	}
 	for name, do := range decide {

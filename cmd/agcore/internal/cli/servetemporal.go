@@ -27,13 +27,14 @@ import (
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/cmd/agcore/internal/config"
 	"github.com/agcore/agcore/serve"
+	"github.com/agcore/agcore/serve/a2aserve"
 	"github.com/agcore/agcore/serve/web"
 )
 
 // addServeTemporalFlags adds serve's durable flags.
 func addServeTemporalFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	fs.String("temporal", "", "run background responses and AG-UI runs as Temporal workflows on the server at HOST:PORT, on the workers of agcore worker (with agcore-temporal): they go on when this server dies. The web page's chat turns run there too")
+	fs.String("temporal", "", "run background responses, AG-UI runs and A2A tasks as Temporal workflows on the server at HOST:PORT, on the workers of agcore worker (with agcore-temporal): they go on when this server dies. The web page's chat turns run there too")
 	fs.String("namespace", "", `with --temporal: the Temporal namespace (default "default")`)
 	fs.String("task-queue", "", `with --temporal: the task queue of the workers (default "agcore")`)
 	fs.Duration("model-heartbeat", 0, "with --temporal: heartbeat timeout of a model call, after which a call whose worker died runs again on another (default 20s)")
@@ -72,7 +73,11 @@ type runnerMsg struct {
 	// (servewebtemporal.go).
 	Chat   *web.RemoteChat `json:"chat,omitempty"`
 	ChatID string          `json:"chat_id,omitempty"`
-	Error  string          `json:"error,omitempty"`
+	// An A2A task's turn to start, or the task (AGENT/TASK) to cancel,
+	// or whose approvals to list or decide (servetempa2a.go).
+	Task  *a2aserve.RemoteTask `json:"task,omitempty"`
+	A2A   string               `json:"a2a,omitempty"`
+	Error string               `json:"error,omitempty"`
 	// The approvals of a response's turn (servetempapprovals.go).
 	CallID  string                 `json:"call_id,omitempty"`
 	Approve bool                   `json:"approve,omitempty"`
