@@ -236,9 +236,9 @@
 // but ends so ("the durable runner has no workflow for the turn") once
 // its record is older than RemoteLostAfter: a response by its created_at,
 // an AG-UI run by its lease record's expiry (a remote run's lease lasts
-// the event log's retention from its creation and is never renewed; a
-// lease within a few renewal periods of its expiry is a run of a process,
-// never ended so).
+// the event log's retention from its creation and is never renewed, so
+// the replicas must share Options.EventLogRetention; a lease within a few
+// renewal periods of its expiry is a run of a process, never ended so).
 //
 // # Owners
 //
