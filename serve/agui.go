@@ -94,12 +94,12 @@ func (h *Handler) followAGUI(ctx context.Context, out *sse, log *runlog.Log, rec
 		if log.Running(name) {
 			return nil
 		}
-		if _, err := recs.GetRecord(ctx, aguiNamespace, key); err == nil || !errors.Is(err, session.ErrNotFound) {
+		if lease, err := recs.GetRecord(ctx, aguiNamespace, key); err == nil || !errors.Is(err, session.ErrNotFound) {
 			gone = time.Time{}
 			if err == nil && quietFor >= RemoteCheckAfter {
 				// A remote run quiet for a while: its run may have
 				// ended without its end (remoteended.go).
-				h.endRemoteAGUI(ctx, recs, name, key, last)
+				h.endRemoteAGUI(ctx, recs, lease, name, key, last)
 			}
 			return nil
 		}

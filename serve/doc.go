@@ -229,7 +229,16 @@
 // workflow's status), frees the principal's background slot and ends its
 // stream with response.failed, or ends the AG-UI run with RUN_ERROR
 // (run_ended). The writes are compare-and-swap: an outcome the runner
-// wrote meanwhile stays.
+// wrote meanwhile stays. A turn the runner has no run for (RemoteEnded's
+// error wraps ErrRemoteNotFound: the accepting process died between
+// writing the turn's record and the hand-over, or the runner's history of
+// it was purged) is not ended while young, a hand-over may be under way,
+// but ends so ("the durable runner has no workflow for the turn") once
+// its record is older than RemoteLostAfter: a response by its created_at,
+// an AG-UI run by its lease record's expiry (a remote run's lease lasts
+// the event log's retention from its creation and is never renewed, so
+// the replicas must share Options.EventLogRetention; a lease within a few
+// renewal periods of its expiry is a run of a process, never ended so).
 //
 // # Owners
 //

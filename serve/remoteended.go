@@ -32,9 +32,27 @@ type RemoteWatcher interface {
 	// RemoteEnded reports whether the run of the remote turn of response
 	// responseID (or, when aguiKey is set, of the AG-UI run of that key,
 	// PRINCIPAL/RUN) has ended, and how, as the error message to show. A
-	// turn the runner does not know is not ended.
+	// turn the runner does not know is not ended: the error then wraps
+	// ErrRemoteNotFound (its record, once older than RemoteLostAfter,
+	// ends the turn failed all the same).
 	RemoteEnded(ctx context.Context, responseID, aguiKey string) (ended bool, reason string, err error)
 }
+
+// ErrRemoteNotFound is wrapped by the error of RemoteWatcher.RemoteEnded
+// for a turn of which the runner has no run: never handed over (the
+// accepting process died between writing the turn's record and the
+// hand-over), or forgotten (the runner's history of it purged).
+var ErrRemoteNotFound = errors.New("serve: the runner has no run for the turn")
+
+// RemoteLostAfter is how old a remote turn in progress must be for a
+// runner that has no run for it (ErrRemoteNotFound) to end it failed (code
+// "run_ended"): longer than a hand-over may take (StartRemote is given 30
+// s), so that a turn being handed over is never taken for lost.
+const RemoteLostAfter = 2 * time.Minute
+
+// remoteLostReason is the error message of a turn ended because the
+// runner has no run for it.
+const remoteLostReason = "the durable runner has no workflow for the turn"
 
 // RemoteCheckAfter is how long a remote turn in progress shows nothing new
 // before a process asks its RemoteWatcher whether it still runs, and the
@@ -71,8 +89,10 @@ func (c *remoteChecks) due(key string, now time.Time) bool {
 }
 
 // remoteEnded asks the Handler's RemoteWatcher, if it has one and the
-// turn is due, whether the remote turn ended: its reason when it did.
-func (h *Handler) remoteEnded(ctx context.Context, responseID, aguiKey string) (string, bool) {
+// turn is due, whether the remote turn ended: its reason when it did. A
+// turn the runner has no run for ended when the turn's record was written
+// before lostBefore.
+func (h *Handler) remoteEnded(ctx context.Context, responseID, aguiKey string, lostBefore time.Time) (string, bool) {
 	w, ok := h.opts.Runner.(RemoteWatcher)
 	if !ok || !h.checks.due(responseID+"\x00"+aguiKey, time.Now()) {
 		return "", false
@@ -80,6 +100,9 @@ func (h *Handler) remoteEnded(ctx context.Context, responseID, aguiKey string) (
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	ended, reason, err := w.RemoteEnded(cctx, responseID, aguiKey)
+	if errors.Is(err, ErrRemoteNotFound) && !lostBefore.IsZero() && lostBefore.Before(time.Now().Add(-RemoteLostAfter)) {
+		return remoteLostReason, true
+	}
 	if err != nil || !ended {
 		return "", false
 	}
@@ -99,7 +122,7 @@ func (h *Handler) endRemoteResponse(ctx context.Context, recs session.Records, i
 	if sr.Remote == nil || sr.Status != "in_progress" {
 		return sr, false
 	}
-	reason, ended := h.remoteEnded(ctx, id, "")
+	reason, ended := h.remoteEnded(ctx, id, "", createdAt(sr.Response))
 	if !ended {
 		return sr, false
 	}
@@ -130,12 +153,12 @@ func (h *Handler) endRemoteResponse(ctx context.Context, recs session.Records, i
 	return now, true
 }
 
-// endRemoteAGUI ends the remote AG-UI run name (lease record key), whose
-// log's last event is last, with RUN_ERROR (code "run_ended") if its run
-// ended without writing its end: the final event, then the lease record
-// deleted (FinishAGUI). It reports whether it ended it.
-func (h *Handler) endRemoteAGUI(ctx context.Context, recs session.Records, name, key string, last int64) bool {
-	reason, ended := h.remoteEnded(ctx, "", key)
+// endRemoteAGUI ends the remote AG-UI run name (lease record lease, key),
+// whose log's last event is last, with RUN_ERROR (code "run_ended") if its
+// run ended without writing its end: the final event, then the lease
+// record deleted (FinishAGUI). It reports whether it ended it.
+func (h *Handler) endRemoteAGUI(ctx context.Context, recs session.Records, lease session.Record, name, key string, last int64) bool {
+	reason, ended := h.remoteEnded(ctx, "", key, h.aguiLeaseWritten(lease, time.Now()))
 	if !ended {
 		return false
 	}
@@ -160,6 +183,31 @@ func (i *idleSince) idle(last int64, now time.Time) time.Duration {
 		i.last, i.since = last, now
 	}
 	return now.Sub(i.since)
+}
+
+// aguiLeaseWritten returns when the lease record of a remote AG-UI run was
+// written, as its expiry tells (a remote run's lease lasts the retention
+// from its creation, never renewed), or zero for a lease that is not a
+// remote run's (a run of a process, renewed to last slotLease) or whose
+// age cannot be told.
+func (h *Handler) aguiLeaseWritten(lease session.Record, now time.Time) time.Time {
+	left := lease.Expires.Sub(now)
+	if lease.Expires.IsZero() || left <= 3*slotLease {
+		return time.Time{}
+	}
+	return lease.Expires.Add(-h.retention())
+}
+
+// createdAt returns when the response object body was created (its
+// created_at), or zero.
+func createdAt(body json.RawMessage) time.Time {
+	var obj struct {
+		CreatedAt int64 `json:"created_at"`
+	}
+	if json.Unmarshal(body, &obj) != nil || obj.CreatedAt <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(obj.CreatedAt, 0)
 }
 
 // startedBefore reports whether the response object body was created

@@ -3,10 +3,13 @@ package serve_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agcore/agcore/agent"
 	"github.com/agcore/agcore/approval"
@@ -15,6 +18,7 @@ import (
 	"github.com/agcore/agcore/serve"
 	"github.com/agcore/agcore/serve/host"
 	"github.com/agcore/agcore/serve/runlog"
+	"github.com/agcore/agcore/session"
 	"github.com/agcore/agcore/session/memstore"
 )
 
@@ -25,10 +29,30 @@ import (
 // question).
 type vanished struct {
 	elsewhere
-	mu     sync.Mutex
-	ended  map[string]bool
-	asked  int
-	finish bool
+	mu      sync.Mutex
+	ended   map[string]bool
+	missing map[string]bool // the runner has no run for these turns
+	asked   int
+	askedOf map[string]int
+	finish  bool
+}
+
+// miss makes the runner have no run for the turn id (response id or
+// AG-UI key), or have one again.
+func (v *vanished) miss(id string, missing bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.missing == nil {
+		v.missing = map[string]bool{}
+	}
+	v.missing[id] = missing
+}
+
+// timesAsked returns how often the runner was asked about the turn id.
+func (v *vanished) timesAsked(id string) int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.askedOf[id]
 }
 
 func (v *vanished) StartRemote(_ context.Context, t serve.RemoteTurn) error {
@@ -50,8 +74,15 @@ func (v *vanished) end(id string) {
 func (v *vanished) RemoteEnded(ctx context.Context, responseID, aguiKey string) (bool, string, error) {
 	v.mu.Lock()
 	v.asked++
-	ended, finish := v.ended[responseID], v.finish
+	if v.askedOf == nil {
+		v.askedOf = map[string]int{}
+	}
+	v.askedOf[responseID+aguiKey]++
+	ended, finish, missing := v.ended[responseID+aguiKey], v.finish, v.missing[responseID+aguiKey]
 	v.mu.Unlock()
+	if missing {
+		return false, "", fmt.Errorf("the test's runner: %w", serve.ErrRemoteNotFound)
+	}
 	if ended && finish {
 		v.elsewhere.mu.Lock()
 		var l serve.ResponseLog
@@ -148,4 +179,96 @@ func watchedReplica(t *testing.T, v *vanished) *env {
 	e.srv = httptest.NewServer(e.h)
 	testwait.CloseOnCleanup(t, e.srv)
 	return e
+}
+
+// TestRemoteTurnTheRunnerHasNoRunFor: a remote background response or
+// AG-UI run the runner has no run for (never handed over, or forgotten)
+// goes on while its record is young (a hand-over may be under way), and
+// ends failed (run_ended) once it is older than serve.RemoteLostAfter.
+func TestRemoteTurnTheRunnerHasNoRunFor(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	v := &vanished{elsewhere: elsewhere{t: t, store: store, model: paced(nil)}}
+	accept, b := watchedReplica(t, v), watchedReplica(t, v)
+
+	// Responses: young, then old (its record's created_at moved back).
+	got := decode(t, accept.do("POST", "/v1/responses", map[string]any{"model": "echo", "input": "hi", "background": true}))
+	id, _ := got["id"].(string)
+	v.miss(id, true)
+	testwait.For(t, "the runner to be asked", func() bool {
+		if polled := decode(t, b.do("GET", "/v1/responses/"+id, nil)); polled["status"] != "in_progress" {
+			t.Fatalf("a young response the runner has no run for ended: %v", polled)
+		}
+		return v.timesAsked(id) > 0
+	})
+	rec, err := store.GetRecord(ctx, "agcore.responses", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sr map[string]json.RawMessage
+	var obj map[string]any
+	if json.Unmarshal(rec.Value, &sr) != nil || json.Unmarshal(sr["response"], &obj) != nil {
+		t.Fatalf("the record: %s", rec.Value)
+	}
+	obj["created_at"] = time.Now().Add(-serve.RemoteLostAfter - time.Minute).Unix()
+	sr["response"], _ = json.Marshal(obj)
+	rec.Value, _ = json.Marshal(sr)
+	if _, err := store.UpdateRecord(ctx, "agcore.responses", rec); err != nil {
+		t.Fatal(err)
+	}
+	var polled map[string]any
+	testwait.For(t, "the old response to end", func() bool {
+		polled = decode(t, b.do("GET", "/v1/responses/"+id, nil))
+		return polled["status"] != "in_progress"
+	})
+	if e, _ := polled["error"].(map[string]any); polled["status"] != "failed" || e["code"] != "run_ended" || !strings.Contains(e["message"].(string), "no workflow") {
+		t.Fatalf("polled: %v", polled)
+	}
+
+	// AG-UI runs: the accepting replica follows each. A young one goes
+	// on (then its run ends: it ends so); an old one (its lease's
+	// expiry, which tells its age, moved back) ends.
+	for _, c := range []struct {
+		run    string
+		old    bool
+		reason string
+	}{{"young-run", false, "Terminated"}, {"old-run", true, "no workflow"}} {
+		key := "local/" + c.run
+		v.miss(key, true)
+		done := make(chan []map[string]any, 1)
+		go func() {
+			done <- sseEvents(t, accept.do("POST", "/agui/echo", aguiInput(c.run, "hi")), nil)
+		}()
+		var lease session.Record
+		testwait.For(t, "the run's lease", func() bool {
+			lease, err = store.GetRecord(ctx, "agcore.agui.runs", key)
+			return err == nil
+		})
+		if c.old {
+			lease.Expires = lease.Expires.Add(-serve.RemoteLostAfter - time.Minute)
+			if _, err := store.UpdateRecord(ctx, "agcore.agui.runs", lease); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			testwait.For(t, "the runner to be asked", func() bool { return v.timesAsked(key) > 0 })
+			if _, err := store.GetRecord(ctx, "agcore.agui.runs", key); err != nil {
+				t.Fatalf("a young run the runner has no run for ended: %v", err)
+			}
+			v.miss(key, false)
+			v.end(key)
+		}
+		var evs []map[string]any
+		select {
+		case evs = <-done:
+		case <-time.After(testwait.Timeout):
+			t.Fatalf("%s: the run's stream did not end", c.run)
+		}
+		last := evs[len(evs)-1]
+		if last["type"] != "RUN_ERROR" || last["code"] != "run_ended" || !strings.Contains(last["message"].(string), c.reason) {
+			t.Fatalf("%s ended with %v", c.run, last)
+		}
+		if _, err := store.GetRecord(ctx, "agcore.agui.runs", key); !errors.Is(err, session.ErrNotFound) {
+			t.Fatalf("%s: its lease: %v", c.run, err)
+		}
+	}
 }

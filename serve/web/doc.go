@@ -137,6 +137,22 @@
 // read from the event log (a remote turn's, a reattached page's) sends
 // the heartbeat comment too when idle.
 //
+// A remote turn whose run ended without writing its end (a durable
+// runner's workflow terminated, timed out or failed before FinishChat
+// ran) would stay listed as running, its followers waiting, until its
+// record expired: when the Remote implements RemoteWatcher, a follower of
+// such a turn quiet for 5 s, and GET /api/runs listing one at least 5 s
+// old, ask it (ChatEnded; at most once per 5 s per turn and process,
+// remoteended.go), and a turn whose run ended gets the end its worker
+// would have written for a failed turn (ChatEvents.End: its open tool
+// calls answered, then the error event, the runner's reason its message)
+// and its run record deleted while it names the turn; GET /api/runs no
+// longer lists it. A turn the runner has no run for (ErrChatNotFound: the
+// accepting process died before the hand-over, or the runner's history
+// of it was purged) ends so too once its record is older than 2 minutes,
+// longer than a hand-over may take. A log the worker ended meanwhile is
+// kept.
+//
 // The run is labelled with approval.WithOwner (agent, session, a
 // run id of its own, and the principal) so only the principal that started
 // a turn may decide its calls; approval.WithNotify turns a parked call into

@@ -169,14 +169,25 @@ func (e *ChatEvents) Update(u agent.Update) {
 	case agent.UpdateToolCall:
 		e.open = append(e.open, u.ToolCall.ID)
 	case agent.UpdateToolResult:
-		for i, id := range e.open {
-			if id == u.ToolResult.ToolCallID {
-				e.open = append(e.open[:i:i], e.open[i+1:]...)
-				break
-			}
-		}
+		e.answered(u.ToolResult.ToolCallID)
 	}
 	e.add(it, false)
+}
+
+// answered forgets the open tool call id.
+func (e *ChatEvents) answered(id string) {
+	for i, open := range e.open {
+		if open == id {
+			e.open = append(e.open[:i:i], e.open[i+1:]...)
+			return
+		}
+	}
+}
+
+// decodeItem decodes an event's data.
+func decodeItem(data []byte) (item, bool) {
+	var it item
+	return it, json.Unmarshal(data, &it) == nil
 }
 
 // ApprovalRequired adds the approval event of the turn's call callID
@@ -261,6 +272,12 @@ func FinishChat(ctx context.Context, store session.Store, l ChatLog, events []ru
 			}
 		}
 	}
+	return finishChat(ctx, recs, l, events)
+}
+
+// finishChat writes a remote chat turn's last events, then deletes its
+// run record while it still names the turn.
+func finishChat(ctx context.Context, recs session.Records, l ChatLog, events []runlog.Event) error {
 	log := &runlog.Log{Records: recs, Retention: l.Retention}
 	if err := log.AppendBatch(ctx, l.EventLog(), events, true); err != nil {
 		return err

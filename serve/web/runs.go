@@ -207,15 +207,47 @@ func (h *handler) listRuns(w http.ResponseWriter, r *http.Request) {
 			h.storeError(w, r, err)
 			return
 		}
+		var turns []runRecord
+		var keys []string
 		for _, rec := range list {
 			var rr runRecord
 			if json.Unmarshal(rec.Value, &rr) != nil || rr.Agent != a.Name {
 				continue
 			}
-			out = append(out, runInfo{Session: strings.TrimPrefix(rec.Key, p+"/"), Agent: rr.Agent, Run: rr.Run, Started: time.UnixMilli(rr.Started).UTC()})
+			turns, keys = append(turns, rr), append(keys, rec.Key)
+		}
+		over := h.remoteOver(r.Context(), recs, keys, turns)
+		for i, rr := range turns {
+			if !over[i] {
+				out = append(out, runInfo{Session: strings.TrimPrefix(keys[i], p+"/"), Agent: rr.Agent, Run: rr.Run, Started: time.UnixMilli(rr.Started).UTC()})
+			}
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"runs": out})
+}
+
+// remoteOver ends, of the running turns turns (their run records keys),
+// the remote ones at least remoteCheckAfter old whose run ended without
+// their end (remoteended.go), each asked at once for a bounded time; it
+// reports which it ended.
+func (h *handler) remoteOver(ctx context.Context, recs session.Records, keys []string, turns []runRecord) []bool {
+	over := make([]bool, len(turns))
+	if _, ok := h.opts.Remote.(RemoteWatcher); !ok {
+		return over
+	}
+	var wg sync.WaitGroup
+	for i, rr := range turns {
+		if !rr.Remote || time.Since(time.UnixMilli(rr.Started)) < remoteCheckAfter {
+			continue
+		}
+		wg.Go(func() {
+			qctx, cancel := context.WithTimeout(ctx, remotePendingTimeout)
+			defer cancel()
+			over[i] = h.endRemoteChat(qctx, recs, keys[i], rr)
+		})
+	}
+	wg.Wait()
+	return over
 }
 
 // running returns the record of session id's running turn, the
@@ -273,9 +305,13 @@ func (h *handler) streamRun(w http.ResponseWriter, r *http.Request, recs session
 	hd.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	var gone time.Time
+	var gone, quietSince time.Time
+	quietLast := int64(-2)
 	wrote := time.Now()
 	idle := func(ctx context.Context, last int64) error {
+		if last != quietLast || quietSince.IsZero() {
+			quietLast, quietSince = last, time.Now()
+		}
 		// An idle stream (a turn waiting for an approval) sends a comment
 		// every Options.Heartbeat, so proxies keep it open.
 		if h.opts.Heartbeat > 0 && time.Since(wrote) >= h.opts.Heartbeat {
@@ -292,6 +328,12 @@ func (h *handler) streamRun(w http.ResponseWriter, r *http.Request, recs session
 		var cur runRecord
 		if err == nil && json.Unmarshal(rec.Value, &cur) == nil && cur.Run == runID {
 			gone = time.Time{}
+			if cur.Remote && time.Since(quietSince) >= remoteCheckAfter {
+				// A remote turn quiet for a while: its run may have
+				// ended without its end (remoteended.go), which this
+				// writes then.
+				h.endRemoteChat(ctx, recs, key, cur)
+			}
 			return nil
 		}
 		if !errors.Is(err, session.ErrNotFound) && err != nil {

@@ -72,8 +72,9 @@ type handler struct {
 	opts   Options
 	log    *slog.Logger
 	mux    *http.ServeMux
-	routes []string // the patterns of mux
-	runs   runs     // the turns a page may reattach to
+	routes []string     // the patterns of mux
+	runs   runs         // the turns a page may reattach to
+	checks remoteChecks // when this process last asked about each remote turn
 }
 
 // Routes returns the route patterns the handler serves, in the form of

@@ -111,9 +111,10 @@ lists and decides its calls. An A2A task: {"op":"start","agents":[...],
 "task":{...}} starts its turn (workflow id agcore-a2a/AGENT/TASK), and
 "a2a":"AGENT/TASK" in place of "response" cancels it or lists and
 decides its calls. {"id":5,"op":"status","response":"resp_..."}
-(or "agui", or "a2a") describes the turn's workflow: {"id":5,"status":"Terminated",
-"ended":true} ("Running" without "ended"; "NotFound" for a workflow the
-server does not know). Each is answered
+(or "agui", "chat_id" or "a2a") describes the turn's workflow: {"id":5,
+"status":"Terminated","ended":true} ("Running" without "ended"; "NotFound",
+without "ended", for a workflow the server does not know: never started,
+or its history purged). Each is answered
 {"id":N} or {"id":N,"error":"..."}. It exits when its input ends.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -253,10 +254,14 @@ func serveRunner(ctx context.Context, in io.Reader, out io.Writer, do func(conte
 }
 
 // runnerStatus answers "status": the workflow of the response's (or the
-// AG-UI run's) turn described, its status and whether it ended.
+// AG-UI run's, or the web page's chat turn's) turn described, its status
+// and whether it ended; "NotFound" (not ended) for a workflow the server
+// does not know: never started, or its history already purged.
 func runnerStatus(ctx context.Context, cl client.Client, req runnerRequest) (runnerReply, error) {
 	id := agtemporal.ResponseWorkflowID(req.Response)
 	switch {
+	case req.ChatID != "":
+		id = agtemporal.WebWorkflowID(req.ChatID)
 	case req.AGUI != "":
 		id = agtemporal.AGUIWorkflowID(req.AGUI)
 	case req.A2A != "":

@@ -9,6 +9,8 @@ import (
 
 	"github.com/agcore/agcore/approval"
 	"github.com/agcore/agcore/mcp"
+	"github.com/agcore/agcore/serve"
+	"github.com/agcore/agcore/serve/web"
 	"github.com/agcore/agcore/tool"
 )
 
@@ -84,15 +86,19 @@ while IFS= read -r l; do
   case "$l" in
     *'"op":"status"'*'"response":"resp_1"'*) printf '{"id":%d,"status":"Terminated","ended":true}\n' "$n" ;;
     *'"op":"status"'*'"agui":"alice/run_1"'*) printf '{"id":%d,"status":"Running"}\n' "$n" ;;
+    *'"op":"status"'*'"chat_id":"alice/s1/run_2"'*) printf '{"id":%d,"status":"TimedOut","ended":true}\n' "$n" ;;
+    *'"op":"status"'*'"chat_id":"alice/s1/run_3"'*) printf '{"id":%d,"status":"Running"}\n' "$n" ;;
+    *'"op":"status"'*'"response":"resp_down"'*) printf '{"id":%d,"error":"the server is unreachable"}\n' "$n" ;;
     *'"op":"status"'*) printf '{"id":%d,"status":"NotFound"}\n' "$n" ;;
     *) printf '{"id":%d,"error":"unexpected request"}\n' "$n" ;;
   esac
 done`
 
-// TestTemporalRunnerRemoteEnded: serve.RemoteWatcher's RemoteEnded asks
-// serve-runner's "status" op: a workflow that ended is ended, its reason
-// naming its status; a running one, or one the server does not know, is
-// not.
+// TestTemporalRunnerRemoteEnded: serve.RemoteWatcher's RemoteEnded and
+// web.RemoteWatcher's ChatEnded ask serve-runner's "status" op: a workflow
+// that ended is ended, its reason naming its status; a running one is not;
+// one the server does not know is not, its error serve.ErrRemoteNotFound
+// (web.ErrChatNotFound); a failed question is an error of its own.
 func TestTemporalRunnerRemoteEnded(t *testing.T) {
 	r := &temporalRunner{bin: "/bin/sh", args: []string{"-c", fakeStatusRunner}, stderr: io.Discard}
 	defer r.Close()
@@ -101,9 +107,38 @@ func TestTemporalRunnerRemoteEnded(t *testing.T) {
 	if err != nil || !ended || !strings.Contains(reason, "ended without its outcome") || !strings.Contains(reason, "Terminated") {
 		t.Errorf("resp_1: %v %q %v", ended, reason, err)
 	}
-	for _, c := range [][2]string{{"", "alice/run_1"}, {"resp_2", ""}} {
-		if ended, reason, err := r.RemoteEnded(ctx, c[0], c[1]); err != nil || ended || reason != "" {
-			t.Errorf("%v: %v %q %v", c, ended, reason, err)
+	for _, c := range []struct {
+		response, agui string
+		want           string // "running", "not found" or "failed" (an error, not ErrRemoteNotFound)
+	}{
+		{agui: "alice/run_1", want: "running"},
+		{response: "resp_2", want: "not found"},
+		{response: "resp_down", want: "failed"},
+	} {
+		ended, reason, err := r.RemoteEnded(ctx, c.response, c.agui)
+		ok := !ended && reason == ""
+		switch c.want {
+		case "running":
+			ok = ok && err == nil
+		case "not found":
+			ok = ok && errors.Is(err, serve.ErrRemoteNotFound)
+		default:
+			ok = ok && err != nil && !errors.Is(err, serve.ErrRemoteNotFound)
 		}
+		if !ok {
+			t.Errorf("%+v: %v %q %v", c, ended, reason, err)
+		}
+	}
+
+	// The web page's chat turns (web.RemoteWatcher), by their turn id.
+	ended, reason, err = r.ChatEnded(ctx, "alice/s1/run_2")
+	if err != nil || !ended || !strings.Contains(reason, "TimedOut") {
+		t.Errorf("run_2: %v %q %v", ended, reason, err)
+	}
+	if ended, _, err := r.ChatEnded(ctx, "alice/s1/run_3"); err != nil || ended {
+		t.Errorf("run_3: %v %v", ended, err)
+	}
+	if ended, _, err := r.ChatEnded(ctx, "alice/s1/run_4"); ended || !errors.Is(err, web.ErrChatNotFound) || errors.Is(err, serve.ErrRemoteNotFound) {
+		t.Errorf("run_4: %v %v", ended, err)
 	}
 }

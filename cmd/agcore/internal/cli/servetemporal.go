@@ -86,7 +86,8 @@ type runnerMsg struct {
 	Pending []serve.RemoteApproval `json:"pending,omitempty"`
 	Code    string                 `json:"code,omitempty"`
 	// The answer to "status": the workflow's status (Temporal's name of
-	// it, "Running", "Terminated", ...; "NotFound") and whether it ended.
+	// it, "Running", "Terminated", ...; "NotFound" for a workflow the
+	// server does not know) and whether it ended.
 	Status string `json:"status,omitempty"`
 	Ended  bool   `json:"ended,omitempty"`
 }
@@ -243,11 +244,28 @@ var _ serve.RemoteWatcher = (*temporalRunner)(nil)
 // RemoteEnded implements serve.RemoteWatcher: the serve-runner child
 // describes the turn's workflow (its "status" op); one that is no longer
 // running ended without the turn's outcome when serve asks (the outcome's
-// write is its last activity).
+// write is its last activity). One the server does not know is
+// serve.ErrRemoteNotFound.
 func (r *temporalRunner) RemoteEnded(ctx context.Context, responseID, aguiKey string) (bool, string, error) {
-	a, err := r.ask(ctx, runnerMsg{Op: "status", Response: responseID, AGUI: aguiKey})
-	if err != nil || !a.Ended {
+	return r.workflowEnded(ctx, runnerMsg{Op: "status", Response: responseID, AGUI: aguiKey}, serve.ErrRemoteNotFound)
+}
+
+// workflowNotFound is serve-runner's status of a workflow the Temporal
+// server does not know.
+const workflowNotFound = "NotFound"
+
+// workflowEnded asks serve-runner the status m names: ended, and why, or
+// notFound (wrapped) for a workflow the server does not know.
+func (r *temporalRunner) workflowEnded(ctx context.Context, m runnerMsg, notFound error) (bool, string, error) {
+	a, err := r.ask(ctx, m)
+	if err != nil {
 		return false, "", err
+	}
+	if a.Status == workflowNotFound {
+		return false, "", fmt.Errorf("agcore-temporal serve-runner: no workflow for the turn: %w", notFound)
+	}
+	if !a.Ended {
+		return false, "", nil
 	}
 	return true, fmt.Sprintf("the Temporal workflow running the turn ended without its outcome (workflow status %s)", a.Status), nil
 }

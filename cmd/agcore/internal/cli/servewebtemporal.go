@@ -5,7 +5,9 @@ package cli
 // the child serve-runner, which runs it as a workflow
 // (agcore-web/PRINCIPAL/SESSION/RUN) on the workers, and cancels it or
 // lists and decides the calls it waits on (web.RemoteApprovals), so that
-// the page of every replica follows, stops and approves it.
+// the page of every replica follows, stops and approves it; it says
+// whether the workflow still runs (web.RemoteWatcher), so that a turn
+// whose workflow ended without its outcome ends failed.
 
 import (
 	"context"
@@ -17,6 +19,7 @@ import (
 var (
 	_ web.Remote          = (*temporalRunner)(nil)
 	_ web.RemoteApprovals = (*temporalRunner)(nil)
+	_ web.RemoteWatcher   = (*temporalRunner)(nil)
 )
 
 // StartChat implements web.Remote.
@@ -46,4 +49,11 @@ func (r *temporalRunner) PendingChat(ctx context.Context, id string) ([]web.Remo
 func (r *temporalRunner) DecideChat(ctx context.Context, id, callID string, d tool.Decision) error {
 	a, err := r.ask(ctx, runnerMsg{Op: "decide", ChatID: id, CallID: callID, Approve: d.Approved, Reason: d.Reason, Content: d.Content})
 	return decideError(a, err)
+}
+
+// ChatEnded implements web.RemoteWatcher, as RemoteEnded does
+// serve.RemoteWatcher: the turn's workflow described by serve-runner's
+// "status" op; one the server does not know is web.ErrChatNotFound.
+func (r *temporalRunner) ChatEnded(ctx context.Context, id string) (bool, string, error) {
+	return r.workflowEnded(ctx, runnerMsg{Op: "status", ChatID: id}, web.ErrChatNotFound)
 }
