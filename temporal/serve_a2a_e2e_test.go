@@ -87,7 +87,8 @@ func taskGet(t *testing.T, base, task string) (string, string) {
 // call hangs ends canceled; a blocking message/send on B returns the
 // completed task; a message/stream on B streams it to completed. A task
 // whose workflow is terminated mid-turn is read failed on B, the
-// workflow's status in its message.
+// workflow's status in its message, and its push config is notified of
+// the failed state, once.
 func TestE2EServeTemporalA2A(t *testing.T) {
 	jsDir := os.Getenv("AGCORE_A2A_JS_DIR")
 	if jsDir == "" {
@@ -190,7 +191,7 @@ func TestE2EServeTemporalA2A(t *testing.T) {
 			// A task whose workflow is terminated mid-turn (as `temporal
 			// workflow terminate` would): a replica reading it unchanged
 			// asks the runner, and stores it failed.
-			st = node("start")
+			st = node("start", "TOKEN=tok-gone")
 			gone, _ := st["taskId"].(string)
 			waitFor(t, "the second hanging model call", time.Minute, hung2)
 			_, cl := devServerClient(t, w.addr)
@@ -205,6 +206,24 @@ func TestE2EServeTemporalA2A(t *testing.T) {
 				if time.Now().After(deadline) {
 					t.Fatalf("the task of the terminated workflow: %s %q", state, text)
 				}
+			}
+			// Its webhook got the failed state, from the replica that
+			// stored it, once.
+			failed := "tok-gone " + gone + " failed"
+			for deadline := time.Now().Add(30 * time.Second); !slices.Contains(hook.seen(), failed); time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the webhook got %q, want %q", hook.seen(), failed)
+				}
+			}
+			time.Sleep(300 * time.Millisecond) // a second notification would come by now
+			var got []string
+			for _, n := range hook.seen() {
+				if strings.HasPrefix(n, "tok-gone ") {
+					got = append(got, n)
+				}
+			}
+			if want := []string{"tok-gone " + gone + " working", failed}; !slices.Equal(got, want) {
+				t.Errorf("the webhook got %q of the terminated task, want %q", got, want)
 			}
 		})
 	}
