@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agcore/agcore/internal/testkit/testenv"
+	"github.com/agcore/agcore/session"
 
 	agtemporal "github.com/agcore/agcore/temporal"
 )
@@ -88,7 +89,8 @@ func taskGet(t *testing.T, base, task string) (string, string) {
 // completed task; a message/stream on B streams it to completed. A task
 // whose workflow is terminated mid-turn is read failed on B, the
 // workflow's status in its message, and its push config is notified of
-// the failed state, once.
+// the failed state, once; a task stored three minutes ago whose workflow
+// Temporal does not know (never handed over) is read failed on B.
 func TestE2EServeTemporalA2A(t *testing.T) {
 	jsDir := os.Getenv("AGCORE_A2A_JS_DIR")
 	if jsDir == "" {
@@ -225,8 +227,59 @@ func TestE2EServeTemporalA2A(t *testing.T) {
 			if want := []string{"tok-gone " + gone + " working", failed}; !slices.Equal(got, want) {
 				t.Errorf("the webhook got %q of the terminated task, want %q", got, want)
 			}
+
+			// A task stored three minutes ago by a replica that died
+			// before handing it over (its record, working, no workflow):
+			// Temporal does not know it, so B's tasks/get ends it failed.
+			lost := lostTask(t, store, gone, 3*time.Minute)
+			for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+				state, text := taskGet(t, baseB, lost)
+				if state == "failed" && strings.Contains(text, "no workflow for the task") {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the task Temporal does not know: %s %q", state, text)
+				}
+			}
 		})
 	}
+}
+
+// lostTask stores, in store, a copy of the record of task (of the default
+// agent, agcore), as a task of its own that is working and was last
+// changed age ago, for which Temporal has no workflow; it returns its id.
+func lostTask(t *testing.T, store, task string, age time.Duration) string {
+	t.Helper()
+	ctx := context.Background()
+	st, err := session.Open(ctx, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Closer != nil {
+		defer st.Closer()
+	}
+	recs, _ := session.RecordsOf(st.Store)
+	rec, err := recs.GetRecord(ctx, "agcore.a2a.tasks", "agcore/"+task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr map[string]json.RawMessage
+	var body map[string]any
+	if err := json.Unmarshal(rec.Value, &tr); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(tr["task"], &body); err != nil {
+		t.Fatal(err)
+	}
+	id := "lost-" + task
+	body["id"] = id
+	body["status"] = map[string]any{"state": "working", "timestamp": time.Now().Add(-age).UTC().Format(time.RFC3339Nano)}
+	tr["task"], _ = json.Marshal(body)
+	v, _ := json.Marshal(tr)
+	if _, err := recs.PutRecord(ctx, "agcore.a2a.tasks", session.Record{Key: "agcore/" + id, Value: v, Expires: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
 
 // TestE2EServeTemporalA2AApprovals: an A2A task whose turn, on the
