@@ -251,14 +251,7 @@ func TestE2EServeTemporalA2A(t *testing.T) {
 func lostTask(t *testing.T, store, task string, age time.Duration) string {
 	t.Helper()
 	ctx := context.Background()
-	st, err := session.Open(ctx, store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Closer != nil {
-		defer st.Closer()
-	}
-	recs, _ := session.RecordsOf(st.Store)
+	recs := storeRecords(t, store)
 	rec, err := recs.GetRecord(ctx, "agcore.a2a.tasks", "agcore/"+task)
 	if err != nil {
 		t.Fatal(err)
