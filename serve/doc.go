@@ -396,5 +396,6 @@
 //
 // Package serve imports agent, approval, budget, llm, mcp (a form's
 // answer checked against its schema), middleware, replay, session,
-// serve/host and serve/runlog; it never imports a provider, a store or the CLI.
+// serve/host, serve/runlog and serve/internal/ratelimit; it never imports
+// a provider, a store or the CLI.
 package serve

@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/agcore/agcore/serve/runlog"
@@ -59,42 +58,13 @@ const remoteLostReason = "the durable runner has no workflow for the turn"
 // least time between two such questions about one turn from one process.
 const RemoteCheckAfter = 5 * time.Second
 
-// remoteChecks remembers when this process last asked about each remote
-// turn.
-type remoteChecks struct {
-	mu   sync.Mutex
-	last map[string]time.Time
-}
-
-// due reports whether the turn named key may be asked about now, and
-// if so records that it is.
-func (c *remoteChecks) due(key string, now time.Time) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if t, ok := c.last[key]; ok && now.Sub(t) < RemoteCheckAfter {
-		return false
-	}
-	if c.last == nil {
-		c.last = map[string]time.Time{}
-	}
-	if len(c.last) >= 4096 {
-		for k, t := range c.last {
-			if now.Sub(t) >= RemoteCheckAfter {
-				delete(c.last, k)
-			}
-		}
-	}
-	c.last[key] = now
-	return true
-}
-
 // remoteEnded asks the Handler's RemoteWatcher, if it has one and the
 // turn is due, whether the remote turn ended: its reason when it did. A
 // turn the runner has no run for ended when the turn's record was written
 // before lostBefore.
 func (h *Handler) remoteEnded(ctx context.Context, responseID, aguiKey string, lostBefore time.Time) (string, bool) {
 	w, ok := h.opts.Runner.(RemoteWatcher)
-	if !ok || !h.checks.due(responseID+"\x00"+aguiKey, time.Now()) {
+	if !ok || !h.checks.Due(responseID+"\x00"+aguiKey, time.Now()) {
 		return "", false
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)

@@ -12,6 +12,7 @@ import (
 	"github.com/agcore/agcore/budget"
 	"github.com/agcore/agcore/replay"
 	"github.com/agcore/agcore/serve/host"
+	"github.com/agcore/agcore/serve/internal/ratelimit"
 	"github.com/agcore/agcore/serve/runlog"
 	"github.com/agcore/agcore/session"
 )
@@ -154,7 +155,7 @@ type Handler struct {
 
 	locks  sessionLocks    // Responses turns, one at a time per session
 	recent recentResponses // for GET /v1/responses/{id}
-	checks remoteChecks    // when remote turns were last asked about (remoteended.go)
+	checks ratelimit.Due   // when remote turns were last asked about (remoteended.go)
 
 	bgMu   sync.Mutex
 	logs   map[session.Records]*runlog.Log // the event logs, one per store
@@ -176,6 +177,7 @@ func New(opts Options) (*Handler, error) {
 		log:     opts.Logger,
 		now:     opts.Now,
 		cancels: make(map[*turnCancel]struct{}),
+		checks:  ratelimit.Due{Every: RemoteCheckAfter},
 	}
 	switch h.flushEvery = opts.FlushInterval; {
 	case h.flushEvery == 0:

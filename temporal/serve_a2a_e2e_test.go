@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agcore/agcore/internal/testkit/testenv"
+	"github.com/agcore/agcore/session"
 
 	agtemporal "github.com/agcore/agcore/temporal"
 )
@@ -87,7 +88,9 @@ func taskGet(t *testing.T, base, task string) (string, string) {
 // call hangs ends canceled; a blocking message/send on B returns the
 // completed task; a message/stream on B streams it to completed. A task
 // whose workflow is terminated mid-turn is read failed on B, the
-// workflow's status in its message.
+// workflow's status in its message, and its push config is notified of
+// the failed state, once; a task stored three minutes ago whose workflow
+// Temporal does not know (never handed over) is read failed on B.
 func TestE2EServeTemporalA2A(t *testing.T) {
 	jsDir := os.Getenv("AGCORE_A2A_JS_DIR")
 	if jsDir == "" {
@@ -190,7 +193,7 @@ func TestE2EServeTemporalA2A(t *testing.T) {
 			// A task whose workflow is terminated mid-turn (as `temporal
 			// workflow terminate` would): a replica reading it unchanged
 			// asks the runner, and stores it failed.
-			st = node("start")
+			st = node("start", "TOKEN=tok-gone")
 			gone, _ := st["taskId"].(string)
 			waitFor(t, "the second hanging model call", time.Minute, hung2)
 			_, cl := devServerClient(t, w.addr)
@@ -206,8 +209,70 @@ func TestE2EServeTemporalA2A(t *testing.T) {
 					t.Fatalf("the task of the terminated workflow: %s %q", state, text)
 				}
 			}
+			// Its webhook got the failed state, from the replica that
+			// stored it, once.
+			failed := "tok-gone " + gone + " failed"
+			for deadline := time.Now().Add(30 * time.Second); !slices.Contains(hook.seen(), failed); time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the webhook got %q, want %q", hook.seen(), failed)
+				}
+			}
+			time.Sleep(300 * time.Millisecond) // a second notification would come by now
+			var got []string
+			for _, n := range hook.seen() {
+				if strings.HasPrefix(n, "tok-gone ") {
+					got = append(got, n)
+				}
+			}
+			if want := []string{"tok-gone " + gone + " working", failed}; !slices.Equal(got, want) {
+				t.Errorf("the webhook got %q of the terminated task, want %q", got, want)
+			}
+
+			// A task stored three minutes ago by a replica that died
+			// before handing it over (its record, working, no workflow):
+			// Temporal does not know it, so B's tasks/get ends it failed.
+			lost := lostTask(t, store, gone, 3*time.Minute)
+			for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+				state, text := taskGet(t, baseB, lost)
+				if state == "failed" && strings.Contains(text, "no workflow for the task") {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the task Temporal does not know: %s %q", state, text)
+				}
+			}
 		})
 	}
+}
+
+// lostTask stores, in store, a copy of the record of task (of the default
+// agent, agcore), as a task of its own that is working and was last
+// changed age ago, for which Temporal has no workflow; it returns its id.
+func lostTask(t *testing.T, store, task string, age time.Duration) string {
+	t.Helper()
+	ctx := context.Background()
+	recs := storeRecords(t, store)
+	rec, err := recs.GetRecord(ctx, "agcore.a2a.tasks", "agcore/"+task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr map[string]json.RawMessage
+	var body map[string]any
+	if err := json.Unmarshal(rec.Value, &tr); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(tr["task"], &body); err != nil {
+		t.Fatal(err)
+	}
+	id := "lost-" + task
+	body["id"] = id
+	body["status"] = map[string]any{"state": "working", "timestamp": time.Now().Add(-age).UTC().Format(time.RFC3339Nano)}
+	tr["task"], _ = json.Marshal(body)
+	v, _ := json.Marshal(tr)
+	if _, err := recs.PutRecord(ctx, "agcore.a2a.tasks", session.Record{Key: "agcore/" + id, Value: v, Expires: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
 
 // TestE2EServeTemporalA2AApprovals: an A2A task whose turn, on the

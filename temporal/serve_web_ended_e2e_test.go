@@ -126,14 +126,7 @@ func TestE2EServeTemporalTerminatedWebChatEnds(t *testing.T) {
 	// handing it over (its run record and first events, no workflow):
 	// Temporal does not know it, so B's list ends it.
 	ctx := context.Background()
-	st, err := session.Open(ctx, store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Closer != nil {
-		defer st.Closer()
-	}
-	recs, _ := session.RecordsOf(st.Store)
+	recs := storeRecords(t, store)
 	lost := web.ChatLog{Key: "alice/sess_lost", Owner: "alice", Session: "sess_lost", Run: "run_lost"}
 	v, _ := json.Marshal(map[string]any{"run": lost.Run, "agent": "agcore", "started": time.Now().Add(-3 * time.Minute).UnixMilli(), "remote": true})
 	if _, err := recs.PutRecord(ctx, "agcore.web.runs", session.Record{Key: lost.Key, Value: v, Expires: time.Now().Add(time.Hour)}); err != nil {
@@ -158,4 +151,22 @@ func TestE2EServeTemporalTerminatedWebChatEnds(t *testing.T) {
 	if err != nil || !final || len(stored) != 2 || stored[1].Type != "error" || !strings.Contains(string(stored[1].Data), "no workflow for the turn") {
 		t.Fatalf("the lost turn's log: %+v %v %v", stored, final, err)
 	}
+}
+
+// storeRecords opens the store at URL store for the test (closed at its
+// end) and returns its records.
+func storeRecords(t *testing.T, store string) session.Records {
+	t.Helper()
+	st, err := session.Open(context.Background(), store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Closer != nil {
+		t.Cleanup(func() { _ = st.Closer() })
+	}
+	recs, ok := session.RecordsOf(st.Store)
+	if !ok {
+		t.Fatalf("the store %s has no records", store)
+	}
+	return recs
 }

@@ -144,7 +144,7 @@ func New(set *host.Set, broker *approval.Broker, opts Options) (http.Handler, er
 				agentSender.remote = rt.knownRemote
 			}
 			if w, ok := opts.Remote.(RemoteWatcher); ok {
-				rt.ended = &endedCheck{watcher: w, agent: a.Name}
+				rt.ended = newEndedCheck(w, a.Name, pushes, sender)
 			}
 		}
 		exec := &executor{agent: a, broker: broker, tasks: store, log: opts.Logger.With("agent", a.Name), cancelWait: opts.CancelWait, runs: make(map[a2a.TaskID]*run),

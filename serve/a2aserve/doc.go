@@ -183,9 +183,16 @@
 // the approval_id of the approval message) and decides them
 // (Remote.DecideTask), then follows the task until it rests again. With
 // a RemoteWatcher, a process that reads a remote task unfinished and
-// unchanged for 5 s asks whether its turn still runs: a turn that ended
-// without writing the task's end (a workflow terminated, timed out)
-// leaves the task failed, stored so by that process (and not notified).
+// unchanged for 5 s asks whether its turn still runs (at most once per
+// 5 s per task and process): a turn that ended without writing the task's
+// end (a workflow terminated, timed out) leaves the task failed, stored
+// so by that process, which sends the task's push notifications of that
+// change as for any other (its configs read from the store, each claimed
+// there first, over its own Options.PushAllowHosts). A task the runner
+// has no run for (ErrRemoteNotFound: the accepting process died before
+// the hand-over, or the runner's history of it was purged) is left
+// failed so too once its status is older than 2 minutes, longer than a
+// hand-over may take.
 //
 // # Push notifications
 //
@@ -224,8 +231,13 @@
 //     turn: a follow-up message (a decision) reaches the turn but is not
 //     added to the stored task's history; the server's replay records
 //     (host.BeginTurn; agcore serve --record-dir) keep nothing of its
-//     turn; and a task whose runner never takes it up stays
-//     working until it is cancelled. A message/stream of a remote task
+//     turn; and a task whose runner never takes it up stays working
+//     until it is cancelled, or, with a RemoteWatcher, until a process
+//     reads it more than 2 minutes after its last change (then failed). A
+//     task ended because its run ended is stored failed by a process
+//     that reads it: with no reader (no tasks/get, no follower, no
+//     resubscription) it stays working, and its webhooks are told
+//     nothing. A message/stream of a remote task
 //     streams the stored task as it changes, read every 250 ms: the
 //     answer's growth as appending artifact-update events, any other
 //     change as the task itself (not each delta as it is made).
@@ -240,7 +252,7 @@
 //     for the SDK to let go of the execution (the SDK would send it into
 //     the ended execution, where it fails).
 //
-// Package a2aserve imports agent, approval, llm, middleware, session, tool and serve/host of
-// agcore; nothing in agcore imports it but package serve, the command, the
+// Package a2aserve imports agent, approval, llm, middleware, session, tool,
+// serve/host and serve/internal/ratelimit of agcore; nothing in agcore imports it but package serve, the command, the
 // examples and the temporal module (whose workers write remote tasks).
 package a2aserve

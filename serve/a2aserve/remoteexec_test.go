@@ -3,6 +3,8 @@ package a2aserve_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,15 +22,19 @@ import (
 
 // fakeRemote runs the handed-over turns as a worker would, in goroutines
 // writing the task through a TaskWriter: each answers "Remote answer.",
-// or, with hang, waits until it is cancelled.
+// or, with hang, waits until it is cancelled. A turn whose input is drop
+// (when set) is accepted and never run: as if the accepting process died
+// before the hand-over.
 type fakeRemote struct {
 	store *memstore.Store
 	hang  bool
+	drop  string
 
 	mu       sync.Mutex
 	started  []a2aserve.RemoteTask
 	cancels  map[string]chan struct{}
 	canceled []string
+	dropped  map[string]bool // task ids of the turns never run
 	wg       sync.WaitGroup
 	w        a2aserve.TaskWriter
 }
@@ -41,7 +47,18 @@ func (r *fakeRemote) StartTask(_ context.Context, t a2aserve.RemoteTask) error {
 		r.cancels = map[string]chan struct{}{}
 	}
 	r.cancels[t.Log.TaskID] = stop
+	dropped := r.drop != "" && len(t.Input) == 1 && t.Input[0].Text() == r.drop
+	if dropped {
+		if r.dropped == nil {
+			r.dropped = map[string]bool{}
+		}
+		r.dropped[t.Log.TaskID] = true
+		delete(r.cancels, t.Log.TaskID)
+	}
 	r.mu.Unlock()
+	if dropped {
+		return nil
+	}
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
@@ -173,7 +190,8 @@ func TestRemoteTasks(t *testing.T) {
 func contains(b []byte, s string) bool { return strings.Contains(string(b), s) }
 
 // watchingRemote is a fakeRemote that is also a RemoteWatcher: the turns
-// of the tasks in ended have ended, without writing their end.
+// of the tasks in ended have ended, without writing their end; the others
+// it dropped it has no run for (a2aserve.ErrRemoteNotFound).
 type watchingRemote struct {
 	*fakeRemote
 	ended sync.Map // task id → true
@@ -185,17 +203,29 @@ func (r *watchingRemote) TaskEnded(_ context.Context, _, task string) (bool, str
 	if _, ok := r.ended.Load(task); ok {
 		return true, "terminated", nil
 	}
+	r.mu.Lock()
+	dropped := r.dropped[task]
+	r.mu.Unlock()
+	if dropped {
+		return false, "", fmt.Errorf("no workflow for %s: %w", task, a2aserve.ErrRemoteNotFound)
+	}
 	return false, "", nil
 }
 
 // TestRemoteTaskWhoseRunEnded: a remote task whose turn's run ended
 // without writing its end (its workflow terminated) is stored failed, the
 // runner's reason in its status message, by the first process that reads
-// it unchanged for a while; a task whose run goes on stays working.
+// it unchanged for a while, and its push notification config (set through
+// the other process) is notified of the failed state, once; a task whose
+// run goes on stays working. A task the runner has no run for (the
+// accepting process died before the hand-over) ends so too once its
+// status is older than a2aserve.RemoteLostAfter, notified the same; a
+// younger one stays working.
 func TestRemoteTaskWhoseRunEnded(t *testing.T) {
 	defer a2aserve.SetRemoteCheckAfter(50 * time.Millisecond)()
+	hook := newWebhook(t)
 	store := memstore.New()
-	fr := &watchingRemote{fakeRemote: &fakeRemote{store: store, hang: true}}
+	fr := &watchingRemote{fakeRemote: &fakeRemote{store: store, hang: true, drop: "drop"}}
 	t.Cleanup(func() {
 		fr.mu.Lock()
 		for id, c := range fr.cancels {
@@ -205,31 +235,65 @@ func TestRemoteTaskWhoseRunEnded(t *testing.T) {
 		fr.mu.Unlock()
 		fr.wg.Wait()
 	})
-	opts := a2aserve.Options{Remote: fr}
+	opts := a2aserve.Options{Remote: fr, PushAllowHosts: []string{"127.0.0.1"}}
 	a := newFixtureWith(t, store, &approval.Broker{}, opts)
 	b := newFixtureWith(t, store, &approval.Broker{}, opts)
 	no := false
-	start := func() a2a.TaskID {
-		res, err := a.client("alice").SendMessage(bounded(t), &a2a.MessageSendParams{Message: userText("hang"), Config: &a2a.MessageSendConfig{Blocking: &no}})
+	start := func(text string) a2a.TaskID {
+		res, err := a.client("alice").SendMessage(bounded(t), &a2a.MessageSendParams{Message: userText(text), Config: &a2a.MessageSendConfig{Blocking: &no}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return res.(*a2a.Task).ID
 	}
-	gone, alive := start(), start()
-	fr.ended.Store(string(gone), true)
-	waitFor(t, func() bool {
-		got, err := b.client("alice").GetTask(bounded(t), &a2a.TaskQueryParams{ID: gone})
-		return err == nil && got.Status.State == a2a.TaskStateFailed && got.Status.Message != nil &&
-			strings.Contains(got.Status.Message.Parts[0].(a2a.TextPart).Text, "ended without its outcome: terminated")
-	})
-	// The other is asked about too, and stays working.
-	waitFor(t, func() bool {
-		got, err := b.client("alice").GetTask(bounded(t), &a2a.TaskQueryParams{ID: alive})
-		if err != nil || got.Status.State != a2a.TaskStateWorking {
-			t.Fatalf("the task whose run goes on: %+v, %v", got, err)
+	// gone's turn ended at once, as a workflow terminated before it wrote
+	// anything.
+	gone, alive, young, old := start("drop"), start("hang"), start("drop"), start("drop")
+	if err := a2aserve.AgeTask(bounded(t), store, "helper", old, a2aserve.RemoteLostAfter+time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []a2a.TaskID{gone, old} {
+		if _, err := b.client("alice").SetTaskPushConfig(bounded(t), &a2a.TaskPushConfig{TaskID: id, Config: a2a.PushConfig{ID: "hook", URL: hook.srv.URL, Token: string(id)}}); err != nil {
+			t.Fatal(err)
 		}
-		_, asked := fr.asked.Load(string(alive))
-		return asked
-	})
+	}
+	fr.ended.Store(string(gone), true)
+	failed := func(id a2a.TaskID, reason string) {
+		t.Helper()
+		waitFor(t, func() bool {
+			got, err := b.client("alice").GetTask(bounded(t), &a2a.TaskQueryParams{ID: id})
+			return err == nil && got.Status.State == a2a.TaskStateFailed && got.Status.Message != nil &&
+				strings.Contains(got.Status.Message.Parts[0].(a2a.TextPart).Text, "ended without its outcome: "+reason)
+		})
+	}
+	failed(gone, "terminated")
+	failed(old, "the durable runner has no workflow for the task")
+	// The others are asked about too, and stay working.
+	for _, id := range []a2a.TaskID{alive, young} {
+		waitFor(t, func() bool {
+			got, err := b.client("alice").GetTask(bounded(t), &a2a.TaskQueryParams{ID: id})
+			if err != nil || got.Status.State != a2a.TaskStateWorking {
+				t.Fatalf("the task whose run goes on or is young: %+v, %v", got, err)
+			}
+			_, asked := fr.asked.Load(string(id))
+			return asked
+		})
+	}
+	want := []string{string(gone) + " failed", string(old) + " failed"}
+	waitFor(t, func() bool { return len(hook.received()) >= len(want) })
+	time.Sleep(300 * time.Millisecond) // a second notification would come by now
+	if got := hook.received(); !sameSet(got, want) {
+		t.Fatalf("the webhook got %q, want %q", got, want)
+	}
+	// The young one's turn ends too, so nothing follows it past the test.
+	fr.ended.Store(string(young), true)
+	failed(young, "terminated")
+}
+
+// sameSet reports whether a and b hold the same strings, in any order.
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }

@@ -191,6 +191,6 @@
 // handler.
 //
 // Package web imports agent, approval, budget, llm, mcp (a form's answer
-// checked), middleware, session, tool, serve/host and serve/runlog; it never imports package serve or a
-// provider.
+// checked), middleware, session, tool, serve/host, serve/runlog and
+// serve/internal/ratelimit; it never imports package serve or a provider.
 package web

@@ -13,7 +13,6 @@ package web
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/agcore/agcore/serve/runlog"
@@ -58,41 +57,12 @@ const (
 	remoteLostReason = "the durable runner has no workflow for the turn"
 )
 
-// remoteChecks remembers when this process last asked about each remote
-// turn.
-type remoteChecks struct {
-	mu   sync.Mutex
-	last map[string]time.Time
-}
-
-// due reports whether the turn id may be asked about now, and if so
-// records that it is.
-func (c *remoteChecks) due(id string, now time.Time) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if t, ok := c.last[id]; ok && now.Sub(t) < remoteCheckAfter {
-		return false
-	}
-	if c.last == nil {
-		c.last = map[string]time.Time{}
-	}
-	if len(c.last) >= 4096 {
-		for k, t := range c.last {
-			if now.Sub(t) >= remoteCheckAfter {
-				delete(c.last, k)
-			}
-		}
-	}
-	c.last[id] = now
-	return true
-}
-
 // chatEnded asks the handler's RemoteWatcher, if its Remote is one and the
 // turn is due, whether the remote turn id, recorded at started, ended:
 // its reason when it did.
 func (h *handler) chatEnded(ctx context.Context, id string, started time.Time) (string, bool) {
 	w, ok := h.opts.Remote.(RemoteWatcher)
-	if !ok || h.opts.Remote == nil || !h.checks.due(id, time.Now()) {
+	if !ok || h.opts.Remote == nil || !h.checks.Due(id, time.Now()) {
 		return "", false
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agcore/agcore/approval"
 	"github.com/agcore/agcore/serve/host"
+	"github.com/agcore/agcore/serve/internal/ratelimit"
 )
 
 //go:embed static
@@ -72,9 +73,9 @@ type handler struct {
 	opts   Options
 	log    *slog.Logger
 	mux    *http.ServeMux
-	routes []string     // the patterns of mux
-	runs   runs         // the turns a page may reattach to
-	checks remoteChecks // when this process last asked about each remote turn
+	routes []string      // the patterns of mux
+	runs   runs          // the turns a page may reattach to
+	checks ratelimit.Due // when this process last asked about each remote turn (remoteended.go)
 }
 
 // Routes returns the route patterns the handler serves, in the form of
@@ -111,7 +112,8 @@ func New(set *host.Set, broker *approval.Broker, opts Options) (http.Handler, er
 	for i, o := range opts.Origins {
 		opts.Origins[i] = strings.TrimSuffix(strings.ToLower(o), "/")
 	}
-	h := &handler{set: set, broker: broker, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
+	h := &handler{set: set, broker: broker, opts: opts, log: opts.Logger, mux: http.NewServeMux(),
+		checks: ratelimit.Due{Every: remoteCheckAfter}}
 	if h.log == nil {
 		h.log = slog.Default()
 	}

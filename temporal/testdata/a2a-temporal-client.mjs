@@ -9,7 +9,8 @@
 // AGCORE_WEBHOOK (the local webhook's URL), TASK_ID, MODE:
 //   send         a non-blocking message/send on A with a push config
 //   resubscribe  tasks/resubscribe to TASK_ID on B to its end, then tasks/get
-//   start        a non-blocking message/send on B (a turn that hangs)
+//   start        a non-blocking message/send on B (a turn that hangs), with
+//                a push config when TOKEN is set (its token)
 //   cancel       tasks/cancel of TASK_ID on B, then tasks/get
 //   blocking     a blocking message/send on B
 //   stream       a message/stream on B
@@ -56,7 +57,8 @@ switch (process.env.MODE) {
   }
   case 'start': {
     const b = await card(process.env.AGCORE_B);
-    const task = await b.sendMessage({ message: message('hang on'), configuration: { blocking: false } });
+    const push = process.env.TOKEN ? { pushNotificationConfig: { url: process.env.AGCORE_WEBHOOK, token: process.env.TOKEN } } : {};
+    const task = await b.sendMessage({ message: message('hang on'), configuration: { blocking: false, ...push } });
     out.taskId = task.id;
     out.state = state(task);
     break;

@@ -8,7 +8,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/agcore/agcore/serve/a2aserve"
 	"github.com/agcore/agcore/tool"
@@ -48,11 +47,8 @@ func (r *temporalRunner) DecideTask(ctx context.Context, agent, task, callID str
 // TaskEnded implements a2aserve.RemoteWatcher: the serve-runner child
 // describes the task's workflow (its "status" op); one that is no longer
 // running ended without the task's end when a2aserve asks (the end's
-// write is its last activity).
+// write is its last activity). One the server does not know is
+// a2aserve.ErrRemoteNotFound.
 func (r *temporalRunner) TaskEnded(ctx context.Context, agent, task string) (bool, string, error) {
-	a, err := r.ask(ctx, runnerMsg{Op: "status", A2A: agent + "/" + task})
-	if err != nil || !a.Ended {
-		return false, "", err
-	}
-	return true, fmt.Sprintf("the Temporal workflow running the turn ended without its outcome (workflow status %s)", a.Status), nil
+	return r.workflowEnded(ctx, runnerMsg{Op: "status", A2A: agent + "/" + task}, a2aserve.ErrRemoteNotFound)
 }

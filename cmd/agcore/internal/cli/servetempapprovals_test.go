@@ -10,6 +10,7 @@ import (
 	"github.com/agcore/agcore/approval"
 	"github.com/agcore/agcore/mcp"
 	"github.com/agcore/agcore/serve"
+	"github.com/agcore/agcore/serve/a2aserve"
 	"github.com/agcore/agcore/serve/web"
 	"github.com/agcore/agcore/tool"
 )
@@ -79,7 +80,9 @@ func TestTemporalRunnerDecidesWithContent(t *testing.T) {
 
 // fakeStatusRunner is a serve-runner child answering "status" as
 // agcore-temporal's does: resp_1's workflow was terminated, AG-UI run
-// alice/run_1's is running, anything else unknown.
+// alice/run_1's is running, web chat turn alice/s1/run_2's timed out and
+// run_3's runs, A2A task agcore/task-1's was terminated and task-2's runs,
+// anything else unknown.
 const fakeStatusRunner = `n=0
 while IFS= read -r l; do
   n=$((n+1))
@@ -88,6 +91,9 @@ while IFS= read -r l; do
     *'"op":"status"'*'"agui":"alice/run_1"'*) printf '{"id":%d,"status":"Running"}\n' "$n" ;;
     *'"op":"status"'*'"chat_id":"alice/s1/run_2"'*) printf '{"id":%d,"status":"TimedOut","ended":true}\n' "$n" ;;
     *'"op":"status"'*'"chat_id":"alice/s1/run_3"'*) printf '{"id":%d,"status":"Running"}\n' "$n" ;;
+    *'"op":"status"'*'"a2a":"agcore/task-1"'*) printf '{"id":%d,"status":"Terminated","ended":true}\n' "$n" ;;
+    *'"op":"status"'*'"a2a":"agcore/task-2"'*) printf '{"id":%d,"status":"Running"}\n' "$n" ;;
+    *'"op":"status"'*'"a2a":"agcore/task-down"'*) printf '{"id":%d,"error":"the server is unreachable"}\n' "$n" ;;
     *'"op":"status"'*'"response":"resp_down"'*) printf '{"id":%d,"error":"the server is unreachable"}\n' "$n" ;;
     *'"op":"status"'*) printf '{"id":%d,"status":"NotFound"}\n' "$n" ;;
     *) printf '{"id":%d,"error":"unexpected request"}\n' "$n" ;;
@@ -98,7 +104,8 @@ done`
 // web.RemoteWatcher's ChatEnded ask serve-runner's "status" op: a workflow
 // that ended is ended, its reason naming its status; a running one is not;
 // one the server does not know is not, its error serve.ErrRemoteNotFound
-// (web.ErrChatNotFound); a failed question is an error of its own.
+// (web.ErrChatNotFound); a failed question is an error of its own. So too
+// a2aserve.RemoteWatcher's TaskEnded (a2aserve.ErrRemoteNotFound).
 func TestTemporalRunnerRemoteEnded(t *testing.T) {
 	r := &temporalRunner{bin: "/bin/sh", args: []string{"-c", fakeStatusRunner}, stderr: io.Discard}
 	defer r.Close()
@@ -140,5 +147,20 @@ func TestTemporalRunnerRemoteEnded(t *testing.T) {
 	}
 	if ended, _, err := r.ChatEnded(ctx, "alice/s1/run_4"); ended || !errors.Is(err, web.ErrChatNotFound) || errors.Is(err, serve.ErrRemoteNotFound) {
 		t.Errorf("run_4: %v %v", ended, err)
+	}
+
+	// The A2A tasks (a2aserve.RemoteWatcher), by agent and task.
+	ended, reason, err = r.TaskEnded(ctx, "agcore", "task-1")
+	if err != nil || !ended || !strings.Contains(reason, "ended without its outcome") || !strings.Contains(reason, "Terminated") {
+		t.Errorf("task-1: %v %q %v", ended, reason, err)
+	}
+	if ended, _, err := r.TaskEnded(ctx, "agcore", "task-2"); err != nil || ended {
+		t.Errorf("task-2: %v %v", ended, err)
+	}
+	if ended, _, err := r.TaskEnded(ctx, "agcore", "task-3"); ended || !errors.Is(err, a2aserve.ErrRemoteNotFound) || errors.Is(err, serve.ErrRemoteNotFound) {
+		t.Errorf("task-3: %v %v", ended, err)
+	}
+	if ended, _, err := r.TaskEnded(ctx, "agcore", "task-down"); ended || err == nil || errors.Is(err, a2aserve.ErrRemoteNotFound) {
+		t.Errorf("task-down: %v %v", ended, err)
 	}
 }
