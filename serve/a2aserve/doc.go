@@ -252,7 +252,8 @@
 //     for the SDK to let go of the execution (the SDK would send it into
 //     the ended execution, where it fails).
 //
-// Package a2aserve imports agent, approval, llm, middleware, session, tool,
-// serve/host and serve/internal/ratelimit of agcore; nothing in agcore imports it but package serve, the command, the
-// examples and the temporal module (whose workers write remote tasks).
+// Package a2aserve imports agent, approval, llm, session, tool, serve/host
+// and serve/internal/ratelimit of agcore; nothing in agcore imports it but
+// package serve, the command, the examples and the temporal module (whose
+// workers write remote tasks).
 package a2aserve
