@@ -115,10 +115,15 @@ records): the page on any server lists, follows, stops and approves them
 (GET /api/runs, GET /api/sessions/{id}/run, POST /api/sessions/{id}/cancel,
 /api/approvals), the server that accepted the turn being gone or not.
 A2A tasks run as workflows too (agents whose store has records; workflow
-agcore-a2a/AGENT/TASK): the task is stored as its workflow writes it (at most one write per 50 ms, plus the
-final one; push notifications sent from the worker), so the server that
-accepted it may die and tasks/get, tasks/resubscribe, tasks/cancel and a
-message deciding its approvals work on every server.
+agcore-a2a/AGENT/TASK): the task is stored as its workflow writes it (at
+most one write per 50 ms, plus the final one; push notifications sent from
+the worker), so the server that accepted it may die and tasks/get,
+tasks/resubscribe, tasks/cancel and a message deciding its approvals work
+on every server. A turn whose workflow ended without its outcome
+(terminated, timed out), or that Temporal does not know 2 minutes after it
+was recorded, ends failed on the first server that looks at it. A turn
+that is its connection's (a Responses turn without background, a chat
+completion) runs in the server as without --temporal.
 
 A2A: message/send with configuration.blocking false answers with the task at
 once and the turn runs on; tasks/resubscribe and tasks/get answer on any

@@ -34,7 +34,7 @@ import (
 // addServeTemporalFlags adds serve's durable flags.
 func addServeTemporalFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	fs.String("temporal", "", "run background responses, AG-UI runs and A2A tasks as Temporal workflows on the server at HOST:PORT, on the workers of agcore worker (with agcore-temporal): they go on when this server dies. The web page's chat turns run there too")
+	fs.String("temporal", "", "run every turn that outlives its connection (background responses, AG-UI runs, A2A tasks, the web page's chat turns) as a Temporal workflow on the server at HOST:PORT, on the workers of agcore worker (with agcore-temporal): it goes on when this server dies")
 	fs.String("namespace", "", `with --temporal: the Temporal namespace (default "default")`)
 	fs.String("task-queue", "", `with --temporal: the task queue of the workers (default "agcore")`)
 	fs.Duration("model-heartbeat", 0, "with --temporal: heartbeat timeout of a model call, after which a call whose worker died runs again on another (default 20s)")
