@@ -87,14 +87,33 @@ func freePort(t testing.TB) int {
 
 // devServer starts `temporal server start-dev` (in memory) on free ports
 // and returns its frontend address and a client; both end with the test.
+// A port picked free can be taken by another process before the server
+// binds it (the tests run in parallel): a server that exits before it
+// answers is started again on other ports, up to three times.
 func devServer(t testing.TB) (string, client.Client) {
 	t.Helper()
 	bin := os.Getenv("AGCORE_TEMPORAL_CLI")
 	if bin == "" {
 		testenv.Missing(t, "AGCORE_TEMPORAL_CLI is unset: eval \"$(.ci/temporal-setup.sh)\" to run the Temporal end-to-end tests")
 	}
+	for attempt := 1; ; attempt++ {
+		addr, cl, exited, log := startDevServer(t, bin)
+		if cl != nil {
+			return addr, cl
+		}
+		if !exited || attempt == 3 {
+			t.Fatalf("the dev server did not start (attempt %d): %s", attempt, log)
+		}
+		t.Logf("the dev server exited before it answered (attempt %d), starting it on other ports: %.300s", attempt, log)
+	}
+}
+
+// startDevServer starts one dev server and waits for it: its address and
+// a client, or (cl nil) whether it exited before answering and its log.
+func startDevServer(t testing.TB, bin string) (addr string, cl client.Client, exited bool, log string) {
+	t.Helper()
 	port := freePort(t)
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	addr = fmt.Sprintf("127.0.0.1:%d", port)
 	cmd := exec.Command(bin, "server", "start-dev", "--headless", "--ip", "127.0.0.1",
 		"--port", fmt.Sprint(port), "--http-port", fmt.Sprint(freePort(t)), "--metrics-port", fmt.Sprint(freePort(t)),
 		"--log-level", "error",
@@ -110,10 +129,10 @@ func devServer(t testing.TB) (string, client.Client) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
@@ -124,26 +143,32 @@ func devServer(t testing.TB) (string, client.Client) {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		cl, err := client.DialContext(ctx, client.Options{HostPort: addr, Logger: quietLogger(), Identity: "agcore-test"})
+		c, err := client.DialContext(ctx, client.Options{HostPort: addr, Logger: quietLogger(), Identity: "agcore-test"})
 		if err == nil {
-			_, err = cl.CheckHealth(ctx, &client.CheckHealthRequest{})
+			_, err = c.CheckHealth(ctx, &client.CheckHealthRequest{})
 			if err == nil {
 				// The default namespace is registered a moment after the
 				// frontend answers.
-				_, err = cl.WorkflowService().DescribeNamespace(ctx, describeDefault())
+				_, err = c.WorkflowService().DescribeNamespace(ctx, describeDefault())
 			}
 		}
 		cancel()
 		if err == nil {
-			t.Cleanup(cl.Close)
-			return addr, cl
+			t.Cleanup(c.Close)
+			return addr, c, false, ""
 		}
-		if cl != nil {
-			cl.Close()
+		if c != nil {
+			c.Close()
+		}
+		select {
+		case <-done:
+			b, _ := os.ReadFile(logf.Name())
+			return addr, nil, true, string(b)
+		default:
 		}
 		if time.Now().After(deadline) {
 			b, _ := os.ReadFile(logf.Name())
-			t.Fatalf("the dev server did not start: %v\n%s", err, b)
+			return addr, nil, false, fmt.Sprintf("%v\n%s", err, b)
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
