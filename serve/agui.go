@@ -36,15 +36,8 @@ func validRunID(id string) bool {
 // URL reconnects to the run. A run whose process was lost ends with
 // RUN_ERROR.
 func (h *Handler) aguiRun(w http.ResponseWriter, r *http.Request) {
-	a, apiErr := h.agent(r.PathValue("agent"))
-	if apiErr != nil {
-		writeError(w, apiErr)
-		return
-	}
-	run := r.PathValue("run")
-	recs, ok := session.RecordsOf(a.Store)
-	if !ok || a.Store == nil || !validRunID(run) {
-		writeError(w, &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "run_not_found", Message: "no such run"})
+	recs, run, ok := h.aguiRunOf(w, r)
+	if !ok {
 		return
 	}
 	after := int64(-1)
@@ -121,6 +114,24 @@ func (h *Handler) followAGUI(ctx context.Context, out *sse, log *runlog.Log, rec
 			return
 		}
 	}
+}
+
+// aguiRunOf reads the agent and run of a request to /agui/{agent}/runs/{run}:
+// the agent's records and the run id, or (false) the error answered: the
+// agent is unknown, its store keeps no runs, or the id cannot name one.
+func (h *Handler) aguiRunOf(w http.ResponseWriter, r *http.Request) (session.Records, string, bool) {
+	a, apiErr := h.agent(r.PathValue("agent"))
+	if apiErr != nil {
+		writeError(w, apiErr)
+		return nil, "", false
+	}
+	run := r.PathValue("run")
+	recs, ok := session.RecordsOf(a.Store)
+	if !ok || a.Store == nil || !validRunID(run) {
+		writeError(w, &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "run_not_found", Message: "no such run"})
+		return nil, "", false
+	}
+	return recs, run, true
 }
 
 // ownedBy reports whether a run's first event was written for principal.

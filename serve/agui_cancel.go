@@ -57,15 +57,8 @@ type RemoteAGUICanceler interface {
 // last event}), or 202 {"runId", "status": "cancelling"} while it ends.
 // A run that is not the principal's, or not running, is a 404.
 func (h *Handler) aguiCancel(w http.ResponseWriter, r *http.Request) {
-	a, apiErr := h.agent(r.PathValue("agent"))
-	if apiErr != nil {
-		writeError(w, apiErr)
-		return
-	}
-	run := r.PathValue("run")
-	recs, ok := session.RecordsOf(a.Store)
-	if !ok || a.Store == nil || !validRunID(run) {
-		writeError(w, &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "run_not_found", Message: "no such run"})
+	recs, run, ok := h.aguiRunOf(w, r)
+	if !ok {
 		return
 	}
 	ctx := r.Context()

@@ -36,7 +36,7 @@ type executor struct {
 	// pushes and sender notify the webhooks of a task whose state the
 	// executor stores itself (persist), past the SDK.
 	pushes *pushConfigs
-	sender a2asrv.PushSender
+	sender agentPush
 	// remote, when not nil, runs the turns of tasks kept in the store's
 	// records in other processes (Options.Remote; remoteexec.go);
 	// pushHosts are the webhook hosts allowed although private, handed

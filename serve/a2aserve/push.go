@@ -370,6 +370,23 @@ func (a agentPush) SendPush(_ context.Context, config *a2a.PushConfig, task *a2a
 	return a.send(config, task, a.recs)
 }
 
+// notifyAll sends t to each push notification config of its task (read
+// through configs) with s, claimed in recs: a change this process stored
+// itself, past the SDK (whose notifications of remote tasks are skipped).
+func (s *pushSender) notifyAll(ctx context.Context, configs *pushConfigs, recs session.Records, t *a2a.Task) {
+	if s == nil || configs == nil {
+		return
+	}
+	list, err := configs.List(ctx, t.ID)
+	if err != nil {
+		s.log.Warn("a2a: reading a task's push notification configs", "task", t.ID, "err", err)
+		return
+	}
+	for _, c := range list {
+		_ = s.send(c, t, recs) // queued: it never fails the task
+	}
+}
+
 func newPushSender(policy pushPolicy, log *slog.Logger) *pushSender {
 	return &pushSender{client: policy.client(), log: log, last: map[string]a2a.TaskState{}, queues: map[string]chan notification{}}
 }

@@ -103,26 +103,23 @@ func (e *executor) persist(r *run, s signal) {
 	e.notify(ctx, t)
 }
 
-// notify sends t, whose state this process stored past the SDK, to its
-// webhooks, as the SDK does for the states it stores.
+// notify sends t, whose state this process stored past the SDK (a turn's
+// end or wait, a remote task's change), to its webhooks, as the SDK does
+// for the states it stores.
 func (e *executor) notify(ctx context.Context, t *a2a.Task) {
-	if e.pushes == nil || e.sender == nil {
-		return
-	}
-	configs, err := e.pushes.List(ctx, t.ID)
-	if err != nil {
-		e.log.Warn("a2a: reading a task's push notification configs", "task", t.ID, "err", err)
-		return
-	}
-	for _, c := range configs {
-		_ = e.sender.SendPush(ctx, c, t) // queued: it never fails the task
-	}
+	e.sender.notifyAll(ctx, e.pushes, e.sender.recs, t)
 }
 
 // setStatus moves t to state as the SDK applies a status update: the
 // previous status message joins the history, meta merges into the
 // task's metadata.
 func setStatus(t *a2a.Task, state a2a.TaskState, msg *a2a.Message, meta map[string]any) {
+	setStatusAt(t, state, msg, meta, time.Now())
+}
+
+// setStatusAt is setStatus with the status's time given (a workflow's
+// translator takes it from the workflow's clock).
+func setStatusAt(t *a2a.Task, state a2a.TaskState, msg *a2a.Message, meta map[string]any, now time.Time) {
 	if t.Status.Message != nil {
 		t.History = append(t.History, t.Status.Message)
 	}
@@ -134,7 +131,6 @@ func setStatus(t *a2a.Task, state a2a.TaskState, msg *a2a.Message, meta map[stri
 			t.Metadata[k] = v
 		}
 	}
-	now := time.Now()
 	t.Status = a2a.TaskStatus{State: state, Message: msg, Timestamp: &now}
 }
 

@@ -123,18 +123,11 @@ func changedAt(t *a2a.Task, rec session.Record) time.Time {
 // process, to its configs (read from the store), each claimed in recs
 // first.
 func (c *endedCheck) notify(ctx context.Context, recs session.Records, t *a2a.Task) {
-	if c.pushes == nil || c.sender == nil {
+	if c.pushes == nil {
 		return
 	}
 	c.pushes.forget(t.ID)
-	configs, err := c.pushes.List(ctx, t.ID)
-	if err != nil {
-		c.sender.log.Warn("a2a: reading a task's push notification configs", "task", t.ID, "err", err)
-		return
-	}
-	for _, cfg := range configs {
-		_ = c.sender.send(cfg, t, recs)
-	}
+	c.sender.notifyAll(ctx, c.pushes, recs, t)
 }
 
 // endedRemote checks the remote task t, read from rec: when its turn

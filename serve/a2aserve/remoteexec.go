@@ -68,14 +68,14 @@ func (e *executor) startRemote(ctx context.Context, rc *a2asrv.RequestContext, q
 		setStatus(t, a2a.TaskStateFailed, agentText(t, "The turn could not be started."), nil)
 		fctx, c := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		if _, err := rt.putRemote(fctx, principal, t); err == nil {
-			e.notifyRemote(fctx, t)
+			e.notify(fctx, t)
 		}
 		c()
 		return q.Write(ctx, t)
 	}
 	// Its first state is this process's to notify; what runs the turn
 	// notifies every later change.
-	e.notifyRemote(ctx, t)
+	e.notify(ctx, t)
 	first := copyTask(t)
 	if err := q.Write(ctx, t); err != nil {
 		return err
@@ -203,7 +203,7 @@ func (e *executor) cancelRemote(ctx context.Context, rc *a2asrv.RequestContext, 
 			if _, err := rt.putRemote(context.WithoutCancel(ctx), owner, t); err != nil {
 				e.log.Warn("a2a: storing a cancelled remote task", "task", rc.TaskID, "err", err)
 			} else {
-				e.notifyRemote(context.WithoutCancel(ctx), t)
+				e.notify(context.WithoutCancel(ctx), t)
 			}
 			return q.Write(ctx, t)
 		}
@@ -263,23 +263,6 @@ func (e *executor) resumeRemoteTask(ctx context.Context, rc *a2asrv.RequestConte
 		return q.Write(ctx, agentText(rc, "This server stopped following the task; it goes on: ask for it with tasks/get."))
 	}
 	return q.Write(ctx, t)
-}
-
-// notifyRemote sends t, a remote task whose state this process stored,
-// to its webhooks (the SDK's notifications of remote tasks are skipped).
-func (e *executor) notifyRemote(ctx context.Context, t *a2a.Task) {
-	ap, ok := e.sender.(agentPush)
-	if !ok || e.pushes == nil {
-		return
-	}
-	configs, err := e.pushes.List(ctx, t.ID)
-	if err != nil {
-		e.log.Warn("a2a: reading a task's push notification configs", "task", t.ID, "err", err)
-		return
-	}
-	for _, c := range configs {
-		_ = ap.send(c, t, ap.recs)
-	}
 }
 
 func hasCall(calls []PendingCall, id string) bool {

@@ -114,24 +114,13 @@ func (w *TaskWriter) Store(ctx context.Context, recs session.Records, st session
 		changes[len(changes)-1] = last // with its turn
 	}
 	sender, policy := w.sender(l.PushAllowHosts)
-	configs, err := (&pushConfigs{policy: policy, recs: recs, agent: l.Agent}).List(ctx, a2a.TaskID(l.TaskID))
-	if err != nil {
-		w.log().Warn("a2a: reading a task's push notification configs", "task", l.TaskID, "err", err)
-		return nil // the task is stored: its notifications are lost, not the task
-	}
+	// The task is stored: a notification that cannot be sent is lost, not
+	// the task. The configs are read once (pushConfigs caches them).
+	configs := &pushConfigs{policy: policy, recs: recs, agent: l.Agent}
 	for _, t := range changes {
-		for _, c := range configs {
-			_ = sender.send(c, t, recs)
-		}
+		sender.notifyAll(ctx, configs, recs, t)
 	}
 	return nil
-}
-
-func (w *TaskWriter) log() *slog.Logger {
-	if w.Logger != nil {
-		return w.Logger
-	}
-	return slog.Default()
 }
 
 // setTurn records in t's metadata, and its answer's, the number of its

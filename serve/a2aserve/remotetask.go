@@ -133,20 +133,7 @@ func (e *TaskEvents) message(parts ...a2a.Part) *a2a.Message {
 
 // status moves the task to state.
 func (e *TaskEvents) status(state a2a.TaskState, msg *a2a.Message, meta map[string]any) {
-	t := e.task
-	if t.Status.Message != nil {
-		t.History = append(t.History, t.Status.Message)
-	}
-	if meta != nil {
-		if t.Metadata == nil {
-			t.Metadata = map[string]any{}
-		}
-		for k, v := range meta {
-			t.Metadata[k] = v
-		}
-	}
-	now := e.now().UTC()
-	t.Status = a2a.TaskStatus{State: state, Message: msg, Timestamp: &now}
+	setStatusAt(e.task, state, msg, meta, e.now().UTC())
 	e.changed = true
 }
 
