@@ -3,12 +3,9 @@ package agtemporal_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 	"time"
-
-	"go.temporal.io/sdk/worker"
 
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
@@ -26,9 +23,7 @@ import (
 //
 //	AGCORE_RECORD_HISTORIES=1 go test -run TestRecordA2AHistory .
 func TestRecordA2AHistory(t *testing.T) {
-	if os.Getenv("AGCORE_RECORD_HISTORIES") != "1" {
-		t.Skip("set AGCORE_RECORD_HISTORIES=1 to record testdata/history-v2-a2a.json")
-	}
+	recording(t, "history-v2-a2a.json")
 	_, cl := devServer(t)
 	ctx := context.Background()
 	ts, _, _ := tools(t)
@@ -37,11 +32,7 @@ func TestRecordA2AHistory(t *testing.T) {
 		llmtest.Text("written"),
 	)
 	store := memstore.New()
-	w := agtemporal.NewWorker(cl, "record-a2a", agtemporal.Options{Models: map[string]llm.Model{"m": model}, DefaultModel: "m", Tools: ts, Store: store}, worker.Options{Identity: "agcore-record"})
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	startRecorder(t, cl, "record-a2a", agtemporal.Options{Models: map[string]llm.Model{"m": model}, DefaultModel: "m", Tools: ts, Store: store})
 	// The task as the serving process stored it when it accepted it.
 	task := json.RawMessage(`{"kind":"task","id":"rec-a2a","contextId":"ctx-a2a","status":{"state":"working","timestamp":"2026-01-01T00:00:00Z"},` +
 		`"history":[{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"write x"}],"taskId":"rec-a2a","contextId":"ctx-a2a"}]}`)

@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"os"
 	"testing"
 	"time"
-
-	"go.temporal.io/sdk/worker"
 
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
@@ -28,9 +25,7 @@ import (
 //
 //	AGCORE_RECORD_HISTORIES=1 go test -run TestRecordAGUIHistory .
 func TestRecordAGUIHistory(t *testing.T) {
-	if os.Getenv("AGCORE_RECORD_HISTORIES") != "1" {
-		t.Skip("set AGCORE_RECORD_HISTORIES=1 to record testdata/history-v2-agui.json")
-	}
+	recording(t, "history-v2-agui.json")
 	_, cl := devServer(t)
 	ctx := context.Background()
 	ts, _, _ := tools(t)
@@ -39,11 +34,7 @@ func TestRecordAGUIHistory(t *testing.T) {
 		llmtest.Text("echoed"),
 	)
 	store := memstore.New()
-	w := agtemporal.NewWorker(cl, "record-agui", agtemporal.Options{Models: map[string]llm.Model{"m": model}, DefaultModel: "m", Tools: ts, Store: store}, worker.Options{Identity: "agcore-record"})
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	startRecorder(t, cl, "record-agui", agtemporal.Options{Models: map[string]llm.Model{"m": model}, DefaultModel: "m", Tools: ts, Store: store})
 	// The lease record the serving process wrote when it accepted the run.
 	if _, err := store.CreateRecord(ctx, "agcore.agui.runs", session.Record{Key: "local/rec-agui", Value: []byte("agcore"), Expires: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
@@ -77,9 +68,7 @@ func TestRecordAGUIHistory(t *testing.T) {
 //
 //	AGCORE_RECORD_HISTORIES=1 go test -run TestRecordAGUIApprovalHistory .
 func TestRecordAGUIApprovalHistory(t *testing.T) {
-	if os.Getenv("AGCORE_RECORD_HISTORIES") != "1" {
-		t.Skip("set AGCORE_RECORD_HISTORIES=1 to record testdata/history-v2-agui-approval.json")
-	}
+	recording(t, "history-v2-agui-approval.json")
 	_, cl := devServer(t)
 	ctx := context.Background()
 	ts, _, _ := tools(t)
@@ -88,11 +77,7 @@ func TestRecordAGUIApprovalHistory(t *testing.T) {
 		llmtest.Text("written"),
 	)
 	store := memstore.New()
-	w := agtemporal.NewWorker(cl, "record-agui-approval", agtemporal.Options{Models: map[string]llm.Model{"m": model}, DefaultModel: "m", Tools: ts, Store: store}, worker.Options{Identity: "agcore-record"})
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	startRecorder(t, cl, "record-agui-approval", agtemporal.Options{Models: map[string]llm.Model{"m": model}, DefaultModel: "m", Tools: ts, Store: store})
 	if _, err := store.CreateRecord(ctx, "agcore.agui.runs", session.Record{Key: "local/rec-agui-approval", Value: []byte("agcore"), Expires: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}

@@ -55,9 +55,7 @@ func TestReplayCommittedHistories(t *testing.T) {
 //
 //	AGCORE_RECORD_HISTORIES=1 go test -run TestRecordHistories .
 func TestRecordHistories(t *testing.T) {
-	if os.Getenv("AGCORE_RECORD_HISTORIES") != "1" {
-		t.Skip("set AGCORE_RECORD_HISTORIES=1 to record testdata/history-*.json")
-	}
+	recording(t, "history-*.json")
 	_, cl := devServer(t)
 	ctx := context.Background()
 	ts, _, _ := tools(t)
@@ -77,11 +75,7 @@ func TestRecordHistories(t *testing.T) {
 		llmtest.Reply(llmtest.Call("h1", "transfer_to_billing", `{}`)),
 		llmtest.Text("billing answers"),
 	)
-	w := agtemporal.NewWorker(cl, "record", agtemporal.Options{Models: map[string]llm.Model{"m": model}, DefaultModel: "m", Tools: ts, Store: memstore.New()}, worker.Options{Identity: "agcore-record"})
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	startRecorder(t, cl, "record", agtemporal.Options{Models: map[string]llm.Model{"m": model}, DefaultModel: "m", Tools: ts, Store: memstore.New()})
 	turn := func(id string, msg string) client.WorkflowRun {
 		run, err := agtemporal.StartTurn(ctx, cl, "record", agtemporal.TurnInput{SessionID: "rec", TurnID: id, Messages: []llm.Message{llm.UserText(msg)}})
 		if err != nil {
@@ -183,9 +177,7 @@ func TestRecordHistories(t *testing.T) {
 //
 //	AGCORE_RECORD_HISTORIES=1 go test -run TestRecordResponseHistory .
 func TestRecordResponseHistory(t *testing.T) {
-	if os.Getenv("AGCORE_RECORD_HISTORIES") != "1" {
-		t.Skip("set AGCORE_RECORD_HISTORIES=1 to record testdata/history-v2-response-flush.json")
-	}
+	recording(t, "history-v2-response-flush.json")
 	_, cl := devServer(t)
 	ctx := context.Background()
 	ts, _, _ := tools(t)
@@ -194,11 +186,7 @@ func TestRecordResponseHistory(t *testing.T) {
 		llmtest.Text("echoed"),
 	)
 	store := memstore.New()
-	w := agtemporal.NewWorker(cl, "record-response", agtemporal.Options{Models: map[string]llm.Model{"m": model}, DefaultModel: "m", Tools: ts, Store: store}, worker.Options{Identity: "agcore-record"})
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	startRecorder(t, cl, "record-response", agtemporal.Options{Models: map[string]llm.Model{"m": model}, DefaultModel: "m", Tools: ts, Store: store})
 	// The record the serving process wrote when it accepted the response.
 	obj := []byte(`{"id":"resp_rec-resp_1","object":"response","created_at":1,"status":"in_progress","model":"agcore","output":[],"background":true}`)
 	if _, err := store.CreateRecord(ctx, "agcore.responses", session.Record{Key: "resp_rec-resp_1", Expires: time.Now().Add(time.Hour),
@@ -231,20 +219,14 @@ func TestRecordResponseHistory(t *testing.T) {
 //
 //	AGCORE_RECORD_HISTORIES=1 go test -run TestRecordToolsNowHistory .
 func TestRecordToolsNowHistory(t *testing.T) {
-	if os.Getenv("AGCORE_RECORD_HISTORIES") != "1" {
-		t.Skip("set AGCORE_RECORD_HISTORIES=1 to record testdata/history-v2-tools-now.json")
-	}
+	recording(t, "history-v2-tools-now.json")
 	_, cl := devServer(t)
 	ctx := context.Background()
 	model := llmtest.New(llmtest.Reply(llmtest.Call("u1", "unlock", `{"text":"x"}`)),
 		llmtest.Reply(llmtest.Call("l1", "late", `{"text":"now"}`)), llmtest.Text("done"))
 	sh, ts := newShelf(func(string) {})
-	w := agtemporal.NewWorker(cl, "record-tools-now", agtemporal.Options{Models: map[string]llm.Model{"m": model}, DefaultModel: "m",
-		Tools: ts, Store: memstore.New(), Providers: []agent.ContextProvider{sh}}, worker.Options{Identity: "agcore-record"})
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	startRecorder(t, cl, "record-tools-now", agtemporal.Options{Models: map[string]llm.Model{"m": model}, DefaultModel: "m",
+		Tools: ts, Store: memstore.New(), Providers: []agent.ContextProvider{sh}})
 	run, err := agtemporal.StartTurn(ctx, cl, "record-tools-now", agtemporal.TurnInput{SessionID: "rec", TurnID: "tools-now",
 		Messages: []llm.Message{llm.UserText("unlock, then use late")}, Agents: []agent.Spec{{Name: "main", Tools: []string{"unlock"}}}})
 	if err != nil {
@@ -283,4 +265,24 @@ func writeHistory(t *testing.T, cl client.Client, id, run, file string) (int, []
 		t.Fatal(err)
 	}
 	return len(events), b
+}
+
+// recording skips the test unless AGCORE_RECORD_HISTORIES=1: it records
+// testdata/what (and needs a dev server).
+func recording(t *testing.T, what string) {
+	t.Helper()
+	if os.Getenv("AGCORE_RECORD_HISTORIES") != "1" {
+		t.Skip("set AGCORE_RECORD_HISTORIES=1 to record testdata/" + what)
+	}
+}
+
+// startRecorder starts a worker of opts on queue for a recording test; it
+// stops with the test.
+func startRecorder(t *testing.T, cl client.Client, queue string, opts agtemporal.Options) {
+	t.Helper()
+	w := agtemporal.NewWorker(cl, queue, opts, worker.Options{Identity: "agcore-record"})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
 }

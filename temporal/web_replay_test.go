@@ -2,11 +2,8 @@ package agtemporal_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
-
-	"go.temporal.io/sdk/worker"
 
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/llmtest"
@@ -27,9 +24,7 @@ import (
 //
 //	AGCORE_RECORD_HISTORIES=1 go test -run TestRecordWebHistory .
 func TestRecordWebHistory(t *testing.T) {
-	if os.Getenv("AGCORE_RECORD_HISTORIES") != "1" {
-		t.Skip("set AGCORE_RECORD_HISTORIES=1 to record testdata/history-v2-web.json")
-	}
+	recording(t, "history-v2-web.json")
 	_, cl := devServer(t)
 	ctx := context.Background()
 	ts, _, _ := tools(t)
@@ -39,11 +34,7 @@ func TestRecordWebHistory(t *testing.T) {
 		llmtest.Text("written"),
 	)
 	store := memstore.New()
-	w := agtemporal.NewWorker(cl, "record-web", agtemporal.Options{Models: map[string]llm.Model{"m": model}, DefaultModel: "m", Tools: ts, Store: store}, worker.Options{Identity: "agcore-record"})
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	startRecorder(t, cl, "record-web", agtemporal.Options{Models: map[string]llm.Model{"m": model}, DefaultModel: "m", Tools: ts, Store: store})
 	// The run record the serving process wrote when it accepted the turn.
 	l := web.ChatLog{Key: "local/rec-web", Session: "rec-web", Run: "rec-web", Seq: 2}
 	if _, err := store.PutRecord(ctx, "agcore.web.runs", session.Record{Key: l.Key, Value: []byte(`{"run":"rec-web","agent":"agcore","started":1,"remote":true}`), Expires: time.Now().Add(time.Hour)}); err != nil {
