@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/agcore/agcore/llm"
 	"github.com/agcore/agcore/replay"
@@ -291,9 +292,20 @@ func (e *FormatError) Error() string {
 		sb.WriteString(": ")
 	}
 	if e.Field != "" {
-		sb.WriteString(e.Field)
+		sb.WriteString(oneLine(e.Field)) // a field's path holds the file's own keys
 		sb.WriteString(": ")
 	}
-	sb.WriteString(strings.ReplaceAll(e.Problem, "\n", " "))
+	sb.WriteString(oneLine(e.Problem))
 	return sb.String()
+}
+
+// oneLine replaces the control characters of s (line breaks among them)
+// with spaces: an error is one line.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
 }
